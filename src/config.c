@@ -1,0 +1,304 @@
+/*
+ * config.c - parse the "key = value" configuration file.
+ *
+ * One table (enum-indexed) describes every key: its type, bounds and
+ * where it lands in struct config. Unknown keys, bad values and
+ * duplicates are errors naming the file, line and key.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "log.h"
+
+enum ctype { CT_STR, CT_UINT, CT_SIZE, CT_OCTAL, CT_LEVEL };
+
+struct cdef {
+	const char	*key;
+	enum ctype	 type;
+	size_t		 off;
+	size_t		 size;		/* CT_STR: capacity */
+	unsigned long	 min, max;	/* numbers */
+};
+
+#define F(f)	offsetof(struct config, f)
+#define S(f)	sizeof(((struct config *)0)->f)
+
+enum ckey {
+	CK_DB_HOST, CK_DB_PORT, CK_DB_SOCKET, CK_DB_NAME, CK_DB_USER,
+	CK_DB_PASSWORD, CK_DB_PASSWORD_FILE, CK_DB_CONNECT_TIMEOUT,
+	CK_LISTEN, CK_LISTEN_MODE, CK_LISTEN_GROUP, CK_LISTEN_BACKLOG,
+	CK_WORKERS, CK_MAX_REQUEST_BYTES, CK_MAX_RESULT_BYTES,
+	CK_MAX_JSON_DEPTH, CK_RETRY_AFTER, CK_MAX_ATTEMPTS,
+	CK_PURGE_GRACE_DAYS, CK_LOG_LEVEL,
+	CK__MAX
+};
+
+static const struct cdef defs[CK__MAX] = {
+	{ "db_host", CT_STR, F(db_host), S(db_host), 0, 0 },	/* CK_DB_HOST */
+	{ "db_port", CT_UINT, F(db_port), 0, 1, 65535 },	/* CK_DB_PORT */
+	{ "db_socket", CT_STR, F(db_socket), S(db_socket), 0, 0 }, /* CK_DB_SOCKET */
+	{ "db_name", CT_STR, F(db_name), S(db_name), 0, 0 },	/* CK_DB_NAME */
+	{ "db_user", CT_STR, F(db_user), S(db_user), 0, 0 },	/* CK_DB_USER */
+	{ "db_password", CT_STR, F(db_password), S(db_password), 0, 0 }, /* CK_DB_PASSWORD */
+	{ "db_password_file", CT_STR, F(db_password_file),
+	  S(db_password_file), 0, 0 },			/* CK_DB_PASSWORD_FILE */
+	{ "db_connect_timeout", CT_UINT, F(db_connect_timeout), 0, 1, 60 }, /* CK_DB_CONNECT_TIMEOUT */
+	{ "listen", CT_STR, F(listen), S(listen), 0, 0 },	/* CK_LISTEN */
+	{ "listen_mode", CT_OCTAL, F(listen_mode), 0, 0, 0777 }, /* CK_LISTEN_MODE */
+	{ "listen_group", CT_STR, F(listen_group), S(listen_group), 0, 0 }, /* CK_LISTEN_GROUP */
+	{ "listen_backlog", CT_UINT, F(listen_backlog), 0, 1, 65535 }, /* CK_LISTEN_BACKLOG */
+	{ "workers", CT_UINT, F(workers), 0, 0, 1024 },		/* CK_WORKERS */
+	{ "max_request_bytes", CT_SIZE, F(max_request_bytes), 0, 2,
+	  1UL << 30 },						/* CK_MAX_REQUEST_BYTES */
+	{ "max_result_bytes", CT_SIZE, F(max_result_bytes), 0, 16,
+	  1UL << 30 },						/* CK_MAX_RESULT_BYTES */
+	{ "max_json_depth", CT_UINT, F(max_json_depth), 0, 1, 1000 }, /* CK_MAX_JSON_DEPTH */
+	{ "retry_after_seconds", CT_UINT, F(retry_after_seconds), 0, 1,
+	  3600 },						/* CK_RETRY_AFTER */
+	{ "max_attempts", CT_UINT, F(max_attempts), 0, 1, 1000 }, /* CK_MAX_ATTEMPTS */
+	{ "purge_grace_days", CT_UINT, F(purge_grace_days), 0, 0, 36500 }, /* CK_PURGE_GRACE_DAYS */
+	{ "log_level", CT_LEVEL, F(log_level), 0, 0, 0 },	/* CK_LOG_LEVEL */
+};
+
+void
+config_defaults(struct config *c)
+{
+	memset(c, 0, sizeof(*c));
+	snprintf(c->db_host, sizeof(c->db_host), "127.0.0.1");
+	c->db_port = 3306;
+	snprintf(c->db_name, sizeof(c->db_name), "asyncexec");
+	snprintf(c->db_user, sizeof(c->db_user), "asyncexec");
+	c->db_connect_timeout = 2;
+	snprintf(c->listen, sizeof(c->listen), "/run/asyncexec/asyncexec.sock");
+	c->listen_mode = 0660;
+	c->listen_backlog = 128;
+	c->workers = 0;
+	c->max_request_bytes = 1048576;
+	c->max_result_bytes = 4194304;
+	c->max_json_depth = 64;
+	c->retry_after_seconds = 1;
+	c->max_attempts = 5;
+	c->purge_grace_days = 7;
+	c->log_level = LOG_INFO;
+}
+
+/* Number of workers to fork: the configured one, or 2 x online cores. */
+unsigned
+config_workers(const struct config *c)
+{
+	long	 n;
+
+	if (c->workers > 0)
+		return c->workers;
+	n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (unsigned)(2 * n) : 2;
+}
+
+/* Parses an unsigned number in base; 0 or -1 (not a number, out of range). */
+static int
+parse_num(const char *v, int base, unsigned long min, unsigned long max,
+    unsigned long *out)
+{
+	char		*end;
+	unsigned long	 n;
+
+	if (!isdigit((unsigned char)v[0]))
+		return -1;
+	errno = 0;
+	n = strtoul(v, &end, base);
+	if (errno != 0 || *end != '\0' || n < min || n > max)
+		return -1;
+	*out = n;
+	return 0;
+}
+
+/* Stores value v for definition d into c; NULL or a reason. */
+static const char *
+apply(struct config *c, const struct cdef *d, const char *v)
+{
+	char		*p = (char *)c + d->off;
+	unsigned long	 n;
+	enum log_level	 l;
+
+	switch (d->type) {
+	case CT_STR:
+		if (strlen(v) >= d->size)
+			return "value too long";
+		memcpy(p, v, strlen(v) + 1);
+		return NULL;
+	case CT_LEVEL:
+		if (log_parse_level(v, &l) == -1)
+			return "expected error, warn, info or debug";
+		*(int *)(void *)p = (int)l;
+		return NULL;
+	case CT_OCTAL:
+		if (parse_num(v, 8, d->min, d->max, &n) == -1)
+			return "expected an octal mode such as 0660";
+		*(unsigned *)(void *)p = (unsigned)n;
+		return NULL;
+	case CT_SIZE:
+		if (parse_num(v, 10, d->min, d->max, &n) == -1)
+			return "expected a number of bytes in range";
+		*(size_t *)(void *)p = (size_t)n;
+		return NULL;
+	case CT_UINT:
+		if (parse_num(v, 10, d->min, d->max, &n) == -1)
+			return "expected a whole number in range";
+		*(unsigned *)(void *)p = (unsigned)n;
+		return NULL;
+	}
+	return "bad definition";
+}
+
+/* Trims blanks at both ends of s in place; returns the new start. */
+static char *
+trim(char *s)
+{
+	char	*e;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	e = s + strlen(s);
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
+		*--e = '\0';
+	return s;
+}
+
+/* Parses one line; 0, or -1 with err filled. seen marks keys set. */
+static int
+parse_line(struct config *c, const char *name, unsigned lineno, char *line,
+    int *seen, char *err, size_t errsz)
+{
+	char		*eq, *key, *val;
+	const char	*why;
+	int		 i;
+
+	key = trim(line);
+	if (*key == '\0' || *key == '#')
+		return 0;
+	if ((eq = strchr(key, '=')) == NULL) {
+		snprintf(err, errsz, "%s:%u: expected key = value", name, lineno);
+		return -1;
+	}
+	*eq = '\0';
+	key = trim(key);
+	val = trim(eq + 1);
+	for (i = 0; i < CK__MAX; i++)
+		if (strcmp(defs[i].key, key) == 0)
+			break;
+	if (i == CK__MAX) {
+		snprintf(err, errsz, "%s:%u: %.64s: unknown key", name, lineno, key);
+		return -1;
+	}
+	if (seen[i]) {
+		snprintf(err, errsz, "%s:%u: %s: set twice", name, lineno, key);
+		return -1;
+	}
+	seen[i] = 1;
+	if ((why = apply(c, &defs[i], val)) != NULL) {
+		snprintf(err, errsz, "%s:%u: %s: %s", name, lineno, key, why);
+		return -1;
+	}
+	return 0;
+}
+
+/* Reads the first line of the password file into c; 0 or -1 with err. */
+static int
+read_password_file(struct config *c, const char *name, char *err, size_t errsz)
+{
+	FILE	*f;
+	char	 line[sizeof(c->db_password) + 2];
+	size_t	 n;
+
+	if ((f = fopen(c->db_password_file, "r")) == NULL) {
+		snprintf(err, errsz, "%s: db_password_file: cannot open %s: %s",
+		    name, c->db_password_file, strerror(errno));
+		return -1;
+	}
+	if (fgets(line, sizeof(line), f) == NULL)
+		line[0] = '\0';
+	fclose(f);
+	n = strcspn(line, "\r\n");
+	if (n >= sizeof(c->db_password)) {
+		snprintf(err, errsz, "%s: db_password_file: password too long", name);
+		return -1;
+	}
+	line[n] = '\0';
+	memcpy(c->db_password, line, n + 1);
+	return 0;
+}
+
+/* Parses text (the file's contents) named name; 0 or -1 with err. */
+int
+config_parse(struct config *c, const char *name, const char *text, char *err,
+    size_t errsz)
+{
+	int		 seen[CK__MAX] = { 0 };
+	unsigned	 lineno = 0;
+	const char	*p = text, *nl;
+	char		 line[1024];
+	size_t		 n;
+
+	config_defaults(c);
+	while (*p != '\0') {
+		lineno++;
+		nl = strchr(p, '\n');
+		n = nl ? (size_t)(nl - p) : strlen(p);
+		if (n >= sizeof(line)) {
+			snprintf(err, errsz, "%s:%u: line too long", name, lineno);
+			return -1;
+		}
+		memcpy(line, p, n);
+		line[n] = '\0';
+		if (parse_line(c, name, lineno, line, seen, err, errsz) == -1)
+			return -1;
+		p = nl ? nl + 1 : p + n;
+	}
+	if (seen[CK_DB_PASSWORD] && seen[CK_DB_PASSWORD_FILE]) {
+		snprintf(err, errsz, "%s: db_password and db_password_file are "
+		    "both set; use one", name);
+		return -1;
+	}
+	if (c->db_password_file[0] != '\0')
+		return read_password_file(c, name, err, errsz);
+	return 0;
+}
+
+/* Loads path; 0 or -1 with err ("FILE:LINE: key: reason"). */
+int
+config_load(struct config *c, const char *path, char *err, size_t errsz)
+{
+	FILE	*f;
+	char	*text;
+	long	 sz;
+	int	 rc;
+
+	if ((f = fopen(path, "r")) == NULL) {
+		snprintf(err, errsz, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (fseek(f, 0, SEEK_END) == -1 || (sz = ftell(f)) < 0 ||
+	    sz > 1 << 20 || fseek(f, 0, SEEK_SET) == -1 ||
+	    (text = malloc((size_t)sz + 1)) == NULL) {
+		snprintf(err, errsz, "%s: cannot read (too large?)", path);
+		fclose(f);
+		return -1;
+	}
+	if (fread(text, 1, (size_t)sz, f) != (size_t)sz) {
+		snprintf(err, errsz, "%s: read error", path);
+		free(text);
+		fclose(f);
+		return -1;
+	}
+	fclose(f);
+	text[sz] = '\0';
+	rc = config_parse(c, path, text, err, errsz);
+	free(text);
+	return rc;
+}

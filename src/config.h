@@ -1,0 +1,43 @@
+/*
+ * config.h - the one configuration file, "key = value" lines.
+ *
+ * config_load fills every field with its default, then applies the file.
+ * On error it writes "FILE:LINE: key: reason" into err and returns -1.
+ */
+#ifndef ASYNCEXEC_CONFIG_H
+#define ASYNCEXEC_CONFIG_H
+
+#include <stddef.h>
+
+#define CONFIG_DEFAULT_PATH	"/etc/asyncexec/asyncexec.conf"
+
+struct config {
+	char		 db_host[256];
+	unsigned	 db_port;
+	char		 db_socket[256];
+	char		 db_name[65];
+	char		 db_user[81];
+	char		 db_password[256];
+	char		 db_password_file[256];
+	unsigned	 db_connect_timeout;
+	char		 listen[108];
+	unsigned	 listen_mode;
+	char		 listen_group[64];
+	unsigned	 listen_backlog;
+	unsigned	 workers;
+	size_t		 max_request_bytes;
+	size_t		 max_result_bytes;
+	unsigned	 max_json_depth;
+	unsigned	 retry_after_seconds;
+	unsigned	 max_attempts;
+	unsigned	 purge_grace_days;
+	int		 log_level;
+};
+
+void	config_defaults(struct config *);
+int	config_load(struct config *, const char *path, char *err, size_t);
+int	config_parse(struct config *, const char *name, const char *text,
+	    char *err, size_t);
+unsigned config_workers(const struct config *);
+
+#endif

@@ -1,0 +1,156 @@
+/*
+ * crypto.c - SHA-256, RAND_bytes, CRYPTO_memcmp, base64url, UUIDs.
+ */
+#include <string.h>
+
+#include <openssl/crypto.h>
+#include <openssl/rand.h>
+#include <openssl/sha.h>
+#include <uuid/uuid.h>
+
+#include "crypto.h"
+#include "log.h"
+
+static const char b64[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+void
+crypto_sha256(const void *p, size_t n, unsigned char out[SHA256_LEN])
+{
+	SHA256(p, n, out);
+}
+
+/* Fills p with n cryptographically random bytes; 0 or -1. */
+int
+crypto_random(void *p, size_t n)
+{
+	if (RAND_bytes(p, (int)n) != 1) {
+		log_error("RAND_bytes failed");
+		return -1;
+	}
+	return 0;
+}
+
+/* Constant-time comparison; 1 when equal, 0 otherwise. */
+int
+crypto_equal(const void *a, const void *b, size_t n)
+{
+	return CRYPTO_memcmp(a, b, n) == 0;
+}
+
+/*
+ * Encodes n bytes as base64url without padding into out (NUL-terminated).
+ * Returns the encoded length, or 0 when out is too small.
+ */
+size_t
+b64url_encode(const unsigned char *in, size_t n, char *out, size_t outsz)
+{
+	size_t		 i, o = 0, need = (n * 4 + 2) / 3;
+	unsigned	 v;
+
+	if (outsz < need + 1)
+		return 0;
+	for (i = 0; i + 2 < n; i += 3) {
+		v = (unsigned)in[i] << 16 | (unsigned)in[i + 1] << 8 | in[i + 2];
+		out[o++] = b64[v >> 18 & 63];
+		out[o++] = b64[v >> 12 & 63];
+		out[o++] = b64[v >> 6 & 63];
+		out[o++] = b64[v & 63];
+	}
+	if (n - i == 1) {
+		v = (unsigned)in[i] << 16;
+		out[o++] = b64[v >> 18 & 63];
+		out[o++] = b64[v >> 12 & 63];
+	} else if (n - i == 2) {
+		v = (unsigned)in[i] << 16 | (unsigned)in[i + 1] << 8;
+		out[o++] = b64[v >> 18 & 63];
+		out[o++] = b64[v >> 12 & 63];
+		out[o++] = b64[v >> 6 & 63];
+	}
+	out[o] = '\0';
+	return o;
+}
+
+static int
+b64val(char c)
+{
+	const char	*p;
+
+	if (c == '\0' || (p = strchr(b64, c)) == NULL)
+		return -1;
+	return (int)(p - b64);
+}
+
+/*
+ * Decodes unpadded base64url; 0, or -1 on a bad character, a bad length,
+ * non-zero trailing bits or too small an output.
+ */
+int
+b64url_decode(const char *in, size_t n, unsigned char *out, size_t outsz,
+    size_t *outlen)
+{
+	size_t		 i, o = 0;
+	unsigned	 v = 0;
+	int		 d, bits = 0;
+
+	if (n % 4 == 1 || (n / 4) * 3 + (n % 4 ? n % 4 - 1 : 0) > outsz)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if ((d = b64val(in[i])) == -1)
+			return -1;
+		v = (v << 6 | (unsigned)d) & 0xffffff;
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			out[o++] = (unsigned char)(v >> bits & 0xff);
+		}
+	}
+	if (bits > 0 && (v & ((1u << bits) - 1)) != 0)
+		return -1;
+	*outlen = o;
+	return 0;
+}
+
+/* Writes 2n lowercase hex digits and a NUL into out. */
+void
+hex_encode(const unsigned char *in, size_t n, char *out)
+{
+	static const char hx[] = "0123456789abcdef";
+	size_t		 i;
+
+	for (i = 0; i < n; i++) {
+		out[2 * i] = hx[in[i] >> 4];
+		out[2 * i + 1] = hx[in[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
+/*
+ * Makes a new secret: prefix followed by base64url of 32 random bytes,
+ * written to out; its SHA-256 (of the whole string) into hash. 0 or -1.
+ */
+int
+crypto_new_secret(const char *prefix, char *out, size_t outsz,
+    unsigned char hash[SHA256_LEN])
+{
+	unsigned char	 raw[SECRET_LEN];
+	size_t		 pl = strlen(prefix);
+
+	if (outsz < pl + SECRET_B64_LEN + 1 || crypto_random(raw, sizeof(raw)))
+		return -1;
+	memcpy(out, prefix, pl);
+	b64url_encode(raw, sizeof(raw), out + pl, outsz - pl);
+	OPENSSL_cleanse(raw, sizeof(raw));
+	crypto_sha256(out, strlen(out), hash);
+	return 0;
+}
+
+/* Writes a random (version 4) UUID in lowercase into out. */
+void
+crypto_uuid(char out[UUID_TEXT_LEN + 1])
+{
+	uuid_t	 u;
+
+	uuid_generate_random(u);
+	uuid_unparse_lower(u, out);
+}

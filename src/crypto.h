@@ -1,0 +1,29 @@
+/*
+ * crypto.h - hashing, randomness, encodings and secret comparison.
+ *
+ * The only module that includes OpenSSL. Secrets (keys, tokens) are
+ * 32 random bytes, shown to clients as 43 base64url characters without
+ * padding and stored only as their SHA-256.
+ */
+#ifndef ASYNCEXEC_CRYPTO_H
+#define ASYNCEXEC_CRYPTO_H
+
+#include <stddef.h>
+
+#define SHA256_LEN	32
+#define SECRET_LEN	32
+#define SECRET_B64_LEN	43	/* base64url of SECRET_LEN bytes, no padding */
+#define UUID_TEXT_LEN	36
+
+void	crypto_sha256(const void *, size_t, unsigned char out[SHA256_LEN]);
+int	crypto_random(void *, size_t);
+int	crypto_equal(const void *, const void *, size_t);
+size_t	b64url_encode(const unsigned char *, size_t, char *out, size_t outsz);
+int	b64url_decode(const char *, size_t, unsigned char *out, size_t outsz,
+	    size_t *outlen);
+void	hex_encode(const unsigned char *, size_t, char *out);
+int	crypto_new_secret(const char *prefix, char *out, size_t outsz,
+	    unsigned char hash[SHA256_LEN]);
+void	crypto_uuid(char out[UUID_TEXT_LEN + 1]);
+
+#endif

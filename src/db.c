@@ -1,0 +1,465 @@
+/*
+ * db.c - connection, prepare after fork, reconnect and re-prepare.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <errmsg.h>
+#include <mysql.h>
+#include <mysqld_error.h>
+
+#include "config.h"
+#include "db.h"
+#include "log.h"
+#include "metrics.h"
+
+#define DB_IDLE_PING_SECONDS	30	/* ping before use after this idle */
+#define DB_IO_TIMEOUT_SECONDS	30	/* read/write timeout on the socket */
+
+struct db {
+	const struct config		*cfg;
+	const struct db_stmt_def	*defs;
+	size_t				 n;
+	MYSQL				*conn;
+	MYSQL_STMT			**stmts;
+	int				 eager;	/* prepare all at connect */
+	int				 multi;	/* allow multi-statements */
+	int				 in_tx;
+	unsigned			 last_errno;
+	time_t				 last_used;
+};
+
+/* Allocates a handle; does not connect. NULL when out of memory. */
+struct db *
+db_new(const struct config *cfg, const struct db_stmt_def *defs, size_t n,
+    int eager, int multi)
+{
+	struct db	*db;
+
+	if ((db = calloc(1, sizeof(*db))) == NULL)
+		return NULL;
+	if ((db->stmts = calloc(n ? n : 1, sizeof(*db->stmts))) == NULL) {
+		free(db);
+		return NULL;
+	}
+	db->cfg = cfg;
+	db->defs = defs;
+	db->n = n;
+	db->eager = eager;
+	db->multi = multi;
+	return db;
+}
+
+/* Closes statements and the connection; the handle stays usable. */
+static void
+db_drop(struct db *db)
+{
+	size_t	 i;
+
+	for (i = 0; i < db->n; i++)
+		if (db->stmts[i] != NULL) {
+			mysql_stmt_close(db->stmts[i]);
+			db->stmts[i] = NULL;
+		}
+	if (db->conn != NULL)
+		mysql_close(db->conn);
+	db->conn = NULL;
+	db->in_tx = 0;
+}
+
+void
+db_free(struct db *db)
+{
+	if (db == NULL)
+		return;
+	db_drop(db);
+	free(db->stmts);
+	free(db);
+}
+
+/* Errors after which the connection is gone and must be remade. */
+static int
+conn_lost(unsigned e)
+{
+	return e == CR_SERVER_GONE_ERROR || e == CR_SERVER_LOST ||
+	    e == CR_CONNECTION_ERROR || e == CR_CONN_HOST_ERROR ||
+	    e == CR_SERVER_LOST_EXTENDED || e == ER_CONNECTION_KILLED ||
+	    e == ER_SERVER_SHUTDOWN || e == 4031 /* MySQL 8 idle kick */;
+}
+
+/* Prepares statement id on the live connection; 0 or -1. */
+static int
+db_prepare(struct db *db, size_t id)
+{
+	MYSQL_STMT	*st;
+
+	if ((st = mysql_stmt_init(db->conn)) == NULL)
+		return -1;
+	if (mysql_stmt_prepare(st, db->defs[id].sql,
+	    strlen(db->defs[id].sql)) != 0) {
+		db->last_errno = mysql_stmt_errno(st);
+		log_error("db: prepare statement %zu: %s", id,
+		    mysql_stmt_error(st));
+		mysql_stmt_close(st);
+		return -1;
+	}
+	db->stmts[id] = st;
+	return 0;
+}
+
+/* Sets the connection's options before connecting. */
+static void
+db_options(struct db *db)
+{
+	unsigned	 to = db->cfg->db_connect_timeout;
+	unsigned	 io = DB_IO_TIMEOUT_SECONDS;
+
+	mysql_options(db->conn, MYSQL_OPT_CONNECT_TIMEOUT, &to);
+	mysql_options(db->conn, MYSQL_OPT_READ_TIMEOUT, &io);
+	mysql_options(db->conn, MYSQL_OPT_WRITE_TIMEOUT, &io);
+	mysql_options(db->conn, MYSQL_SET_CHARSET_NAME, "utf8mb4");
+	mysql_options(db->conn, MYSQL_INIT_COMMAND,
+	    "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED");
+}
+
+/* Connects (and prepares all when eager); 0 or -1 (logged once). */
+static int
+db_connect(struct db *db)
+{
+	const struct config	*c = db->cfg;
+	unsigned long		 flags = CLIENT_FOUND_ROWS;
+	size_t			 i;
+
+	if ((db->conn = mysql_init(NULL)) == NULL)
+		return -1;
+	db_options(db);
+	if (db->multi)
+		flags |= CLIENT_MULTI_STATEMENTS;
+	if (mysql_real_connect(db->conn,
+	    c->db_socket[0] ? NULL : c->db_host, c->db_user, c->db_password,
+	    c->db_name, c->db_socket[0] ? 0 : c->db_port,
+	    c->db_socket[0] ? c->db_socket : NULL, flags) == NULL) {
+		db->last_errno = mysql_errno(db->conn);
+		log_error("db: connect: %s", mysql_error(db->conn));
+		goto fail;
+	}
+	for (i = 0; db->eager && i < db->n; i++)
+		if (db_prepare(db, i) == -1)
+			goto fail;
+	db->last_used = time(NULL);
+	return 0;
+fail:
+	metrics_db_error();
+	db_drop(db);
+	return -1;
+}
+
+/*
+ * Makes sure a usable connection exists: connects when there is none,
+ * pings after a long idle time and reconnects when the ping fails.
+ * Returns 0, or -1 when the database cannot be reached.
+ */
+int
+db_ready(struct db *db)
+{
+	time_t	 now = time(NULL);
+
+	if (db->conn != NULL && now - db->last_used > DB_IDLE_PING_SECONDS &&
+	    mysql_ping(db->conn) != 0) {
+		log_warn("db: connection lost while idle: %s",
+		    mysql_error(db->conn));
+		db_drop(db);
+	}
+	if (db->conn == NULL) {
+		if (db_connect(db) == -1)
+			return -1;
+		metrics_db_reconnect();
+	}
+	db->last_used = now;
+	return 0;
+}
+
+/* Executes st with params once; returns 0 or the error number. */
+static unsigned
+exec_once(struct db *db, int id, MYSQL_BIND *params)
+{
+	MYSQL_STMT	*st;
+
+	if (db->stmts[id] == NULL && db_prepare(db, (size_t)id) == -1)
+		return db->last_errno ? db->last_errno : CR_UNKNOWN_ERROR;
+	st = db->stmts[id];
+	if ((params != NULL && mysql_stmt_bind_param(st, params) != 0) ||
+	    mysql_stmt_execute(st) != 0)
+		return mysql_stmt_errno(st) ? mysql_stmt_errno(st) :
+		    CR_UNKNOWN_ERROR;
+	return 0;
+}
+
+/*
+ * Runs prepared statement id with params (NULL when it has none).
+ * Returns the executed statement (results are the caller's to fetch and
+ * free with mysql_stmt_free_result), or NULL on error: db_errno() tells
+ * which; lost connections are dropped and, for retry-safe statements
+ * outside a transaction, retried once on a fresh connection.
+ */
+MYSQL_STMT *
+db_run(struct db *db, int id, MYSQL_BIND *params)
+{
+	unsigned	 e;
+
+	db->last_errno = 0;
+	if (db_ready(db) == -1)
+		return NULL;
+	if ((e = exec_once(db, id, params)) != 0 && conn_lost(e)) {
+		int	 was_tx = db->in_tx;
+
+		log_warn("db: connection lost (error %u), reconnecting", e);
+		db_drop(db);
+		if (!was_tx && db->defs[id].retry_safe && db_ready(db) == 0)
+			e = exec_once(db, id, params);
+	}
+	db->last_errno = e;
+	if (e == 0)
+		return db->stmts[id];
+	if (e != ER_DUP_ENTRY) {
+		metrics_db_error();
+		log_error("db: statement %d failed: error %u %s", id, e,
+		    db->conn && db->stmts[id] ?
+		    mysql_stmt_error(db->stmts[id]) : "");
+	}
+	return NULL;
+}
+
+/* Rows matched by the last run of statement id (CLIENT_FOUND_ROWS). */
+int
+db_affected(struct db *db, int id)
+{
+	return (int)mysql_stmt_affected_rows(db->stmts[id]);
+}
+
+/* The error number of the last failed call, 0 after success. */
+unsigned
+db_errno(const struct db *db)
+{
+	return db->last_errno;
+}
+
+/* Runs a plain query (no values); 0 or -1. */
+static int
+db_query(struct db *db, const char *q)
+{
+	if (mysql_real_query(db->conn, q, strlen(q)) != 0) {
+		db->last_errno = mysql_errno(db->conn);
+		metrics_db_error();
+		log_error("db: %s: %s", q, mysql_error(db->conn));
+		if (conn_lost(db->last_errno))
+			db_drop(db);
+		return -1;
+	}
+	return 0;
+}
+
+int
+db_begin(struct db *db)
+{
+	if (db_ready(db) == -1 || db_query(db, "START TRANSACTION") == -1)
+		return -1;
+	db->in_tx = 1;
+	return 0;
+}
+
+int
+db_commit(struct db *db)
+{
+	int	 rc;
+
+	if (db->conn == NULL)
+		return -1;
+	rc = db_query(db, "COMMIT");
+	db->in_tx = 0;
+	return rc;
+}
+
+void
+db_rollback(struct db *db)
+{
+	if (db->conn != NULL && db->in_tx)
+		(void)db_query(db, "ROLLBACK");
+	db->in_tx = 0;
+}
+
+/* Runs a multi-statement script (migrations), draining all results. */
+int
+db_script(struct db *db, const char *sql, size_t len)
+{
+	MYSQL_RES	*res;
+	int		 st;
+
+	if (db_ready(db) == -1)
+		return -1;
+	if (mysql_real_query(db->conn, sql, len) != 0)
+		goto fail;
+	do {
+		if ((res = mysql_store_result(db->conn)) != NULL)
+			mysql_free_result(res);
+		else if (mysql_field_count(db->conn) != 0)
+			goto fail;
+		if ((st = mysql_next_result(db->conn)) > 0)
+			goto fail;
+	} while (st == 0);
+	return 0;
+fail:
+	db->last_errno = mysql_errno(db->conn);
+	log_error("db: script: %s", mysql_error(db->conn));
+	return -1;
+}
+
+/*
+ * Fetches column col of the current row (bound with a zero-length
+ * buffer) whose real length is len into a new NUL-terminated buffer
+ * *out (caller frees). 0 or -1.
+ */
+int
+db_fetch_blob(MYSQL_STMT *st, MYSQL_BIND *b, unsigned col,
+    unsigned long len, char **out, size_t *outlen)
+{
+	MYSQL_BIND	 one;
+	char		*p;
+
+	if ((p = malloc(len + 1)) == NULL)
+		return -1;
+	memset(&one, 0, sizeof(one));
+	one.buffer_type = b->buffer_type;
+	one.buffer = p;
+	one.buffer_length = len;
+	if (len > 0 && mysql_stmt_fetch_column(st, &one, col, 0) != 0) {
+		log_error("db: fetch column %u: %s", col, mysql_stmt_error(st));
+		free(p);
+		return -1;
+	}
+	p[len] = '\0';
+	*out = p;
+	*outlen = len;
+	return 0;
+}
+
+/* --- binds and result columns ------------------------------------- */
+
+
+void
+db_bind_str(MYSQL_BIND *b, const char *s)
+{
+	memset(b, 0, sizeof(*b));
+	b->buffer_type = MYSQL_TYPE_STRING;
+	b->buffer = (void *)(uintptr_t)s;
+	b->buffer_length = s ? strlen(s) : 0;
+	if (s == NULL)
+		b->buffer_type = MYSQL_TYPE_NULL;
+}
+
+void
+db_bind_blob(MYSQL_BIND *b, const void *p, size_t n)
+{
+	memset(b, 0, sizeof(*b));
+	b->buffer_type = MYSQL_TYPE_BLOB;
+	b->buffer = (void *)(uintptr_t)p;
+	b->buffer_length = n;
+}
+
+void
+db_bind_u64(MYSQL_BIND *b, const uint64_t *v)
+{
+	memset(b, 0, sizeof(*b));
+	b->buffer_type = MYSQL_TYPE_LONGLONG;
+	b->buffer = (void *)(uintptr_t)v;
+	b->is_unsigned = 1;
+}
+
+void
+db_bind_u32(MYSQL_BIND *b, const unsigned *v)
+{
+	memset(b, 0, sizeof(*b));
+	b->buffer_type = MYSQL_TYPE_LONG;
+	b->buffer = (void *)(uintptr_t)v;
+	b->is_unsigned = 1;
+}
+
+/* Binds ms (UTC milliseconds) as a DATETIME(3) through t. */
+void
+db_bind_time(MYSQL_BIND *b, MYSQL_TIME *t, int64_t ms)
+{
+	time_t		 s = (time_t)(ms / 1000);
+	struct tm	 tm;
+
+	gmtime_r(&s, &tm);
+	memset(t, 0, sizeof(*t));
+	t->year = (unsigned)tm.tm_year + 1900;
+	t->month = (unsigned)tm.tm_mon + 1;
+	t->day = (unsigned)tm.tm_mday;
+	t->hour = (unsigned)tm.tm_hour;
+	t->minute = (unsigned)tm.tm_min;
+	t->second = (unsigned)tm.tm_sec;
+	t->second_part = (unsigned long)(ms % 1000) * 1000;
+	t->time_type = MYSQL_TIMESTAMP_DATETIME;
+	memset(b, 0, sizeof(*b));
+	b->buffer_type = MYSQL_TYPE_DATETIME;
+	b->buffer = t;
+}
+
+int64_t
+db_time_ms(const MYSQL_TIME *t)
+{
+	struct tm	 tm;
+
+	memset(&tm, 0, sizeof(tm));
+	tm.tm_year = (int)t->year - 1900;
+	tm.tm_mon = (int)t->month - 1;
+	tm.tm_mday = (int)t->day;
+	tm.tm_hour = (int)t->hour;
+	tm.tm_min = (int)t->minute;
+	tm.tm_sec = (int)t->second;
+	return (int64_t)timegm(&tm) * 1000 + (int64_t)(t->second_part / 1000);
+}
+
+
+/* Sets result column i to type t over buffer p of size n. */
+void
+db_rcol(struct db_cols *r, int i, enum enum_field_types t, void *p, size_t n)
+{
+	memset(&r->b[i], 0, sizeof(r->b[i]));
+	r->b[i].buffer_type = t;
+	r->b[i].buffer = p;
+	r->b[i].buffer_length = n;
+	r->b[i].is_null = &r->null[i];
+	r->b[i].length = &r->len[i];
+	r->b[i].is_unsigned = 1;
+}
+
+/* NUL-terminates a fetched string column i in buffer p of size n. */
+void
+db_rstr(struct db_cols *r, int i, char *p, size_t n)
+{
+	size_t	 l = r->null[i] ? 0 : r->len[i];
+
+	p[l < n ? l : n - 1] = '\0';
+}
+
+/* Fetches one row; 0 row, 1 no row, -1 error. Truncation is allowed. */
+int
+db_fetch_row(MYSQL_STMT *st, struct db_cols *r)
+{
+	int	 rc;
+
+	if (mysql_stmt_bind_result(st, r->b) != 0) {
+		log_error("db: bind result: %s", mysql_stmt_error(st));
+		return -1;
+	}
+	rc = mysql_stmt_fetch(st);
+	if (rc == 0 || rc == MYSQL_DATA_TRUNCATED)
+		return 0;
+	if (rc == MYSQL_NO_DATA)
+		return 1;
+	log_error("db: fetch: %s", mysql_stmt_error(st));
+	return -1;
+}

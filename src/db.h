@@ -1,0 +1,63 @@
+/*
+ * db.h - one MariaDB connection with its prepared statements.
+ *
+ * Private to repo.c (the only other file that sees <mysql.h>). The
+ * connection is made after fork, in the process that uses it. No
+ * MYSQL_OPT_RECONNECT: on a lost connection db_run drops the handle,
+ * reconnects and re-prepares explicitly, and retries the statement once
+ * when its definition says a retry is safe.
+ */
+#ifndef ASYNCEXEC_DB_H
+#define ASYNCEXEC_DB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <mysql.h>
+
+struct config;
+
+struct db_stmt_def {
+	const char	*sql;
+	int		 retry_safe;	/* may be re-run after a reconnect */
+};
+
+struct db;
+
+struct db	*db_new(const struct config *, const struct db_stmt_def *,
+		    size_t nstmts, int eager, int multi);
+void		 db_free(struct db *);
+int		 db_ready(struct db *);
+MYSQL_STMT	*db_run(struct db *, int id, MYSQL_BIND *params);
+int		 db_affected(struct db *, int id);
+unsigned	 db_errno(const struct db *);
+int		 db_begin(struct db *);
+int		 db_commit(struct db *);
+void		 db_rollback(struct db *);
+int		 db_script(struct db *, const char *sql, size_t len);
+int		 db_fetch_blob(MYSQL_STMT *, MYSQL_BIND *, unsigned col,
+		    unsigned long len, char **out, size_t *outlen);
+
+#define DB_MAX_COLS	24
+
+/* Result columns: binds with their is_null and length slots. */
+struct db_cols {
+	MYSQL_BIND	 b[DB_MAX_COLS];
+	my_bool		 null[DB_MAX_COLS];
+	unsigned long	 len[DB_MAX_COLS];
+};
+
+/* Parameter binds; the bound memory must outlive the db_run call. */
+void		 db_bind_str(MYSQL_BIND *, const char *);
+void		 db_bind_blob(MYSQL_BIND *, const void *, size_t);
+void		 db_bind_u64(MYSQL_BIND *, const uint64_t *);
+void		 db_bind_u32(MYSQL_BIND *, const unsigned *);
+void		 db_bind_time(MYSQL_BIND *, MYSQL_TIME *, int64_t ms);
+int64_t		 db_time_ms(const MYSQL_TIME *);
+/* Result binds: column i of type t over buffer p of n bytes. */
+void		 db_rcol(struct db_cols *, int i, enum enum_field_types t,
+		    void *p, size_t n);
+void		 db_rstr(struct db_cols *, int i, char *p, size_t n);
+int		 db_fetch_row(MYSQL_STMT *, struct db_cols *);
+
+#endif

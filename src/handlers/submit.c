@@ -1,0 +1,142 @@
+/*
+ * submit.c - POST /v1/executions/{env}/{svc}/{op}
+ *
+ * Stores the request exactly as received and answers 202 with a fresh
+ * poll token once the row is committed. The same correlation id from
+ * the same key with a byte-identical body is a retry: 202 again with the
+ * current status and a new poll token (the old one stops working).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "../auth.h"
+#include "../config.h"
+#include "../json.h"
+#include "handlers.h"
+
+#define DAY_MS	(24LL * 3600 * 1000)
+
+/* Writes the 202 body and headers for execution r with poll token tok. */
+static void
+accepted(struct app *app, struct req *req, struct resp *resp,
+    const struct exec_row *r, const char *tok)
+{
+	char	 t[RFC3339_LEN + 1];
+	char	 url[512];
+
+	snprintf(url, sizeof(url), "/v1/executions/%s/%s/%s/%s", req->env,
+	    req->svc, req->op, r->cid);
+	buf_puts(&resp->body, "{\"correlationId\":");
+	json_put_string(&resp->body, r->cid);
+	buf_printf(&resp->body, ",\"pollToken\":\"%s\",\"status\":\"%s\","
+	    "\"statusUrl\":", tok, exec_status_name(r->status));
+	json_put_string(&resp->body, url);
+	json_time(r->created_at, t);
+	buf_printf(&resp->body, ",\"createdAt\":\"%s\"", t);
+	json_time(r->expires_at, t);
+	buf_printf(&resp->body, ",\"expiresAt\":\"%s\"}", t);
+	resp_header(resp, "Location", "%s", url);
+	resp_header(resp, "Retry-After", "%u", app->cfg->retry_after_seconds);
+	resp_json(resp, 202);
+}
+
+/*
+ * A correlation id already taken: a retry when the same key sent the
+ * same bytes (rotate the poll token, 202), else a conflict.
+ */
+static enum herr
+resubmit(struct app *app, struct req *req, struct resp *resp,
+    const struct exec_new *n, const char *tok, const char *tenant)
+{
+	struct exec_row	 r;
+	int		 rc, same;
+
+	rc = repo_exec_by_key(app->db, tenant, req->env, req->svc, req->op,
+	    n->cid, n->now, &r);
+	if (rc == REPO_ERR)
+		return HERR_UNAVAILABLE;
+	if (rc != REPO_OK)	/* purged between insert and read: retry */
+		return HERR_UNAVAILABLE;
+	same = !r.key_hash_null &&
+	    crypto_equal(r.key_hash, n->key_hash, SHA256_LEN);
+	same &= crypto_equal(r.request_sha, n->request_sha, SHA256_LEN);
+	if (!same) {
+		exec_row_free(&r);
+		return HERR_CORRELATION_CONFLICT;
+	}
+	rc = repo_exec_rotate_poll(app->db, r.id, n->poll_hash);
+	if (rc == REPO_OK)
+		accepted(app, req, resp, &r, tok);
+	exec_row_free(&r);
+	return rc == REPO_OK ? HERR_OK : HERR_UNAVAILABLE;
+}
+
+/* Checks the route: HERR_OK with its retention, or unknown_route. */
+static enum herr
+route_check(struct app *app, struct req *req, unsigned *retention)
+{
+	struct route_row rt;
+	int		 rc;
+
+	rc = repo_route_get(app->db, req->env, req->svc, req->op, &rt);
+	if (rc == REPO_ERR)
+		return HERR_UNAVAILABLE;
+	if (rc != REPO_OK || !rt.enabled)
+		return HERR_UNKNOWN_ROUTE;
+	*retention = rt.retention_days;
+	return HERR_OK;
+}
+
+enum herr
+handle_submit(struct app *app, struct req *req, struct resp *resp)
+{
+	struct exec_new	 n;
+	struct exec_row	 r;
+	struct key_row	 key;
+	char		 uuid[UUID_TEXT_LEN + 1], tok[SECRET_B64_LEN + 1];
+	unsigned	 retention = 0;
+	enum herr	 e;
+	int		 rc;
+
+	memset(&n, 0, sizeof(n));
+	if ((e = auth_key(app, req, KEY_CONSUMER, &key, n.key_hash)) != HERR_OK)
+		return e;
+	if (!valid_json_content_type(req->content_type))
+		return HERR_UNSUPPORTED_MEDIA_TYPE;
+	if (req->correlation_id != NULL &&
+	    !valid_correlation_id(req->correlation_id)) {
+		resp->detail = "X-Correlation-Id must match [A-Za-z0-9._:-]{1,128}";
+		return HERR_INVALID_REQUEST;
+	}
+	if ((e = req_body(req, app->cfg->max_request_bytes, resp)) != HERR_OK ||
+	    (e = route_check(app, req, &retention)) != HERR_OK)
+		return e;
+	if (json_validate(req->body, req->body_len, app->cfg->max_json_depth,
+	    NULL) == -1)
+		return HERR_INVALID_JSON;
+	if (req->correlation_id == NULL)
+		crypto_uuid(uuid);
+	n.cid = req->correlation_id ? req->correlation_id : uuid;
+	n.env = req->env;
+	n.svc = req->svc;
+	n.op = req->op;
+	n.tenant = key.tenant;
+	n.request = req->body;
+	n.request_len = req->body_len;
+	crypto_sha256(req->body, req->body_len, n.request_sha);
+	if (crypto_new_secret("", tok, sizeof(tok), n.poll_hash) == -1)
+		return HERR_INTERNAL;
+	n.now = json_now_ms();
+	n.expires_at = n.now + (int64_t)retention * DAY_MS;
+	if ((rc = repo_exec_insert(app->db, &n)) == REPO_DUP)
+		return resubmit(app, req, resp, &n, tok, key.tenant);
+	if (rc != REPO_OK)
+		return HERR_UNAVAILABLE;
+	memset(&r, 0, sizeof(r));
+	snprintf(r.cid, sizeof(r.cid), "%s", n.cid);
+	r.status = ST_WAITING;
+	r.created_at = n.now;
+	r.expires_at = n.expires_at;
+	accepted(app, req, resp, &r, tok);
+	return HERR_OK;
+}

@@ -1,0 +1,142 @@
+/*
+ * view.c - what the execution handlers share: the status body, the JSON
+ * body gate and the constant-time lookup behind poll and cancel.
+ */
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "../auth.h"
+#include "../config.h"
+#include "../json.h"
+#include "handlers.h"
+
+/* Appends a timestamp member ("name":"…" or "name":null when ms is 0). */
+static void
+put_time(struct buf *b, const char *name, int64_t ms)
+{
+	char	 t[RFC3339_LEN + 1];
+
+	if (ms == 0) {
+		buf_printf(b, ",\"%s\":null", name);
+		return;
+	}
+	json_time(ms, t);
+	buf_printf(b, ",\"%s\":\"%s\"", name, t);
+}
+
+/*
+ * Appends the status body of r: correlationId, status, timestamps,
+ * cancelRequested, and result (completed) or error (failed) as stored.
+ */
+void
+view_status(struct buf *b, const struct exec_row *r)
+{
+	buf_puts(b, "{\"correlationId\":");
+	json_put_string(b, r->cid);
+	buf_printf(b, ",\"status\":\"%s\"", exec_status_name(r->status));
+	put_time(b, "createdAt", r->created_at);
+	put_time(b, "updatedAt", r->updated_at);
+	put_time(b, "expiresAt", r->expires_at);
+	put_time(b, "completedAt", r->completed_at);
+	buf_printf(b, ",\"cancelRequested\":%s",
+	    r->cancel_requested ? "true" : "false");
+	if (r->status == ST_COMPLETED && r->result != NULL) {
+		buf_puts(b, ",\"result\":");
+		buf_append(b, r->result, r->result_len);
+	} else if (r->status == ST_FAILED && r->error != NULL) {
+		buf_puts(b, ",\"error\":");
+		buf_append(b, r->error, r->error_len);
+	}
+	buf_puts(b, "}");
+}
+
+/*
+ * The JSON body gate: Content-Type (415), size (413), short read (400),
+ * validity (400 invalid_json). An empty body is accepted as "{}" only
+ * when empty_ok. *obj (may be NULL) gets the parsed tree to put.
+ */
+enum herr
+view_json_body(struct app *app, struct req *req, struct resp *resp,
+    size_t limit, struct json_object **obj)
+{
+	enum herr	 e;
+
+	if (obj != NULL)
+		*obj = NULL;
+	if (req->content_length > 0 &&
+	    !valid_json_content_type(req->content_type))
+		return HERR_UNSUPPORTED_MEDIA_TYPE;
+	if ((e = req_body(req, limit, resp)) != HERR_OK)
+		return e;
+	if (req->body_len == 0 && obj != NULL) {
+		*obj = json_object_new_object();	/* empty = {} */
+		return HERR_OK;
+	}
+	if (json_validate(req->body, req->body_len, app->cfg->max_json_depth,
+	    obj) == -1)
+		return HERR_INVALID_JSON;
+	return HERR_OK;
+}
+
+/*
+ * Finds the execution named by the path for the calling consumer: the
+ * tenant, the key hash and the poll token hash must all match. Every
+ * mismatch gives the same HERR_NOT_FOUND after the same comparisons.
+ * On HERR_OK, r is filled (free it with exec_row_free).
+ */
+enum herr
+view_find(struct app *app, struct req *req, struct resp *resp,
+    struct exec_row *r)
+{
+	static const unsigned char dummy[SHA256_LEN];
+	unsigned char	 khash[SHA256_LEN], thash[SHA256_LEN];
+	struct key_row	 key;
+	const char	*tok = req->poll_token ? req->poll_token : "";
+	enum herr	 e;
+	int		 rc, found, ok;
+
+	(void)resp;
+	if ((e = auth_key(app, req, KEY_CONSUMER, &key, khash)) != HERR_OK)
+		return e;
+	crypto_sha256(tok, strlen(tok), thash);
+	rc = repo_exec_by_key(app->db, key.tenant, req->env, req->svc,
+	    req->op, req->cid, json_now_ms(), r);
+	if (rc == REPO_ERR)
+		return HERR_UNAVAILABLE;
+	found = rc == REPO_OK;
+	ok = crypto_equal(found && !r->key_hash_null ? r->key_hash : dummy,
+	    khash, SHA256_LEN);
+	ok &= crypto_equal(found && !r->poll_hash_null ? r->poll_hash : dummy,
+	    thash, SHA256_LEN);
+	ok &= found && !r->key_hash_null && !r->poll_hash_null &&
+	    !r->tenant_null && valid_secret(tok, "");
+	if (!ok) {
+		if (found)
+			exec_row_free(r);
+		return HERR_NOT_FOUND;
+	}
+	return HERR_OK;
+}
+
+/*
+ * Reads optional integer member name of o into *v, within [lo, hi].
+ * 0, or -1 (not an integer or out of range).
+ */
+int
+view_int_member(struct json_object *o, const char *name, int lo, int hi,
+    int *v)
+{
+	struct json_object	*m;
+	int64_t			 n;
+
+	if (!json_object_object_get_ex(o, name, &m))
+		return 0;
+	if (!json_object_is_type(m, json_type_int))
+		return -1;
+	n = json_object_get_int64(m);
+	if (n < lo || n > hi)
+		return -1;
+	*v = (int)n;
+	return 0;
+}

@@ -1,0 +1,331 @@
+/*
+ * json.c - strict JSON validation and raw spans over validated text.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <json-c/json.h>
+
+#include "buf.h"
+#include "json.h"
+
+struct scan {
+	const char	*p;
+	const char	*end;
+};
+
+static int	scan_value(struct scan *);
+
+static void
+skip_ws(struct scan *s)
+{
+	while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' ||
+	    *s->p == '\n' || *s->p == '\r'))
+		s->p++;
+}
+
+static int
+is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/* A string per RFC 8259 (raw control characters rejected); 0 or -1. */
+static int
+scan_string(struct scan *s)
+{
+	int	 i;
+
+	s->p++;				/* opening quote */
+	while (s->p < s->end) {
+		unsigned char c = (unsigned char)*s->p++;
+		if (c == '"')
+			return 0;
+		if (c < 0x20)
+			return -1;
+		if (c != '\\')
+			continue;
+		if (s->p >= s->end)
+			return -1;
+		c = (unsigned char)*s->p++;
+		if (c == 'u') {
+			for (i = 0; i < 4; i++, s->p++)
+				if (s->p >= s->end ||
+				    strchr("0123456789abcdefABCDEF", *s->p) ==
+				    NULL || *s->p == '\0')
+					return -1;
+		} else if (strchr("\"\\/bfnrt", c) == NULL || c == '\0')
+			return -1;
+	}
+	return -1;
+}
+
+/* Consumes one or more digits; 0 or -1 when none. */
+static int
+digits(struct scan *s)
+{
+	if (s->p >= s->end || !is_digit(*s->p))
+		return -1;
+	while (s->p < s->end && is_digit(*s->p))
+		s->p++;
+	return 0;
+}
+
+/* -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? ; 0 or -1. */
+static int
+scan_number(struct scan *s)
+{
+	if (*s->p == '-')
+		s->p++;
+	if (s->p < s->end && *s->p == '0')
+		s->p++;
+	else if (digits(s) == -1)
+		return -1;
+	if (s->p < s->end && *s->p == '.') {
+		s->p++;
+		if (digits(s) == -1)
+			return -1;
+	}
+	if (s->p < s->end && (*s->p == 'e' || *s->p == 'E')) {
+		s->p++;
+		if (s->p < s->end && (*s->p == '+' || *s->p == '-'))
+			s->p++;
+		if (digits(s) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+static int
+scan_literal(struct scan *s, const char *lit)
+{
+	size_t	 n = strlen(lit);
+
+	if ((size_t)(s->end - s->p) < n || memcmp(s->p, lit, n) != 0)
+		return -1;
+	s->p += n;
+	return 0;
+}
+
+/* An array or object (close is ']' or '}'); 0 or -1. */
+static int
+scan_container(struct scan *s, char close)
+{
+	s->p++;
+	skip_ws(s);
+	if (s->p < s->end && *s->p == close) {
+		s->p++;
+		return 0;
+	}
+	for (;;) {
+		if (close == '}') {
+			if (s->p >= s->end || *s->p != '"' || scan_string(s))
+				return -1;
+			skip_ws(s);
+			if (s->p >= s->end || *s->p++ != ':')
+				return -1;
+		}
+		if (scan_value(s) == -1)
+			return -1;
+		if (s->p >= s->end)
+			return -1;
+		if (*s->p == close) {
+			s->p++;
+			return 0;
+		}
+		if (*s->p++ != ',')
+			return -1;
+		skip_ws(s);
+	}
+}
+
+/* One value with the blanks around it; 0 or -1. */
+static int
+scan_value(struct scan *s)
+{
+	int	 rc;
+
+	skip_ws(s);
+	if (s->p >= s->end)
+		return -1;
+	switch (*s->p) {
+	case '{': rc = scan_container(s, '}'); break;
+	case '[': rc = scan_container(s, ']'); break;
+	case '"': rc = scan_string(s); break;
+	case 't': rc = scan_literal(s, "true"); break;
+	case 'f': rc = scan_literal(s, "false"); break;
+	case 'n': rc = scan_literal(s, "null"); break;
+	default:
+		if (*s->p != '-' && !is_digit(*s->p))
+			return -1;
+		rc = scan_number(s);
+		break;
+	}
+	skip_ws(s);
+	return rc;
+}
+
+/*
+ * Validates p[0..n) as one JSON text. Returns 0 when valid, -1 otherwise.
+ * When out is not NULL it receives the parsed tree (the caller puts it;
+ * NULL for the JSON null value).
+ */
+int
+json_validate(const char *p, size_t n, unsigned depth, struct json_object **out)
+{
+	struct json_tokener	*tok;
+	struct json_object	*o;
+	struct scan		 s = { p, p + n };
+	enum json_tokener_error	 e;
+
+	if (out != NULL)
+		*out = NULL;
+	if (n == 0 || n > 0x7fffffff || scan_value(&s) == -1 || s.p != s.end)
+		return -1;
+	if ((tok = json_tokener_new_ex((int)depth)) == NULL)
+		return -1;
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT |
+	    JSON_TOKENER_VALIDATE_UTF8);
+	o = json_tokener_parse_ex(tok, p, (int)n);
+	e = json_tokener_get_error(tok);
+	if (e == json_tokener_continue) {
+		o = json_tokener_parse_ex(tok, "", 1);	/* end a bare number */
+		e = json_tokener_get_error(tok);
+	}
+	json_tokener_free(tok);
+	if (e != json_tokener_success) {
+		json_object_put(o);
+		return -1;
+	}
+	if (out != NULL)
+		*out = o;
+	else
+		json_object_put(o);
+	return 0;
+}
+
+/* Compares a raw (still escaped) key token with key; 1 when equal. */
+static int
+key_equal(const char *raw, size_t n, const char *key)
+{
+	size_t	 i, k = 0, kl = strlen(key);
+	unsigned v;
+
+	for (i = 0; i < n; i++, k++) {
+		char c = raw[i];
+		if (c == '\\') {
+			if (i + 1 >= n)
+				return 0;
+			c = raw[++i];
+			if (c == 'u') {
+				if (i + 4 >= n || sscanf(raw + i + 1, "%4x", &v) != 1 ||
+				    v == 0 || v > 0x7f)
+					return 0;
+				c = (char)v;
+				i += 4;
+			} else if (c != '"' && c != '\\' && c != '/')
+				return 0;
+		}
+		if (k >= kl || key[k] != c)
+			return 0;
+	}
+	return k == kl;
+}
+
+/*
+ * In validated JSON text, finds the top-level object member named key
+ * (the last one when repeated, as json-c does) and returns its raw value
+ * span, blanks trimmed. Returns 1 found, 0 absent, -1 not an object.
+ */
+int
+json_member(const char *p, size_t n, const char *key, const char **vp,
+    size_t *vn)
+{
+	struct scan	 s = { p, p + n };
+	const char	*k, *v, *e;
+	size_t		 kn;
+	int		 found = 0;
+
+	skip_ws(&s);
+	if (s.p >= s.end || *s.p != '{')
+		return -1;
+	s.p++;
+	for (;;) {
+		skip_ws(&s);
+		if (s.p >= s.end || *s.p != '"')
+			return found;
+		k = s.p + 1;
+		if (scan_string(&s) == -1)
+			return -1;
+		kn = (size_t)(s.p - 1 - k);
+		skip_ws(&s);
+		s.p++;			/* ':' */
+		skip_ws(&s);
+		v = s.p;
+		if (scan_value(&s) == -1)
+			return -1;
+		if (key_equal(k, kn, key)) {
+			for (e = s.p; e > v && strchr(" \t\r\n", e[-1]); e--)
+				;
+			*vp = v;
+			*vn = (size_t)(e - v);
+			found = 1;
+		}
+		if (s.p < s.end && *s.p == ',')
+			s.p++;
+	}
+}
+
+/* Appends s as a quoted, escaped JSON string; 0 or -1. */
+int
+json_put_string(struct buf *b, const char *s)
+{
+	static const char hx[] = "0123456789abcdef";
+	const char	*run = s;
+
+	buf_append(b, "\"", 1);
+	for (; *s != '\0'; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c >= 0x20 && c != '"' && c != '\\')
+			continue;
+		buf_append(b, run, (size_t)(s - run));
+		if (c == '"' || c == '\\') {
+			char e[2] = { '\\', (char)c };
+			buf_append(b, e, 2);
+		} else {
+			char e[6] = { '\\', 'u', '0', '0', hx[c >> 4], hx[c & 15] };
+			buf_append(b, e, 6);
+		}
+		run = s + 1;
+	}
+	buf_append(b, run, (size_t)(s - run));
+	return buf_append(b, "\"", 1);
+}
+
+/* Formats milliseconds since the epoch as RFC 3339 UTC with millis. */
+void
+json_time(int64_t ms, char out[RFC3339_LEN + 1])
+{
+	time_t		 t = (time_t)(ms / 1000);
+	struct tm	 tm;
+
+	char		 tmp[64];
+
+	gmtime_r(&t, &tm);
+	snprintf(tmp, sizeof(tmp), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
+	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+	    tm.tm_min, tm.tm_sec, (int)(ms % 1000));
+	memcpy(out, tmp, RFC3339_LEN);
+	out[RFC3339_LEN] = '\0';
+}
+
+/* The current UTC time in milliseconds since the epoch. */
+int64_t
+json_now_ms(void)
+{
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}

@@ -1,0 +1,28 @@
+/*
+ * json.h - JSON validation, raw member spans and rendering helpers.
+ *
+ * Payloads are validated once and then kept as the bytes received: the
+ * service never re-serializes a client's JSON. json_validate parses with
+ * json-c (strict, UTF-8 checked, depth-limited) and with a strict RFC 8259
+ * grammar scan that also rejects json-c's extensions (NaN, Infinity).
+ */
+#ifndef ASYNCEXEC_JSON_H
+#define ASYNCEXEC_JSON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct buf;
+struct json_object;
+
+#define RFC3339_LEN	24	/* 2026-11-30T02:20:37.123Z */
+
+int	json_validate(const char *, size_t, unsigned depth,
+	    struct json_object **out);
+int	json_member(const char *, size_t, const char *key, const char **vp,
+	    size_t *vn);
+int	json_put_string(struct buf *, const char *);
+void	json_time(int64_t ms, char out[RFC3339_LEN + 1]);
+int64_t	json_now_ms(void);
+
+#endif

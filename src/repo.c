@@ -1,0 +1,626 @@
+/*
+ * repo.c - the execution repository: every SQL statement, prepared.
+ *
+ * One table (enum-indexed) holds the SQL text; db.c prepares it after
+ * fork. Values go only through binds. Every result bind has is_null and
+ * length. Compare-and-set updates are decided on the rows they matched
+ * (the connection uses CLIENT_FOUND_ROWS).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <mysqld_error.h>
+
+#include "config.h"
+#include "db.h"
+#include "log.h"
+#include "repo.h"
+#include "repo_sql.h"
+
+#define EXEC_COLS \
+	"id, correlation_id, environment, service_key, operation_key, " \
+	"status, initiator_tenant_id, initiator_key_hash, poll_token_hash, " \
+	"request_sha256, attempts, cancel_requested, " \
+	"(callback_token_hash IS NOT NULL AND lease_expires_at > ?), " \
+	"created_at, updated_at, completed_at, expires_at, result_payload, " \
+	"error_payload"
+#define EXEC_NCOLS	19
+
+static const struct db_stmt_def stmts[STMT__MAX] = {
+	{ "SELECT id, kind = 'backend', tenant_id, revoked_at IS NOT NULL "
+	  "FROM s2r_api_key WHERE key_hash = ?", 1 },	/* STMT_KEY_BY_HASH */
+	{ "SELECT 1 FROM s2r_backend_key_route kr JOIN s2r_route r "
+	  "ON r.id = kr.route_id WHERE kr.key_id = ? AND r.environment = ? "
+	  "AND r.service_key = ? AND r.operation_key = ?", 1 },	/* STMT_BACKEND_SERVES */
+	{ "SELECT id, retention_days, enabled FROM s2r_route "
+	  "WHERE environment = ? AND service_key = ? AND operation_key = ?",
+	  1 },						/* STMT_ROUTE_GET */
+	{ "INSERT INTO s2r_async_execution (correlation_id, environment, "
+	  "service_key, operation_key, status, request_payload, "
+	  "request_sha256, initiator_tenant_id, initiator_key_hash, "
+	  "poll_token_hash, created_at, updated_at, expires_at) VALUES "
+	  "(?, ?, ?, ?, 'waiting_callback', ?, ?, ?, ?, ?, ?, ?, ?)",
+	  1 },						/* STMT_EXEC_INSERT */
+	{ "SELECT " EXEC_COLS " FROM s2r_async_execution "
+	  "WHERE initiator_tenant_id = ? AND environment = ? AND "
+	  "service_key = ? AND operation_key = ? AND correlation_id = ?",
+	  1 },						/* STMT_EXEC_BY_KEY */
+	{ "SELECT " EXEC_COLS " FROM s2r_async_execution WHERE id = ?",
+	  1 },						/* STMT_EXEC_BY_ID */
+	{ "UPDATE s2r_async_execution SET poll_token_hash = ? WHERE id = ?",
+	  1 },						/* STMT_EXEC_ROTATE_POLL */
+	{ "UPDATE s2r_async_execution SET status = 'cancelled', "
+	  "completed_at = ?, updated_at = ? WHERE id = ? AND "
+	  "status = 'waiting_callback' AND (callback_token_hash IS NULL OR "
+	  "lease_expires_at IS NULL OR lease_expires_at <= ?)",
+	  0 },						/* STMT_EXEC_CANCEL */
+	{ "UPDATE s2r_async_execution SET updated_at = CASE WHEN "
+	  "cancel_requested = 0 THEN ? ELSE updated_at END, "
+	  "cancel_requested = 1 WHERE id = ? AND status = 'waiting_callback'",
+	  0 },						/* STMT_EXEC_REQUEST_CANCEL */
+	{ "SELECT id, correlation_id, initiator_tenant_id, request_payload, "
+	  "attempts, created_at FROM s2r_async_execution "
+	  "WHERE environment = ? AND service_key = ? AND operation_key = ? "
+	  "AND status = 'waiting_callback' AND cancel_requested = 0 AND "
+	  "(lease_expires_at IS NULL OR lease_expires_at <= ?) "
+	  "ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED", 0 }, /* STMT_CLAIM_SELECT */
+	{ "UPDATE s2r_async_execution SET callback_token_hash = ?, "
+	  "lease_expires_at = ?, attempts = attempts + 1 WHERE id = ?",
+	  0 },						/* STMT_CLAIM_UPDATE */
+	{ "UPDATE s2r_async_execution SET lease_expires_at = ? WHERE id = ? "
+	  "AND status = 'waiting_callback' AND callback_token_hash = ?",
+	  0 },						/* STMT_HEARTBEAT */
+	{ "UPDATE s2r_async_execution SET status = 'completed', "
+	  "result_payload = ?, completed_at = ?, updated_at = ? WHERE id = ? "
+	  "AND status = 'waiting_callback' AND callback_token_hash = ?",
+	  0 },						/* STMT_FINALIZE_COMPLETE */
+	{ "UPDATE s2r_async_execution SET status = 'failed', "
+	  "error_payload = ?, completed_at = ?, updated_at = ? WHERE id = ? "
+	  "AND status = 'waiting_callback' AND callback_token_hash = ?",
+	  0 },						/* STMT_FINALIZE_FAIL */
+	{ "UPDATE s2r_async_execution SET status = 'cancelled', "
+	  "completed_at = ?, updated_at = ? WHERE id = ? AND "
+	  "status = 'waiting_callback' AND callback_token_hash = ? AND "
+	  "cancel_requested = 1", 0 },			/* STMT_FINALIZE_CANCELLED */
+	{ "SELECT COALESCE(MAX(version), 0) FROM s2r_schema_version",
+	  1 },						/* STMT_SCHEMA_VERSION */
+	{ "INSERT INTO s2r_route (environment, service_key, operation_key, "
+	  "retention_days, enabled, created_at) VALUES (?, ?, ?, ?, 1, ?)",
+	  0 },						/* STMT_ROUTE_ADD */
+	{ "INSERT INTO s2r_api_key (kind, key_hash, tenant_id, label, "
+	  "created_at) VALUES (?, ?, ?, ?, ?)", 0 },	/* STMT_KEY_ADD */
+	{ "INSERT INTO s2r_backend_key_route (key_id, route_id) "
+	  "VALUES (?, ?)", 0 },				/* STMT_BACKEND_ROUTE_ADD */
+	{ "INSERT INTO s2r_schema_version (version, applied_at) "
+	  "VALUES (?, ?)", 0 },				/* STMT_MIGRATION_RECORD */
+};
+
+static const char *const status_names[ST__MAX] = {
+	"waiting_callback",	/* ST_WAITING */
+	"completed",		/* ST_COMPLETED */
+	"failed",		/* ST_FAILED */
+	"expired",		/* ST_EXPIRED */
+	"cancelled",		/* ST_CANCELLED */
+};
+
+const char *
+exec_status_name(enum exec_status s)
+{
+	return s < ST__MAX ? status_names[s] : "unknown";
+}
+
+static enum exec_status
+status_parse(const char *s)
+{
+	int	 i;
+
+	for (i = 0; i < ST__MAX; i++)
+		if (strcmp(s, status_names[i]) == 0)
+			return (enum exec_status)i;
+	return ST__MAX;
+}
+
+/* Opens a repository handle (no connection yet). NULL when out of memory. */
+struct db *
+repo_open(const struct config *cfg, int eager)
+{
+	return db_new(cfg, stmts, STMT__MAX, eager, !eager);
+}
+
+void
+repo_close(struct db *db)
+{
+	db_free(db);
+}
+
+/* Maps a failed write to REPO_DUP or REPO_ERR. */
+static int
+write_failed(struct db *db)
+{
+	return db_errno(db) == ER_DUP_ENTRY ? REPO_DUP : REPO_ERR;
+}
+
+/* Runs a statement without results; REPO_OK when it matched a row. */
+static int
+run_cas(struct db *db, enum stmt id, MYSQL_BIND *p)
+{
+	if (db_run(db, id, p) == NULL)
+		return write_failed(db);
+	return db_affected(db, id) > 0 ? REPO_OK : REPO_NOTFOUND;
+}
+
+/* Fetches the one row of an executed query; frees the result. */
+static int
+fetch_one(MYSQL_STMT *st, struct db_cols *c)
+{
+	int	 rc = db_fetch_row(st, c);
+
+	mysql_stmt_free_result(st);
+	return rc == 0 ? REPO_OK : rc == 1 ? REPO_NOTFOUND : REPO_ERR;
+}
+
+/* Looks up an API key by its hash. REPO_OK, REPO_NOTFOUND or REPO_ERR. */
+int
+repo_key_by_hash(struct db *db, const unsigned char *hash, struct key_row *k)
+{
+	MYSQL_BIND	 p[1];
+	MYSQL_STMT	*st;
+	struct db_cols	 c;
+	int		 backend = 0, revoked = 0, rc;
+
+	db_bind_blob(&p[0], hash, SHA256_LEN);
+	if ((st = db_run(db, STMT_KEY_BY_HASH, p)) == NULL)
+		return REPO_ERR;
+	memset(k, 0, sizeof(*k));
+	db_rcol(&c, 0, MYSQL_TYPE_LONGLONG, &k->id, 0);
+	db_rcol(&c, 1, MYSQL_TYPE_LONG, &backend, 0);
+	db_rcol(&c, 2, MYSQL_TYPE_STRING, k->tenant, sizeof(k->tenant));
+	db_rcol(&c, 3, MYSQL_TYPE_LONG, &revoked, 0);
+	rc = fetch_one(st, &c);
+	db_rstr(&c, 2, k->tenant, sizeof(k->tenant));
+	k->backend = backend;
+	k->revoked = revoked;
+	return rc;
+}
+
+/* Whether backend key key_id serves the route: REPO_OK or REPO_NOTFOUND. */
+int
+repo_backend_serves(struct db *db, uint64_t key_id, const char *env,
+    const char *svc, const char *op)
+{
+	MYSQL_BIND	 p[4];
+	MYSQL_STMT	*st;
+	struct db_cols	 c;
+	int		 one;
+
+	db_bind_u64(&p[0], &key_id);
+	db_bind_str(&p[1], env);
+	db_bind_str(&p[2], svc);
+	db_bind_str(&p[3], op);
+	if ((st = db_run(db, STMT_BACKEND_SERVES, p)) == NULL)
+		return REPO_ERR;
+	db_rcol(&c, 0, MYSQL_TYPE_LONG, &one, 0);
+	return fetch_one(st, &c);
+}
+
+/* Looks up a route. REPO_OK, REPO_NOTFOUND or REPO_ERR. */
+int
+repo_route_get(struct db *db, const char *env, const char *svc,
+    const char *op, struct route_row *r)
+{
+	MYSQL_BIND	 p[3];
+	MYSQL_STMT	*st;
+	struct db_cols	 c;
+	int		 enabled = 0, rc;
+
+	db_bind_str(&p[0], env);
+	db_bind_str(&p[1], svc);
+	db_bind_str(&p[2], op);
+	if ((st = db_run(db, STMT_ROUTE_GET, p)) == NULL)
+		return REPO_ERR;
+	memset(r, 0, sizeof(*r));
+	db_rcol(&c, 0, MYSQL_TYPE_LONGLONG, &r->id, 0);
+	db_rcol(&c, 1, MYSQL_TYPE_LONG, &r->retention_days, 0);
+	db_rcol(&c, 2, MYSQL_TYPE_LONG, &enabled, 0);
+	rc = fetch_one(st, &c);
+	r->enabled = enabled;
+	return rc;
+}
+
+/* Inserts a new execution. REPO_OK, REPO_DUP (id taken) or REPO_ERR. */
+int
+repo_exec_insert(struct db *db, const struct exec_new *n)
+{
+	MYSQL_BIND	 p[12];
+	MYSQL_TIME	 t[3];
+
+	db_bind_str(&p[0], n->cid);
+	db_bind_str(&p[1], n->env);
+	db_bind_str(&p[2], n->svc);
+	db_bind_str(&p[3], n->op);
+	db_bind_blob(&p[4], n->request, n->request_len);
+	db_bind_blob(&p[5], n->request_sha, SHA256_LEN);
+	db_bind_str(&p[6], n->tenant);
+	db_bind_blob(&p[7], n->key_hash, SHA256_LEN);
+	db_bind_blob(&p[8], n->poll_hash, SHA256_LEN);
+	db_bind_time(&p[9], &t[0], n->now);
+	db_bind_time(&p[10], &t[1], n->now);
+	db_bind_time(&p[11], &t[2], n->expires_at);
+	if (db_run(db, STMT_EXEC_INSERT, p) == NULL)
+		return write_failed(db);
+	return REPO_OK;
+}
+
+void
+exec_row_free(struct exec_row *r)
+{
+	free(r->result);
+	free(r->error);
+	r->result = r->error = NULL;
+}
+
+/* Binds the EXEC_COLS result columns into r and the scratch slots. */
+static void
+exec_cols(struct db_cols *c, struct exec_row *r, char *status, size_t ssz,
+    MYSQL_TIME *t, int *flags)
+{
+	db_rcol(c, 0, MYSQL_TYPE_LONGLONG, &r->id, 0);
+	db_rcol(c, 1, MYSQL_TYPE_STRING, r->cid, sizeof(r->cid));
+	db_rcol(c, 2, MYSQL_TYPE_STRING, r->env, sizeof(r->env));
+	db_rcol(c, 3, MYSQL_TYPE_STRING, r->svc, sizeof(r->svc));
+	db_rcol(c, 4, MYSQL_TYPE_STRING, r->op, sizeof(r->op));
+	db_rcol(c, 5, MYSQL_TYPE_STRING, status, ssz);
+	db_rcol(c, 6, MYSQL_TYPE_STRING, r->tenant, sizeof(r->tenant));
+	db_rcol(c, 7, MYSQL_TYPE_BLOB, r->key_hash, SHA256_LEN);
+	db_rcol(c, 8, MYSQL_TYPE_BLOB, r->poll_hash, SHA256_LEN);
+	db_rcol(c, 9, MYSQL_TYPE_BLOB, r->request_sha, SHA256_LEN);
+	db_rcol(c, 10, MYSQL_TYPE_LONG, &r->attempts, 0);
+	db_rcol(c, 11, MYSQL_TYPE_LONG, &flags[0], 0);
+	db_rcol(c, 12, MYSQL_TYPE_LONG, &flags[1], 0);
+	db_rcol(c, 13, MYSQL_TYPE_DATETIME, &t[0], sizeof(t[0]));
+	db_rcol(c, 14, MYSQL_TYPE_DATETIME, &t[1], sizeof(t[1]));
+	db_rcol(c, 15, MYSQL_TYPE_DATETIME, &t[2], sizeof(t[2]));
+	db_rcol(c, 16, MYSQL_TYPE_DATETIME, &t[3], sizeof(t[3]));
+	db_rcol(c, 17, MYSQL_TYPE_BLOB, NULL, 0);
+	db_rcol(c, 18, MYSQL_TYPE_BLOB, NULL, 0);
+}
+
+/* Copies the scratch slots into r and fetches the payload columns. */
+static int
+exec_finish(MYSQL_STMT *st, struct db_cols *c, struct exec_row *r,
+    char *status, size_t ssz, MYSQL_TIME *t, int *flags)
+{
+	db_rstr(c, 1, r->cid, sizeof(r->cid));
+	db_rstr(c, 2, r->env, sizeof(r->env));
+	db_rstr(c, 3, r->svc, sizeof(r->svc));
+	db_rstr(c, 4, r->op, sizeof(r->op));
+	db_rstr(c, 5, status, ssz);
+	db_rstr(c, 6, r->tenant, sizeof(r->tenant));
+	r->status = status_parse(status);
+	r->tenant_null = c->null[6];
+	r->key_hash_null = c->null[7] || c->len[7] != SHA256_LEN;
+	r->poll_hash_null = c->null[8] || c->len[8] != SHA256_LEN;
+	r->cancel_requested = flags[0];
+	r->claimed = !c->null[12] && flags[1];
+	r->created_at = db_time_ms(&t[0]);
+	r->updated_at = db_time_ms(&t[1]);
+	r->completed_at = c->null[15] ? 0 : db_time_ms(&t[2]);
+	r->expires_at = db_time_ms(&t[3]);
+	if (!c->null[17] && db_fetch_blob(st, &c->b[17], 17, c->len[17],
+	    &r->result, &r->result_len) == -1)
+		return -1;
+	if (!c->null[18] && db_fetch_blob(st, &c->b[18], 18, c->len[18],
+	    &r->error, &r->error_len) == -1)
+		return -1;
+	return r->status == ST__MAX ? -1 : 0;
+}
+
+/* Fetches one execution row from an executed EXEC_COLS query. */
+static int
+exec_fetch(struct db *db, MYSQL_STMT *st, struct exec_row *r)
+{
+	struct db_cols	 c;
+	MYSQL_TIME	 t[4];
+	char		 status[24];
+	int		 flags[2] = { 0, 0 }, rc;
+
+	(void)db;
+	memset(r, 0, sizeof(*r));
+	exec_cols(&c, r, status, sizeof(status), t, flags);
+	rc = db_fetch_row(st, &c);
+	if (rc == 0 && exec_finish(st, &c, r, status, sizeof(status), t,
+	    flags) == -1) {
+		exec_row_free(r);
+		rc = -1;
+	}
+	mysql_stmt_free_result(st);
+	return rc == 0 ? REPO_OK : rc == 1 ? REPO_NOTFOUND : REPO_ERR;
+}
+
+/*
+ * Reads the execution of (tenant, route, correlation id). now decides
+ * whether a lease is still live. REPO_OK (r filled; free it with
+ * exec_row_free), REPO_NOTFOUND or REPO_ERR.
+ */
+int
+repo_exec_by_key(struct db *db, const char *tenant, const char *env,
+    const char *svc, const char *op, const char *cid, int64_t now,
+    struct exec_row *r)
+{
+	MYSQL_BIND	 p[6];
+	MYSQL_TIME	 t;
+	MYSQL_STMT	*st;
+
+	db_bind_time(&p[0], &t, now);
+	db_bind_str(&p[1], tenant);
+	db_bind_str(&p[2], env);
+	db_bind_str(&p[3], svc);
+	db_bind_str(&p[4], op);
+	db_bind_str(&p[5], cid);
+	if ((st = db_run(db, STMT_EXEC_BY_KEY, p)) == NULL)
+		return REPO_ERR;
+	return exec_fetch(db, st, r);
+}
+
+/* As repo_exec_by_key, by primary key. */
+int
+repo_exec_by_id(struct db *db, uint64_t id, int64_t now, struct exec_row *r)
+{
+	MYSQL_BIND	 p[2];
+	MYSQL_TIME	 t;
+	MYSQL_STMT	*st;
+
+	db_bind_time(&p[0], &t, now);
+	db_bind_u64(&p[1], &id);
+	if ((st = db_run(db, STMT_EXEC_BY_ID, p)) == NULL)
+		return REPO_ERR;
+	return exec_fetch(db, st, r);
+}
+
+/* Replaces the poll token hash (resubmit). REPO_OK or REPO_ERR. */
+int
+repo_exec_rotate_poll(struct db *db, uint64_t id, const unsigned char *hash)
+{
+	MYSQL_BIND	 p[2];
+	int		 rc;
+
+	db_bind_blob(&p[0], hash, SHA256_LEN);
+	db_bind_u64(&p[1], &id);
+	rc = run_cas(db, STMT_EXEC_ROTATE_POLL, p);
+	return rc == REPO_NOTFOUND ? REPO_ERR : rc;
+}
+
+/*
+ * Cancels a waiting execution that no live lease holds. REPO_OK when it
+ * became cancelled, REPO_NOTFOUND when it is claimed or terminal.
+ */
+int
+repo_exec_cancel(struct db *db, uint64_t id, int64_t now)
+{
+	MYSQL_BIND	 p[4];
+	MYSQL_TIME	 t[3];
+
+	db_bind_time(&p[0], &t[0], now);
+	db_bind_time(&p[1], &t[1], now);
+	db_bind_u64(&p[2], &id);
+	db_bind_time(&p[3], &t[2], now);
+	return run_cas(db, STMT_EXEC_CANCEL, p);
+}
+
+/* Sets cancel_requested on a waiting execution. REPO_NOTFOUND: terminal. */
+int
+repo_exec_request_cancel(struct db *db, uint64_t id, int64_t now)
+{
+	MYSQL_BIND	 p[2];
+	MYSQL_TIME	 t;
+
+	db_bind_time(&p[0], &t, now);
+	db_bind_u64(&p[1], &id);
+	return run_cas(db, STMT_EXEC_REQUEST_CANCEL, p);
+}
+
+/* Extends the lease of the current claim. REPO_NOTFOUND: stale or final. */
+int
+repo_heartbeat(struct db *db, uint64_t id, const unsigned char *tokhash,
+    int64_t lease_until)
+{
+	MYSQL_BIND	 p[3];
+	MYSQL_TIME	 t;
+
+	db_bind_time(&p[0], &t, lease_until);
+	db_bind_u64(&p[1], &id);
+	db_bind_blob(&p[2], tokhash, SHA256_LEN);
+	return run_cas(db, STMT_HEARTBEAT, p);
+}
+
+/*
+ * Finalizes execution id to status to (completed, failed or cancelled)
+ * with payload (result or error; unused for cancelled) in one
+ * compare-and-set on status and callback token. REPO_OK for the one
+ * winner, REPO_NOTFOUND for every loser, REPO_ERR.
+ */
+int
+repo_finalize(struct db *db, uint64_t id, const unsigned char *tokhash,
+    enum exec_status to, const char *payload, size_t len, int64_t now)
+{
+	MYSQL_BIND	 p[5];
+	MYSQL_TIME	 t[2];
+	enum stmt	 s;
+
+	db_bind_blob(&p[0], payload, len);
+	db_bind_time(&p[1], &t[0], now);
+	db_bind_time(&p[2], &t[1], now);
+	db_bind_u64(&p[3], &id);
+	db_bind_blob(&p[4], tokhash, SHA256_LEN);
+	switch (to) {
+	case ST_COMPLETED:
+		s = STMT_FINALIZE_COMPLETE;
+		break;
+	case ST_FAILED:
+		s = STMT_FINALIZE_FAIL;
+		break;
+	case ST_CANCELLED:
+		return run_cas(db, STMT_FINALIZE_CANCELLED, p + 1);
+	default:
+		return REPO_ERR;
+	}
+	return run_cas(db, s, p);
+}
+
+/* The applied schema version (0 when none); REPO_OK or REPO_ERR. */
+int
+repo_schema_version(struct db *db, int *version)
+{
+	MYSQL_STMT	*st;
+	struct db_cols	 c;
+
+	*version = 0;
+	if ((st = db_run(db, STMT_SCHEMA_VERSION, NULL)) == NULL)
+		return REPO_ERR;
+	db_rcol(&c, 0, MYSQL_TYPE_LONG, version, 0);
+	return fetch_one(st, &c) == REPO_OK ? REPO_OK : REPO_ERR;
+}
+
+void
+claim_free(struct claim_item *it, size_t n)
+{
+	size_t	 i;
+
+	for (i = 0; it != NULL && i < n; i++)
+		free(it[i].request);
+	free(it);
+}
+
+/* Reads the rows of an executed STMT_CLAIM_SELECT into it[0..max). */
+static int
+claim_read(MYSQL_STMT *st, struct claim_item *it, unsigned max, size_t *n)
+{
+	struct db_cols	 c;
+	struct claim_item row;
+	MYSQL_TIME	 t;
+	int		 rc = 0;
+
+	db_rcol(&c, 0, MYSQL_TYPE_LONGLONG, &row.id, 0);
+	db_rcol(&c, 1, MYSQL_TYPE_STRING, row.cid, sizeof(row.cid));
+	db_rcol(&c, 2, MYSQL_TYPE_STRING, row.tenant, sizeof(row.tenant));
+	db_rcol(&c, 3, MYSQL_TYPE_BLOB, NULL, 0);
+	db_rcol(&c, 4, MYSQL_TYPE_LONG, &row.attempt, 0);
+	db_rcol(&c, 5, MYSQL_TYPE_DATETIME, &t, sizeof(t));
+	if (mysql_stmt_bind_result(st, c.b) != 0)
+		rc = -1;
+	while (rc == 0 && *n < max) {
+		memset(&row, 0, sizeof(row));
+		if ((rc = mysql_stmt_fetch(st)) == MYSQL_NO_DATA) {
+			rc = 0;
+			break;
+		}
+		if (rc != 0 && rc != MYSQL_DATA_TRUNCATED)
+			break;
+		rc = 0;
+		db_rstr(&c, 1, row.cid, sizeof(row.cid));
+		db_rstr(&c, 2, row.tenant, sizeof(row.tenant));
+		row.tenant_null = c.null[2];
+		row.created_at = db_time_ms(&t);
+		if (db_fetch_blob(st, &c.b[3], 3, c.len[3], &row.request,
+		    &row.request_len) == -1)
+			rc = -1;
+		else
+			it[(*n)++] = row;
+	}
+	if (rc != 0)
+		log_error("db: claim fetch: %s", mysql_stmt_error(st));
+	mysql_stmt_free_result(st);
+	return rc == 0 ? 0 : -1;
+}
+
+/* Gives claimed item it a fresh callback token and lease. 0 or -1. */
+static int
+claim_take(struct db *db, struct claim_item *it, int64_t lease_until)
+{
+	unsigned char	 hash[SHA256_LEN];
+	MYSQL_BIND	 p[3];
+	MYSQL_TIME	 t;
+
+	if (crypto_new_secret("", it->token, sizeof(it->token), hash) == -1)
+		return -1;
+	it->attempt++;
+	it->lease_expires_at = lease_until;
+	db_bind_blob(&p[0], hash, SHA256_LEN);
+	db_bind_time(&p[1], &t, lease_until);
+	db_bind_u64(&p[2], &it->id);
+	return run_cas(db, STMT_CLAIM_UPDATE, p) == REPO_OK ? 0 : -1;
+}
+
+/*
+ * Claims up to max waiting, unleased, not cancel-requested executions of
+ * a route, oldest first, in one transaction whose row locks skip rows
+ * that another claim holds. *out (caller frees with claim_free) gets
+ * the claimed items with their new callback tokens. REPO_OK or REPO_ERR.
+ */
+int
+repo_claim(struct db *db, const char *env, const char *svc, const char *op,
+    unsigned max, unsigned lease_seconds, int64_t now,
+    struct claim_item **out, size_t *n)
+{
+	struct claim_item *it;
+	MYSQL_BIND	 p[5];
+	MYSQL_TIME	 t;
+	MYSQL_STMT	*st;
+	size_t		 i;
+
+	*out = NULL;
+	*n = 0;
+	if ((it = calloc(max, sizeof(*it))) == NULL)
+		return REPO_ERR;
+	if (db_begin(db) == -1)
+		goto fail;
+	db_bind_str(&p[0], env);
+	db_bind_str(&p[1], svc);
+	db_bind_str(&p[2], op);
+	db_bind_time(&p[3], &t, now);
+	db_bind_u32(&p[4], &max);
+	if ((st = db_run(db, STMT_CLAIM_SELECT, p)) == NULL ||
+	    claim_read(st, it, max, n) == -1)
+		goto fail;
+	for (i = 0; i < *n; i++)
+		if (claim_take(db, &it[i], now + (int64_t)lease_seconds *
+		    1000) == -1)
+			goto fail;
+	if (db_commit(db) == -1)
+		goto fail;
+	*out = it;
+	return REPO_OK;
+fail:
+	db_rollback(db);
+	claim_free(it, *n);
+	*n = 0;
+	return REPO_ERR;
+}
+
+int
+repo_tx_begin(struct db *db)
+{
+	return db_begin(db) == 0 ? REPO_OK : REPO_ERR;
+}
+
+int
+repo_tx_commit(struct db *db)
+{
+	return db_commit(db) == 0 ? REPO_OK : REPO_ERR;
+}
+
+void
+repo_tx_rollback(struct db *db)
+{
+	db_rollback(db);
+}
+
+/* REPO_OK when the database answers, else REPO_ERR. */
+int
+repo_ping(struct db *db)
+{
+	int	 v;
+
+	return repo_schema_version(db, &v);
+}

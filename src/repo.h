@@ -1,0 +1,143 @@
+/*
+ * repo.h - the execution repository: every SQL statement of the service.
+ *
+ * Functions return enum repo_rc: REPO_OK, REPO_NOTFOUND (no row, or the
+ * compare-and-set matched nothing), REPO_DUP (unique key taken) or
+ * REPO_ERR (the database failed or is unreachable; already logged).
+ * Rows filled by the repository own their payload buffers: release them
+ * with exec_row_free / claim_free.
+ */
+#ifndef ASYNCEXEC_REPO_H
+#define ASYNCEXEC_REPO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "crypto.h"
+#include "valid.h"
+
+struct config;
+struct db;
+
+#define SCHEMA_VERSION	1	/* the newest migration in sql/ */
+
+enum repo_rc {
+	REPO_ERR = -1,
+	REPO_OK = 0,
+	REPO_NOTFOUND = 1,
+	REPO_DUP = 2
+};
+
+enum exec_status {
+	ST_WAITING,		/* ST_WAITING */
+	ST_COMPLETED,		/* ST_COMPLETED */
+	ST_FAILED,		/* ST_FAILED */
+	ST_EXPIRED,		/* ST_EXPIRED */
+	ST_CANCELLED,		/* ST_CANCELLED */
+	ST__MAX
+};
+
+struct key_row {
+	uint64_t	 id;
+	int		 backend;	/* 1 backend key, 0 consumer key */
+	int		 revoked;
+	char		 tenant[TENANT_MAX_LEN + 1];	/* "" for backend */
+};
+
+struct route_row {
+	uint64_t	 id;
+	unsigned	 retention_days;
+	int		 enabled;
+};
+
+struct exec_row {
+	uint64_t	 id;
+	char		 cid[CID_MAX_LEN + 1];
+	char		 env[NAME_MAX_LEN + 1];
+	char		 svc[NAME_MAX_LEN + 1];
+	char		 op[NAME_MAX_LEN + 1];
+	enum exec_status status;
+	char		 tenant[TENANT_MAX_LEN + 1];
+	int		 tenant_null;
+	unsigned char	 key_hash[SHA256_LEN];
+	int		 key_hash_null;
+	unsigned char	 poll_hash[SHA256_LEN];
+	int		 poll_hash_null;
+	unsigned char	 request_sha[SHA256_LEN];
+	unsigned	 attempts;
+	int		 cancel_requested;
+	int		 claimed;	/* has a lease that has not lapsed */
+	int64_t		 created_at, updated_at, expires_at;	/* ms */
+	int64_t		 completed_at;	/* 0 when NULL */
+	char		*result;	/* NULL when NULL */
+	size_t		 result_len;
+	char		*error;
+	size_t		 error_len;
+};
+
+struct exec_new {
+	const char	*cid, *env, *svc, *op, *tenant;
+	const char	*request;
+	size_t		 request_len;
+	unsigned char	 request_sha[SHA256_LEN];
+	unsigned char	 key_hash[SHA256_LEN];
+	unsigned char	 poll_hash[SHA256_LEN];
+	int64_t		 now, expires_at;
+};
+
+struct claim_item {
+	uint64_t	 id;
+	char		 cid[CID_MAX_LEN + 1];
+	char		 tenant[TENANT_MAX_LEN + 1];
+	int		 tenant_null;
+	char		*request;
+	size_t		 request_len;
+	char		 token[SECRET_B64_LEN + 1];
+	unsigned	 attempt;
+	int64_t		 lease_expires_at, created_at;
+};
+
+const char	*exec_status_name(enum exec_status);
+void		 exec_row_free(struct exec_row *);
+void		 claim_free(struct claim_item *, size_t);
+
+struct db	*repo_open(const struct config *, int eager);
+void		 repo_close(struct db *);
+int		 repo_ping(struct db *);
+int		 repo_schema_version(struct db *, int *version);
+
+int	repo_key_by_hash(struct db *, const unsigned char *, struct key_row *);
+int	repo_backend_serves(struct db *, uint64_t key_id, const char *env,
+	    const char *svc, const char *op);
+int	repo_route_get(struct db *, const char *env, const char *svc,
+	    const char *op, struct route_row *);
+
+int	repo_exec_insert(struct db *, const struct exec_new *);
+int	repo_exec_by_key(struct db *, const char *tenant, const char *env,
+	    const char *svc, const char *op, const char *cid, int64_t now,
+	    struct exec_row *);
+int	repo_exec_by_id(struct db *, uint64_t, int64_t now, struct exec_row *);
+int	repo_exec_rotate_poll(struct db *, uint64_t, const unsigned char *);
+int	repo_exec_cancel(struct db *, uint64_t, int64_t now);
+int	repo_exec_request_cancel(struct db *, uint64_t, int64_t now);
+int	repo_claim(struct db *, const char *env, const char *svc,
+	    const char *op, unsigned max, unsigned lease_seconds, int64_t now,
+	    struct claim_item **, size_t *);
+int	repo_heartbeat(struct db *, uint64_t, const unsigned char *tokhash,
+	    int64_t lease_until);
+int	repo_finalize(struct db *, uint64_t, const unsigned char *tokhash,
+	    enum exec_status to, const char *payload, size_t len, int64_t now);
+
+/* admin */
+int	repo_migrate(struct db *, int *applied, int *version);
+int	repo_route_add(struct db *, const char *env, const char *svc,
+	    const char *op, unsigned retention_days, int64_t now);
+int	repo_key_add(struct db *, int backend, const char *tenant,
+	    const char *label, const unsigned char *hash, int64_t now,
+	    uint64_t *id);
+int	repo_backend_route_add(struct db *, uint64_t key_id, uint64_t route_id);
+int	repo_tx_begin(struct db *);
+int	repo_tx_commit(struct db *);
+void	repo_tx_rollback(struct db *);
+
+#endif

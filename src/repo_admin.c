@@ -1,0 +1,128 @@
+/*
+ * repo_admin.c - the repository's operator statements: schema
+ * migrations, routes and keys (asyncexec-admin).
+ */
+#include <string.h>
+
+#include <mysqld_error.h>
+
+#include "db.h"
+#include "json.h"
+#include "log.h"
+#include "migrations.h"
+#include "repo.h"
+#include "repo_sql.h"
+
+#define VERSION_TABLE \
+	"CREATE TABLE IF NOT EXISTS s2r_schema_version (" \
+	"version INT UNSIGNED NOT NULL PRIMARY KEY, " \
+	"applied_at DATETIME(3) NOT NULL) ENGINE=InnoDB"
+
+/* Runs an insert; REPO_OK, REPO_DUP or REPO_ERR. */
+static int
+insert(struct db *db, enum stmt id, MYSQL_BIND *p)
+{
+	if (db_run(db, id, p) != NULL)
+		return REPO_OK;
+	return db_errno(db) == ER_DUP_ENTRY ? REPO_DUP : REPO_ERR;
+}
+
+/* Applies migration m and records it; REPO_OK or REPO_ERR. */
+static int
+apply_one(struct db *db, const struct migration *m)
+{
+	MYSQL_BIND	 p[2];
+	MYSQL_TIME	 t;
+	unsigned	 v = (unsigned)m->version;
+
+	log_info("migrate: applying %s", m->name);
+	if (db_script(db, m->sql, m->len) == -1)
+		return REPO_ERR;
+	db_bind_u32(&p[0], &v);
+	db_bind_time(&p[1], &t, json_now_ms());
+	return insert(db, STMT_MIGRATION_RECORD, p);
+}
+
+/*
+ * Applies every embedded migration newer than the recorded version, in
+ * order, under a named lock so two runs do not interleave. *applied
+ * gets how many ran, *version the schema version after. REPO_OK/ERR.
+ */
+int
+repo_migrate(struct db *db, int *applied, int *version)
+{
+	size_t	 i;
+	int	 rc = REPO_ERR;
+	static const char lock[] = "DO GET_LOCK('asyncexec_migrate', 60)";
+	static const char unlock[] = "DO RELEASE_LOCK('asyncexec_migrate')";
+
+	*applied = 0;
+	if (db_script(db, VERSION_TABLE, strlen(VERSION_TABLE)) == -1 ||
+	    db_script(db, lock, strlen(lock)) == -1)
+		return REPO_ERR;
+	if (repo_schema_version(db, version) != REPO_OK)
+		goto fail;
+	for (i = 0; i < asyncexec_nmigrations; i++) {
+		const struct migration *m = &asyncexec_migrations[i];
+		if (m->version <= *version)
+			continue;
+		if (apply_one(db, m) != REPO_OK)
+			goto fail;
+		*version = m->version;
+		(*applied)++;
+	}
+	rc = REPO_OK;
+fail:
+	(void)db_script(db, unlock, strlen(unlock));
+	return rc;
+}
+
+/* Adds an enabled route. REPO_OK, REPO_DUP (exists) or REPO_ERR. */
+int
+repo_route_add(struct db *db, const char *env, const char *svc,
+    const char *op, unsigned retention_days, int64_t now)
+{
+	MYSQL_BIND	 p[5];
+	MYSQL_TIME	 t;
+
+	db_bind_str(&p[0], env);
+	db_bind_str(&p[1], svc);
+	db_bind_str(&p[2], op);
+	db_bind_u32(&p[3], &retention_days);
+	db_bind_time(&p[4], &t, now);
+	return insert(db, STMT_ROUTE_ADD, p);
+}
+
+/*
+ * Stores a key hash (tenant NULL for backend keys, label may be NULL);
+ * *id gets the new key's id. REPO_OK, REPO_DUP or REPO_ERR.
+ */
+int
+repo_key_add(struct db *db, int backend, const char *tenant,
+    const char *label, const unsigned char *hash, int64_t now, uint64_t *id)
+{
+	MYSQL_BIND	 p[5];
+	MYSQL_TIME	 t;
+	MYSQL_STMT	*st;
+
+	db_bind_str(&p[0], backend ? "backend" : "consumer");
+	db_bind_blob(&p[1], hash, SHA256_LEN);
+	db_bind_str(&p[2], tenant);
+	db_bind_str(&p[3], label);
+	db_bind_time(&p[4], &t, now);
+	if ((st = db_run(db, STMT_KEY_ADD, p)) == NULL)
+		return db_errno(db) == ER_DUP_ENTRY ? REPO_DUP : REPO_ERR;
+	*id = mysql_stmt_insert_id(st);
+	return REPO_OK;
+}
+
+/* Lets backend key key_id serve route route_id. REPO_OK/DUP/ERR. */
+int
+repo_backend_route_add(struct db *db, uint64_t key_id, uint64_t route_id)
+{
+	MYSQL_BIND	 p[2];
+
+	db_bind_u64(&p[0], &key_id);
+	db_bind_u64(&p[1], &route_id);
+	return insert(db, STMT_BACKEND_ROUTE_ADD, p);
+}

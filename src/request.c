@@ -1,0 +1,158 @@
+/*
+ * request.c - struct req from the FastCGI params and body.
+ *
+ * Every FCGX_GetParam value that is kept is copied: the params die at
+ * the next accept. CONTENT_LENGTH is checked against the limit before a
+ * single body byte is read.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <fcgiapp.h>
+
+#include "http.h"
+#include "log.h"
+
+/* Copies param name of r, or NULL when absent; -1 only on no memory. */
+static int
+param_copy(FCGX_Request *r, const char *name, char **out)
+{
+	const char	*v = FCGX_GetParam(name, r->envp);
+
+	*out = NULL;
+	if (v == NULL)
+		return 0;
+	return (*out = strdup(v)) == NULL ? -1 : 0;
+}
+
+/* Parses CONTENT_LENGTH: -1 absent, -2 malformed, else the length. */
+static long long
+content_length(FCGX_Request *r)
+{
+	const char	*v = FCGX_GetParam("CONTENT_LENGTH", r->envp);
+	long long	 n = 0;
+
+	if (v == NULL || *v == '\0')
+		return -1;
+	for (; *v != '\0'; v++) {
+		if (*v < '0' || *v > '9' || n > (1LL << 50))
+			return -2;
+		n = n * 10 + (*v - '0');
+	}
+	return n;
+}
+
+/* Splits req->path into segments in req->segbuf; 0 or -1 (no memory). */
+static int
+split_path(struct req *req)
+{
+	char	*p, *s;
+
+	req->nseg = 0;
+	if ((req->segbuf = strdup(req->path)) == NULL)
+		return -1;
+	p = req->segbuf;
+	if (*p == '/')
+		p++;
+	while (p != NULL && req->nseg < sizeof(req->seg) / sizeof(req->seg[0])) {
+		s = strchr(p, '/');
+		if (s != NULL)
+			*s++ = '\0';
+		req->seg[req->nseg++] = p;
+		p = s;
+	}
+	if (p != NULL)		/* too many segments: never matches */
+		req->nseg = 0;
+	return 0;
+}
+
+/*
+ * Fills req from FastCGI request fr. Returns 0, or -1 when out of
+ * memory. A malformed Content-Length is left for the router as -2.
+ */
+int
+req_from_params(struct req *req, void *fr)
+{
+	FCGX_Request	*r = fr;
+	const char	*m, *uri;
+	size_t		 n;
+
+	memset(req, 0, sizeof(*req));
+	req->io = r;
+	m = FCGX_GetParam("REQUEST_METHOD", r->envp);
+	snprintf(req->method, sizeof(req->method), "%s", m ? m : "");
+	uri = FCGX_GetParam("REQUEST_URI", r->envp);
+	if (uri == NULL)
+		uri = FCGX_GetParam("DOCUMENT_URI", r->envp);
+	if (uri == NULL)
+		uri = "/";
+	n = strcspn(uri, "?");
+	if ((req->path = strndup(uri, n)) == NULL || split_path(req) == -1 ||
+	    param_copy(r, "HTTP_AUTHORIZATION", &req->authorization) ||
+	    param_copy(r, "HTTP_X_POLL_TOKEN", &req->poll_token) ||
+	    param_copy(r, "HTTP_X_CORRELATION_ID", &req->correlation_id) ||
+	    param_copy(r, "HTTP_X_CALLBACK_TOKEN", &req->callback_token) ||
+	    param_copy(r, "HTTP_IF_NONE_MATCH", &req->if_none_match) ||
+	    param_copy(r, "CONTENT_TYPE", &req->content_type))
+		return -1;
+	req->content_length = content_length(r);
+	return 0;
+}
+
+void
+req_free(struct req *req)
+{
+	free(req->path);
+	free(req->segbuf);
+	free(req->authorization);
+	free(req->poll_token);
+	free(req->correlation_id);
+	free(req->callback_token);
+	free(req->if_none_match);
+	free(req->content_type);
+	free(req->body);
+	memset(req, 0, sizeof(*req));
+}
+
+/*
+ * Reads the body (at most limit bytes) into req->body, NUL-terminated.
+ * HERR_OK; HERR_PAYLOAD_TOO_LARGE before reading when Content-Length
+ * exceeds limit; HERR_INVALID_REQUEST on a malformed length or a short
+ * read; HERR_INTERNAL when out of memory.
+ */
+enum herr
+req_body(struct req *req, size_t limit, struct resp *resp)
+{
+	FCGX_Request	*r = req->io;
+	size_t		 want, got = 0;
+	int		 n;
+
+	if (req->body != NULL)
+		return HERR_OK;
+	if (req->content_length == -2) {
+		resp->detail = "malformed Content-Length";
+		return HERR_INVALID_REQUEST;
+	}
+	want = req->content_length < 0 ? 0 : (size_t)req->content_length;
+	if ((unsigned long long)req->content_length > limit &&
+	    req->content_length > 0) {
+		resp->detail = "the request body is larger than allowed";
+		return HERR_PAYLOAD_TOO_LARGE;
+	}
+	if ((req->body = malloc(want + 1)) == NULL)
+		return HERR_INTERNAL;
+	while (got < want && r != NULL) {
+		n = FCGX_GetStr(req->body + got, (int)(want - got), r->in);
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	req->body[got] = '\0';
+	req->body_len = got;
+	if (got < want) {
+		resp->detail = "the request body is shorter than Content-Length";
+		return HERR_INVALID_REQUEST;
+	}
+	return HERR_OK;
+}

@@ -1,0 +1,141 @@
+/*
+ * router.c - method and path to handler.
+ *
+ * Patterns are matched segment by segment; "*" takes any one non-empty
+ * segment. A path that matches with another method gives 405 with Allow.
+ * Route parameters are validated here: a bad route name is
+ * unknown_route, a bad correlation id or execution id is not_found.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "handlers/handlers.h"
+#include "router.h"
+#include "valid.h"
+
+enum params { P_NONE, P_ROUTE, P_EXEC, P_CALLBACK };
+
+struct route_def {
+	const char	*method;
+	const char	*pattern;
+	enum params	 params;
+	handler_fn	 fn;
+	const char	*name;
+};
+
+static const struct route_def routes[ROUTE__MAX] = {
+	{ "POST", "v1/executions/*/*/*", P_ROUTE, handle_submit,
+	  "submit" },					/* ROUTE_SUBMIT */
+	{ "GET", "v1/executions/*/*/*/*", P_EXEC, handle_poll,
+	  "poll" },					/* ROUTE_POLL */
+	{ "POST", "v1/executions/*/*/*/*/cancel", P_EXEC, handle_cancel,
+	  "cancel" },					/* ROUTE_CANCEL */
+	{ "POST", "v1/backend/*/*/*/claim", P_ROUTE, handle_claim,
+	  "claim" },					/* ROUTE_CLAIM */
+	{ "POST", "v1/callbacks/*/heartbeat", P_CALLBACK, handle_heartbeat,
+	  "heartbeat" },				/* ROUTE_HEARTBEAT */
+	{ "POST", "v1/callbacks/*/complete", P_CALLBACK, handle_complete,
+	  "complete" },					/* ROUTE_COMPLETE */
+	{ "POST", "v1/callbacks/*/fail", P_CALLBACK, handle_fail,
+	  "fail" },					/* ROUTE_FAIL */
+	{ "POST", "v1/callbacks/*/cancelled", P_CALLBACK, handle_cancelled,
+	  "cancelled" },				/* ROUTE_CANCELLED */
+	{ "GET", "healthz", P_NONE, handle_healthz, "healthz" },	/* ROUTE_HEALTHZ */
+	{ "GET", "readyz", P_NONE, handle_readyz, "readyz" },	/* ROUTE_READYZ */
+	{ "GET", "metrics", P_NONE, handle_metrics, "metrics" },	/* ROUTE_METRICS */
+};
+
+/* Whether req's segments match pattern; fills vars with the "*" ones. */
+static int
+match(const struct req *req, const char *pattern, const char **vars)
+{
+	char		 pat[64];
+	char		*p, *s;
+	size_t		 i = 0, nv = 0;
+
+	snprintf(pat, sizeof(pat), "%s", pattern);
+	for (p = pat; p != NULL; p = s, i++) {
+		if ((s = strchr(p, '/')) != NULL)
+			*s++ = '\0';
+		if (i >= req->nseg || req->seg[i][0] == '\0')
+			return 0;
+		if (strcmp(p, "*") == 0)
+			vars[nv++] = req->seg[i];
+		else if (strcmp(p, req->seg[i]) != 0)
+			return 0;
+	}
+	return i == req->nseg;
+}
+
+/* Validates and stores the parameters of route def; HERR_OK or why not. */
+static enum herr
+bind_params(struct req *req, const struct route_def *def, const char **v)
+{
+	switch (def->params) {
+	case P_NONE:
+		return HERR_OK;
+	case P_CALLBACK:
+		return valid_exec_id(v[0], &req->exec_id) ? HERR_OK :
+		    HERR_NOT_FOUND;
+	case P_EXEC:
+		req->cid = v[3];
+		/* FALLTHROUGH */
+	case P_ROUTE:
+		req->env = v[0];
+		req->svc = v[1];
+		req->op = v[2];
+		if (!valid_name(v[0]) || !valid_name(v[1]) || !valid_name(v[2]))
+			return HERR_UNKNOWN_ROUTE;
+		if (req->cid != NULL && !valid_correlation_id(req->cid))
+			return HERR_NOT_FOUND;
+		return HERR_OK;
+	}
+	return HERR_NOT_FOUND;
+}
+
+/*
+ * Finds the route for req's method and path. HEAD is served as GET.
+ * On success m->route is set and m->err is HERR_OK; otherwise m->err
+ * says why (not_found, method_not_allowed with m->allow, or a parameter
+ * error) and m->route is the matched route or ROUTE_NONE.
+ */
+void
+router_match(struct req *req, struct route_match *m)
+{
+	const char	*vars[8];
+	const char	*method = req->method;
+	int		 i;
+
+	if (strcmp(method, "HEAD") == 0)
+		method = "GET";
+	m->route = ROUTE_NONE;
+	m->err = HERR_NOT_FOUND;
+	m->allow = NULL;
+	for (i = 0; i < ROUTE__MAX; i++) {
+		if (!match(req, routes[i].pattern, vars))
+			continue;
+		if (strcmp(routes[i].method, method) != 0) {
+			m->err = HERR_METHOD_NOT_ALLOWED;
+			m->allow = strcmp(routes[i].method, "GET") == 0 ?
+			    "GET, HEAD" : routes[i].method;
+			m->route = (enum route)i;
+			continue;
+		}
+		m->route = (enum route)i;
+		m->allow = NULL;
+		m->err = bind_params(req, &routes[i], vars);
+		return;
+	}
+}
+
+handler_fn
+router_handler(enum route r)
+{
+	return r < ROUTE__MAX ? routes[r].fn : NULL;
+}
+
+const char *
+router_name(enum route r)
+{
+	return r < ROUTE__MAX ? routes[r].name : "none";
+}

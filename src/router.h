@@ -1,0 +1,36 @@
+/*
+ * router.h - method and path to handler, one table indexed by enum route.
+ */
+#ifndef ASYNCEXEC_ROUTER_H
+#define ASYNCEXEC_ROUTER_H
+
+#include "http.h"
+
+enum route {
+	ROUTE_SUBMIT,		/* ROUTE_SUBMIT */
+	ROUTE_POLL,		/* ROUTE_POLL */
+	ROUTE_CANCEL,		/* ROUTE_CANCEL */
+	ROUTE_CLAIM,		/* ROUTE_CLAIM */
+	ROUTE_HEARTBEAT,	/* ROUTE_HEARTBEAT */
+	ROUTE_COMPLETE,		/* ROUTE_COMPLETE */
+	ROUTE_FAIL,		/* ROUTE_FAIL */
+	ROUTE_CANCELLED,	/* ROUTE_CANCELLED */
+	ROUTE_HEALTHZ,		/* ROUTE_HEALTHZ */
+	ROUTE_READYZ,		/* ROUTE_READYZ */
+	ROUTE_METRICS,		/* ROUTE_METRICS */
+	ROUTE__MAX
+};
+
+#define ROUTE_NONE	ROUTE__MAX	/* no path matched (metrics label) */
+
+struct route_match {
+	enum route	 route;		/* ROUTE_NONE when nothing matched */
+	enum herr	 err;		/* HERR_OK, or why the match failed */
+	const char	*allow;		/* for HERR_METHOD_NOT_ALLOWED */
+};
+
+void		 router_match(struct req *, struct route_match *);
+handler_fn	 router_handler(enum route);
+const char	*router_name(enum route);
+
+#endif

@@ -1,0 +1,97 @@
+/* Unit tests: configuration parsing, good and bad files. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "config.h"
+#include "log.h"
+
+static void
+good(void)
+{
+	struct config	 c;
+	char		 err[256];
+
+	CHECK(config_parse(&c, "t.conf", "", err, sizeof(err)) == 0);
+	CHECK_EQ_STR(c.db_host, "127.0.0.1");
+	CHECK_EQ_INT(c.db_port, 3306);
+	CHECK_EQ_INT(c.max_request_bytes, 1048576);
+	CHECK_EQ_INT(c.max_result_bytes, 4194304);
+	CHECK_EQ_INT(c.listen_mode, 0660);
+	CHECK_EQ_INT(c.max_attempts, 5);
+	CHECK(config_parse(&c, "t.conf",
+	    "# comment\n\n  db_host = db.example  \r\n"
+	    "db_port=3307\nlisten_mode = 0600\nworkers = 3\n"
+	    "max_request_bytes = 2048\nlog_level = debug\n"
+	    "db_password = s3cret # not a comment\n", err, sizeof(err)) == 0);
+	CHECK_EQ_STR(c.db_host, "db.example");
+	CHECK_EQ_INT(c.db_port, 3307);
+	CHECK_EQ_INT(c.listen_mode, 0600);
+	CHECK_EQ_INT(config_workers(&c), 3);
+	CHECK_EQ_INT(c.max_request_bytes, 2048);
+	CHECK_EQ_INT(c.log_level, LOG_DEBUG);
+	CHECK_EQ_STR(c.db_password, "s3cret # not a comment");
+}
+
+/* Expects text to fail with an error containing want. */
+static void
+bad(const char *text, const char *want)
+{
+	struct config	 c;
+	char		 err[256] = "";
+
+	CHECK(config_parse(&c, "bad.conf", text, err, sizeof(err)) == -1);
+	if (strstr(err, want) == NULL)
+		fprintf(stderr, "error \"%s\" lacks \"%s\"\n", err, want);
+	CHECK(strstr(err, want) != NULL);
+}
+
+static void
+bad_files(void)
+{
+	bad("nonsense\n", "bad.conf:1: expected key = value");
+	bad("\n\nfoo = 1\n", "bad.conf:3: foo: unknown key");
+	bad("db_port = 0\n", "bad.conf:1: db_port:");
+	bad("db_port = 65536\n", "db_port:");
+	bad("db_port = -1\n", "db_port:");
+	bad("db_port = 12x\n", "db_port:");
+	bad("db_port = \n", "db_port:");
+	bad("listen_mode = 0999\n", "listen_mode:");
+	bad("log_level = loud\n", "log_level:");
+	bad("db_host = a\ndb_host = b\n", "bad.conf:2: db_host: set twice");
+	bad("db_password = x\ndb_password_file = /nonexistent\n", "both set");
+	bad("db_password_file = /nonexistent/pw\n", "db_password_file");
+	bad("max_request_bytes = 1\n", "max_request_bytes:");
+}
+
+static void
+password_file(void)
+{
+	struct config	 c;
+	char		 path[] = "/tmp/asyncexec-test-pw-XXXXXX", text[128];
+	char		 err[256];
+	int		 fd;
+
+	fd = mkstemp(path);
+	CHECK(fd != -1);
+	CHECK(write(fd, "pa ss\nsecond\n", 13) == 13);
+	close(fd);
+	snprintf(text, sizeof(text), "db_password_file = %s\n", path);
+	CHECK(config_parse(&c, "t.conf", text, err, sizeof(err)) == 0);
+	CHECK_EQ_STR(c.db_password, "pa ss");
+	unlink(path);
+	CHECK(config_load(&c, "/nonexistent/asyncexec.conf", err,
+	    sizeof(err)) == -1);
+	CHECK(strstr(err, "/nonexistent/asyncexec.conf") != NULL);
+}
+
+int
+main(void)
+{
+	good();
+	bad_files();
+	password_file();
+	return check_done("unit_config");
+}

@@ -1,0 +1,82 @@
+/* Unit tests: SHA-256, base64url, constant-time compare, secrets. */
+#include <string.h>
+
+#include "check.h"
+#include "crypto.h"
+#include "valid.h"
+
+static void
+sha(void)
+{
+	unsigned char	 h[SHA256_LEN];
+	char		 hex[2 * SHA256_LEN + 1];
+
+	crypto_sha256("abc", 3, h);
+	hex_encode(h, sizeof(h), hex);
+	CHECK_EQ_STR(hex, "ba7816bf8f01cfea414140de5dae2223"
+	    "b00361a396177a9cb410ff61f20015ad");
+	crypto_sha256("", 0, h);
+	hex_encode(h, sizeof(h), hex);
+	CHECK_EQ_STR(hex, "e3b0c44298fc1c149afbf4c8996fb924"
+	    "27ae41e4649b934ca495991b7852b855");
+}
+
+static void
+b64(void)
+{
+	/* RFC 4648 test vectors, base64url without padding */
+	static const char *const in[] = { "", "f", "fo", "foo", "foob",
+	    "fooba", "foobar" };
+	static const char *const out[] = { "", "Zg", "Zm8", "Zm9v", "Zm9vYg",
+	    "Zm9vYmE", "Zm9vYmFy" };
+	unsigned char	 raw[64], bin[3] = { 0xfb, 0xff, 0xfe };
+	char		 enc[64];
+	size_t		 i, n;
+
+	for (i = 0; i < 7; i++) {
+		b64url_encode((const unsigned char *)in[i], strlen(in[i]), enc,
+		    sizeof(enc));
+		CHECK_EQ_STR(enc, out[i]);
+		CHECK(b64url_decode(out[i], strlen(out[i]), raw, sizeof(raw),
+		    &n) == 0 && n == strlen(in[i]) &&
+		    memcmp(raw, in[i], n) == 0);
+	}
+	b64url_encode(bin, 3, enc, sizeof(enc));
+	CHECK_EQ_STR(enc, "-__-");
+	CHECK(b64url_decode("Zg=", 3, raw, sizeof(raw), &n) == -1);
+	CHECK(b64url_decode("Z", 1, raw, sizeof(raw), &n) == -1);
+	CHECK(b64url_decode("Zh", 2, raw, sizeof(raw), &n) == -1);
+	CHECK(b64url_decode("Zm+v", 4, raw, sizeof(raw), &n) == -1);
+	CHECK(b64url_encode(bin, 3, enc, 4) == 0);
+}
+
+static void
+secrets(void)
+{
+	unsigned char	 a[SHA256_LEN], b[SHA256_LEN], h[SHA256_LEN];
+	char		 k1[64], k2[64], u[UUID_TEXT_LEN + 1];
+
+	CHECK(crypto_new_secret("ak_", k1, sizeof(k1), a) == 0);
+	CHECK(crypto_new_secret("ak_", k2, sizeof(k2), b) == 0);
+	CHECK(strlen(k1) == 3 + SECRET_B64_LEN);
+	CHECK(valid_secret(k1, "ak_"));
+	CHECK(strcmp(k1, k2) != 0);
+	crypto_sha256(k1, strlen(k1), h);
+	CHECK(memcmp(h, a, SHA256_LEN) == 0);
+	CHECK(crypto_equal(a, h, SHA256_LEN));
+	CHECK(!crypto_equal(a, b, SHA256_LEN));
+	h[SHA256_LEN - 1] ^= 1;
+	CHECK(!crypto_equal(a, h, SHA256_LEN));
+	CHECK(crypto_new_secret("ak_", k1, 10, a) == -1);
+	crypto_uuid(u);
+	CHECK(strlen(u) == 36 && u[14] == '4' && valid_correlation_id(u));
+}
+
+int
+main(void)
+{
+	sha();
+	b64();
+	secrets();
+	return check_done("unit_crypto");
+}

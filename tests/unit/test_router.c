@@ -1,0 +1,97 @@
+/* Unit tests: routing and path parameter validation. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "http.h"
+#include "router.h"
+
+/* Routes method + path; returns the match. */
+static struct route_match
+route(const char *method, const char *path, struct req *req)
+{
+	struct route_match	 m;
+	char			*p, *s;
+
+	memset(req, 0, sizeof(*req));
+	snprintf(req->method, sizeof(req->method), "%s", method);
+	req->path = strdup(path);
+	req->segbuf = strdup(path + 1);
+	for (p = req->segbuf; p != NULL && req->nseg < 8; p = s) {
+		if ((s = strchr(p, '/')) != NULL)
+			*s++ = '\0';
+		req->seg[req->nseg++] = p;
+	}
+	router_match(req, &m);
+	return m;
+}
+
+static void
+done(struct req *req)
+{
+	free(req->path);
+	free(req->segbuf);
+}
+
+/* Expects method+path to route to r with error e. */
+static void
+expect(const char *method, const char *path, enum route r, enum herr e)
+{
+	struct req		 req;
+	struct route_match	 m = route(method, path, &req);
+
+	if (m.route != r || m.err != e)
+		fprintf(stderr, "%s %s: route %d err %d\n", method, path,
+		    m.route, m.err);
+	CHECK(m.route == r && m.err == e);
+	done(&req);
+}
+
+int
+main(void)
+{
+	struct req		 req;
+	struct route_match	 m;
+
+	expect("POST", "/v1/executions/prod/billing/charge", ROUTE_SUBMIT, HERR_OK);
+	expect("GET", "/v1/executions/prod/billing/charge/abc:1", ROUTE_POLL, HERR_OK);
+	expect("HEAD", "/v1/executions/prod/billing/charge/abc", ROUTE_POLL, HERR_OK);
+	expect("POST", "/v1/executions/p/b/c/x/cancel", ROUTE_CANCEL, HERR_OK);
+	expect("POST", "/v1/backend/p/b/c/claim", ROUTE_CLAIM, HERR_OK);
+	expect("POST", "/v1/callbacks/42/heartbeat", ROUTE_HEARTBEAT, HERR_OK);
+	expect("POST", "/v1/callbacks/42/complete", ROUTE_COMPLETE, HERR_OK);
+	expect("POST", "/v1/callbacks/42/fail", ROUTE_FAIL, HERR_OK);
+	expect("POST", "/v1/callbacks/42/cancelled", ROUTE_CANCELLED, HERR_OK);
+	expect("GET", "/healthz", ROUTE_HEALTHZ, HERR_OK);
+	expect("GET", "/readyz", ROUTE_READYZ, HERR_OK);
+	expect("GET", "/metrics", ROUTE_METRICS, HERR_OK);
+	expect("GET", "/nope", ROUTE_NONE, HERR_NOT_FOUND);
+	expect("GET", "/v1/executions/p/b", ROUTE_NONE, HERR_NOT_FOUND);
+	expect("GET", "/v1/executions/p/b/c/x/", ROUTE_NONE, HERR_NOT_FOUND);
+	expect("GET", "/v1/executions/p//c/x", ROUTE_NONE, HERR_NOT_FOUND);
+	expect("DELETE", "/v1/executions/p/b/c/x", ROUTE_POLL,
+	    HERR_METHOD_NOT_ALLOWED);
+	expect("GET", "/v1/executions/p/b/c", ROUTE_SUBMIT,
+	    HERR_METHOD_NOT_ALLOWED);
+	expect("POST", "/v1/executions/Prod/b/c", ROUTE_SUBMIT,
+	    HERR_UNKNOWN_ROUTE);
+	expect("GET", "/v1/executions/p/b/c/a%20b", ROUTE_POLL, HERR_NOT_FOUND);
+	expect("POST", "/v1/callbacks/0/complete", ROUTE_COMPLETE, HERR_NOT_FOUND);
+	expect("POST", "/v1/callbacks/x/complete", ROUTE_COMPLETE, HERR_NOT_FOUND);
+	expect("POST", "/v1/callbacks/1/explode", ROUTE_NONE, HERR_NOT_FOUND);
+
+	m = route("GET", "/v1/executions/prod/billing/charge/ord-7", &req);
+	CHECK_EQ_STR(req.env, "prod");
+	CHECK_EQ_STR(req.svc, "billing");
+	CHECK_EQ_STR(req.op, "charge");
+	CHECK_EQ_STR(req.cid, "ord-7");
+	done(&req);
+	m = route("POST", "/v1/callbacks/123/fail", &req);
+	CHECK(req.exec_id == 123);
+	done(&req);
+	m = route("PUT", "/healthz", &req);
+	CHECK_EQ_STR(m.allow, "GET, HEAD");
+	done(&req);
+	CHECK_EQ_STR(router_name(ROUTE_SUBMIT), "submit");
+	return check_done("unit_router");
+}
