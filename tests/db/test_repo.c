@@ -1,0 +1,323 @@
+/*
+ * Repository tests against the real MariaDB (ASYNCEXEC_TEST_CONFIG).
+ *
+ * Each run uses its own route names, so runs are independent. Time is
+ * passed to the repository explicitly, so a lapsed lease is simulated by
+ * claiming "later" rather than by sleeping.
+ */
+#include <mysql.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "config.h"
+#include "crypto.h"
+#include "handlers/handlers.h"
+#include "json.h"
+#include "repo.h"
+
+static struct config	 cfg;
+static struct db	*db;
+static char		 env[24], svc[] = "svc", tenant[40];
+static char		 ckey[64], ckey2[64];	/* consumer keys of tenant */
+static char		 okey[64];		/* consumer key, other tenant */
+
+/* Runs one SQL statement through a side connection (fixtures only). */
+static void
+raw_sql(const char *q)
+{
+	MYSQL	*m = mysql_init(NULL);
+
+	if (mysql_real_connect(m, cfg.db_socket[0] ? NULL : cfg.db_host,
+	    cfg.db_user, cfg.db_password, cfg.db_name, cfg.db_port,
+	    cfg.db_socket[0] ? cfg.db_socket : NULL, 0) == NULL ||
+	    mysql_query(m, q) != 0) {
+		fprintf(stderr, "raw_sql: %s: %s\n", q, mysql_error(m));
+		exit(1);
+	}
+	mysql_close(m);
+}
+
+/* Creates a consumer key for tenant t into out. */
+static void
+make_key(const char *t, char *out)
+{
+	unsigned char	 h[SHA256_LEN];
+	uint64_t	 id;
+
+	CHECK(crypto_new_secret("ak_", out, 64, h) == 0);
+	CHECK(repo_key_add(db, 0, t, "test", h, json_now_ms(), &id) == REPO_OK);
+}
+
+static void
+setup(void)
+{
+	const char	*path = getenv("ASYNCEXEC_TEST_CONFIG");
+	char		 err[512], other[48];
+
+	if (path == NULL) {
+		fprintf(stderr, "ASYNCEXEC_TEST_CONFIG is not set: run "
+		    "scripts/test.sh\n");
+		exit(1);
+	}
+	if (config_load(&cfg, path, err, sizeof(err)) == -1) {
+		fprintf(stderr, "%s\n", err);
+		exit(1);
+	}
+	snprintf(env, sizeof(env), "repo%ld%d", (long)getpid(), rand() % 1000);
+	snprintf(tenant, sizeof(tenant), "t-%s", env);
+	snprintf(other, sizeof(other), "o-%s", env);
+	if ((db = repo_open(&cfg, 0)) == NULL || repo_ping(db) != REPO_OK) {
+		fprintf(stderr, "cannot reach the database\n");
+		exit(1);
+	}
+	CHECK(repo_route_add(db, env, svc, "op", 7, json_now_ms()) == REPO_OK);
+	CHECK(repo_route_add(db, env, svc, "op", 7, json_now_ms()) == REPO_DUP);
+	make_key(tenant, ckey);
+	make_key(tenant, ckey2);
+	make_key(other, okey);
+}
+
+/* Inserts an execution (cid) for key k of tenant t; returns its token. */
+static void
+submit(const char *t, const char *k, const char *op, const char *cid,
+    char tok[SECRET_B64_LEN + 1])
+{
+	struct exec_new	 n;
+
+	memset(&n, 0, sizeof(n));
+	n.cid = cid;
+	n.env = env;
+	n.svc = svc;
+	n.op = op;
+	n.tenant = t;
+	n.request = "{\"b\":1,\"a\":9007199254740993}";
+	n.request_len = strlen(n.request);
+	crypto_sha256(n.request, n.request_len, n.request_sha);
+	crypto_sha256(k, strlen(k), n.key_hash);
+	CHECK(crypto_new_secret("", tok, SECRET_B64_LEN + 1, n.poll_hash) == 0);
+	n.now = json_now_ms();
+	n.expires_at = n.now + 86400000;
+	CHECK(repo_exec_insert(db, &n) == REPO_OK);
+	CHECK(repo_exec_insert(db, &n) == REPO_DUP);
+}
+
+/* view_find as poll would call it: key k, token tok, id cid. */
+static enum herr
+find(const char *k, const char *tok, const char *cid, struct exec_row *r)
+{
+	struct app	 app = { &cfg, db };
+	struct req	 req;
+	struct resp	 resp;
+	char		 auth[80];
+	enum herr	 e;
+
+	memset(&req, 0, sizeof(req));
+	snprintf(auth, sizeof(auth), "Bearer %s", k);
+	req.authorization = auth;
+	req.poll_token = (char *)(uintptr_t)tok;
+	req.env = env;
+	req.svc = svc;
+	req.op = "op";
+	req.cid = cid;
+	resp_init(&resp);
+	e = view_find(&app, &req, &resp, r);
+	resp_free(&resp);
+	return e;
+}
+
+static void
+lookup_rules(void)
+{
+	char		 tok[SECRET_B64_LEN + 1], tok2[SECRET_B64_LEN + 1];
+	struct exec_row	 r;
+
+	submit(tenant, ckey, "op", "look-1", tok);
+	CHECK(find(ckey, tok, "look-1", &r) == HERR_OK);
+	CHECK_EQ_STR(r.cid, "look-1");
+	CHECK(r.status == ST_WAITING && !r.claimed && r.attempts == 0);
+	exec_row_free(&r);
+	crypto_new_secret("", tok2, sizeof(tok2), (unsigned char[32]){0});
+	CHECK(find(ckey, tok2, "look-1", &r) == HERR_NOT_FOUND);
+	CHECK(find(ckey, "", "look-1", &r) == HERR_NOT_FOUND);
+	CHECK(find(ckey2, tok, "look-1", &r) == HERR_NOT_FOUND);
+	CHECK(find(okey, tok, "look-1", &r) == HERR_NOT_FOUND);
+	CHECK(find(ckey, tok, "look-2", &r) == HERR_NOT_FOUND);
+	CHECK(find("ak_unknownunknownunknownunknownunknownunknownx", tok,
+	    "look-1", &r) == HERR_UNAUTHORIZED);
+	/* rows from older systems: NULL hashes are never returned */
+	submit(tenant, ckey, "op", "legacy-1", tok);
+	raw_sql("UPDATE s2r_async_execution SET poll_token_hash = NULL "
+	    "WHERE correlation_id = 'legacy-1'");
+	CHECK(find(ckey, tok, "legacy-1", &r) == HERR_NOT_FOUND);
+	submit(tenant, ckey, "op", "legacy-2", tok);
+	raw_sql("UPDATE s2r_async_execution SET initiator_key_hash = NULL "
+	    "WHERE correlation_id = 'legacy-2'");
+	CHECK(find(ckey, tok, "legacy-2", &r) == HERR_NOT_FOUND);
+	submit(tenant, ckey, "op", "legacy-3", tok);
+	raw_sql("UPDATE s2r_async_execution SET initiator_tenant_id = NULL "
+	    "WHERE correlation_id = 'legacy-3'");
+	CHECK(find(ckey, tok, "legacy-3", &r) == HERR_NOT_FOUND);
+}
+
+/* Claims at most max from op at time now; returns how many. */
+static size_t
+claim(const char *op, unsigned max, int64_t now, struct claim_item **it)
+{
+	size_t	 n = 0;
+
+	CHECK(repo_claim(db, env, svc, op, max, 60, now, it, &n) == REPO_OK);
+	return n;
+}
+
+static void
+finalize_once(void)
+{
+	char		 tok[SECRET_B64_LEN + 1];
+	unsigned char	 h[SHA256_LEN], stale[SHA256_LEN];
+	struct claim_item *it;
+	struct exec_row	 r;
+	int64_t		 now = json_now_ms();
+	uint64_t	 id;
+
+	submit(tenant, ckey, "fin", "fin-1", tok);
+	CHECK(claim("fin", 10, now, &it) == 1);
+	CHECK(it[0].attempt == 1);
+	CHECK(strcmp(it[0].request, "{\"b\":1,\"a\":9007199254740993}") == 0);
+	id = it[0].id;
+	crypto_sha256(it[0].token, strlen(it[0].token), stale);
+	claim_free(it, 1);
+	CHECK(claim("fin", 10, now, &it) == 0);		/* lease is live */
+	claim_free(it, 0);
+	/* 61 s later the 60 s lease has lapsed: re-claim, attempt 2 */
+	CHECK(claim("fin", 10, now + 61000, &it) == 1);
+	CHECK(it[0].id == id && it[0].attempt == 2);
+	crypto_sha256(it[0].token, strlen(it[0].token), h);
+	claim_free(it, 1);
+	CHECK(repo_heartbeat(db, id, stale, now + 120000) == REPO_NOTFOUND);
+	CHECK(repo_finalize(db, id, stale, ST_COMPLETED, "1", 1, now) ==
+	    REPO_NOTFOUND);
+	CHECK(repo_heartbeat(db, id, h, now + 120000) == REPO_OK);
+	CHECK(repo_finalize(db, id, h, ST_COMPLETED, "1.10", 4, now) ==
+	    REPO_OK);
+	CHECK(repo_finalize(db, id, h, ST_COMPLETED, "2", 1, now) ==
+	    REPO_NOTFOUND);
+	CHECK(repo_finalize(db, id, h, ST_FAILED, "{}", 2, now) ==
+	    REPO_NOTFOUND);
+	CHECK(repo_exec_by_id(db, id, now, &r) == REPO_OK);
+	CHECK(r.status == ST_COMPLETED && r.result_len == 4 &&
+	    memcmp(r.result, "1.10", 4) == 0 && r.completed_at == now);
+	exec_row_free(&r);
+	CHECK(repo_exec_cancel(db, id, now) == REPO_NOTFOUND);
+	CHECK(repo_exec_request_cancel(db, id, now) == REPO_NOTFOUND);
+}
+
+static void
+cancel_rules(void)
+{
+	char		 tok[SECRET_B64_LEN + 1];
+	struct claim_item *it;
+	struct exec_row	 r;
+	int64_t		 now = json_now_ms();
+
+	submit(tenant, ckey, "can", "can-1", tok);
+	CHECK(find(ckey, tok, "can-1", &r) == HERR_NOT_FOUND);	/* op differs */
+	CHECK(claim("can", 1, now, &it) == 1);
+	CHECK(repo_exec_cancel(db, it[0].id, now) == REPO_NOTFOUND);
+	CHECK(repo_exec_request_cancel(db, it[0].id, now) == REPO_OK);
+	CHECK(repo_exec_by_id(db, it[0].id, now, &r) == REPO_OK);
+	CHECK(r.cancel_requested && r.claimed && r.status == ST_WAITING);
+	exec_row_free(&r);
+	/* cancel-requested: never handed out again, even after the lease */
+	claim_free(it, 1);
+	CHECK(claim("can", 1, now + 61000, &it) == 0);
+	claim_free(it, 0);
+	submit(tenant, ckey, "can", "can-2", tok);
+	CHECK(claim("can", 1, now, &it) == 1);
+	CHECK(repo_exec_cancel(db, it[0].id, now + 61000) == REPO_OK);
+	claim_free(it, 1);
+}
+
+#define POOL	200
+#define THREADS	8
+
+/* ids are not contiguous (a failed insert also takes one): wide map */
+#define SPAN	(4 * POOL)
+static int	 claimed_by[SPAN];
+static uint64_t	 first_id;
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* One claimer on its own connection: claims until nothing is left. */
+static void *
+claimer(void *arg)
+{
+	struct db		*mine = repo_open(&cfg, 1);
+	struct claim_item	*it;
+	size_t			 n, i;
+	int			 dup = 0;
+
+	(void)arg;
+	for (;;) {
+		if (repo_claim(mine, env, svc, "race", 5, 60, json_now_ms(),
+		    &it, &n) != REPO_OK || n == 0) {
+			claim_free(it, n);
+			break;
+		}
+		pthread_mutex_lock(&mu);
+		for (i = 0; i < n; i++)
+			if (it[i].id - first_id >= SPAN ||
+			    claimed_by[it[i].id - first_id]++ > 0)
+				dup++;
+		pthread_mutex_unlock(&mu);
+		claim_free(it, n);
+	}
+	repo_close(mine);
+	return (void *)(intptr_t)dup;
+}
+
+static void
+concurrent_claims(void)
+{
+	char		 tok[SECRET_B64_LEN + 1], cid[32];
+	pthread_t	 th[THREADS];
+	struct exec_row	 r;
+	void		*dup;
+	int		 i, total = 0, dups = 0;
+
+	for (i = 0; i < POOL; i++) {
+		snprintf(cid, sizeof(cid), "race-%d", i);
+		submit(tenant, ckey, "race", cid, tok);
+	}
+	CHECK(repo_exec_by_key(db, tenant, env, svc, "race", "race-0",
+	    json_now_ms(), &r) == REPO_OK);
+	first_id = r.id;
+	exec_row_free(&r);
+	for (i = 0; i < THREADS; i++)
+		pthread_create(&th[i], NULL, claimer, NULL);
+	for (i = 0; i < THREADS; i++) {
+		pthread_join(th[i], &dup);
+		dups += (int)(intptr_t)dup;
+	}
+	for (i = 0; i < SPAN; i++)
+		total += claimed_by[i];
+	CHECK_EQ_INT(dups, 0);
+	CHECK_EQ_INT(total, POOL);
+}
+
+int
+main(void)
+{
+	mysql_library_init(0, NULL, NULL);
+	srand((unsigned)getpid());
+	setup();
+	lookup_rules();
+	finalize_once();
+	cancel_rules();
+	concurrent_claims();
+	repo_close(db);
+	mysql_library_end();
+	return check_done("db_repo");
+}
