@@ -30,9 +30,13 @@ usage(void)
 	    "usage: asyncexec-admin [--config FILE] VERB ...\n"
 	    "  migrate\n"
 	    "  route add ENV/SERVICE/OPERATION [--retention-days N]\n"
+	    "  route list | route disable ROUTE | route enable ROUTE\n"
 	    "  key create --tenant TENANT [--label LABEL]\n"
+	    "  key list | key revoke ID|KEY\n"
 	    "  backend-key create --route ENV/SERVICE/OPERATION [--route ...] "
-	    "[--label LABEL]\n");
+	    "[--label LABEL]\n"
+	    "  backend-key list | backend-key revoke ID|KEY\n"
+	    "  stats\n");
 	return 2;
 }
 
@@ -180,21 +184,178 @@ cmd_backend_key_create(struct ctx *c, int argc, char **argv)
 	return 0;
 }
 
+static int
+cmd_route_set(struct ctx *c, int argc, char **argv, int enabled)
+{
+	char	 env[NAME_MAX_LEN + 1], svc[NAME_MAX_LEN + 1], op[NAME_MAX_LEN + 1];
+	int	 rc;
+
+	if (argc != 1 || !valid_route_triple(argv[0], env, svc, op))
+		return usage();
+	rc = repo_route_set_enabled(c->db, env, svc, op, enabled);
+	if (rc == REPO_NOTFOUND)
+		fprintf(stderr, "asyncexec-admin: no route %s\n", argv[0]);
+	if (rc != REPO_OK)
+		return 1;
+	printf("route %s %s\n", argv[0], enabled ? "enabled" : "disabled");
+	return 0;
+}
+
+static int
+cmd_route_disable(struct ctx *c, int argc, char **argv)
+{
+	return cmd_route_set(c, argc, argv, 0);
+}
+
+static int
+cmd_route_enable(struct ctx *c, int argc, char **argv)
+{
+	return cmd_route_set(c, argc, argv, 1);
+}
+
+/* Prints one listing row as tab-separated columns. */
+static void
+print_row(void *arg, const char *const *cols, int n)
+{
+	int	 i;
+
+	(void)arg;
+	for (i = 0; i < n; i++)
+		printf("%s%s", i ? "\t" : "", cols[i][0] ? cols[i] : "-");
+	printf("\n");
+}
+
+static int
+cmd_route_list(struct ctx *c, int argc, char **argv)
+{
+	(void)argv;
+	if (argc != 0)
+		return usage();
+	printf("route\tretention_days\tenabled\n");
+	return repo_route_list(c->db, print_row, NULL) == REPO_OK ? 0 : 1;
+}
+
+static int
+key_list(struct ctx *c, int argc, int backend)
+{
+	if (argc != 0)
+		return usage();
+	printf("id\ttenant\tlabel\trevoked\troutes\n");
+	return repo_key_list(c->db, backend, print_row, NULL) == REPO_OK ? 0 : 1;
+}
+
+static int
+cmd_key_list(struct ctx *c, int argc, char **argv)
+{
+	(void)argv;
+	return key_list(c, argc, 0);
+}
+
+static int
+cmd_backend_key_list(struct ctx *c, int argc, char **argv)
+{
+	(void)argv;
+	return key_list(c, argc, 1);
+}
+
+/* Revokes the key named by its id or by the key itself. */
+static int
+key_revoke(struct ctx *c, int argc, char **argv, int backend)
+{
+	unsigned char	 h[SHA256_LEN];
+	struct key_row	 k;
+	uint64_t	 id;
+	int		 rc;
+
+	if (argc != 1)
+		return usage();
+	if (valid_secret(argv[0], backend ? "bk_" : "ak_")) {
+		crypto_sha256(argv[0], strlen(argv[0]), h);
+		if ((rc = repo_key_by_hash(c->db, h, &k)) == REPO_ERR)
+			return 1;
+		id = rc == REPO_OK ? k.id : 0;
+	} else if (!valid_exec_id(argv[0], &id))
+		return usage();
+	rc = id ? repo_key_revoke(c->db, backend, id, json_now_ms()) :
+	    REPO_NOTFOUND;
+	if (rc == REPO_NOTFOUND)
+		fprintf(stderr, "asyncexec-admin: no such %s key\n",
+		    backend ? "backend" : "consumer");
+	if (rc != REPO_OK)
+		return 1;
+	printf("key %llu revoked\n", (unsigned long long)id);
+	return 0;
+}
+
+static int
+cmd_key_revoke(struct ctx *c, int argc, char **argv)
+{
+	return key_revoke(c, argc, argv, 0);
+}
+
+static int
+cmd_backend_key_revoke(struct ctx *c, int argc, char **argv)
+{
+	return key_revoke(c, argc, argv, 1);
+}
+
+static int
+cmd_stats(struct ctx *c, int argc, char **argv)
+{
+	(void)argv;
+	if (argc != 0)
+		return usage();
+	printf("route\tstatus\tcount\n");
+	return repo_stats(c->db, print_row, NULL) == REPO_OK ? 0 : 1;
+}
+
+static int
+cmd_migrate_v(struct ctx *c, int argc, char **argv)
+{
+	(void)argv;
+	return argc == 0 ? cmd_migrate(c) : usage();
+}
+
+enum verb {
+	VERB_MIGRATE, VERB_ROUTE_ADD, VERB_ROUTE_LIST, VERB_ROUTE_DISABLE,
+	VERB_ROUTE_ENABLE, VERB_KEY_CREATE, VERB_KEY_LIST, VERB_KEY_REVOKE,
+	VERB_BKEY_CREATE, VERB_BKEY_LIST, VERB_BKEY_REVOKE, VERB_STATS,
+	VERB__MAX
+};
+
+static const struct {
+	const char	*noun, *verb;	/* verb NULL: the noun alone */
+	int		(*fn)(struct ctx *, int, char **);
+} verbs[VERB__MAX] = {
+	{ "migrate", NULL, cmd_migrate_v },		/* VERB_MIGRATE */
+	{ "route", "add", cmd_route_add },		/* VERB_ROUTE_ADD */
+	{ "route", "list", cmd_route_list },		/* VERB_ROUTE_LIST */
+	{ "route", "disable", cmd_route_disable },	/* VERB_ROUTE_DISABLE */
+	{ "route", "enable", cmd_route_enable },	/* VERB_ROUTE_ENABLE */
+	{ "key", "create", cmd_key_create },		/* VERB_KEY_CREATE */
+	{ "key", "list", cmd_key_list },		/* VERB_KEY_LIST */
+	{ "key", "revoke", cmd_key_revoke },		/* VERB_KEY_REVOKE */
+	{ "backend-key", "create", cmd_backend_key_create }, /* VERB_BKEY_CREATE */
+	{ "backend-key", "list", cmd_backend_key_list },	/* VERB_BKEY_LIST */
+	{ "backend-key", "revoke", cmd_backend_key_revoke }, /* VERB_BKEY_REVOKE */
+	{ "stats", NULL, cmd_stats },			/* VERB_STATS */
+};
+
 /* Dispatches argv (after the global options) to a verb. */
 static int
 dispatch(struct ctx *c, int argc, char **argv)
 {
-	if (argc == 1 && strcmp(argv[0], "migrate") == 0)
-		return cmd_migrate(c);
-	if (argc >= 3 && strcmp(argv[0], "route") == 0 &&
-	    strcmp(argv[1], "add") == 0)
-		return cmd_route_add(c, argc - 2, argv + 2);
-	if (argc >= 2 && strcmp(argv[0], "key") == 0 &&
-	    strcmp(argv[1], "create") == 0)
-		return cmd_key_create(c, argc - 2, argv + 2);
-	if (argc >= 2 && strcmp(argv[0], "backend-key") == 0 &&
-	    strcmp(argv[1], "create") == 0)
-		return cmd_backend_key_create(c, argc - 2, argv + 2);
+	int	 i, skip;
+
+	for (i = 0; i < VERB__MAX; i++) {
+		if (strcmp(argv[0], verbs[i].noun) != 0)
+			continue;
+		skip = verbs[i].verb ? 2 : 1;
+		if (verbs[i].verb != NULL &&
+		    (argc < 2 || strcmp(argv[1], verbs[i].verb) != 0))
+			continue;
+		return verbs[i].fn(c, argc - skip, argv + skip);
+	}
 	return usage();
 }
 

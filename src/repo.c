@@ -94,6 +94,24 @@ static const struct db_stmt_def stmts[STMT__MAX] = {
 	  "VALUES (?, ?)", 0 },				/* STMT_BACKEND_ROUTE_ADD */
 	{ "INSERT INTO s2r_schema_version (version, applied_at) "
 	  "VALUES (?, ?)", 0 },				/* STMT_MIGRATION_RECORD */
+	{ "SELECT CONCAT(environment, '/', service_key, '/', operation_key), "
+	  "retention_days, IF(enabled, 'yes', 'no') FROM s2r_route "
+	  "ORDER BY environment, service_key, operation_key",
+	  1 },						/* STMT_ROUTE_LIST */
+	{ "UPDATE s2r_route SET enabled = ? WHERE environment = ? AND "
+	  "service_key = ? AND operation_key = ?", 1 },	/* STMT_ROUTE_SET_ENABLED */
+	{ "SELECT k.id, COALESCE(k.tenant_id, ''), COALESCE(k.label, ''), "
+	  "IF(k.revoked_at IS NULL, 'no', 'yes'), COALESCE(GROUP_CONCAT(CONCAT("
+	  "r.environment, '/', r.service_key, '/', r.operation_key) "
+	  "ORDER BY r.id SEPARATOR ','), '') FROM s2r_api_key k "
+	  "LEFT JOIN s2r_backend_key_route kr ON kr.key_id = k.id "
+	  "LEFT JOIN s2r_route r ON r.id = kr.route_id WHERE k.kind = ? "
+	  "GROUP BY k.id ORDER BY k.id", 1 },		/* STMT_KEY_LIST */
+	{ "UPDATE s2r_api_key SET revoked_at = COALESCE(revoked_at, ?) "
+	  "WHERE id = ? AND kind = ?", 1 },		/* STMT_KEY_REVOKE */
+	{ "SELECT CONCAT(environment, '/', service_key, '/', operation_key), "
+	  "status, COUNT(*) FROM s2r_async_execution GROUP BY environment, "
+	  "service_key, operation_key, status", 1 },	/* STMT_STATS */
 };
 
 static const char *const status_names[ST__MAX] = {

@@ -136,6 +136,14 @@ int	repo_key_add(struct db *, int backend, const char *tenant,
 	    const char *label, const unsigned char *hash, int64_t now,
 	    uint64_t *id);
 int	repo_backend_route_add(struct db *, uint64_t key_id, uint64_t route_id);
+int	repo_route_set_enabled(struct db *, const char *env, const char *svc,
+	    const char *op, int enabled);
+/* Listing callbacks get one row's columns as strings. */
+typedef void (*repo_row_fn)(void *arg, const char *const *cols, int ncols);
+int	repo_route_list(struct db *, repo_row_fn, void *);
+int	repo_key_list(struct db *, int backend, repo_row_fn, void *);
+int	repo_key_revoke(struct db *, int backend, uint64_t id, int64_t now);
+int	repo_stats(struct db *, repo_row_fn, void *);
 int	repo_tx_begin(struct db *);
 int	repo_tx_commit(struct db *);
 void	repo_tx_rollback(struct db *);

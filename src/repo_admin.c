@@ -126,3 +126,96 @@ repo_backend_route_add(struct db *db, uint64_t key_id, uint64_t route_id)
 	db_bind_u64(&p[1], &route_id);
 	return insert(db, STMT_BACKEND_ROUTE_ADD, p);
 }
+
+/* Enables or disables a route. REPO_OK, REPO_NOTFOUND or REPO_ERR. */
+int
+repo_route_set_enabled(struct db *db, const char *env, const char *svc,
+    const char *op, int enabled)
+{
+	MYSQL_BIND	 p[4];
+	unsigned	 v = enabled ? 1 : 0;
+
+	db_bind_u32(&p[0], &v);
+	db_bind_str(&p[1], env);
+	db_bind_str(&p[2], svc);
+	db_bind_str(&p[3], op);
+	if (db_run(db, STMT_ROUTE_SET_ENABLED, p) == NULL)
+		return REPO_ERR;
+	return db_affected(db, STMT_ROUTE_SET_ENABLED) > 0 ? REPO_OK :
+	    REPO_NOTFOUND;
+}
+
+#define LIST_COLS	5
+#define LIST_WIDTH	4096
+
+/*
+ * Runs listing statement id (params may be NULL) whose ncols columns
+ * are all fetched as text, and calls fn for each row. REPO_OK/ERR.
+ */
+static int
+list(struct db *db, enum stmt id, MYSQL_BIND *p, int ncols, repo_row_fn fn,
+    void *arg)
+{
+	static char	 cell[LIST_COLS][LIST_WIDTH];
+	const char	*cols[LIST_COLS];
+	struct db_cols	 c;
+	MYSQL_STMT	*st;
+	int		 i, rc;
+
+	if ((st = db_run(db, id, p)) == NULL)
+		return REPO_ERR;
+	for (i = 0; i < ncols; i++) {
+		db_rcol(&c, i, MYSQL_TYPE_STRING, cell[i], LIST_WIDTH);
+		cols[i] = cell[i];
+	}
+	if (mysql_stmt_bind_result(st, c.b) != 0) {
+		mysql_stmt_free_result(st);
+		return REPO_ERR;
+	}
+	while ((rc = mysql_stmt_fetch(st)) == 0 || rc == MYSQL_DATA_TRUNCATED) {
+		for (i = 0; i < ncols; i++)
+			db_rstr(&c, i, cell[i], LIST_WIDTH);
+		fn(arg, cols, ncols);
+	}
+	mysql_stmt_free_result(st);
+	return rc == MYSQL_NO_DATA ? REPO_OK : REPO_ERR;
+}
+
+/* Rows: route ("env/svc/op"), retention_days, enabled (yes/no). */
+int
+repo_route_list(struct db *db, repo_row_fn fn, void *arg)
+{
+	return list(db, STMT_ROUTE_LIST, NULL, 3, fn, arg);
+}
+
+/* Rows: id, tenant, label, revoked (yes/no), routes ("e/s/o,..."). */
+int
+repo_key_list(struct db *db, int backend, repo_row_fn fn, void *arg)
+{
+	MYSQL_BIND	 p[1];
+
+	db_bind_str(&p[0], backend ? "backend" : "consumer");
+	return list(db, STMT_KEY_LIST, p, 5, fn, arg);
+}
+
+/* Rows: route ("env/svc/op"), status, count. */
+int
+repo_stats(struct db *db, repo_row_fn fn, void *arg)
+{
+	return list(db, STMT_STATS, NULL, 3, fn, arg);
+}
+
+/* Revokes key id of the kind; idempotent. REPO_OK/NOTFOUND/ERR. */
+int
+repo_key_revoke(struct db *db, int backend, uint64_t id, int64_t now)
+{
+	MYSQL_BIND	 p[3];
+	MYSQL_TIME	 t;
+
+	db_bind_time(&p[0], &t, now);
+	db_bind_u64(&p[1], &id);
+	db_bind_str(&p[2], backend ? "backend" : "consumer");
+	if (db_run(db, STMT_KEY_REVOKE, p) == NULL)
+		return REPO_ERR;
+	return db_affected(db, STMT_KEY_REVOKE) > 0 ? REPO_OK : REPO_NOTFOUND;
+}

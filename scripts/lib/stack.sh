@@ -1,0 +1,486 @@
+# shellcheck shell=bash
+# scripts/lib/stack.sh — shared helpers for scripts/run-local.sh and scripts/test.sh.
+#
+# Brings up a private stack under one state directory, never touching the system services:
+#   STATE/mariadb/{data,mysqld.sock,mysqld.pid,mysqld.err,port}   private MariaDB
+#   STATE/asyncexec.conf, STATE/db-password (0600)                 application config
+#   STATE/asyncexec.sock, STATE/asyncexec.pid, STATE/asyncexec.log asyncexec-fcgi
+#   STATE/nginx/{nginx.conf,site.conf,nginx.pid,error.log,port}    private nginx
+#
+# Usage: source this file, then `stack_init ROOT STATE PREFIX`. Every wait is bounded.
+# Functions that start things die (exit 1) with a clear message; stop functions never
+# exit, they warn and return non-zero, so they are safe in EXIT traps.
+
+# Debian packages needed to build and run the stack.
+STACK_PACKAGES=(cmake gcc pkg-config libfcgi-dev libmariadb-dev libjson-c-dev libssl-dev
+                uuid-dev mariadb-server mariadb-client nginx curl)
+
+# Bounds (seconds) for the waits below.
+STACK_DB_START_TIMEOUT=60
+STACK_DB_STOP_TIMEOUT=60
+STACK_APP_START_TIMEOUT=30
+STACK_APP_STOP_TIMEOUT=30
+STACK_NGINX_START_TIMEOUT=30
+STACK_NGINX_STOP_TIMEOUT=15
+
+# stack_init ROOT STATE PREFIX — set the paths used by every other function.
+stack_init() {
+    STACK_ROOT=$1
+    STACK_STATE=$2
+    STACK_PREFIX=$3
+    STACK_DB_DIR=$STACK_STATE/mariadb
+    STACK_DB_DATA=$STACK_DB_DIR/data
+    STACK_DB_SOCK=$STACK_DB_DIR/mysqld.sock
+    STACK_DB_PIDFILE=$STACK_DB_DIR/mysqld.pid
+    STACK_DB_ERR=$STACK_DB_DIR/mysqld.err
+    STACK_CONF=$STACK_STATE/asyncexec.conf
+    STACK_DB_PWFILE=$STACK_STATE/db-password
+    STACK_APP_SOCK=$STACK_STATE/asyncexec.sock
+    STACK_APP_PIDFILE=$STACK_STATE/asyncexec.pid
+    STACK_APP_LOG=$STACK_STATE/asyncexec.log
+    STACK_NGINX_DIR=$STACK_STATE/nginx
+    STACK_NGINX_PIDFILE=$STACK_NGINX_DIR/nginx.pid
+    STACK_NGINX_ERR=$STACK_NGINX_DIR/error.log
+}
+
+# ---- messages ---------------------------------------------------------------------------
+
+stack_log()  { printf '%s: %s\n' "$STACK_PREFIX" "$*" >&2; }
+stack_warn() { printf '%s: warning: %s\n' "$STACK_PREFIX" "$*" >&2; }
+stack_die()  { printf '%s: error: %s\n' "$STACK_PREFIX" "$*" >&2; exit 1; }
+
+# stack_tail FILE [LINES] — show the end of a log file, labelled.
+stack_tail() {
+    local file=$1 lines=${2:-40}
+    if [[ -s $file ]]; then
+        printf '%s: ---- last %s lines of %s ----\n' "$STACK_PREFIX" "$lines" "$file" >&2
+        tail -n "$lines" "$file" >&2
+        printf '%s: ---- end of %s ----\n' "$STACK_PREFIX" "$file" >&2
+    else
+        printf '%s: (%s is empty or missing)\n' "$STACK_PREFIX" "$file" >&2
+    fi
+}
+
+# stack_tail_logs [LINES] — the app log, nginx error log and MariaDB error log.
+stack_tail_logs() {
+    stack_tail "$STACK_APP_LOG" "${1:-40}"
+    stack_tail "$STACK_NGINX_ERR" "${1:-40}"
+    stack_tail "$STACK_DB_ERR" "${1:-40}"
+}
+
+# ---- processes --------------------------------------------------------------------------
+
+# stack_pid_alive PID — true if PID exists and is not a zombie.
+stack_pid_alive() {
+    local stat
+    [[ $1 =~ ^[0-9]+$ ]] || return 1
+    stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+    stat=${stat##*) }              # drop "pid (comm) "; comm may contain spaces
+    [[ ${stat:0:1} != Z ]]
+}
+
+stack_pid_gone() { ! stack_pid_alive "$1"; }
+
+# stack_pid_from_file FILE COMM — print the pid in FILE if that process is alive and its
+# name is COMM (guards against a stale pid file whose pid was reused).
+stack_pid_from_file() {
+    local pid comm
+    [[ -r $1 ]] || return 1
+    read -r pid <"$1" || [[ -n ${pid:-} ]] || return 1
+    stack_pid_alive "$pid" || return 1
+    comm=$(cat "/proc/$pid/comm" 2>/dev/null) || return 1
+    [[ $comm == "$2" ]] || return 1
+    printf '%s\n' "$pid"
+}
+
+# stack_wait SECONDS CMD... — run CMD every 0.2 s until it succeeds; false on timeout.
+stack_wait() {
+    local deadline=$((SECONDS + $1))
+    shift
+    until "$@"; do
+        ((SECONDS < deadline)) || return 1
+        sleep 0.2
+    done
+}
+
+# stack_wait_ready SECONDS PID CMD... — like stack_wait, but gives up early (status 2)
+# when process PID dies. Status 1 = timeout.
+stack_wait_ready() {
+    local deadline=$((SECONDS + $1)) pid=$2
+    shift 2
+    until "$@"; do
+        stack_pid_alive "$pid" || return 2
+        ((SECONDS < deadline)) || return 1
+        sleep 0.2
+    done
+}
+
+# stack_spawn LOG CMD... — start CMD in the background in its own session (so a Ctrl-C
+# or hang-up of the calling terminal does not reach it), stdin from /dev/null, stdout and
+# stderr appended to LOG. Sets STACK_SPAWNED_PID.
+stack_spawn() {
+    local log=$1
+    shift
+    setsid "$@" </dev/null >>"$log" 2>&1 &
+    STACK_SPAWNED_PID=$!
+}
+
+# stack_kill_wait PID NAME SECONDS [SIGNAL] — signal PID (default TERM), wait until it is
+# gone; after SECONDS send SIGKILL. Returns non-zero only if it survives even that.
+stack_kill_wait() {
+    local pid=$1 name=$2 secs=$3 sig=${4:-TERM}
+    kill -s "$sig" "$pid" 2>/dev/null || true
+    if ! stack_wait "$secs" stack_pid_gone "$pid"; then
+        stack_warn "$name (pid $pid) still running ${secs}s after SIG$sig; sending SIGKILL"
+        kill -s KILL "$pid" 2>/dev/null || true
+        if ! stack_wait 10 stack_pid_gone "$pid"; then
+            stack_warn "$name (pid $pid) did not exit even after SIGKILL"
+            return 1
+        fi
+    fi
+    wait "$pid" 2>/dev/null || true  # reap it if it is our own child
+    stack_log "stopped $name (pid $pid)"
+}
+
+# ---- ports ------------------------------------------------------------------------------
+
+# stack_port_in_use PORT [any] — true if a TCP socket (v4 or v6) listens on local port
+# PORT; with "any", true if any socket in any state (TIME_WAIT, ...) uses it.
+stack_port_in_use() {
+    local hex
+    hex=$(printf '%04X' "$1")
+    awk -v p=":$hex\$" -v any="${2:-}" \
+        '$2 ~ p && (any != "" || $4 == "0A") { found = 1 } END { exit !found }' \
+        /proc/net/tcp /proc/net/tcp6 2>/dev/null
+}
+
+# stack_free_port — print a port in 20000..32767 that no socket uses (below Linux's
+# ephemeral range 32768.., so outgoing connections do not grab it meanwhile).
+stack_free_port() {
+    local port try
+    for try in $(seq 1 100); do
+        port=$((20000 + RANDOM % 12768))
+        if ! stack_port_in_use "$port" any; then
+            printf '%s\n' "$port"
+            return 0
+        fi
+    done
+    stack_die "no free TCP port found after $try tries"
+}
+
+# ---- packages and build -----------------------------------------------------------------
+
+# stack_missing_packages — print the packages of STACK_PACKAGES that are not installed.
+stack_missing_packages() {
+    local pkg
+    for pkg in "${STACK_PACKAGES[@]}"; do
+        if [[ $(dpkg-query -W -f='${db:Status-Abbrev}' "$pkg" 2>/dev/null) != ii* ]]; then
+            printf '%s\n' "$pkg"
+        fi
+    done
+}
+
+# stack_install_packages — apt-get install whatever is missing. A temporary policy-rc.d
+# keeps the packages' maintainer scripts from starting the system MariaDB and nginx.
+stack_install_packages() {
+    local missing policy=/usr/sbin/policy-rc.d own_policy=0 rc=0
+    mapfile -t missing < <(stack_missing_packages)
+    ((${#missing[@]})) || return 0
+    ((EUID == 0)) || stack_die "missing packages: ${missing[*]} (run as root to install them)"
+    stack_log "installing missing packages: ${missing[*]}"
+    if [[ ! -e $policy ]]; then
+        printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod 0755 "$policy" && own_policy=1
+    fi
+    apt-get update -q || rc=$?
+    if ((rc == 0)); then
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+            "${missing[@]}" </dev/null || rc=$?
+    fi
+    ((own_policy)) && rm -f "$policy"
+    ((rc == 0)) || stack_die "apt-get failed (status $rc) installing: ${missing[*]}"
+}
+
+# stack_build BUILD_DIR BUILD_TYPE [CMAKE_ARGS...] — configure and build; check binaries.
+stack_build() {
+    local build=$1 type=$2 bin
+    shift 2
+    [[ -f $STACK_ROOT/CMakeLists.txt ]] || stack_die "no CMakeLists.txt in $STACK_ROOT"
+    stack_log "building ($type) in $build"
+    cmake -S "$STACK_ROOT" -B "$build" -DCMAKE_BUILD_TYPE="$type" "$@" ||
+        stack_die "cmake configure failed"
+    cmake --build "$build" -j2 || stack_die "build failed"
+    for bin in asyncexec-fcgi asyncexec-admin; do
+        [[ -x $build/$bin ]] || stack_die "build did not produce $build/$bin"
+    done
+}
+
+# ---- MariaDB ----------------------------------------------------------------------------
+
+stack_db_pid() { stack_pid_from_file "$STACK_DB_PIDFILE" mariadbd; }
+
+# stack_db_ping — true when the private server answers on its socket.
+stack_db_ping() {
+    mariadb-admin --no-defaults --user=root --socket="$STACK_DB_SOCK" \
+        --connect-timeout=2 ping >/dev/null 2>&1
+}
+
+# stack_db_sql — run the SQL on stdin as root through the private socket.
+stack_db_sql() {
+    mariadb --no-defaults --user=root --socket="$STACK_DB_SOCK" --batch
+}
+
+# stack_db_init — create the data directory unless it exists. Sets STACK_DB_CREATED=1
+# when it was created now (callers then know older keys are void).
+# shellcheck disable=SC2034  # STACK_DB_CREATED is read by the calling scripts
+stack_db_init() {
+    STACK_DB_CREATED=0
+    [[ -d $STACK_DB_DATA/mysql ]] && return 0
+    mkdir -p "$STACK_DB_DIR"
+    stack_log "initialising MariaDB data directory $STACK_DB_DATA"
+    if ! mariadb-install-db --no-defaults --datadir="$STACK_DB_DATA" --user=root \
+        --auth-root-authentication-method=normal >"$STACK_DB_DIR/install.log" 2>&1; then
+        stack_tail "$STACK_DB_DIR/install.log"
+        rm -rf "$STACK_DB_DATA"
+        stack_die "mariadb-install-db failed"
+    fi
+    STACK_DB_CREATED=1
+}
+
+# stack_db_start PORT — start the private server (TCP on 127.0.0.1:PORT and a unix socket)
+# unless it runs already; return once it answers ping.
+stack_db_start() {
+    local port=$1 pid rc=0
+    if pid=$(stack_db_pid); then
+        stack_log "MariaDB already running (pid $pid)"
+        return 0
+    fi
+    [[ -d $STACK_DB_DATA/mysql ]] || stack_die "no MariaDB data directory in $STACK_DB_DATA"
+    stack_port_in_use "$port" && stack_die "port $port is in use; cannot start MariaDB there"
+    rm -f "$STACK_DB_SOCK" "$STACK_DB_SOCK.lock" "$STACK_DB_PIDFILE"
+    printf '%s\n' "$port" >"$STACK_DB_DIR/port"
+    stack_log "starting MariaDB on 127.0.0.1:$port, socket $STACK_DB_SOCK"
+    # --no-defaults: no /etc/mysql config. --skip-name-resolve: no DNS lookups on connect
+    # (TCP clients match the @'127.0.0.1' account, socket clients @'localhost').
+    # utf8mb4 / utf8mb4_general_ci: the server defaults of Debian's packaged config.
+    stack_spawn "$STACK_DB_DIR/mysqld.out" mariadbd --no-defaults \
+        --datadir="$STACK_DB_DATA" --socket="$STACK_DB_SOCK" --port="$port" \
+        --bind-address=127.0.0.1 --skip-name-resolve --user=root \
+        --pid-file="$STACK_DB_PIDFILE" --log-error="$STACK_DB_ERR" \
+        --character-set-server=utf8mb4 --collation-server=utf8mb4_general_ci
+    stack_wait_ready "$STACK_DB_START_TIMEOUT" "$STACK_SPAWNED_PID" stack_db_ping || rc=$?
+    ((rc == 0)) && return 0
+    stack_tail "$STACK_DB_ERR"
+    stack_tail "$STACK_DB_DIR/mysqld.out" 10
+    ((rc == 2)) && stack_die "MariaDB exited during start-up (see $STACK_DB_ERR)"
+    stack_kill_wait "$STACK_SPAWNED_PID" MariaDB 10 || true
+    stack_die "MariaDB did not answer ping within ${STACK_DB_START_TIMEOUT}s (see $STACK_DB_ERR)"
+}
+
+# stack_db_stop — stop the private server if it runs; return once its pid is gone.
+stack_db_stop() {
+    local pid
+    if ! pid=$(stack_db_pid); then
+        stack_log "MariaDB not running"
+        return 0
+    fi
+    stack_kill_wait "$pid" MariaDB "$STACK_DB_STOP_TIMEOUT"
+}
+
+# stack_random_hex BYTES — print 2*BYTES random hex digits.
+stack_random_hex() {
+    od -An -N"$1" -tx1 /dev/urandom | tr -d ' \n'
+}
+
+# stack_db_provision — database `asyncexec`, user asyncexec@localhost and @127.0.0.1 with
+# ALL on it. The password is random and kept in STACK_DB_PWFILE (0600; reused if present).
+stack_db_provision() {
+    local pw
+    if [[ -s $STACK_DB_PWFILE ]]; then
+        read -r pw <"$STACK_DB_PWFILE"
+    else
+        pw=$(stack_random_hex 24)
+        (umask 077 && printf '%s\n' "$pw" >"$STACK_DB_PWFILE")
+    fi
+    chmod 0600 "$STACK_DB_PWFILE"
+    [[ $pw =~ ^[0-9a-f]+$ ]] || stack_die "unexpected content in $STACK_DB_PWFILE"
+    # The password travels on stdin, never on a command line.
+    stack_db_sql <<SQL || stack_die "could not create the asyncexec database and user"
+CREATE DATABASE IF NOT EXISTS asyncexec CHARACTER SET utf8mb4;
+CREATE USER IF NOT EXISTS 'asyncexec'@'localhost' IDENTIFIED BY '$pw';
+CREATE USER IF NOT EXISTS 'asyncexec'@'127.0.0.1' IDENTIFIED BY '$pw';
+ALTER USER 'asyncexec'@'localhost' IDENTIFIED BY '$pw';
+ALTER USER 'asyncexec'@'127.0.0.1' IDENTIFIED BY '$pw';
+GRANT ALL PRIVILEGES ON asyncexec.* TO 'asyncexec'@'localhost';
+GRANT ALL PRIVILEGES ON asyncexec.* TO 'asyncexec'@'127.0.0.1';
+SQL
+}
+
+# ---- application ------------------------------------------------------------------------
+
+# stack_write_config DB_PORT — write STACK_CONF (keys as in the spec).
+stack_write_config() {
+    local sock
+    for sock in "$STACK_APP_SOCK" "$STACK_DB_SOCK"; do   # sun_path holds 107 bytes
+        ((${#sock} <= 107)) || stack_die "socket path too long (max 107 bytes): $sock"
+    done
+    cat >"$STACK_CONF" <<EOF
+# asyncexec configuration for the private stack in $STACK_STATE
+# (written by scripts/lib/stack.sh; rewritten on every start).
+
+# MariaDB: the unix socket is used; host/port are the TCP fallback of the same server.
+db_socket = $STACK_DB_SOCK
+db_host = 127.0.0.1
+db_port = $1
+db_name = asyncexec
+db_user = asyncexec
+db_password_file = $STACK_DB_PWFILE
+db_connect_timeout = 2
+
+# FastCGI socket. 0666: local stack only, so that nginx's workers (user nobody) can connect.
+listen = $STACK_APP_SOCK
+listen_mode = 0666
+workers = 4
+
+log_level = info
+EOF
+}
+
+stack_app_pid() { stack_pid_from_file "$STACK_APP_PIDFILE" asyncexec-fcgi; }
+
+# stack_migrate ADMIN_BIN — apply the schema.
+stack_migrate() {
+    stack_log "migrating: $1 --config $STACK_CONF migrate"
+    "$1" --config "$STACK_CONF" migrate || stack_die "asyncexec-admin migrate failed"
+}
+
+# stack_app_start FCGI_BIN — start asyncexec-fcgi unless it runs; wait for its socket.
+stack_app_start() {
+    local bin=$1 pid rc=0
+    if pid=$(stack_app_pid); then
+        stack_log "asyncexec-fcgi already running (pid $pid)"
+        return 0
+    fi
+    "$bin" --config "$STACK_CONF" --check-config >/dev/null ||
+        stack_die "$bin rejected $STACK_CONF"
+    rm -f "$STACK_APP_SOCK"        # stale socket: the wait below must see a fresh one
+    stack_log "starting asyncexec-fcgi (log $STACK_APP_LOG)"
+    stack_spawn "$STACK_APP_LOG" "$bin" --config "$STACK_CONF"
+    printf '%s\n' "$STACK_SPAWNED_PID" >"$STACK_APP_PIDFILE"
+    stack_wait_ready "$STACK_APP_START_TIMEOUT" "$STACK_SPAWNED_PID" test -S "$STACK_APP_SOCK" ||
+        rc=$?
+    ((rc == 0)) && return 0
+    stack_tail "$STACK_APP_LOG"
+    ((rc == 2)) && stack_die "asyncexec-fcgi exited during start-up (see $STACK_APP_LOG)"
+    stack_kill_wait "$STACK_SPAWNED_PID" asyncexec-fcgi 10 || true
+    stack_die "asyncexec-fcgi did not create $STACK_APP_SOCK within ${STACK_APP_START_TIMEOUT}s"
+}
+
+# stack_app_stop — SIGTERM (graceful) and wait until the master is gone.
+stack_app_stop() {
+    local pid
+    if ! pid=$(stack_app_pid); then
+        stack_log "asyncexec-fcgi not running"
+        return 0
+    fi
+    stack_kill_wait "$pid" asyncexec-fcgi "$STACK_APP_STOP_TIMEOUT" || return 1
+    rm -f "$STACK_APP_PIDFILE"
+}
+
+# ---- nginx ------------------------------------------------------------------------------
+
+stack_nginx_pid() { stack_pid_from_file "$STACK_NGINX_PIDFILE" nginx; }
+
+# stack_nginx_render PORT — site.conf from nginx/asyncexec.conf (listen and socket
+# rewritten) wrapped in a complete nginx.conf whose files all live in STACK_NGINX_DIR.
+stack_nginx_render() {
+    local port=$1 d=$STACK_NGINX_DIR
+    mkdir -p "$d/tmp"
+    sed -e "s|^\([[:space:]]*\)listen 80;|\1listen 127.0.0.1:$port;|" \
+        -e "s|unix:/run/asyncexec/asyncexec.sock|unix:$STACK_APP_SOCK|g" \
+        "$STACK_ROOT/nginx/asyncexec.conf" >"$d/site.conf"
+    grep -q "listen 127.0.0.1:$port;" "$d/site.conf" ||
+        stack_die "nginx/asyncexec.conf has no 'listen 80;' line to rewrite"
+    grep -q "unix:$STACK_APP_SOCK;" "$d/site.conf" ||
+        stack_die "nginx/asyncexec.conf has no 'fastcgi_pass unix:/run/asyncexec/asyncexec.sock;'"
+    cat >"$d/nginx.conf" <<EOF
+# Private nginx for the stack in $STACK_STATE (written by scripts/lib/stack.sh).
+worker_processes 2;
+pid $STACK_NGINX_PIDFILE;
+error_log $STACK_NGINX_ERR warn;
+
+events {
+    worker_connections 1024;
+}
+
+http {
+    include /etc/nginx/mime.types;
+    default_type application/octet-stream;
+    access_log $d/access.log;
+    client_body_temp_path $d/tmp/client_body;
+    fastcgi_temp_path $d/tmp/fastcgi;
+    proxy_temp_path $d/tmp/proxy;
+    uwsgi_temp_path $d/tmp/uwsgi;
+    scgi_temp_path $d/tmp/scgi;
+    keepalive_timeout 65;
+
+    include $d/site.conf;
+}
+EOF
+}
+
+# stack_check_worker_access — as root, nginx's workers run as nobody: they must be able to
+# reach the application socket, i.e. traverse every directory above it.
+stack_check_worker_access() {
+    ((EUID == 0)) || return 0
+    runuser -u nobody -- test -x "$STACK_STATE" 2>/dev/null ||
+        stack_die "user nobody (nginx workers) cannot enter $STACK_STATE; make its parent directories world-searchable (chmod o+x) or use another location"
+}
+
+# stack_healthz PORT — true when GET /healthz through nginx succeeds.
+stack_healthz() {
+    curl -fsS --max-time 2 -o /dev/null "http://127.0.0.1:$1/healthz" 2>/dev/null
+}
+
+# stack_nginx_start PORT — render, check and start nginx; wait until /healthz answers.
+stack_nginx_start() {
+    local port=$1 d=$STACK_NGINX_DIR pid
+    if pid=$(stack_nginx_pid); then
+        stack_log "nginx already running (pid $pid)"
+        return 0
+    fi
+    stack_port_in_use "$port" && stack_die "port $port is in use; cannot start nginx there"
+    stack_check_worker_access
+    stack_nginx_render "$port"
+    nginx -t -q -p "$d/" -c "$d/nginx.conf" || stack_die "nginx -t rejected $d/nginx.conf"
+    printf '%s\n' "$port" >"$d/port"
+    stack_log "starting nginx on 127.0.0.1:$port (config $d/nginx.conf)"
+    # nginx daemonizes itself; its pid lands in STACK_NGINX_PIDFILE.
+    if ! nginx -p "$d/" -c "$d/nginx.conf" </dev/null >>"$d/startup.log" 2>&1; then
+        stack_tail "$d/startup.log"
+        stack_die "nginx failed to start"
+    fi
+    if ! stack_wait "$STACK_NGINX_START_TIMEOUT" stack_healthz "$port"; then
+        stack_tail "$STACK_NGINX_ERR"
+        stack_tail "$STACK_APP_LOG"
+        stack_die "GET http://127.0.0.1:$port/healthz did not succeed within ${STACK_NGINX_START_TIMEOUT}s"
+    fi
+}
+
+# stack_nginx_stop — fast shutdown (SIGTERM) and wait until the master is gone.
+stack_nginx_stop() {
+    local pid
+    if ! pid=$(stack_nginx_pid); then
+        stack_log "nginx not running"
+        return 0
+    fi
+    stack_kill_wait "$pid" nginx "$STACK_NGINX_STOP_TIMEOUT"
+}
+
+# stack_stop_all — nginx, then the application, then MariaDB. Non-zero if any failed.
+stack_stop_all() {
+    local rc=0
+    stack_nginx_stop || rc=1
+    stack_app_stop || rc=1
+    stack_db_stop || rc=1
+    return "$rc"
+}

@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# scripts/run-local.sh — run asyncexec locally: private MariaDB, asyncexec-fcgi and nginx,
+# all state under ROOT/.local/ (never the system services).
+#
+#   scripts/run-local.sh [start]   install missing packages (root), build, start, provision a
+#                                  demo route and keys, print curl examples. Idempotent.
+#   scripts/run-local.sh stop      stop what it started (nginx, app, MariaDB), by pid.
+#   scripts/run-local.sh status    show what runs.
+#
+# Environment: ASYNCEXEC_PORT (nginx, default 8080), ASYNCEXEC_DB_PORT (MariaDB, default 3307),
+# ASYNCEXEC_BUILD_TYPE (default RelWithDebInfo).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source-path=SCRIPTDIR source=lib/stack.sh
+source "$ROOT/scripts/lib/stack.sh"
+
+STATE=$ROOT/.local
+BUILD=$STATE/build
+KEYS=$STATE/keys.env
+ROUTE=demo/echo/run
+stack_init "$ROOT" "$STATE" run-local
+
+# all_running — true when MariaDB, the application and nginx all run.
+all_running() {
+    stack_db_pid >/dev/null && stack_app_pid >/dev/null && stack_nginx_pid >/dev/null
+}
+
+# http_port — the port nginx runs on (if it runs), else the requested one.
+http_port() {
+    if stack_nginx_pid >/dev/null && [[ -s $STACK_NGINX_DIR/port ]]; then
+        cat "$STACK_NGINX_DIR/port"
+    else
+        printf '%s\n' "${ASYNCEXEC_PORT:-8080}"
+    fi
+}
+
+# admin VERB... — asyncexec-admin against the local config.
+admin() {
+    "$BUILD/asyncexec-admin" --config "$STACK_CONF" "$@"
+}
+
+# ensure_route — register the demo route unless it exists already.
+ensure_route() {
+    if admin route add "$ROUTE" >/dev/null; then
+        stack_log "route $ROUTE added"
+    elif [[ $(admin route list 2>/dev/null) == *"$ROUTE"* ]]; then
+        stack_log "route $ROUTE exists already"
+    else
+        stack_die "could not add route $ROUTE"
+    fi
+}
+
+# provision_keys — demo route, consumer key (tenant demo), backend key; saved to KEYS.
+# Reused when KEYS exists (the database is the same one they were created in).
+provision_keys() {
+    local ak bk
+    if [[ -s $KEYS ]]; then
+        stack_log "reusing keys from $KEYS"
+        return 0
+    fi
+    ensure_route
+    ak=$(admin key create --tenant demo --label run-local) || stack_die "key create failed"
+    [[ $ak =~ ^ak_[A-Za-z0-9_-]{43}$ ]] || stack_die "key create printed an unexpected key"
+    bk=$(admin backend-key create --route "$ROUTE") || stack_die "backend-key create failed"
+    [[ $bk =~ ^bk_[A-Za-z0-9_-]{43}$ ]] || stack_die "backend-key create printed an unexpected key"
+    (umask 077 && printf 'ASYNCEXEC_CONSUMER_KEY=%s\nASYNCEXEC_BACKEND_KEY=%s\n' "$ak" "$bk" >"$KEYS")
+    stack_log "created a consumer key (tenant demo) and a backend key for $ROUTE; saved in $KEYS"
+}
+
+# start_stack — bring up whatever is not running yet.
+start_stack() {
+    local db_port=${ASYNCEXEC_DB_PORT:-3307}
+    stack_install_packages
+    mkdir -p "$STATE"
+    stack_build "$BUILD" "${ASYNCEXEC_BUILD_TYPE:-RelWithDebInfo}"
+    stack_db_init
+    # A fresh data directory voids keys created in an earlier one.
+    if ((STACK_DB_CREATED)); then rm -f "$KEYS"; fi
+    if stack_db_pid >/dev/null && [[ -s $STACK_DB_DIR/port ]]; then
+        db_port=$(cat "$STACK_DB_DIR/port")
+    fi
+    stack_db_start "$db_port"
+    stack_db_provision
+    stack_write_config "$db_port"
+    stack_migrate "$BUILD/asyncexec-admin"
+    stack_app_start "$BUILD/asyncexec-fcgi"
+    stack_nginx_start "$(http_port)"
+    provision_keys
+}
+
+# print_usage_examples — config, admin usage and curl walk-through with the real keys.
+print_usage_examples() {
+    local ak bk base
+    ak=$(sed -n 's/^ASYNCEXEC_CONSUMER_KEY=//p' "$KEYS")
+    bk=$(sed -n 's/^ASYNCEXEC_BACKEND_KEY=//p' "$KEYS")
+    base=http://127.0.0.1:$(http_port)
+    cat <<EOF
+
+asyncexec runs at $base
+  config:  $STACK_CONF
+  admin:   $BUILD/asyncexec-admin --config $STACK_CONF route list
+           $BUILD/asyncexec-admin --config $STACK_CONF key create --tenant T [--label L]
+           $BUILD/asyncexec-admin --config $STACK_CONF backend-key create --route ENV/SVC/OP
+           $BUILD/asyncexec-admin --config $STACK_CONF stats
+  logs:    $STACK_APP_LOG  $STACK_NGINX_ERR  $STACK_DB_ERR
+  keys:    $KEYS
+  stop:    $ROOT/scripts/run-local.sh stop
+
+Try it (paste into bash; each step uses values captured by the previous one):
+
+BASE=$base
+AK=$ak
+BK=$bk
+EOF
+    cat <<'EOF'
+CID=demo-$(date +%s)
+
+# 1. submit: 202 with correlationId and pollToken
+R=$(curl -sS -X POST "$BASE/v1/executions/demo/echo/run" -H "Authorization: Bearer $AK" \
+  -H 'Content-Type: application/json' -H "X-Correlation-Id: $CID" -d '{"hello":"world"}'); echo "$R"
+POLL=$(printf '%s' "$R" | sed -n 's/.*"pollToken": *"\([^"]*\)".*/\1/p')
+
+# 2. poll: status waiting_callback
+curl -sS -i "$BASE/v1/executions/demo/echo/run/$CID" -H "Authorization: Bearer $AK" -H "X-Poll-Token: $POLL"
+
+# 3. claim as the backend: id and callbackToken
+R=$(curl -sS -X POST "$BASE/v1/backend/demo/echo/run/claim" -H "Authorization: Bearer $BK" \
+  -H 'Content-Type: application/json' -d '{"max":1,"leaseSeconds":60}'); echo "$R"
+ID=$(printf '%s' "$R" | sed -n 's/.*"id": *\([0-9]*\).*/\1/p')
+CBT=$(printf '%s' "$R" | sed -n 's/.*"callbackToken": *"\([^"]*\)".*/\1/p')
+
+# 4. complete with a result
+curl -sS -i -X POST "$BASE/v1/callbacks/$ID/complete" -H "Authorization: Bearer $BK" \
+  -H "X-Callback-Token: $CBT" -H 'Content-Type: application/json' -d '{"result":{"echo":{"hello":"world"}}}'
+
+# 5. poll again: status completed, with the result
+curl -sS -i "$BASE/v1/executions/demo/echo/run/$CID" -H "Authorization: Bearer $AK" -H "X-Poll-Token: $POLL"
+EOF
+}
+
+cmd_start() {
+    if all_running && [[ -s $KEYS ]]; then
+        stack_log "already running (state in $STATE)"
+    else
+        start_stack
+    fi
+    print_usage_examples
+}
+
+cmd_stop() {
+    stack_stop_all || stack_die "some processes did not stop (see the messages above)"
+}
+
+cmd_status() {
+    local pid
+    if pid=$(stack_db_pid); then stack_log "MariaDB running (pid $pid)"; else stack_log "MariaDB not running"; fi
+    if pid=$(stack_app_pid); then stack_log "asyncexec-fcgi running (pid $pid)"; else stack_log "asyncexec-fcgi not running"; fi
+    if pid=$(stack_nginx_pid); then stack_log "nginx running (pid $pid) on port $(http_port)"; else stack_log "nginx not running"; fi
+}
+
+case ${1:-start} in
+    start) cmd_start ;;
+    stop) cmd_stop ;;
+    status) cmd_status ;;
+    *) printf 'usage: %s [start|stop|status]\n' "$0" >&2; exit 2 ;;
+esac

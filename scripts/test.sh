@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# scripts/test.sh — build with warnings as errors, bring up a throwaway stack (private
+# MariaDB, asyncexec-fcgi, nginx on random free ports, all in a fresh temporary directory)
+# and run ctest against it. Extra arguments go to ctest:  scripts/test.sh -L unit
+#
+# Environment: ASYNCEXEC_BUILD_DIR (default: inside the temporary directory),
+# ASYNCEXEC_BUILD_TYPE (default Debug), ASYNCEXEC_KEEP=1 (keep the temporary directory
+# when tests fail). Exit status: ctest's (1 if the set-up itself fails).
+#
+# Exported for the tests: ASYNCEXEC_TEST_CONFIG, ASYNCEXEC_TEST_HTTP, ASYNCEXEC_TEST_DBCTL.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source-path=SCRIPTDIR source=lib/stack.sh
+source "$ROOT/scripts/lib/stack.sh"
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/asyncexec-test.XXXXXX")
+# mktemp makes it 0700; nginx's workers (user nobody) must reach the app socket inside.
+chmod 0711 "$TMP"
+stack_init "$ROOT" "$TMP" test
+BUILD=${ASYNCEXEC_BUILD_DIR:-$TMP/build}
+CTEST_PID=
+
+# stop_ctest — if ctest still runs (we were interrupted), end its process group.
+stop_ctest() {
+    [[ -n $CTEST_PID ]] && stack_pid_alive "$CTEST_PID" || return 0
+    stack_log "stopping ctest (process group $CTEST_PID)"
+    kill -s TERM -- "-$CTEST_PID" 2>/dev/null || true
+    if ! stack_wait 10 stack_pid_gone "$CTEST_PID"; then
+        kill -s KILL -- "-$CTEST_PID" 2>/dev/null || true
+    fi
+}
+
+# cleanup — on every exit: stop the stack, show logs on failure, remove the directory.
+cleanup() {
+    local rc=$?
+    trap - EXIT INT TERM
+    stop_ctest
+    if ((rc != 0)); then
+        stack_log "FAILED (status $rc); logs of the test stack:"
+        stack_tail_logs 60
+    fi
+    stack_stop_all || stack_warn "some test processes did not stop"
+    if ((rc != 0)) && [[ ${ASYNCEXEC_KEEP:-0} == 1 ]]; then
+        stack_log "kept $TMP"
+    else
+        rm -rf "$TMP"
+    fi
+    exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# write_dbctl DB_PORT — the ASYNCEXEC_TEST_DBCTL helper: `dbctl stop|start|status`.
+write_dbctl() {
+    local db_port=$1
+    cat >"$TMP/dbctl" <<EOF
+#!/usr/bin/env bash
+# Stops/starts the private MariaDB of the test stack in $TMP (written by scripts/test.sh).
+set -euo pipefail
+# shellcheck source=/dev/null
+source $(printf '%q' "$ROOT/scripts/lib/stack.sh")
+stack_init $(printf '%q %q' "$ROOT" "$TMP") dbctl
+case \${1:-} in
+    stop) stack_db_stop ;;
+    start) stack_db_start $db_port ;;
+    status) stack_db_pid >/dev/null && stack_db_ping ;;
+    *) printf 'usage: %s stop|start|status\n' "\$0" >&2; exit 2 ;;
+esac
+EOF
+    chmod 0755 "$TMP/dbctl"
+}
+
+# run_ctest ARGS... — ctest in its own process group (so an interrupt can end all of it).
+run_ctest() {
+    local rc=0
+    stack_log "running: ctest --test-dir $BUILD --output-on-failure -j2 $*"
+    setsid ctest --test-dir "$BUILD" --output-on-failure -j2 "$@" &
+    CTEST_PID=$!
+    wait "$CTEST_PID" || rc=$?
+    CTEST_PID=
+    return "$rc"
+}
+
+main() {
+    local db_port http_port rc=0
+    stack_log "state in $TMP"
+    stack_install_packages
+    stack_build "$BUILD" "${ASYNCEXEC_BUILD_TYPE:-Debug}" -DASYNCEXEC_WERROR=ON
+    db_port=$(stack_free_port)
+    stack_db_init
+    stack_db_start "$db_port"
+    stack_db_provision
+    stack_write_config "$db_port"
+    stack_migrate "$BUILD/asyncexec-admin"
+    stack_app_start "$BUILD/asyncexec-fcgi"
+    http_port=$(stack_free_port)
+    stack_nginx_start "$http_port"
+    write_dbctl "$db_port"
+
+    export ASYNCEXEC_TEST_CONFIG=$STACK_CONF
+    export ASYNCEXEC_TEST_HTTP=127.0.0.1:$http_port
+    export ASYNCEXEC_TEST_DBCTL=$TMP/dbctl
+    run_ctest "$@" || rc=$?
+    if ((rc == 0)); then stack_log "all tests passed"; fi
+    return "$rc"
+}
+
+main "$@"

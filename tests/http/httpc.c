@@ -1,0 +1,837 @@
+/*
+ * httpc.c - HTTP/1.1 client, admin CLI runner, JSON helpers and contract predicates
+ * shared by the HTTP integration tests.
+ */
+#include "httpc.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define RECV_TIMEOUT_S 10
+#define MAX_HEADERS 64
+
+/* ---- small utilities ------------------------------------------------------------------ */
+
+static void *
+xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (p == NULL) {
+		fprintf(stderr, "httpc: out of memory\n");
+		exit(1);
+	}
+	return p;
+}
+
+static char *
+xstrndup(const char *s, size_t n)
+{
+	char *p = xmalloc(n + 1);
+
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+struct dbuf {
+	char *p;
+	size_t len, cap;
+};
+
+static void
+dbuf_add(struct dbuf *b, const void *data, size_t n)
+{
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+
+		while (cap < b->len + n + 1)
+			cap *= 2;
+		b->p = realloc(b->p, cap);
+		if (b->p == NULL) {
+			fprintf(stderr, "httpc: out of memory\n");
+			exit(1);
+		}
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, data, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}
+
+static void
+dbuf_str(struct dbuf *b, const char *s)
+{
+	dbuf_add(b, s, strlen(s));
+}
+
+/* ---- environment ---------------------------------------------------------------------- */
+
+const char *
+test_env(const char *name)
+{
+	const char *v = getenv(name);
+
+	if (v == NULL || *v == '\0') {
+		fprintf(stderr, "FATAL: environment variable %s is not set "
+		    "(run the HTTP tests through scripts/test.sh)\n", name);
+		exit(1);
+	}
+	return v;
+}
+
+void
+http_test_init(void)
+{
+	test_env("ASYNCEXEC_TEST_HTTP");
+	test_env("ASYNCEXEC_TEST_CONFIG");
+	test_env("ASYNCEXEC_ADMIN");
+	setvbuf(stderr, NULL, _IONBF, 0);
+}
+
+static int
+config_line_value(char *line, const char *key, long *out)
+{
+	char *k = line, *eq = strchr(line, '=');
+	size_t klen;
+
+	if (eq == NULL)
+		return 0;
+	while (isspace((unsigned char)*k))
+		k++;
+	klen = (size_t)(eq - k);
+	while (klen > 0 && isspace((unsigned char)k[klen - 1]))
+		klen--;
+	if (klen != strlen(key) || strncmp(k, key, klen) != 0)
+		return 0;
+	*out = strtol(eq + 1, NULL, 10);
+	return 1;
+}
+
+long
+config_long(const char *key, long dflt)
+{
+	FILE *f = fopen(test_env("ASYNCEXEC_TEST_CONFIG"), "r");
+	char line[1024];
+	long v = dflt;
+
+	if (f == NULL) {
+		fprintf(stderr, "FATAL: cannot read %s\n", getenv("ASYNCEXEC_TEST_CONFIG"));
+		exit(1);
+	}
+	while (fgets(line, sizeof line, f) != NULL) {
+		char *hash = strchr(line, '#');
+
+		if (hash != NULL)
+			*hash = '\0';
+		config_line_value(line, key, &v);
+	}
+	fclose(f);
+	return v;
+}
+
+const char *
+unique_suffix(void)
+{
+	static char buf[64];
+	static unsigned n;
+
+	snprintf(buf, sizeof buf, "%ld-%ld-%u", (long)getpid(), (long)time(NULL), n++);
+	return buf;
+}
+
+/* ---- connecting and sending ----------------------------------------------------------- */
+
+static int
+http_connect(void)
+{
+	const char *hp = test_env("ASYNCEXEC_TEST_HTTP");
+	const char *colon = strrchr(hp, ':');
+	struct sockaddr_in sa;
+	struct timeval tv = { .tv_sec = RECV_TIMEOUT_S };
+	char host[64];
+	int fd;
+
+	if (colon == NULL || (size_t)(colon - hp) >= sizeof host) {
+		fprintf(stderr, "httpc: ASYNCEXEC_TEST_HTTP must be HOST:PORT, got %s\n", hp);
+		return -1;
+	}
+	memcpy(host, hp, (size_t)(colon - hp));
+	host[colon - hp] = '\0';
+	memset(&sa, 0, sizeof sa);
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons((uint16_t)atoi(colon + 1));
+	if (inet_pton(AF_INET, host, &sa.sin_addr) != 1) {
+		fprintf(stderr, "httpc: bad IPv4 address in ASYNCEXEC_TEST_HTTP: %s\n", hp);
+		return -1;
+	}
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	if (fd < 0)
+		return -1;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+		fprintf(stderr, "httpc: connect %s: %s\n", hp, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static void
+build_request(struct dbuf *b, const char *method, const char *path,
+    const char *const *headers, const char *body, size_t body_len)
+{
+	char line[128];
+
+	dbuf_str(b, method);
+	dbuf_str(b, " ");
+	dbuf_str(b, path);
+	dbuf_str(b, " HTTP/1.1\r\nHost: ");
+	dbuf_str(b, getenv("ASYNCEXEC_TEST_HTTP"));
+	dbuf_str(b, "\r\nConnection: close\r\n");
+	for (; headers != NULL && *headers != NULL; headers++) {
+		if (**headers == '\0')
+			continue;
+		dbuf_str(b, *headers);
+		dbuf_str(b, "\r\n");
+	}
+	if (body != NULL) {
+		snprintf(line, sizeof line, "Content-Length: %zu\r\n", body_len);
+		dbuf_str(b, line);
+	}
+	dbuf_str(b, "\r\n");
+	if (body != NULL)
+		dbuf_add(b, body, body_len);
+}
+
+/* Sends everything it can. A peer that answers early (413) and closes is not an error:
+ * the response is read afterwards. */
+static void
+send_all(int fd, const char *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return;
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+/* Reads until EOF. Returns 0, or -1 on timeout / error before any byte arrived. */
+static int
+recv_all(int fd, struct dbuf *b)
+{
+	char chunk[65536];
+
+	for (;;) {
+		ssize_t r = recv(fd, chunk, sizeof chunk, 0);
+
+		if (r > 0) {
+			dbuf_add(b, chunk, (size_t)r);
+			continue;
+		}
+		if (r == 0)
+			return 0;
+		if (errno == EINTR)
+			continue;
+		if (errno == ECONNRESET && b->len > 0)
+			return 0;
+		fprintf(stderr, "httpc: recv: %s\n",
+		    errno == EAGAIN || errno == EWOULDBLOCK ? "timed out" : strerror(errno));
+		return -1;
+	}
+}
+
+/* ---- parsing -------------------------------------------------------------------------- */
+
+static int
+parse_status_line(const char *p, const char *eol, int *status)
+{
+	if (eol - p < 12 || strncmp(p, "HTTP/1.", 7) != 0 || p[8] != ' ')
+		return -1;
+	if (!isdigit((unsigned char)p[9]) || !isdigit((unsigned char)p[10]) ||
+	    !isdigit((unsigned char)p[11]))
+		return -1;
+	*status = (p[9] - '0') * 100 + (p[10] - '0') * 10 + (p[11] - '0');
+	return 0;
+}
+
+static void
+add_header(struct http_resp *out, const char *p, const char *eol)
+{
+	const char *colon = memchr(p, ':', (size_t)(eol - p));
+	const char *v;
+	const char *e = eol;
+
+	if (colon == NULL || out->nhdrs >= MAX_HEADERS)
+		return;
+	v = colon + 1;
+	while (v < e && (*v == ' ' || *v == '\t'))
+		v++;
+	while (e > v && (e[-1] == ' ' || e[-1] == '\t'))
+		e--;
+	out->hdrs[out->nhdrs].name = xstrndup(p, (size_t)(colon - p));
+	out->hdrs[out->nhdrs].value = xstrndup(v, (size_t)(e - v));
+	out->nhdrs++;
+}
+
+/* Parses the status line and headers; returns the offset of the body, or -1. */
+static long
+parse_head(const char *raw, size_t len, struct http_resp *out)
+{
+	const char *end = NULL, *p = raw, *eol;
+	size_t i;
+
+	for (i = 0; i + 3 < len; i++) {
+		if (memcmp(raw + i, "\r\n\r\n", 4) == 0) {
+			end = raw + i;
+			break;
+		}
+	}
+	if (end == NULL)
+		return -1;
+	eol = strstr(p, "\r\n");
+	if (parse_status_line(p, eol, &out->status) != 0)
+		return -1;
+	out->hdrs = xmalloc(MAX_HEADERS * sizeof *out->hdrs);
+	for (p = eol + 2; p < end; p = eol + 2) {
+		eol = strstr(p, "\r\n");
+		add_header(out, p, eol);
+	}
+	return (long)(end + 4 - raw);
+}
+
+static int
+dechunk(const char *p, size_t len, struct dbuf *body)
+{
+	const char *end = p + len;
+
+	for (;;) {
+		char *after;
+		unsigned long n = strtoul(p, &after, 16);
+		const char *eol = strstr(after, "\r\n");
+
+		if (after == p || eol == NULL || eol >= end)
+			return -1;
+		p = eol + 2;
+		if (n == 0)
+			return 0;
+		if ((size_t)(end - p) < n + 2)
+			return -1;
+		dbuf_add(body, p, n);
+		p += n + 2;
+	}
+}
+
+static int
+no_body_status(const char *method, int status)
+{
+	return strcmp(method, "HEAD") == 0 || status == 204 || status == 304 ||
+	    (status >= 100 && status < 200);
+}
+
+static int
+parse_body(const char *method, const char *p, size_t len, struct http_resp *out)
+{
+	const char *te = http_header(out, "transfer-encoding");
+	const char *cl = http_header(out, "content-length");
+	struct dbuf body = { 0 };
+
+	dbuf_add(&body, "", 0);
+	if (no_body_status(method, out->status)) {
+		/* nothing */
+	} else if (te != NULL && strcasestr(te, "chunked") != NULL) {
+		if (dechunk(p, len, &body) != 0) {
+			fprintf(stderr, "httpc: malformed chunked body\n");
+			free(body.p);
+			return -1;
+		}
+	} else if (cl != NULL) {
+		size_t n = strtoul(cl, NULL, 10);
+
+		if (n > len) {
+			fprintf(stderr, "httpc: body truncated (%zu of %zu bytes)\n", len, n);
+			free(body.p);
+			return -1;
+		}
+		dbuf_add(&body, p, n);
+	} else {
+		dbuf_add(&body, p, len);
+	}
+	out->body = body.p;
+	out->body_len = body.len;
+	return 0;
+}
+
+static int
+parse_response(const char *method, const struct dbuf *raw, struct http_resp *out)
+{
+	long off;
+
+	if (raw->len == 0) {
+		fprintf(stderr, "httpc: empty response\n");
+		return -1;
+	}
+	off = parse_head(raw->p, raw->len, out);
+	if (off < 0) {
+		fprintf(stderr, "httpc: malformed response head: %.200s\n", raw->p);
+		return -1;
+	}
+	return parse_body(method, raw->p + off, raw->len - (size_t)off, out);
+}
+
+/* ---- public HTTP API ------------------------------------------------------------------ */
+
+int
+http_do(const char *method, const char *path, const char *const *headers,
+    const char *body, size_t body_len, struct http_resp *out)
+{
+	struct dbuf req = { 0 }, raw = { 0 };
+	int fd, rc = -1;
+
+	memset(out, 0, sizeof *out);
+	fd = http_connect();
+	if (fd >= 0) {
+		build_request(&req, method, path, headers, body, body_len);
+		send_all(fd, req.p, req.len);
+		if (recv_all(fd, &raw) == 0)
+			rc = parse_response(method, &raw, out);
+		close(fd);
+	}
+	free(req.p);
+	free(raw.p);
+	if (rc != 0) {
+		fprintf(stderr, "httpc: %s %.120s failed\n", method, path);
+		http_resp_free(out);
+		out->status = 0;
+	}
+	return rc;
+}
+
+const char *
+http_header(const struct http_resp *r, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < r->nhdrs; i++)
+		if (strcasecmp(r->hdrs[i].name, name) == 0)
+			return r->hdrs[i].value;
+	return NULL;
+}
+
+void
+http_resp_free(struct http_resp *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->nhdrs; i++) {
+		free(r->hdrs[i].name);
+		free(r->hdrs[i].value);
+	}
+	free(r->hdrs);
+	free(r->body);
+	memset(r, 0, sizeof *r);
+}
+
+#define API_MAX_HDRS 16
+
+int
+api(const char *method, const char *path, const char *key, const char *body,
+    struct http_resp *out, ...)
+{
+	const char *hdrs[API_MAX_HDRS + 3];
+	char auth[256];
+	size_t n = 0;
+	va_list ap;
+	const char *h;
+
+	if (key != NULL) {
+		snprintf(auth, sizeof auth, "Authorization: Bearer %s", key);
+		hdrs[n++] = auth;
+	}
+	if (body != NULL)
+		hdrs[n++] = "Content-Type: application/json";
+	va_start(ap, out);
+	while ((h = va_arg(ap, const char *)) != NULL && n < API_MAX_HDRS + 2)
+		hdrs[n++] = h;
+	va_end(ap);
+	hdrs[n] = NULL;
+	http_do(method, path, hdrs, body, body ? strlen(body) : 0, out);
+	return out->status;
+}
+
+/* ---- admin CLI ------------------------------------------------------------------------ */
+
+char *
+admin(const char *fmt, ...)
+{
+	char args[1024], cmd[4096], line[1024];
+	char *first = NULL;
+	va_list ap;
+	FILE *p;
+	int st;
+
+	va_start(ap, fmt);
+	vsnprintf(args, sizeof args, fmt, ap);
+	va_end(ap);
+	snprintf(cmd, sizeof cmd, "'%s' --config '%s' %s", test_env("ASYNCEXEC_ADMIN"),
+	    test_env("ASYNCEXEC_TEST_CONFIG"), args);
+	p = popen(cmd, "r");
+	if (p == NULL) {
+		fprintf(stderr, "FATAL: popen(%s): %s\n", cmd, strerror(errno));
+		exit(1);
+	}
+	while (fgets(line, sizeof line, p) != NULL)
+		if (first == NULL)
+			first = xstrndup(line, strcspn(line, "\r\n"));
+	st = pclose(p);
+	if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		fprintf(stderr, "FATAL: admin command failed (status %d): %s\n",
+		    WIFEXITED(st) ? WEXITSTATUS(st) : -1, cmd);
+		exit(1);
+	}
+	return first;
+}
+
+/* ---- JSON ----------------------------------------------------------------------------- */
+
+struct json_object *
+json_body(const struct http_resp *r)
+{
+	struct json_object *o;
+
+	if (r->body == NULL || r->body_len == 0) {
+		fprintf(stderr, "json_body: empty body (status %d)\n", r->status);
+		return NULL;
+	}
+	o = json_tokener_parse(r->body);
+	if (o == NULL)
+		fprintf(stderr, "json_body: not JSON: %.300s\n", r->body);
+	return o;
+}
+
+static struct json_object *
+jstep(struct json_object *o, const char *name, size_t len)
+{
+	char key[128];
+	struct json_object *v = NULL;
+
+	if (o == NULL || len >= sizeof key)
+		return NULL;
+	memcpy(key, name, len);
+	key[len] = '\0';
+	if (json_object_is_type(o, json_type_array)) {
+		char *end;
+		unsigned long i = strtoul(key, &end, 10);
+
+		if (*end != '\0' || i >= json_object_array_length(o))
+			return NULL;
+		return json_object_array_get_idx(o, i);
+	}
+	if (!json_object_is_type(o, json_type_object))
+		return NULL;
+	return json_object_object_get_ex(o, key, &v) ? v : NULL;
+}
+
+/* Distinguishes "member is null" from "member missing": returns 1 when found. */
+static int
+jfind(struct json_object *o, const char *path, struct json_object **out)
+{
+	for (;;) {
+		size_t len = strcspn(path, ".");
+		struct json_object *parent = o;
+
+		if (parent == NULL)
+			return 0;
+		o = jstep(parent, path, len);
+		if (path[len] == '\0') {
+			*out = o;
+			if (o != NULL)
+				return 1;
+			return json_object_is_type(parent, json_type_object) &&
+			    json_object_object_get_ex(parent, path, NULL);
+		}
+		path += len + 1;
+	}
+}
+
+struct json_object *
+jget(struct json_object *o, const char *path)
+{
+	struct json_object *v = NULL;
+
+	return jfind(o, path, &v) ? v : NULL;
+}
+
+const char *
+jstr(struct json_object *o, const char *path)
+{
+	struct json_object *v = jget(o, path);
+
+	return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}
+
+int
+jint(struct json_object *o, const char *path, int64_t *out)
+{
+	struct json_object *v = jget(o, path);
+
+	if (v == NULL || !json_object_is_type(v, json_type_int))
+		return 0;
+	*out = json_object_get_int64(v);
+	return 1;
+}
+
+int
+jbool(struct json_object *o, const char *path, int *out)
+{
+	struct json_object *v = jget(o, path);
+
+	if (v == NULL || !json_object_is_type(v, json_type_boolean))
+		return 0;
+	*out = json_object_get_boolean(v);
+	return 1;
+}
+
+int
+jnull(struct json_object *o, const char *path)
+{
+	struct json_object *v = NULL;
+
+	return jfind(o, path, &v) && v == NULL;
+}
+
+long
+jlen(struct json_object *o, const char *path)
+{
+	struct json_object *v = jget(o, path);
+
+	if (v == NULL || !json_object_is_type(v, json_type_array))
+		return -1;
+	return (long)json_object_array_length(v);
+}
+
+/* ---- contract predicates -------------------------------------------------------------- */
+
+static int
+say_no(const char *what, const char *s)
+{
+	fprintf(stderr, "  not %s: \"%s\"\n", what, s ? s : "(null)");
+	return 0;
+}
+
+static int
+match_pattern(const char *s, const char *pat)
+{
+	/* 'd' = digit, 'x' = hex digit, anything else literal. */
+	for (; *pat; s++, pat++) {
+		if (*s == '\0')
+			return 0;
+		if (*pat == 'd' && !isdigit((unsigned char)*s))
+			return 0;
+		if (*pat == 'x' && !isxdigit((unsigned char)*s))
+			return 0;
+		if (*pat != 'd' && *pat != 'x' && *pat != *s)
+			return 0;
+	}
+	return *s == '\0';
+}
+
+int64_t
+rfc3339_ms(const char *s)
+{
+	struct tm tm;
+	int ms;
+
+	if (s == NULL || !match_pattern(s, "dddd-dd-ddTdd:dd:dd.dddZ"))
+		return -1;
+	memset(&tm, 0, sizeof tm);
+	if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d.%3dZ", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+	    &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &ms) != 7)
+		return -1;
+	if (tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 || tm.tm_mday > 31 ||
+	    tm.tm_hour > 23 || tm.tm_min > 59 || tm.tm_sec > 60)
+		return -1;
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+	return (int64_t)timegm(&tm) * 1000 + ms;
+}
+
+int
+is_rfc3339_ms(const char *s)
+{
+	return rfc3339_ms(s) >= 0 ? 1 : say_no("RFC 3339 UTC with milliseconds", s);
+}
+
+int
+is_token43(const char *s)
+{
+	if (s == NULL || strlen(s) != 43 ||
+	    strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") != 43)
+		return say_no("a 43-char base64url token", s);
+	return 1;
+}
+
+int
+is_uuid(const char *s)
+{
+	if (s == NULL || !match_pattern(s, "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx"))
+		return say_no("a UUID", s);
+	return 1;
+}
+
+int
+is_digits(const char *s)
+{
+	if (s == NULL || *s == '\0' || strspn(s, "0123456789") != strlen(s))
+		return say_no("a decimal number", s);
+	return 1;
+}
+
+int
+expect_status(const struct http_resp *r, int status)
+{
+	if (r->status == status)
+		return 1;
+	fprintf(stderr, "  expected status %d, got %d; body: %.400s\n", status, r->status,
+	    r->body ? r->body : "");
+	return 0;
+}
+
+static int
+expect_header_prefix(const struct http_resp *r, const char *name, const char *prefix)
+{
+	const char *v = http_header(r, name);
+
+	if (v != NULL && strncasecmp(v, prefix, strlen(prefix)) == 0)
+		return 1;
+	fprintf(stderr, "  status %d: header %s is \"%s\", expected \"%s...\"\n", r->status,
+	    name, v ? v : "(missing)", prefix);
+	return 0;
+}
+
+static int
+no_store(const struct http_resp *r)
+{
+	const char *v = http_header(r, "cache-control");
+
+	if (v != NULL && strcasestr(v, "no-store") != NULL)
+		return 1;
+	fprintf(stderr, "  status %d: Cache-Control is \"%s\", expected no-store\n", r->status,
+	    v ? v : "(missing)");
+	return 0;
+}
+
+int
+expect_json(const struct http_resp *r, int status)
+{
+	struct json_object *o;
+	int ok = expect_status(r, status);
+
+	ok &= expect_header_prefix(r, "content-type", "application/json");
+	ok &= no_store(r);
+	o = json_body(r);
+	ok &= o != NULL;
+	json_object_put(o);
+	return ok;
+}
+
+static int
+problem_members(struct json_object *o, int status, const char *code)
+{
+	int64_t st = 0;
+	const char *type = jstr(o, "type"), *c = jstr(o, "code");
+	int ok = 1;
+
+	if (type == NULL || strcmp(type, "about:blank") != 0)
+		ok = say_no("type about:blank", type);
+	if (jstr(o, "title") == NULL || jstr(o, "detail") == NULL)
+		ok = say_no("a problem with string title and detail", "");
+	if (!jint(o, "status", &st) || st != status) {
+		fprintf(stderr, "  problem status member %lld, expected %d\n", (long long)st,
+		    status);
+		ok = 0;
+	}
+	if (c == NULL || strcmp(c, code) != 0) {
+		fprintf(stderr, "  problem code \"%s\", expected \"%s\"\n", c ? c : "(null)", code);
+		ok = 0;
+	}
+	return ok;
+}
+
+int
+expect_problem(const struct http_resp *r, int status, const char *code)
+{
+	struct json_object *o;
+	int ok = expect_status(r, status);
+
+	ok &= expect_header_prefix(r, "content-type", "application/problem+json");
+	ok &= no_store(r);
+	o = json_body(r);
+	ok &= o != NULL && problem_members(o, status, code);
+	json_object_put(o);
+	return ok;
+}
+
+int
+expect_unauthorized(const struct http_resp *r)
+{
+	int ok = expect_problem(r, 401, "unauthorized");
+
+	return expect_header_prefix(r, "www-authenticate", "Bearer") && ok;
+}
+
+int
+expect_conflict(const struct http_resp *r, const char *current)
+{
+	struct json_object *o;
+	const char *cur;
+	int ok = expect_problem(r, 409, "conflict");
+
+	o = json_body(r);
+	cur = jstr(o, "currentStatus");
+	if (cur == NULL || strcmp(cur, current) != 0) {
+		fprintf(stderr, "  currentStatus \"%s\", expected \"%s\"\n",
+		    cur ? cur : "(null)", current);
+		ok = 0;
+	}
+	json_object_put(o);
+	return ok;
+}
+
+int
+same_response(const struct http_resp *a, const struct http_resp *b)
+{
+	if (a->status == b->status && a->body_len == b->body_len &&
+	    memcmp(a->body, b->body, a->body_len) == 0)
+		return 1;
+	fprintf(stderr, "  responses differ:\n    %d %.300s\n    %d %.300s\n", a->status,
+	    a->body ? a->body : "", b->status, b->body ? b->body : "");
+	return 0;
+}
+
+int
+body_contains(const struct http_resp *r, const char *needle)
+{
+	if (r->body != NULL && memmem(r->body, r->body_len, needle, strlen(needle)) != NULL)
+		return 1;
+	fprintf(stderr, "  body does not contain %s: %.400s\n", needle, r->body ? r->body : "");
+	return 0;
+}

@@ -1,0 +1,204 @@
+/*
+ * test_http_ops.c - /healthz, /readyz, /metrics, unknown paths, and a database outage:
+ * 503 service_unavailable (never 500) while MariaDB is down, recovery once it is back.
+ * Stops the shared test database: CTest runs it with RUN_SERIAL.
+ */
+#include "check.h"
+#include "fixture.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#define OUTAGE_PROBES 8         /* enough to reach every preforked worker */
+#define RECOVERY_STREAK 8       /* consecutive successes that count as recovered */
+#define RECOVERY_WINDOW_MS 20000
+#define RECOVERY_PAUSE_MS 250
+
+static struct fx F;
+static int db_stopped;
+
+static int
+dbctl(const char *verb)
+{
+	char cmd[1024];
+	int st;
+
+	snprintf(cmd, sizeof cmd, "'%s' %s", test_env("ASYNCEXEC_TEST_DBCTL"), verb);
+	st = system(cmd);
+	if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		fprintf(stderr, "dbctl %s failed (status %d)\n", verb, st);
+		return -1;
+	}
+	return 0;
+}
+
+/* Whatever happens, the shared database is running again when this process ends. */
+static void
+restart_db(void)
+{
+	if (db_stopped && dbctl("start") == 0)
+		db_stopped = 0;
+}
+
+static void
+on_signal(int sig)
+{
+	(void)sig;
+	exit(1);        /* runs restart_db() through atexit */
+}
+
+static int64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void
+pause_ms(long ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+static int
+get(const char *path, struct http_resp *r)
+{
+	return api("GET", path, NULL, NULL, r, (const char *)NULL);
+}
+
+static void
+test_probes(void)
+{
+	struct http_resp r;
+	const char *ct;
+
+	CHECK_EQ_INT(get("/healthz", &r), 200);
+	http_resp_free(&r);
+	CHECK_EQ_INT(get("/readyz", &r), 200);
+	http_resp_free(&r);
+	CHECK_EQ_INT(get("/metrics", &r), 200);
+	ct = http_header(&r, "content-type");
+	CHECK(ct != NULL && strncmp(ct, "text/plain", 10) == 0);
+	http_resp_free(&r);
+}
+
+static void
+test_unknown_path(void)
+{
+	struct http_resp r;
+
+	get("/no/such/path", &r);
+	CHECK(expect_problem(&r, 404, "not_found"));
+	http_resp_free(&r);
+	api("POST", "/v1/nothing-here", F.ckey, "{}", &r, (const char *)NULL);
+	CHECK(expect_problem(&r, 404, "not_found"));
+	http_resp_free(&r);
+}
+
+/* 503 service_unavailable with Retry-After, within the connect timeout (plus slack). */
+static void
+check_unavailable(const struct http_resp *r, int64_t elapsed_ms, const char *what)
+{
+	int64_t bound = (config_long("db_connect_timeout", 2) + 3) * 1000;
+
+	if (!expect_problem(r, 503, "service_unavailable"))
+		fprintf(stderr, "  ... %s during the outage\n", what);
+	CHECK(expect_problem(r, 503, "service_unavailable"));
+	CHECK(is_digits(http_header(r, "retry-after")));
+	if (elapsed_ms > bound)
+		fprintf(stderr, "  %s took %lld ms (bound %lld)\n", what, (long long)elapsed_ms,
+		    (long long)bound);
+	CHECK(elapsed_ms <= bound);
+}
+
+static void
+outage_round(const struct sub *s)
+{
+	struct http_resp r;
+	int64_t t0 = now_ms();
+
+	fx_submit(&F, F.ckey, NULL, "{\"during\":\"outage\"}", &r);
+	check_unavailable(&r, now_ms() - t0, "submit");
+	http_resp_free(&r);
+	t0 = now_ms();
+	fx_poll(&F, F.ckey, s->cid, s->token, NULL, &r);
+	check_unavailable(&r, now_ms() - t0, "poll");
+	http_resp_free(&r);
+	t0 = now_ms();
+	fx_claim(&F, F.bkey, "{}", &r);
+	check_unavailable(&r, now_ms() - t0, "claim");
+	http_resp_free(&r);
+	CHECK_EQ_INT(get("/readyz", &r), 503);
+	http_resp_free(&r);
+	CHECK_EQ_INT(get("/healthz", &r), 200);
+	http_resp_free(&r);
+}
+
+/* Readiness polling: submits until RECOVERY_STREAK in a row succeed, bounded in time. */
+static int
+await_recovery(void)
+{
+	int64_t deadline = now_ms() + RECOVERY_WINDOW_MS;
+	int streak = 0, attempts = 0;
+	struct http_resp r;
+
+	while (streak < RECOVERY_STREAK && now_ms() < deadline) {
+		int st = fx_submit(&F, F.ckey, NULL, "{\"after\":\"outage\"}", &r);
+
+		http_resp_free(&r);
+		attempts++;
+		if (st == 202) {
+			streak++;
+			continue;
+		}
+		if (st != 503)
+			fprintf(stderr, "  recovery attempt %d: unexpected status %d\n", attempts, st);
+		streak = 0;
+		pause_ms(RECOVERY_PAUSE_MS);
+	}
+	fprintf(stderr, "  recovery: %d attempts, streak %d\n", attempts, streak);
+	return streak >= RECOVERY_STREAK;
+}
+
+static void
+test_outage(void)
+{
+	struct http_resp r;
+	struct sub s;
+	int i;
+
+	CHECK(fx_submit_ok(&F, NULL, "{\"before\":\"outage\"}", &s));
+	db_stopped = 1;
+	CHECK_EQ_INT(dbctl("stop"), 0);
+	for (i = 0; i < OUTAGE_PROBES; i++)
+		outage_round(&s);
+	restart_db();
+	CHECK_EQ_INT(db_stopped, 0);
+	CHECK(await_recovery());
+	CHECK_EQ_INT(get("/readyz", &r), 200);
+	http_resp_free(&r);
+	CHECK_EQ_STR(fx_status(&F, &s), "waiting_callback");
+}
+
+int
+main(void)
+{
+	http_test_init();
+	test_env("ASYNCEXEC_TEST_DBCTL");
+	atexit(restart_db);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	fx_setup(&F, "ops");
+	test_probes();
+	test_unknown_path();
+	test_outage();
+	fx_free(&F);
+	return check_done("http_ops");
+}

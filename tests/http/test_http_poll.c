@@ -1,0 +1,255 @@
+/*
+ * test_http_poll.c - GET /v1/executions/{env}/{svc}/{op}/{cid} through nginx.
+ */
+#include "check.h"
+#include "fixture.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define RESULT "{\"z\":1,\"a\":[1.10,9007199254740993]}"
+
+static struct fx F;
+
+static void
+check_waiting_body(const struct http_resp *r, const struct sub *s)
+{
+	struct json_object *o = json_body(r);
+	int b = -1;
+
+	CHECK(expect_json(r, 200));
+	CHECK_EQ_STR(jstr(o, "correlationId"), s->cid);
+	CHECK_EQ_STR(jstr(o, "status"), "waiting_callback");
+	CHECK_EQ_STR(jstr(o, "createdAt"), s->created);
+	CHECK(is_rfc3339_ms(jstr(o, "updatedAt")));
+	CHECK(is_rfc3339_ms(jstr(o, "expiresAt")));
+	CHECK(jnull(o, "completedAt"));
+	CHECK(jbool(o, "cancelRequested", &b) && b == 0);
+	CHECK(jget(o, "result") == NULL && jget(o, "error") == NULL);
+	CHECK(is_digits(http_header(r, "retry-after")));
+	CHECK(http_header(r, "etag") != NULL);
+	json_object_put(o);
+}
+
+static void
+test_waiting(void)
+{
+	struct sub s;
+	struct http_resp r;
+
+	CHECK(fx_submit_ok(&F, NULL, "{\"q\":1}", &s));
+	fx_poll(&F, F.ckey, s.cid, s.token, NULL, &r);
+	check_waiting_body(&r, &s);
+	http_resp_free(&r);
+}
+
+/* Polls with If-None-Match: ETAG; returns the status. */
+static int
+poll_if_none_match(const struct sub *s, const char *etag, struct http_resp *r)
+{
+	char inm[256];
+
+	snprintf(inm, sizeof inm, "If-None-Match: %s", etag);
+	return fx_poll(&F, F.ckey, s->cid, s->token, inm, r);
+}
+
+/* ETag of a 200 poll (malloc'd), or NULL. */
+static char *
+poll_etag(const struct sub *s)
+{
+	struct http_resp r;
+	char *etag = NULL;
+
+	if (fx_poll(&F, F.ckey, s->cid, s->token, NULL, &r) == 200 && http_header(&r, "etag"))
+		etag = strdup(http_header(&r, "etag"));
+	http_resp_free(&r);
+	return etag;
+}
+
+static void
+check_not_modified(const struct sub *s, const char *etag)
+{
+	struct http_resp r;
+
+	CHECK_EQ_INT(poll_if_none_match(s, etag, &r), 304);
+	CHECK_EQ_INT(r.body_len, 0);
+	CHECK(http_header(&r, "cache-control") != NULL &&
+	    strstr(http_header(&r, "cache-control"), "no-store") != NULL);
+	http_resp_free(&r);
+}
+
+static void
+check_completed_body(const struct http_resp *r, const struct sub *s)
+{
+	struct json_object *o = json_body(r);
+	int b = -1;
+
+	CHECK(expect_json(r, 200));
+	CHECK_EQ_STR(jstr(o, "correlationId"), s->cid);
+	CHECK_EQ_STR(jstr(o, "status"), "completed");
+	CHECK(is_rfc3339_ms(jstr(o, "completedAt")));
+	CHECK(rfc3339_ms(jstr(o, "updatedAt")) >= rfc3339_ms(jstr(o, "createdAt")));
+	CHECK(jbool(o, "cancelRequested", &b) && b == 0);
+	CHECK(jget(o, "error") == NULL);
+	CHECK(body_contains(r, RESULT));
+	json_object_put(o);
+}
+
+static void
+test_etag_and_result(void)
+{
+	struct sub s;
+	struct claim c;
+	struct http_resp r;
+	char *etag1, *etag2;
+
+	CHECK(fx_submit_claim(&F, "{\"q\":2}", &s, &c));
+	etag1 = poll_etag(&s);
+	CHECK(etag1 != NULL);
+	if (etag1 != NULL)
+		check_not_modified(&s, etag1);
+	CHECK_EQ_INT(fx_complete(&F, &c, RESULT), 200);
+	etag2 = poll_etag(&s);
+	CHECK(etag2 != NULL && (etag1 == NULL || strcmp(etag1, etag2) != 0));
+	if (etag1 != NULL) {
+		CHECK_EQ_INT(poll_if_none_match(&s, etag1, &r), 200);
+		check_completed_body(&r, &s);
+		http_resp_free(&r);
+	}
+	if (etag2 != NULL)
+		check_not_modified(&s, etag2);
+	free(etag1);
+	free(etag2);
+}
+
+/* Every way of not being the initiator gives the very same 404. */
+static void
+test_same_404(void)
+{
+	const char *key, *cid, *token, *what;
+	struct outsiders out;
+	struct http_resp ref, r;
+	struct sub s;
+	int i;
+
+	fx_outsiders(&F, &out);
+	CHECK(fx_submit_ok(&F, NULL, "{\"q\":3}", &s));
+	fx_poll(&F, F.ckey, out.unknown_cid, s.token, NULL, &ref);
+	CHECK(expect_problem(&ref, 404, "not_found"));
+	for (i = 0; fx_outsider_case(&F, &out, &s, i, &key, &cid, &token, &what); i++) {
+		fx_poll(&F, key, cid, token, NULL, &r);
+		if (!same_response(&ref, &r))
+			fprintf(stderr, "  ... poll with %s\n", what);
+		CHECK(same_response(&ref, &r));
+		http_resp_free(&r);
+	}
+	CHECK_EQ_STR(fx_status(&F, &s), "waiting_callback");
+	http_resp_free(&ref);
+	fx_outsiders_free(&out);
+}
+
+/* No key, or a backend key: 401 even with the right poll token. */
+static void
+test_unauthorized(void)
+{
+	struct sub s;
+	struct http_resp r;
+
+	CHECK(fx_submit_ok(&F, NULL, "{\"q\":7}", &s));
+	fx_poll(&F, NULL, s.cid, s.token, NULL, &r);
+	CHECK(expect_unauthorized(&r));
+	http_resp_free(&r);
+	fx_poll(&F, F.bkey, s.cid, s.token, NULL, &r);
+	CHECK(expect_unauthorized(&r));
+	http_resp_free(&r);
+}
+
+static void
+test_cancelled(void)
+{
+	struct sub s;
+	struct http_resp r;
+	struct json_object *o;
+
+	CHECK(fx_submit_ok(&F, NULL, "{\"q\":4}", &s));
+	CHECK_EQ_INT(fx_cancel(&F, F.ckey, s.cid, s.token, &r), 200);
+	http_resp_free(&r);
+	fx_poll(&F, F.ckey, s.cid, s.token, NULL, &r);
+	CHECK(expect_json(&r, 200));
+	o = json_body(&r);
+	CHECK_EQ_STR(jstr(o, "status"), "cancelled");
+	CHECK(jget(o, "result") == NULL && jget(o, "error") == NULL);
+	CHECK(http_header(&r, "etag") != NULL);
+	json_object_put(o);
+	http_resp_free(&r);
+}
+
+static void
+test_failed(void)
+{
+	const char *fail = "{\"error\":{\"message\":\"boom\",\"code\":7,\"details\":{\"k\":[1,2]}}}";
+	struct sub s;
+	struct claim c;
+	struct http_resp r;
+	struct json_object *o;
+	int64_t code = 0;
+
+	CHECK(fx_submit_claim(&F, "{\"q\":5}", &s, &c));
+	CHECK_EQ_INT(fx_callback(F.bkey, c.id, "fail", c.token, fail, &r), 200);
+	http_resp_free(&r);
+	fx_poll(&F, F.ckey, s.cid, s.token, NULL, &r);
+	CHECK(expect_json(&r, 200));
+	o = json_body(&r);
+	CHECK_EQ_STR(jstr(o, "status"), "failed");
+	CHECK_EQ_STR(jstr(o, "error.message"), "boom");
+	CHECK(jint(o, "error.code", &code) && code == 7);
+	CHECK_EQ_INT(jlen(o, "error.details.k"), 2);
+	CHECK(jget(o, "result") == NULL);
+	CHECK(is_rfc3339_ms(jstr(o, "completedAt")));
+	json_object_put(o);
+	http_resp_free(&r);
+}
+
+static void
+check_405(const char *method, const char *path, const char *allowed)
+{
+	struct http_resp r;
+	const char *allow;
+
+	api(method, path, F.ckey, NULL, &r, (const char *)NULL);
+	CHECK(expect_problem(&r, 405, "method_not_allowed"));
+	allow = http_header(&r, "allow");
+	CHECK(allow != NULL && strstr(allow, allowed) != NULL);
+	http_resp_free(&r);
+}
+
+static void
+test_wrong_method(void)
+{
+	char path[512];
+	struct sub s;
+
+	CHECK(fx_submit_ok(&F, NULL, "{\"q\":6}", &s));
+	fx_exec_path(path, sizeof path, &F, s.cid, NULL);
+	check_405("DELETE", path, "GET");
+	check_405("PUT", path, "GET");
+	fx_exec_path(path, sizeof path, &F, NULL, NULL);
+	check_405("GET", path, "POST");
+}
+
+int
+main(void)
+{
+	http_test_init();
+	fx_setup(&F, "poll");
+	/* Claiming tests first: the route's queue holds no other unclaimed execution. */
+	test_etag_and_result();
+	test_failed();
+	test_waiting();
+	test_same_404();
+	test_unauthorized();
+	test_cancelled();
+	test_wrong_method();
+	fx_free(&F);
+	return check_done("http_poll");
+}
