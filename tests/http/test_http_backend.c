@@ -42,6 +42,19 @@ test_claim_validation(void)
 }
 
 static void
+test_revoked_backend_key(void)
+{
+	char *key = fx_backend_key(F.route);
+	struct http_resp r;
+
+	free(admin("backend-key revoke %s", key));
+	fx_claim(&F, key, "{}", &r);
+	CHECK(expect_unauthorized(&r));
+	http_resp_free(&r);
+	free(key);
+}
+
+static void
 test_claim_auth(void)
 {
 	struct http_resp r;
@@ -232,12 +245,47 @@ test_complete(void)
 }
 
 static void
-test_unknown_id(void)
+check_callback_path(const char *method, const char *path, int status, const char *code)
 {
 	struct http_resp r;
 
-	fx_callback(F.bkey, 999999999999LL, "complete", C[0].token, "{\"result\":1}", &r);
-	CHECK(expect_problem(&r, 404, "not_found"));
+	api(method, path, F.bkey, "{\"result\":1}", &r, (const char *)NULL);
+	if (!expect_problem(&r, status, code))
+		fprintf(stderr, "  ... %s %s\n", method, path);
+	CHECK(expect_problem(&r, status, code));
+	http_resp_free(&r);
+}
+
+static void
+test_unknown_id(void)
+{
+	char path[256];
+
+	fx_callback_path(path, sizeof path, 999999999999LL, "complete");
+	check_callback_path("POST", path, 404, "not_found");
+	check_callback_path("POST", "/v1/callbacks/abc/complete", 404, "not_found");
+	fx_callback_path(path, sizeof path, C[1].id, "explode");
+	check_callback_path("POST", path, 404, "not_found");
+	fx_callback_path(path, sizeof path, C[1].id, "complete");
+	check_callback_path("GET", path, 405, "method_not_allowed");
+}
+
+/* "Any JSON" includes null: the result member is present. */
+static void
+test_null_result(void)
+{
+	struct sub s;
+	struct claim c;
+	struct http_resp r;
+	struct json_object *o;
+
+	CHECK(fx_submit_claim(&F, "{\"null\":1}", &s, &c));
+	CHECK_EQ_INT(fx_complete(&F, &c, "null"), 200);
+	fx_poll(&F, F.ckey, s.cid, s.token, NULL, &r);
+	o = json_body(&r);
+	CHECK_EQ_STR(jstr(o, "status"), "completed");
+	CHECK(jnull(o, "result"));
+	json_object_put(o);
 	http_resp_free(&r);
 }
 
@@ -306,6 +354,7 @@ main(void)
 	fx_setup(&G, "backend-other");
 	test_claim_validation();
 	test_claim_auth();
+	test_revoked_backend_key();
 	test_claim_order();
 	test_heartbeat();
 	test_complete_refusals();
@@ -313,6 +362,7 @@ main(void)
 	test_unknown_id();
 	test_fail();
 	test_result_limit();
+	test_null_result();
 	fx_free(&F);
 	fx_free(&G);
 	return check_done("http_backend");

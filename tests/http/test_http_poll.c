@@ -116,8 +116,13 @@ test_etag_and_result(void)
 		check_completed_body(&r, &s);
 		http_resp_free(&r);
 	}
-	if (etag2 != NULL)
+	if (etag2 != NULL) {
+		char list[300];
+
 		check_not_modified(&s, etag2);
+		snprintf(list, sizeof list, "\"no-such-etag\", %s", etag2);
+		check_not_modified(&s, list);
+	}
 	free(etag1);
 	free(etag2);
 }

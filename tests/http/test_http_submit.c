@@ -122,6 +122,20 @@ test_unauthorized(void)
 	check_unauthorized_with(bk);
 }
 
+static void
+test_revoked_key(void)
+{
+	char *key = fx_consumer_key(F.tenant), auth[256];
+	struct http_resp r;
+
+	CHECK_EQ_INT(fx_submit(&F, key, NULL, "{}", &r), 202);
+	http_resp_free(&r);
+	free(admin("key revoke %s", key));
+	snprintf(auth, sizeof auth, "Authorization: Bearer %s", key);
+	check_unauthorized_with(auth);
+	free(key);
+}
+
 static int
 submit_typed(const char *ctype, const char *body, struct http_resp *r)
 {
@@ -253,6 +267,7 @@ test_bad_correlation_id(void)
 
 	memset(long129, 'x', 129);
 	long129[129] = '\0';
+	check_bad_cid("");
 	check_bad_cid("a b");
 	check_bad_cid("a/b");
 	check_bad_cid("caf\xc3\xa9");
@@ -384,6 +399,7 @@ main(void)
 	test_client_id();
 	test_retention();
 	test_unauthorized();
+	test_revoked_key();
 	test_media_type();
 	test_json_values();
 	test_size_limit();
