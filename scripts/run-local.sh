@@ -122,7 +122,7 @@ R=$(curl -sS -X POST "$BASE/v1/executions/demo/echo/run" -H "Authorization: Bear
 POLL=$(printf '%s' "$R" | sed -n 's/.*"pollToken": *"\([^"]*\)".*/\1/p')
 
 # 2. poll: status waiting_callback
-curl -sS -i "$BASE/v1/executions/demo/echo/run/$CID" -H "Authorization: Bearer $AK" -H "X-Poll-Token: $POLL"
+curl -sS -i "$BASE/v1/executions/demo/echo/run/$CID" -H "Authorization: Bearer $AK" -H "X-Poll-Token: $POLL"; echo
 
 # 3. claim as the backend: id and callbackToken
 R=$(curl -sS -X POST "$BASE/v1/backend/demo/echo/run/claim" -H "Authorization: Bearer $BK" \
@@ -132,10 +132,10 @@ CBT=$(printf '%s' "$R" | sed -n 's/.*"callbackToken": *"\([^"]*\)".*/\1/p')
 
 # 4. complete with a result
 curl -sS -i -X POST "$BASE/v1/callbacks/$ID/complete" -H "Authorization: Bearer $BK" \
-  -H "X-Callback-Token: $CBT" -H 'Content-Type: application/json' -d '{"result":{"echo":{"hello":"world"}}}'
+  -H "X-Callback-Token: $CBT" -H 'Content-Type: application/json' -d '{"result":{"echo":{"hello":"world"}}}'; echo
 
 # 5. poll again: status completed, with the result
-curl -sS -i "$BASE/v1/executions/demo/echo/run/$CID" -H "Authorization: Bearer $AK" -H "X-Poll-Token: $POLL"
+curl -sS -i "$BASE/v1/executions/demo/echo/run/$CID" -H "Authorization: Bearer $AK" -H "X-Poll-Token: $POLL"; echo
 EOF
 }
 

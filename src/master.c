@@ -24,7 +24,8 @@
 #include "metrics.h"
 #include "worker.h"
 
-#define MAX_WORKERS	1024
+#define MAX_WORKERS		1024
+#define STOP_KILL_SECONDS	60	/* then SIGKILL */
 
 static volatile sig_atomic_t got_term, got_chld;
 
@@ -157,22 +158,46 @@ reap(const struct config *cfg, int fd, struct child *kids, unsigned n)
 	}
 }
 
-/* Sends SIGTERM to every worker and waits for all of them. */
+/* Reaps every exited worker without blocking; returns how many live. */
+static unsigned
+reap_stopped(struct child *kids, unsigned n)
+{
+	unsigned	 i, live = 0;
+
+	for (i = 0; i < n; i++) {
+		if (kids[i].pid > 0 && waitpid(kids[i].pid, NULL, WNOHANG) ==
+		    kids[i].pid)
+			kids[i].pid = 0;
+		if (kids[i].pid > 0)
+			live++;
+	}
+	return live;
+}
+
+/*
+ * Sends SIGTERM to every worker, once a second until all have exited
+ * (a worker finishes its request in flight first), and reaps them all.
+ * After STOP_KILL_SECONDS the stragglers get SIGKILL.
+ */
 static void
 stop_all(struct child *kids, unsigned n)
 {
-	unsigned	 i;
+	struct timespec	 tick = { 1, 0 };
+	sigset_t	 chld;
+	unsigned	 i, waited = 0;
 
-	for (i = 0; i < n; i++)
-		if (kids[i].pid > 0)
-			kill(kids[i].pid, SIGTERM);
-	for (i = 0; i < n; i++)
-		if (kids[i].pid > 0) {
-			while (waitpid(kids[i].pid, NULL, 0) == -1 &&
-			    errno == EINTR)
-				;
-			kids[i].pid = 0;
-		}
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	while (reap_stopped(kids, n) > 0) {
+		for (i = 0; i < n; i++)
+			if (kids[i].pid > 0)
+				kill(kids[i].pid, waited < STOP_KILL_SECONDS ?
+				    SIGTERM : SIGKILL);
+		if (waited++ == STOP_KILL_SECONDS)
+			log_error("master: workers still running after %d s; "
+			    "killing them", STOP_KILL_SECONDS);
+		(void)sigtimedwait(&chld, NULL, &tick);
+	}
 }
 
 /* Installs the handlers with every handled signal blocked in *old. */

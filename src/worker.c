@@ -5,7 +5,10 @@
  * The worker connects to the database after fork and prepares every
  * statement. SIGTERM (installed without SA_RESTART) calls
  * FCGX_ShutdownPending(), so a blocked accept returns and the worker
- * exits after the request in flight is answered.
+ * exits. SIGTERM is blocked while a request is served, so the request
+ * in flight is answered first; the master repeats SIGTERM until every
+ * worker is gone, which also covers libfcgi's window between its
+ * shutdown check and accept().
  */
 #include <errno.h>
 #include <signal.h>
@@ -105,7 +108,8 @@ worker_run(const struct config *cfg, int listen_fd)
 {
 	struct app	 app;
 	FCGX_Request	 fr;
-	int		 failures = 0;
+	sigset_t	 term;
+	int		 failures = 0, rc;
 
 	worker_signals();
 	app.cfg = cfg;
@@ -115,8 +119,16 @@ worker_run(const struct config *cfg, int listen_fd)
 		return 1;
 	}
 	(void)repo_ping(app.db);	/* connect and prepare now */
+	sigemptyset(&term);
+	sigaddset(&term, SIGTERM);
+	sigaddset(&term, SIGINT);
 	while (!stopping) {
-		if (FCGX_Accept_r(&fr) < 0) {
+		/* SIGTERM only while waiting in accept: a request in flight
+		 * never sees EINTR and always runs to its end. */
+		sigprocmask(SIG_UNBLOCK, &term, NULL);
+		rc = FCGX_Accept_r(&fr);
+		sigprocmask(SIG_BLOCK, &term, NULL);
+		if (rc < 0) {
 			if (stopping || errno == EINTR)
 				continue;
 			log_error("worker: accept failed: %s", strerror(errno));
