@@ -8,6 +8,7 @@
 
 #include "auth.h"
 #include "crypto.h"
+#include "lookup.h"
 #include "valid.h"
 
 /*
@@ -25,7 +26,7 @@ auth_key(struct app *app, const struct req *req, enum key_kind want,
 	if (tok == NULL || !valid_secret(tok, prefix))
 		return HERR_UNAUTHORIZED;
 	crypto_sha256(tok, strlen(tok), hash);
-	rc = repo_key_by_hash(app->db, hash, k);
+	rc = lookup_key(app, hash, k);
 	if (rc == REPO_ERR)
 		return HERR_UNAVAILABLE;
 	if (rc != REPO_OK || k->revoked || k->backend != (want == KEY_BACKEND))

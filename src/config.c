@@ -35,7 +35,7 @@ enum ckey {
 	CK_LISTEN, CK_LISTEN_MODE, CK_LISTEN_GROUP, CK_LISTEN_BACKLOG,
 	CK_WORKERS, CK_MAX_REQUEST_BYTES, CK_MAX_RESULT_BYTES,
 	CK_MAX_JSON_DEPTH, CK_RETRY_AFTER, CK_MAX_ATTEMPTS,
-	CK_PURGE_GRACE_DAYS, CK_LOG_LEVEL,
+	CK_PURGE_GRACE_DAYS, CK_CACHE_TTL, CK_LOG_LEVEL,
 	CK__MAX
 };
 
@@ -63,6 +63,8 @@ static const struct cdef defs[CK__MAX] = {
 	  3600 },						/* CK_RETRY_AFTER */
 	{ "max_attempts", CT_UINT, F(max_attempts), 0, 1, 1000 }, /* CK_MAX_ATTEMPTS */
 	{ "purge_grace_days", CT_UINT, F(purge_grace_days), 0, 0, 36500 }, /* CK_PURGE_GRACE_DAYS */
+	{ "cache_ttl_seconds", CT_UINT, F(cache_ttl_seconds), 0, 0,
+	  3600 },						/* CK_CACHE_TTL */
 	{ "log_level", CT_LEVEL, F(log_level), 0, 0, 0 },	/* CK_LOG_LEVEL */
 };
 
@@ -85,6 +87,7 @@ config_defaults(struct config *c)
 	c->retry_after_seconds = 1;
 	c->max_attempts = 5;
 	c->purge_grace_days = 7;
+	c->cache_ttl_seconds = 5;
 	c->log_level = LOG_INFO;
 }
 

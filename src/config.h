@@ -31,6 +31,7 @@ struct config {
 	unsigned	 retry_after_seconds;
 	unsigned	 max_attempts;
 	unsigned	 purge_grace_days;
+	unsigned	 cache_ttl_seconds;
 	int		 log_level;
 };
 

@@ -17,6 +17,7 @@
 
 struct config;
 struct db;
+struct lookup;
 
 enum herr {
 	HERR_OK,			/* HERR_OK: response filled */
@@ -68,6 +69,7 @@ struct resp {
 struct app {
 	const struct config	*cfg;
 	struct db		*db;
+	struct lookup		*lookup;	/* worker caches; may be NULL */
 };
 
 typedef enum herr (*handler_fn)(struct app *, struct req *, struct resp *);

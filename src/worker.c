@@ -20,6 +20,7 @@
 #include "config.h"
 #include "http.h"
 #include "log.h"
+#include "lookup.h"
 #include "metrics.h"
 #include "repo.h"
 #include "router.h"
@@ -113,7 +114,9 @@ worker_run(const struct config *cfg, int listen_fd)
 
 	worker_signals();
 	app.cfg = cfg;
-	if ((app.db = repo_open(cfg, 1)) == NULL || FCGX_Init() != 0 ||
+	if ((app.db = repo_open(cfg, 1)) == NULL ||
+	    (app.lookup = lookup_new(cfg->cache_ttl_seconds)) == NULL ||
+	    FCGX_Init() != 0 ||
 	    FCGX_InitRequest(&fr, listen_fd, FCGI_FAIL_ACCEPT_ON_INTR) != 0) {
 		log_error("worker: cannot initialise");
 		return 1;
@@ -141,6 +144,7 @@ worker_run(const struct config *cfg, int listen_fd)
 		FCGX_Finish_r(&fr);
 	}
 	FCGX_Free(&fr, 1);
+	lookup_free(app.lookup);
 	repo_close(app.db);
 	return 0;
 }

@@ -341,6 +341,9 @@ listen = $STACK_APP_SOCK
 listen_mode = 0666
 workers = 4
 
+# Worker caches of keys, routes and grants: a revoked key stops working within this.
+cache_ttl_seconds = ${STACK_CACHE_TTL:-5}
+
 log_level = info
 EOF
 }

@@ -14,6 +14,7 @@
 #include "../auth.h"
 #include "../config.h"
 #include "../json.h"
+#include "../lookup.h"
 #include "handlers.h"
 
 struct cb {
@@ -48,7 +49,7 @@ cb_begin(struct app *app, struct req *req, struct resp *resp, size_t limit,
 		return e;
 	rc = repo_exec_by_id(app->db, req->exec_id, c->now, &c->row);
 	if (rc == REPO_OK)
-		rc = repo_backend_serves(app->db, key.id, c->row.env,
+		rc = lookup_serves(app, key.id, c->row.env,
 		    c->row.svc, c->row.op);
 	if (rc == REPO_OK && json_object_is_type(c->body, json_type_object))
 		return HERR_OK;

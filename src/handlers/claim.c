@@ -10,6 +10,7 @@
 #include "../auth.h"
 #include "../config.h"
 #include "../json.h"
+#include "../lookup.h"
 #include "handlers.h"
 
 /* Appends one claimed item. */
@@ -61,7 +62,7 @@ handle_claim(struct app *app, struct req *req, struct resp *resp)
 		return HERR_INVALID_REQUEST;
 	}
 	json_object_put(o);
-	rc = repo_backend_serves(app->db, key.id, req->env, req->svc, req->op);
+	rc = lookup_serves(app, key.id, req->env, req->svc, req->op);
 	if (rc != REPO_OK)
 		return rc == REPO_ERR ? HERR_UNAVAILABLE : HERR_UNKNOWN_ROUTE;
 	if (repo_claim(app->db, req->env, req->svc, req->op, (unsigned)max,

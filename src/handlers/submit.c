@@ -12,6 +12,7 @@
 #include "../auth.h"
 #include "../config.h"
 #include "../json.h"
+#include "../lookup.h"
 #include "handlers.h"
 
 #define DAY_MS	(24LL * 3600 * 1000)
@@ -78,7 +79,7 @@ route_check(struct app *app, struct req *req, unsigned *retention)
 	struct route_row rt;
 	int		 rc;
 
-	rc = repo_route_get(app->db, req->env, req->svc, req->op, &rt);
+	rc = lookup_route(app, req->env, req->svc, req->op, &rt);
 	if (rc == REPO_ERR)
 		return HERR_UNAVAILABLE;
 	if (rc != REPO_OK || !rt.enabled)

@@ -109,7 +109,7 @@ submit(const char *t, const char *k, const char *op, const char *cid,
 static enum herr
 find(const char *k, const char *tok, const char *cid, struct exec_row *r)
 {
-	struct app	 app = { &cfg, db };
+	struct app	 app = { &cfg, db, NULL };
 	struct req	 req;
 	struct resp	 resp;
 	char		 auth[80];

@@ -122,16 +122,39 @@ test_unauthorized(void)
 	check_unauthorized_with(bk);
 }
 
+/*
+ * A revoked key stops working within cache_ttl_seconds (workers cache
+ * keys for that long): retry until 401, bounded by the TTL plus 2 s.
+ */
 static void
 test_revoked_key(void)
 {
 	char *key = fx_consumer_key(F.tenant), auth[256];
+	const char *hdrs[] = { "Content-Type: application/json", auth, NULL };
+	long ttl_ms = config_long("cache_ttl_seconds", 5) * 1000;
 	struct http_resp r;
+	struct timespec t0, t;
+	long waited = 0;
+	int status = 0;
 
 	CHECK_EQ_INT(fx_submit(&F, key, NULL, "{}", &r), 202);
 	http_resp_free(&r);
 	free(admin("key revoke %s", key));
 	snprintf(auth, sizeof auth, "Authorization: Bearer %s", key);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (waited <= ttl_ms + 2000) {
+		submit_with(hdrs, "{}", 2, &r);
+		status = r.status;
+		http_resp_free(&r);
+		if (status == 401)
+			break;
+		CHECK_EQ_INT(status, 202);	/* a cached, still valid key */
+		nanosleep(&(struct timespec){ 0, 50000000 }, NULL);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		waited = (t.tv_sec - t0.tv_sec) * 1000 +
+		    (t.tv_nsec - t0.tv_nsec) / 1000000;
+	}
+	CHECK_EQ_INT(status, 401);
 	check_unauthorized_with(auth);
 	free(key);
 }

@@ -1,0 +1,26 @@
+/*
+ * cache.h - a small per-process cache of fixed-size values keyed by a
+ * 32-byte digest, with a time to live.
+ *
+ * Direct-mapped: a new entry replaces whatever shared its slot, so the
+ * memory is bounded by nslots. Not shared between processes; each
+ * worker fills its own after fork.
+ */
+#ifndef ASYNCEXEC_CACHE_H
+#define ASYNCEXEC_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CACHE_KEY_LEN	32
+
+struct cache;
+
+struct cache	*cache_new(size_t nslots, size_t vsize, unsigned ttl_seconds);
+void		 cache_free(struct cache *);
+int		 cache_get(struct cache *, const unsigned char *key, void *val,
+		    int64_t now_ms);
+void		 cache_put(struct cache *, const unsigned char *key,
+		    const void *val, int64_t now_ms);
+
+#endif

@@ -1,0 +1,27 @@
+/*
+ * lookup.h - keys, routes and backend-route grants, read through the
+ * worker's TTL caches (config cache_ttl_seconds; 0 disables them).
+ *
+ * Only positive answers are cached, so a new key or route works at
+ * once; a revoked key, a disabled route or a removed grant stops
+ * working within the TTL. Each returns REPO_OK, REPO_NOTFOUND or
+ * REPO_ERR like the repository calls they wrap.
+ */
+#ifndef ASYNCEXEC_LOOKUP_H
+#define ASYNCEXEC_LOOKUP_H
+
+#include "http.h"
+#include "repo.h"
+
+struct lookup;
+
+struct lookup	*lookup_new(unsigned ttl_seconds);
+void		 lookup_free(struct lookup *);
+int		 lookup_key(struct app *, const unsigned char *hash,
+		    struct key_row *);
+int		 lookup_route(struct app *, const char *env, const char *svc,
+		    const char *op, struct route_row *);
+int		 lookup_serves(struct app *, uint64_t key_id, const char *env,
+		    const char *svc, const char *op);
+
+#endif
