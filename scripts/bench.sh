@@ -1,0 +1,363 @@
+#!/usr/bin/env bash
+# scripts/bench.sh — throughput and latency of asyncexec against ceiling probes, measured
+# in one run on this machine (loopback, wrk with 2 threads and 64 connections).
+#
+#   scripts/bench.sh [--quick] [--json FILE] [--strict]
+#
+# Builds in Release, starts a private MariaDB, asyncexec-fcgi and nginx the way
+# scripts/run-local.sh does (fresh database, state in .local/bench/, random free ports),
+# seeds executions over HTTP and measures:
+#   probes     hello (fixed JSON), select (one prepared PK SELECT), insert (one autocommit
+#              INSERT): FastCGI programs from tests/bench with the same worker count
+#              behind the same nginx configuration (a second nginx on another port)
+#   asyncexec  poll_waiting, poll_completed (random among the seeded ones), submit,
+#              complete (claims made beforehand, each request a distinct execution),
+#              lifecycle (submit, claim in batches of 10, complete, poll until done;
+#              executions per second), and poll_5m (poll_waiting again once filler rows
+#              bring the table to 5,000,000 rows)
+# and prints one table (req/s, p50, p99, errors, ratio to its probe, target met) plus the
+# RSS of every asyncexec-fcgi worker; the same is written as JSON to
+# .local/bench/bench-results.json (or FILE).
+#
+#   --quick   3 s per measurement (1 s warm-up), fewer seeds, 1,000,000-row table for
+#             poll_5m (reported as such); finishes in under 2 minutes on 2 cores
+#   --strict  exit 4 when a target is missed
+#
+# Exit status: 0 done (targets are reported, not enforced), 1 set-up failure or request
+# errors during a measurement, 4 with --strict when a target is missed.
+# Environment: ASYNCEXEC_BUILD_DIR (default .local/bench/build, kept between runs),
+# ASYNCEXEC_BENCH_STATE (default .local/bench).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source-path=SCRIPTDIR source=lib/stack.sh
+source "$ROOT/scripts/lib/stack.sh"
+# shellcheck source-path=SCRIPTDIR source=lib/bench.sh
+source "$ROOT/scripts/lib/bench.sh"
+
+QUICK=0
+STRICT=0
+JSON=
+while (($#)); do
+    case $1 in
+        --quick) QUICK=1 ;;
+        --strict) STRICT=1 ;;
+        --json)
+            (($# >= 2)) || { echo "bench: --json needs a file name" >&2; exit 2; }
+            JSON=$2
+            shift ;;
+        --json=*) JSON=${1#--json=} ;;
+        -h | --help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
+        *) echo "bench: unknown argument $1 (try --help)" >&2; exit 2 ;;
+    esac
+    shift
+done
+
+STATE=${ASYNCEXEC_BENCH_STATE:-$ROOT/.local/bench}
+BUILD=${ASYNCEXEC_BUILD_DIR:-$STATE/build}
+mkdir -p "$STATE"
+STATE=$(cd "$STATE" && pwd)
+# nginx's workers (user nobody) must reach the sockets inside.
+chmod 0711 "$STATE"
+[[ -n $JSON ]] || JSON=$STATE/bench-results.json
+stack_init "$ROOT" "$STATE" bench
+
+BENCH_TOOLS=$BUILD/tests/bench
+BENCH_OUT=$STATE/out
+BENCH_PROBE_SOCK=$STATE/probe.sock
+BENCH_PROBE_LOG=$STATE/probe.log
+BENCH_PROBE_PIDFILE=$STATE/probe.pid
+BENCH_PROBE_NGINX_DIR=$STATE/nginx-probe
+PRIVATE=$STATE/private           # keys and seed data files (0700)
+LUA=$ROOT/tests/bench
+
+# ---- parameters -------------------------------------------------------------------------
+if ((QUICK)); then
+    MODE=quick DUR=3 WARM=1 WAITING=10000 COMPLETED=2000 TABLE_ROWS=1000000
+    LIFE_DUR=3 LIFE_WARM=1
+else
+    MODE=full DUR=10 WARM=2 WAITING=10000 COMPLETED=10000 TABLE_ROWS=5000000
+    LIFE_DUR=10 LIFE_WARM=2
+fi
+FILLER_BATCH=500000
+SEED_THREADS=8
+ROUTE_POLL=bench/poll/run       # waiting executions that poll_waiting reads
+ROUTE_DONE=bench/done/run       # completed executions that poll_completed reads
+ROUTE_WORK=bench/work/run       # submit writes here; complete finalizes claims of it
+ROUTE_LIFE=bench/life/run       # the lifecycle driver's own route
+T_START=$SECONDS
+
+# ---- clean-up ---------------------------------------------------------------------------
+cleanup() {
+    local rc=$?
+    trap - EXIT INT TERM
+    if ((rc != 0 && rc != 4)); then
+        stack_log "FAILED (status $rc); state and logs in $STATE"
+        stack_tail_logs 30
+    fi
+    bench_probe_stop || stack_warn "the probe did not stop"
+    bench_probe_nginx stack_nginx_stop || stack_warn "the probes' nginx did not stop"
+    stack_stop_all || stack_warn "some processes did not stop"
+    exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# One bench at a time per state directory.
+exec 9>"$STATE/.lock"
+flock -n 9 || stack_die "another scripts/bench.sh runs with state in $STATE"
+
+# ---- helpers ----------------------------------------------------------------------------
+admin() { "$BUILD/asyncexec-admin" --config "$STACK_CONF" "$@"; }
+
+# build — configure (Release) and build the service and the bench tools only.
+build() {
+    stack_log "building (Release) in $BUILD"
+    cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=ON >/dev/null ||
+        stack_die "cmake configure failed"
+    cmake --build "$BUILD" -j2 --target asyncexec-fcgi asyncexec-admin bench_probe \
+        bench_seed bench_lifecycle >"$STATE/build.log" 2>&1 ||
+        { tail -n 40 "$STATE/build.log" >&2; stack_die "build failed (see $STATE/build.log)"; }
+}
+
+# free_port_except PORT... — a free port not among the given ones.
+free_port_except() {
+    local p try
+    for try in 1 2 3 4 5 6 7 8 9 10; do
+        p=$(stack_free_port)
+        [[ " $* " == *" $p "* ]] || { printf '%s\n' "$p"; return 0; }
+    done
+    stack_die "no distinct free port found"
+}
+
+# fresh_stack — a new MariaDB data directory, schema, app and nginx.
+fresh_stack() {
+    stack_stop_all >/dev/null 2>&1 || true       # leftovers of an interrupted run
+    rm -rf "$STACK_DB_DIR" "$BENCH_OUT" "$PRIVATE"
+    mkdir -p "$BENCH_OUT"
+    (umask 077 && mkdir -p "$PRIVATE")
+    stack_db_init
+    stack_db_start "$DB_PORT"
+    stack_db_provision
+    stack_write_config "$DB_PORT"
+    stack_migrate "$BUILD/asyncexec-admin"
+    stack_db_sql <<'SQL' || stack_die "could not create the bench_probe table"
+CREATE TABLE asyncexec.bench_probe (
+  id         BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY,
+  payload    VARBINARY(255) NOT NULL,
+  created_at DATETIME(3) NOT NULL
+) ENGINE=InnoDB;
+SQL
+    stack_app_start "$BUILD/asyncexec-fcgi"
+    stack_nginx_start "$HTTP_PORT"
+}
+
+# provision — routes, a consumer key (tenant bench) and a backend key; into PRIVATE.
+provision() {
+    local r
+    for r in "$ROUTE_POLL" "$ROUTE_DONE" "$ROUTE_WORK" "$ROUTE_LIFE"; do
+        admin route add "$r" >/dev/null || stack_die "route add $r failed"
+    done
+    AK=$(admin key create --tenant bench --label bench) || stack_die "key create failed"
+    BK=$(admin backend-key create --route "$ROUTE_DONE" --route "$ROUTE_WORK" \
+        --route "$ROUTE_LIFE" --label bench) || stack_die "backend-key create failed"
+    [[ $AK =~ ^ak_[A-Za-z0-9_-]+$ && $BK =~ ^bk_[A-Za-z0-9_-]+$ ]] ||
+        stack_die "unexpected key format from asyncexec-admin"
+    export BENCH_CONSUMER_KEY=$AK BENCH_BACKEND_KEY=$BK
+    printf 'return { key = "%s", path = "/v1/executions/%s" }\n' "$AK" "$ROUTE_WORK" \
+        >"$PRIVATE/submit.lua"
+}
+
+seed() {
+    "$BENCH_TOOLS/bench_seed" --port "$HTTP_PORT" --threads "$SEED_THREADS" "$@" ||
+        stack_die "seeding failed: bench_seed $*"
+}
+
+# sql_value SQL — one value from the private MariaDB (as root).
+sql_value() { printf '%s\n' "$1" | stack_db_sql | tail -n 1; }
+
+# fill_table ROWS — add filler executions (tenant "filler") until the table has ROWS rows.
+fill_table() {
+    local want=$1 have n start t0=$SECONDS
+    have=$(sql_value 'SELECT COUNT(*) FROM asyncexec.s2r_async_execution')
+    stack_log "adding $((want - have)) filler rows (table has $have) in batches of $FILLER_BATCH"
+    while ((have < want)); do
+        n=$((want - have < FILLER_BATCH ? want - have : FILLER_BATCH))
+        start=$have
+        # Sequential 36-character correlation ids; half completed, half waiting; the same
+        # route as the polled executions, another tenant, no usable tokens.
+        stack_db_sql <<SQL || stack_die "filler insert failed"
+USE asyncexec;
+INSERT INTO s2r_async_execution
+  (correlation_id, environment, service_key, operation_key, status, request_payload,
+   request_sha256, result_payload, initiator_tenant_id, initiator_key_hash,
+   poll_token_hash, callback_token_hash, attempts, created_at, updated_at, completed_at,
+   expires_at)
+SELECT CONCAT('filler-', LPAD(seq + $start, 29, '0')), 'bench', 'poll', 'run',
+       IF(seq % 2 = 0, 'completed', 'waiting_callback'), '{"bench":"filler","n":1}',
+       UNHEX(SHA2('filler', 256)), IF(seq % 2 = 0, '{"ok":true}', NULL), 'filler',
+       UNHEX(SHA2('filler-key', 256)), UNHEX(SHA2('filler-token', 256)),
+       IF(seq % 2 = 0, UNHEX(SHA2('filler-callback', 256)), NULL), seq % 2,
+       UTC_TIMESTAMP(3), UTC_TIMESTAMP(3), IF(seq % 2 = 0, UTC_TIMESTAMP(3), NULL),
+       UTC_TIMESTAMP(3) + INTERVAL 7 DAY
+FROM seq_1_to_$n;
+SQL
+        have=$((have + n))
+    done
+    stack_log "table has $have rows (filled in $((SECONDS - t0)) s)"
+}
+
+# ---- main -------------------------------------------------------------------------------
+main() {
+    local url purl need_warm need_main rate rss rss_max lf life_ok=1 rows t_seed
+
+    STACK_PACKAGES+=(wrk)
+    stack_install_packages
+    build
+    DB_PORT=$(stack_free_port)
+    HTTP_PORT=$(free_port_except "$DB_PORT")
+    PROBE_PORT=$(free_port_except "$DB_PORT" "$HTTP_PORT")
+    fresh_stack
+    provision
+    WORKERS=$(awk -F= '$1 ~ /^[[:space:]]*workers[[:space:]]*$/ { gsub(/[[:space:]]/, "", $2); print $2 }' "$STACK_CONF")
+    url=http://127.0.0.1:$HTTP_PORT
+    purl=http://127.0.0.1:$PROBE_PORT
+
+    # Seeds: waiting executions (poll_waiting, select probe) and completed ones.
+    t_seed=$SECONDS
+    seed --route "$ROUTE_POLL" --count "$WAITING" --out "$PRIVATE/poll-waiting.lua" waiting
+    seed --route "$ROUTE_DONE" --count "$COMPLETED" --out "$PRIVATE/poll-completed.lua" completed
+    stack_log "seeded $WAITING waiting and $COMPLETED completed executions in $((SECONDS - t_seed)) s"
+
+    # Ceiling probes, one after the other, behind the probes' nginx.
+    bench_probe_start hello
+    bench_probe_nginx stack_nginx_start "$PROBE_PORT"
+    bench_measure hello "$WARM" "$DUR" "$LUA/poll.lua" "$purl" "$PRIVATE/poll-waiting.lua"
+    bench_probe_stop
+    bench_probe_start select
+    bench_measure select "$WARM" "$DUR" "$LUA/poll.lua" "$purl" "$PRIVATE/poll-waiting.lua"
+    bench_probe_stop
+    bench_probe_start insert
+    bench_measure insert "$WARM" "$DUR" "$LUA/submit.lua" "$purl" "$PRIVATE/submit.lua"
+    bench_probe_stop
+    bench_probe_nginx stack_nginx_stop
+
+    # asyncexec.
+    bench_measure poll_waiting "$WARM" "$DUR" "$LUA/poll.lua" "$url" "$PRIVATE/poll-waiting.lua"
+    bench_ratio poll_waiting select 0.85 10
+    bench_measure poll_completed "$WARM" "$DUR" "$LUA/poll.lua" "$url" "$PRIVATE/poll-completed.lua"
+    bench_ratio poll_completed select 0.85 10
+    bench_measure submit "$WARM" "$DUR" "$LUA/submit.lua" "$url" "$PRIVATE/submit.lua"
+    bench_ratio submit insert 0.85
+
+    # complete: one distinct claimed execution per request, enough for the warm-up and the
+    # measured run at 1.25 x the faster of insert probe and submit (a single-row durable
+    # write cannot be much faster than the insert probe).
+    rate=$(awk -v a="${R_RPS[insert]}" -v b="${R_RPS[submit]}" 'BEGIN { print (a > b ? a : b) * 1.25 }')
+    need_warm=$(awk -v r="$rate" -v s="$WARM" -v t="$BENCH_WRK_THREADS" 'BEGIN { n = int(r * s / t + 1) * t; print n }')
+    need_main=$(awk -v r="$rate" -v s="$DUR" -v t="$BENCH_WRK_THREADS" 'BEGIN { n = int(r * s / t + 1) * t; print n }')
+    t_seed=$SECONDS
+    seed --route "$ROUTE_WORK" --count "$((need_warm + need_main))" \
+        --out "$PRIVATE/claimed.lua" claimed
+    stack_log "claimed $((need_warm + need_main)) executions in $((SECONDS - t_seed)) s"
+    bench_wrk complete-warmup "$WARM" "$LUA/complete.lua" "$url" "$PRIVATE/claimed.lua" \
+        0 "$need_warm" "$BENCH_WRK_THREADS"
+    bench_wrk complete "$DUR" "$LUA/complete.lua" "$url" "$PRIVATE/claimed.lua" \
+        "$need_warm" "$need_main" "$BENCH_WRK_THREADS"
+    ((WRK_OVERRUN == 0)) ||
+        stack_warn "complete ran out of claimed executions ($WRK_OVERRUN requests repeated one; they count as errors)"
+    bench_record complete "$WRK_RPS" "$WRK_P50" "$WRK_P99" "$WRK_ERRORS"
+    bench_ratio complete insert 0.85
+
+    # Mixed life cycle: executions per second, latency submit -> poll sees completed.
+    lf=$BENCH_OUT/lifecycle.txt
+    "$BENCH_TOOLS/bench_lifecycle" --port "$HTTP_PORT" --route "$ROUTE_LIFE" \
+        --consumers 32 --backends 16 --queue 16 --poll-delay-ms 10 --batch 10 \
+        --warmup "$LIFE_WARM" --duration "$LIFE_DUR" >"$lf" 2>"$BENCH_OUT/lifecycle.err" ||
+        life_ok=0
+    LIFE=$(tail -n 1 "$lf")
+    [[ $LIFE == done=* ]] || { cat "$BENCH_OUT/lifecycle.err" >&2; stack_die "bench_lifecycle failed"; }
+    ((life_ok)) || stack_warn "bench_lifecycle reported errors: $LIFE"
+    declare -A L=()
+    local kv
+    for kv in $LIFE; do L[${kv%%=*}]=${kv#*=}; done
+    bench_record lifecycle "${L[exec_per_s]}" "${L[p50_ms]}" "${L[p99_ms]}" "${L[errors]}"
+
+    # Worker memory after the runs above, and again after the big-table poll.
+    RSS_RUNS=$(bench_worker_rss_kib | xargs)
+    fill_table "$TABLE_ROWS"
+    rows=$(sql_value 'SELECT COUNT(*) FROM asyncexec.s2r_async_execution')
+    POLL_BIG=poll_$((TABLE_ROWS / 1000000))m
+    bench_measure "$POLL_BIG" "$WARM" "$DUR" "$LUA/poll.lua" "$url" "$PRIVATE/poll-waiting.lua"
+    bench_ratio "$POLL_BIG" poll_waiting 0.90
+    RSS_BIG=$(bench_worker_rss_kib | xargs)
+    rss_max=0
+    for rss in $RSS_RUNS $RSS_BIG; do
+        if ((rss > rss_max)); then rss_max=$rss; fi
+    done
+    RSS_MAX_MIB=$(awk -v k="$rss_max" 'BEGIN { printf "%.2f", k / 1024 }')
+    RSS_MET=$(awk -v k="$rss_max" 'BEGIN { print (k > 0 && k <= 8192) ? "yes" : "no" }')
+
+    report "$rows"
+}
+
+# report ROWS — the table, the notes and the JSON file.
+report() {
+    local rows=$1 missed=0 errors=0 name elapsed
+    elapsed=$((SECONDS - T_START))
+
+    printf '\nasyncexec benchmark (%s): wrk -t%s -c%s, %s s per measurement after %s s warm-up, %s workers, 127.0.0.1\n\n' \
+        "$MODE" "$BENCH_WRK_THREADS" "$BENCH_WRK_CONNS" "$DUR" "$WARM" "$WORKERS"
+    bench_table
+    printf '\nworker RSS (KiB): %s after lifecycle, %s after %s; max %s MiB (target <= 8 MiB: %s)\n' \
+        "$RSS_RUNS" "$RSS_BIG" "$POLL_BIG" "$RSS_MAX_MIB" "$RSS_MET"
+    printf 'lifecycle: executions/s; p50/p99 = submit -> poll sees completed; %s\n' "$LIFE"
+    printf '%s: poll_waiting with %s rows in s2r_async_execution%s\n' "$POLL_BIG" "$rows" \
+        "$( ((QUICK)) && printf ' (--quick: %s rows instead of 5,000,000)' "$TABLE_ROWS")"
+    printf 'raw wrk outputs: %s/\n' "$BENCH_OUT"
+
+    for name in "${R_ORDER[@]}"; do
+        if [[ ${R_MET[$name]} == no ]]; then missed=$((missed + 1)); fi
+        if [[ ${R_ERR[$name]} != 0 ]]; then errors=$((errors + 1)); fi
+    done
+    [[ $RSS_MET == yes ]] || missed=$((missed + 1))
+
+    {
+        printf '{\n  "mode": %s,\n' "$(bench_json_str "$MODE")"
+        printf '  "generated_at": %s,\n' "$(bench_json_str "$(date -u +%Y-%m-%dT%H:%M:%SZ)")"
+        printf '  "git_commit": %s,\n' "$(bench_json_str "$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)")"
+        printf '  "wrk": {"threads": %s, "connections": %s, "duration_s": %s, "warmup_s": %s},\n' \
+            "$BENCH_WRK_THREADS" "$BENCH_WRK_CONNS" "$DUR" "$WARM"
+        printf '  "workers": %s,\n' "$(bench_json_num "$WORKERS")"
+        printf '  "seeded": {"waiting": %s, "completed": %s},\n' "$WAITING" "$COMPLETED"
+        printf '  "big_table": {"row": %s, "rows": %s},\n' "$(bench_json_str "$POLL_BIG")" "$(bench_json_num "$rows")"
+        printf '  "results": %s,\n' "$(bench_json_rows)"
+        printf '  "lifecycle": {'
+        local sep='' kv
+        for kv in $LIFE; do
+            printf '%s%s: %s' "$sep" "$(bench_json_str "${kv%%=*}")" "$(bench_json_num "${kv#*=}")"
+            sep=', '
+        done
+        printf '},\n'
+        printf '  "worker_rss_kib": {"after_lifecycle": [%s], "after_%s": [%s]},\n' \
+            "${RSS_RUNS// /, }" "$POLL_BIG" "${RSS_BIG// /, }"
+        printf '  "worker_rss_max_mib": %s,\n' "$RSS_MAX_MIB"
+        printf '  "worker_rss_target_met": %s,\n' "$([[ $RSS_MET == yes ]] && echo true || echo false)"
+        printf '  "targets_missed": %s,\n' "$missed"
+        printf '  "rows_with_errors": %s,\n' "$errors"
+        printf '  "elapsed_s": %s\n}\n' "$elapsed"
+    } >"$JSON.tmp"
+    mv "$JSON.tmp" "$JSON"
+    printf '\nresults (JSON): %s\n' "$JSON"
+    printf 'elapsed: %s s; %s target(s) missed; %s row(s) with request errors\n' \
+        "$elapsed" "$missed" "$errors"
+
+    if ((errors > 0)); then
+        stack_warn "request errors during the measurements: the figures of those rows are not valid"
+        exit 1
+    fi
+    if ((STRICT && missed > 0)); then exit 4; fi
+}
+
+main

@@ -1,0 +1,206 @@
+# shellcheck shell=bash
+# scripts/lib/bench.sh — helpers for scripts/bench.sh: running wrk and parsing its output,
+# the ceiling probes behind their own nginx, and the result table / JSON.
+# Needs scripts/lib/stack.sh (sourced and stack_init'ed first) and these variables:
+#   BENCH_OUT (directory for raw outputs), BENCH_TOOLS (directory of the bench_* binaries),
+#   BENCH_PROBE_SOCK, BENCH_PROBE_LOG, BENCH_PROBE_PIDFILE, BENCH_PROBE_NGINX_DIR.
+
+BENCH_WRK_THREADS=2
+BENCH_WRK_CONNS=64
+BENCH_WRK_TIMEOUT=5          # wrk --timeout (seconds): slower responses count as errors
+
+# Results, by row name.
+declare -gA R_RPS=() R_P50=() R_P99=() R_ERR=() R_RATIO=() R_OF=() R_TARGET=() R_MET=()
+declare -ga R_ORDER=()
+
+# ---- wrk --------------------------------------------------------------------------------
+
+# bench_to_ms — wrk time values on stdin (e.g. 812.00us, 1.20ms, 2.01s, 1.00m) to ms.
+bench_to_ms() {
+    awk '{
+        v = $1; f = 0
+        if (v ~ /us$/)      { sub(/us$/, "", v); f = 0.001 }
+        else if (v ~ /ms$/) { sub(/ms$/, "", v); f = 1 }
+        else if (v ~ /m$/)  { sub(/m$/, "", v);  f = 60000 }
+        else if (v ~ /h$/)  { sub(/h$/, "", v);  f = 3600000 }
+        else if (v ~ /s$/)  { sub(/s$/, "", v);  f = 1000 }
+        if (f == 0 || v !~ /^[0-9.]+$/) { print "nan"; next }
+        printf "%.3f\n", v * f
+    }'
+}
+
+# bench_wrk_parse FILE — set WRK_RPS, WRK_P50, WRK_P99 (ms), WRK_ERRORS (non-2xx/3xx
+# responses + socket errors) and WRK_OVERRUN (complete.lua) from wrk --latency output.
+bench_wrk_parse() {
+    local f=$1
+    WRK_RPS=$(awk '/^Requests\/sec:/ { printf "%.1f", $2 }' "$f")
+    WRK_P50=$(awk '$1 == "50%" { print $2; exit }' "$f" | bench_to_ms)
+    WRK_P99=$(awk '$1 == "99%" { print $2; exit }' "$f" | bench_to_ms)
+    WRK_ERRORS=$(awk '
+        /Non-2xx or 3xx responses:/ { n += $NF }
+        /Socket errors:/ { gsub(/[^0-9 ]/, " "); for (i = 1; i <= NF; i++) n += $i }
+        END { print n + 0 }' "$f")
+    WRK_OVERRUN=$(awk '$1 == "overrun" { print $2 + 0; exit }' "$f")
+    WRK_OVERRUN=${WRK_OVERRUN:-0}
+    [[ -n $WRK_RPS && -n $WRK_P50 && -n $WRK_P99 && $WRK_P50 != nan && $WRK_P99 != nan ]]
+}
+
+# bench_wrk NAME SECONDS SCRIPT URL [SCRIPT_ARGS...] — one wrk run (2 threads, 64
+# connections); raw output in BENCH_OUT/NAME.txt; sets the WRK_* values.
+bench_wrk() {
+    local name=$1 secs=$2 script=$3 url=$4 out
+    shift 4
+    out=$BENCH_OUT/$name.txt
+    wrk -t"$BENCH_WRK_THREADS" -c"$BENCH_WRK_CONNS" -d"${secs}s" \
+        --timeout "${BENCH_WRK_TIMEOUT}s" --latency -s "$script" "$url" -- "$@" \
+        >"$out" 2>&1 || { cat "$out" >&2; stack_die "wrk failed ($name)"; }
+    if ! bench_wrk_parse "$out"; then
+        cat "$out" >&2
+        stack_die "could not parse the wrk output of $name ($out)"
+    fi
+}
+
+# bench_measure NAME WARMUP SECONDS SCRIPT URL [SCRIPT_ARGS...] — warm-up run (discarded),
+# then the measured run, recorded as row NAME.
+bench_measure() {
+    local name=$1 warm=$2 secs=$3
+    shift 3
+    if [[ $warm != 0 ]]; then
+        bench_wrk "$name-warmup" "$warm" "$@"
+    fi
+    bench_wrk "$name" "$secs" "$@"
+    bench_record "$name" "$WRK_RPS" "$WRK_P50" "$WRK_P99" "$WRK_ERRORS"
+}
+
+# ---- results ----------------------------------------------------------------------------
+
+# bench_record NAME RPS P50_MS P99_MS ERRORS — add (or replace) a result row.
+bench_record() {
+    local name=$1
+    [[ -n ${R_RPS[$name]+x} ]] || R_ORDER+=("$name")
+    R_RPS[$name]=$2
+    R_P50[$name]=$3
+    R_P99[$name]=$4
+    R_ERR[$name]=$5
+    R_RATIO[$name]=
+    R_OF[$name]=
+    R_TARGET[$name]=
+    R_MET[$name]=
+    stack_log "$(printf '%-15s %10s req/s   p50 %8s ms   p99 %8s ms   errors %s' \
+        "$name" "$2" "$3" "$4" "$5")"
+}
+
+# bench_ratio NAME OF MIN [MAX_P99_MS] — ratio of NAME's req/s to OF's; the target is met
+# when the ratio is at least MIN (and NAME's p99 at most MAX_P99_MS, when given) and NAME
+# had no errors.
+bench_ratio() {
+    local name=$1 of=$2 min=$3 maxp99=${4:-} ratio met target
+    ratio=$(awk -v a="${R_RPS[$name]}" -v b="${R_RPS[$of]}" \
+        'BEGIN { if (b > 0) printf "%.3f", a / b; else print "nan" }')
+    target=">=$min x $of"
+    met=$(awk -v r="$ratio" -v m="$min" 'BEGIN { print (r != "nan" && r + 0 >= m + 0) ? "yes" : "no" }')
+    if [[ -n $maxp99 ]]; then
+        target+=", p99<=${maxp99}ms"
+        if awk -v p="${R_P99[$name]}" -v m="$maxp99" 'BEGIN { exit !(p + 0 > m + 0) }'; then
+            met=no
+        fi
+    fi
+    if [[ ${R_ERR[$name]} != 0 ]]; then met=no; fi
+    R_RATIO[$name]=$ratio
+    R_OF[$name]=$of
+    R_TARGET[$name]=$target
+    R_MET[$name]=$met
+}
+
+# bench_table — the result table (stdout).
+bench_table() {
+    local name
+    printf '%-15s %10s %9s %9s %7s %7s  %-15s %-34s %s\n' \
+        name req/s p50_ms p99_ms errors ratio of target met
+    for name in "${R_ORDER[@]}"; do
+        printf '%-15s %10s %9s %9s %7s %7s  %-15s %-34s %s\n' "$name" "${R_RPS[$name]}" \
+            "${R_P50[$name]}" "${R_P99[$name]}" "${R_ERR[$name]}" "${R_RATIO[$name]:--}" \
+            "${R_OF[$name]:--}" "${R_TARGET[$name]:--}" "${R_MET[$name]:--}"
+    done
+}
+
+# bench_json_str S — S as a JSON string (the values here are plain ASCII).
+bench_json_str() {
+    local s=${1//\\/\\\\}
+    s=${s//\"/\\\"}
+    printf '"%s"' "$s"
+}
+
+# bench_json_num S — S as a JSON number, or null when empty / not a number.
+bench_json_num() {
+    if [[ $1 =~ ^-?[0-9]+(\.[0-9]+)?$ ]]; then printf '%s' "$1"; else printf 'null'; fi
+}
+
+# bench_json_rows — the result rows as a JSON array.
+bench_json_rows() {
+    local name sep=''
+    printf '['
+    for name in "${R_ORDER[@]}"; do
+        printf '%s\n    {"name": %s, "requests_per_s": %s, "p50_ms": %s, "p99_ms": %s, "errors": %s, "ratio": %s, "ratio_of": %s, "target": %s, "met": %s}' \
+            "$sep" "$(bench_json_str "$name")" "$(bench_json_num "${R_RPS[$name]}")" \
+            "$(bench_json_num "${R_P50[$name]}")" "$(bench_json_num "${R_P99[$name]}")" \
+            "$(bench_json_num "${R_ERR[$name]}")" "$(bench_json_num "${R_RATIO[$name]}")" \
+            "$( [[ -n ${R_OF[$name]} ]] && bench_json_str "${R_OF[$name]}" || printf null)" \
+            "$( [[ -n ${R_TARGET[$name]} ]] && bench_json_str "${R_TARGET[$name]}" || printf null)" \
+            "$(case ${R_MET[$name]} in yes) printf true ;; no) printf false ;; *) printf null ;; esac)"
+        sep=,
+    done
+    printf '\n  ]'
+}
+
+# ---- probes -----------------------------------------------------------------------------
+
+bench_probe_pid() { stack_pid_from_file "$BENCH_PROBE_PIDFILE" bench_probe; }
+
+# bench_probe_start MODE — start the probe program on BENCH_PROBE_SOCK; wait for the socket.
+bench_probe_start() {
+    local mode=$1 rc=0
+    rm -f "$BENCH_PROBE_SOCK"
+    stack_log "starting probe '$mode' (log $BENCH_PROBE_LOG)"
+    stack_spawn "$BENCH_PROBE_LOG" "$BENCH_TOOLS/bench_probe" --config "$STACK_CONF" \
+        --listen "$BENCH_PROBE_SOCK" "$mode"
+    printf '%s\n' "$STACK_SPAWNED_PID" >"$BENCH_PROBE_PIDFILE"
+    stack_wait_ready 30 "$STACK_SPAWNED_PID" test -S "$BENCH_PROBE_SOCK" || rc=$?
+    if ((rc != 0)); then
+        stack_tail "$BENCH_PROBE_LOG"
+        stack_die "probe '$mode' did not start"
+    fi
+}
+
+# bench_probe_stop — stop the probe program if it runs (safe in EXIT traps).
+bench_probe_stop() {
+    local pid
+    pid=$(bench_probe_pid) || return 0
+    stack_kill_wait "$pid" "probe (bench_probe)" 15 || return 1
+    rm -f "$BENCH_PROBE_PIDFILE" "$BENCH_PROBE_SOCK"
+}
+
+# bench_probe_nginx CMD... — run a stack_nginx_* function against the probes' nginx: the
+# same site configuration (nginx/asyncexec.conf rendered by stack.sh), its own directory
+# and port, fastcgi_pass to the probe socket. The locals are seen by the called function.
+# shellcheck disable=SC2034
+bench_probe_nginx() {
+    local STACK_NGINX_DIR=$BENCH_PROBE_NGINX_DIR
+    local STACK_NGINX_PIDFILE=$BENCH_PROBE_NGINX_DIR/nginx.pid
+    local STACK_NGINX_ERR=$BENCH_PROBE_NGINX_DIR/error.log
+    local STACK_APP_SOCK=$BENCH_PROBE_SOCK
+    local STACK_APP_LOG=$BENCH_PROBE_LOG
+    "$@"
+}
+
+# ---- processes --------------------------------------------------------------------------
+
+# bench_worker_rss_kib — VmRSS (KiB) of each asyncexec-fcgi worker (children of the master),
+# one per line.
+bench_worker_rss_kib() {
+    local master child
+    master=$(stack_app_pid) || return 1
+    for child in $(ps -o pid= --ppid "$master"); do
+        awk '/^VmRSS:/ { print $2 }' "/proc/$child/status" 2>/dev/null || true
+    done
+}

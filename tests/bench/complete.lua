@@ -1,0 +1,54 @@
+-- tests/bench/complete.lua - wrk script: POST /v1/callbacks/{id}/complete, each request
+-- with a distinct claimed execution from a bench_seed "claimed" data file.
+--   wrk -tT -c64 -d10s --latency -s complete.lua http://127.0.0.1:PORT -- DATAFILE FIRST COUNT T
+-- Items FIRST+1 .. FIRST+COUNT (FIRST counts from 0) are split evenly among the T wrk
+-- threads; each thread walks its share in order. A thread that runs out repeats its last
+-- item (the service answers 409, which wrk counts as non-2xx) and done() prints
+-- "overrun N" with the number of such requests.
+local counter = 0
+local threads = {}
+
+function setup(thread)
+   thread:set("tid", counter)
+   counter = counter + 1
+   table.insert(threads, thread)
+end
+
+local items, i, last, headers, body, overrun
+
+function init(args)
+   local data = dofile(args[1])
+   local first, count, nt = tonumber(args[2]), tonumber(args[3]), tonumber(args[4])
+   local per = math.floor(count / nt)
+   items = data.items
+   i = first + tid * per + 1
+   last = math.min(i + per - 1, #items)
+   if per < 1 or i > last then
+      error("complete.lua: not enough items for thread " .. tid)
+   end
+   headers = { ["Authorization"] = "Bearer " .. data.key,
+               ["Content-Type"] = "application/json" }
+   body = '{"result":{"bench":"complete","ok":true,"values":[1,2,3]}}'
+   overrun = 0
+end
+
+function request()
+   local it
+   if i <= last then
+      it = items[i]
+      i = i + 1
+   else
+      it = items[last]
+      overrun = overrun + 1
+   end
+   headers["X-Callback-Token"] = it[2]
+   return wrk.format("POST", "/v1/callbacks/" .. it[1] .. "/complete", headers, body)
+end
+
+function done(summary, latency, requests)
+   local total = 0
+   for _, t in ipairs(threads) do
+      total = total + (t:get("overrun") or 0)
+   end
+   io.write(string.format("overrun %d\n", total))
+end
