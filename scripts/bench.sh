@@ -13,8 +13,9 @@
 #   asyncexec  poll_waiting, poll_completed (random among the seeded ones), submit,
 #              complete (claims made beforehand, each request a distinct execution),
 #              lifecycle (submit, claim in batches of 10, complete, poll until done;
-#              executions per second), and poll_5m (poll_waiting again once filler rows
-#              bring the table to 5,000,000 rows)
+#              executions per second), poll_prefill (poll_waiting again, just before the
+#              filler) and poll_5m (poll_waiting again once filler rows bring the table to
+#              5,000,000 rows)
 # and prints one table (req/s, p50, p99, errors, ratio to its probe, target met) plus the
 # RSS of every asyncexec-fcgi worker; the same is written as JSON to
 # .local/bench/bench-results.json (or FILE).
@@ -86,6 +87,7 @@ ROUTE_DONE=bench/done/run       # completed executions that poll_completed reads
 ROUTE_WORK=bench/work/run       # submit writes here; complete finalizes claims of it
 ROUTE_LIFE=bench/life/run       # the lifecycle driver's own route
 T_START=$SECONDS
+LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # ---- clean-up ---------------------------------------------------------------------------
 cleanup() {
@@ -94,6 +96,7 @@ cleanup() {
     if ((rc != 0 && rc != 4)); then
         stack_log "FAILED (status $rc); state and logs in $STATE"
         stack_tail_logs 30
+        stack_tail "$BENCH_PROBE_LOG" 10
     fi
     bench_probe_stop || stack_warn "the probe did not stop"
     bench_probe_nginx stack_nginx_stop || stack_warn "the probes' nginx did not stop"
@@ -133,8 +136,14 @@ free_port_except() {
 
 # fresh_stack — a new MariaDB data directory, schema, app and nginx.
 fresh_stack() {
-    stack_stop_all >/dev/null 2>&1 || true       # leftovers of an interrupted run
-    rm -rf "$STACK_DB_DIR" "$BENCH_OUT" "$PRIVATE"
+    # leftovers of an interrupted run (found by their pid files)
+    {
+        bench_probe_stop
+        bench_probe_nginx stack_nginx_stop
+        stack_stop_all
+    } >/dev/null 2>&1 || true
+    rm -rf "$STACK_DB_DIR" "$BENCH_OUT" "$PRIVATE" "$STACK_NGINX_DIR" "$BENCH_PROBE_NGINX_DIR"
+    rm -f "$STACK_APP_LOG" "$BENCH_PROBE_LOG"
     mkdir -p "$BENCH_OUT"
     (umask 077 && mkdir -p "$PRIVATE")
     stack_db_init
@@ -165,8 +174,7 @@ provision() {
     [[ $AK =~ ^ak_[A-Za-z0-9_-]+$ && $BK =~ ^bk_[A-Za-z0-9_-]+$ ]] ||
         stack_die "unexpected key format from asyncexec-admin"
     export BENCH_CONSUMER_KEY=$AK BENCH_BACKEND_KEY=$BK
-    printf 'return { key = "%s", path = "/v1/executions/%s" }\n' "$AK" "$ROUTE_WORK" \
-        >"$PRIVATE/submit.lua"
+    printf 'key %s\npath /v1/executions/%s\n' "$AK" "$ROUTE_WORK" >"$PRIVATE/submit.data"
 }
 
 seed() {
@@ -206,11 +214,51 @@ SQL
         have=$((have + n))
     done
     stack_log "table has $have rows (filled in $((SECONDS - t0)) s)"
+    settle_db
+}
+
+# settle_db — let InnoDB write back the pages the bulk insert dirtied (bounded wait), so
+# that the next measurement sees a table at rest rather than the tail of its loading:
+# flushing is made eager for the wait and set back afterwards.
+settle_db() {
+    local saved dirty t0=$SECONDS limit=$((QUICK ? 15 : 60))
+    saved=$(sql_value 'SELECT CONCAT(@@GLOBAL.innodb_max_dirty_pages_pct, " ", @@GLOBAL.innodb_io_capacity, " ", @@GLOBAL.innodb_io_capacity_max)')
+    read -r -a saved <<<"$saved"
+    ((${#saved[@]} == 3)) || stack_die "could not read the InnoDB flushing settings"
+    stack_db_sql <<'SQL' >/dev/null
+SET GLOBAL innodb_io_capacity_max = 100000;
+SET GLOBAL innodb_io_capacity = 50000;
+SET GLOBAL innodb_max_dirty_pages_pct = 0;
+SQL
+    while :; do
+        dirty=$(sql_value "SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'INNODB_BUFFER_POOL_PAGES_DIRTY'")
+        [[ $dirty =~ ^[0-9]+$ ]] || dirty=0
+        ((dirty < 200 || SECONDS - t0 >= limit)) && break
+        sleep 0.5
+    done
+    stack_db_sql <<SQL >/dev/null
+SET GLOBAL innodb_max_dirty_pages_pct = ${saved[0]};
+SET GLOBAL innodb_io_capacity = ${saved[1]};
+SET GLOBAL innodb_io_capacity_max = ${saved[2]};
+SQL
+    stack_log "InnoDB settled in $((SECONDS - t0)) s ($dirty dirty pages left)"
+}
+
+# probe_measure MODE NAME — run probe MODE and measure it as row NAME (wrk as for the
+# asyncexec row it is the reference of).
+probe_measure() {
+    local mode=$1 name=$2
+    bench_probe_start "$mode"
+    case $mode in
+        insert) bench_measure "$name" "$WARM" "$DUR" "$LUA/submit.lua" "$PURL" "$PRIVATE/submit.data" ;;
+        *) bench_measure "$name" "$WARM" "$DUR" "$LUA/poll.lua" "$PURL" "$PRIVATE/poll-waiting.data" ;;
+    esac
+    bench_probe_stop
 }
 
 # ---- main -------------------------------------------------------------------------------
 main() {
-    local url purl need_warm need_main rate rss rss_max lf life_ok=1 rows t_seed
+    local url need_warm need_main rate rss rss_max lf life_ok=1 rows t_seed cpu0 life_other
 
     STACK_PACKAGES+=(wrk)
     stack_install_packages
@@ -222,75 +270,90 @@ main() {
     provision
     WORKERS=$(awk -F= '$1 ~ /^[[:space:]]*workers[[:space:]]*$/ { gsub(/[[:space:]]/, "", $2); print $2 }' "$STACK_CONF")
     url=http://127.0.0.1:$HTTP_PORT
-    purl=http://127.0.0.1:$PROBE_PORT
+    PURL=http://127.0.0.1:$PROBE_PORT
 
     # Seeds: waiting executions (poll_waiting, select probe) and completed ones.
     t_seed=$SECONDS
-    seed --route "$ROUTE_POLL" --count "$WAITING" --out "$PRIVATE/poll-waiting.lua" waiting
-    seed --route "$ROUTE_DONE" --count "$COMPLETED" --out "$PRIVATE/poll-completed.lua" completed
+    seed --route "$ROUTE_POLL" --count "$WAITING" --out "$PRIVATE/poll-waiting.data" waiting
+    seed --route "$ROUTE_DONE" --count "$COMPLETED" --out "$PRIVATE/poll-completed.data" completed
     stack_log "seeded $WAITING waiting and $COMPLETED completed executions in $((SECONDS - t_seed)) s"
 
-    # Ceiling probes, one after the other, behind the probes' nginx.
+    # Each asyncexec measurement follows right after a run of its probe (same wrk script,
+    # same duration) and its ratio is taken to that run: a neighbour on this shared
+    # 2-core machine drifts less than one minutes away. Probes run behind the probes'
+    # nginx, one at a time.
     bench_probe_start hello
     bench_probe_nginx stack_nginx_start "$PROBE_PORT"
-    bench_measure hello "$WARM" "$DUR" "$LUA/poll.lua" "$purl" "$PRIVATE/poll-waiting.lua"
+    bench_measure hello "$WARM" "$DUR" "$LUA/poll.lua" "$PURL" "$PRIVATE/poll-waiting.data"
     bench_probe_stop
-    bench_probe_start select
-    bench_measure select "$WARM" "$DUR" "$LUA/poll.lua" "$purl" "$PRIVATE/poll-waiting.lua"
-    bench_probe_stop
-    bench_probe_start insert
-    bench_measure insert "$WARM" "$DUR" "$LUA/submit.lua" "$purl" "$PRIVATE/submit.lua"
-    bench_probe_stop
-    bench_probe_nginx stack_nginx_stop
 
-    # asyncexec.
-    bench_measure poll_waiting "$WARM" "$DUR" "$LUA/poll.lua" "$url" "$PRIVATE/poll-waiting.lua"
+    probe_measure select select
+    bench_measure poll_waiting "$WARM" "$DUR" "$LUA/poll.lua" "$url" "$PRIVATE/poll-waiting.data"
     bench_ratio poll_waiting select 0.85 10
-    bench_measure poll_completed "$WARM" "$DUR" "$LUA/poll.lua" "$url" "$PRIVATE/poll-completed.lua"
-    bench_ratio poll_completed select 0.85 10
-    bench_measure submit "$WARM" "$DUR" "$LUA/submit.lua" "$url" "$PRIVATE/submit.lua"
+    probe_measure select select#2
+    bench_measure poll_completed "$WARM" "$DUR" "$LUA/poll.lua" "$url" "$PRIVATE/poll-completed.data"
+    bench_ratio poll_completed select#2 0.85 10
+    probe_measure insert insert
+    bench_measure submit "$WARM" "$DUR" "$LUA/submit.lua" "$url" "$PRIVATE/submit.data"
     bench_ratio submit insert 0.85
 
     # complete: one distinct claimed execution per request, enough for the warm-up and the
-    # measured run at 1.25 x the faster of insert probe and submit (a single-row durable
-    # write cannot be much faster than the insert probe).
-    rate=$(awk -v a="${R_RPS[insert]}" -v b="${R_RPS[submit]}" 'BEGIN { print (a > b ? a : b) * 1.25 }')
-    need_warm=$(awk -v r="$rate" -v s="$WARM" -v t="$BENCH_WRK_THREADS" 'BEGIN { n = int(r * s / t + 1) * t; print n }')
-    need_main=$(awk -v r="$rate" -v s="$DUR" -v t="$BENCH_WRK_THREADS" 'BEGIN { n = int(r * s / t + 1) * t; print n }')
+    # measured run at 1.15 x the insert probe's rate (a request that makes one durable
+    # single-row write is not expected to beat the probe that does only that).
+    rate=$(awk -v a="${R_RPS[insert]}" 'BEGIN { print a * 1.15 }')
+    need_warm=$(awk -v r="$rate" -v s="$WARM" -v t="$BENCH_WRK_THREADS" 'BEGIN { print int(r * s / t + 1) * t }')
+    need_main=$(awk -v r="$rate" -v s="$DUR" -v t="$BENCH_WRK_THREADS" 'BEGIN { print int(r * s / t + 1) * t }')
     t_seed=$SECONDS
     seed --route "$ROUTE_WORK" --count "$((need_warm + need_main))" \
-        --out "$PRIVATE/claimed.lua" claimed
+        --out "$PRIVATE/claimed.data" claimed
     stack_log "claimed $((need_warm + need_main)) executions in $((SECONDS - t_seed)) s"
-    bench_wrk complete-warmup "$WARM" "$LUA/complete.lua" "$url" "$PRIVATE/claimed.lua" \
+    probe_measure insert insert#2
+    bench_wrk complete-warmup "$WARM" "$LUA/complete.lua" "$url" "$PRIVATE/claimed.data" \
         0 "$need_warm" "$BENCH_WRK_THREADS"
-    bench_wrk complete "$DUR" "$LUA/complete.lua" "$url" "$PRIVATE/claimed.lua" \
+    bench_wrk complete "$DUR" "$LUA/complete.lua" "$url" "$PRIVATE/claimed.data" \
         "$need_warm" "$need_main" "$BENCH_WRK_THREADS"
     ((WRK_OVERRUN == 0)) ||
         stack_warn "complete ran out of claimed executions ($WRK_OVERRUN requests repeated one; they count as errors)"
-    bench_record complete "$WRK_RPS" "$WRK_P50" "$WRK_P99" "$WRK_ERRORS"
-    bench_ratio complete insert 0.85
+    bench_record complete "$WRK_RPS" "$WRK_P50" "$WRK_P99" "$WRK_ERRORS" "$WRK_OTHER"
+    bench_ratio complete insert#2 0.85
 
     # Mixed life cycle: executions per second, latency submit -> poll sees completed.
     lf=$BENCH_OUT/lifecycle.txt
+    cpu0=$(bench_cpu_sample)
     "$BENCH_TOOLS/bench_lifecycle" --port "$HTTP_PORT" --route "$ROUTE_LIFE" \
         --consumers 32 --backends 16 --queue 16 --poll-delay-ms 10 --batch 10 \
         --warmup "$LIFE_WARM" --duration "$LIFE_DUR" >"$lf" 2>"$BENCH_OUT/lifecycle.err" ||
         life_ok=0
+    # (the sample spans the warm-up too)
+    life_other=$(bench_other_pct "$cpu0" "$(bench_cpu_sample)")
     LIFE=$(tail -n 1 "$lf")
     [[ $LIFE == done=* ]] || { cat "$BENCH_OUT/lifecycle.err" >&2; stack_die "bench_lifecycle failed"; }
     ((life_ok)) || stack_warn "bench_lifecycle reported errors: $LIFE"
     declare -A L=()
     local kv
     for kv in $LIFE; do L[${kv%%=*}]=${kv#*=}; done
-    bench_record lifecycle "${L[exec_per_s]}" "${L[p50_ms]}" "${L[p99_ms]}" "${L[errors]}"
+    bench_record lifecycle "${L[exec_per_s]}" "${L[p50_ms]}" "${L[p99_ms]}" "${L[errors]}" \
+        "$life_other"
 
     # Worker memory after the runs above, and again after the big-table poll.
     RSS_RUNS=$(bench_worker_rss_kib | xargs)
+
+    # Big table: poll_waiting once more right before the filler goes in (poll_prefill,
+    # after a select probe run), then again once the table has TABLE_ROWS rows. The target
+    # is taken against poll_prefill, the neighbouring measurement of the same polls (the
+    # table then holds the seeds and what the runs above added, far below 5,000,000 rows);
+    # the ratio to poll_waiting is reported as well.
+    probe_measure select select#3
+    PREFILL_ROWS=$(sql_value 'SELECT COUNT(*) FROM asyncexec.s2r_async_execution')
+    bench_measure poll_prefill "$WARM" "$DUR" "$LUA/poll.lua" "$url" "$PRIVATE/poll-waiting.data"
+    bench_ratio poll_prefill select#3 0.85 10
     fill_table "$TABLE_ROWS"
     rows=$(sql_value 'SELECT COUNT(*) FROM asyncexec.s2r_async_execution')
     POLL_BIG=poll_$((TABLE_ROWS / 1000000))m
-    bench_measure "$POLL_BIG" "$WARM" "$DUR" "$LUA/poll.lua" "$url" "$PRIVATE/poll-waiting.lua"
-    bench_ratio "$POLL_BIG" poll_waiting 0.90
+    bench_measure "$POLL_BIG" "$WARM" "$DUR" "$LUA/poll.lua" "$url" "$PRIVATE/poll-waiting.data"
+    WAITING_RATIO=$(awk -v a="${R_RPS[$POLL_BIG]}" -v b="${R_RPS[poll_waiting]}" \
+        'BEGIN { if (b > 0) printf "%.3f", a / b; else print "nan" }')
+    bench_ratio "$POLL_BIG" poll_prefill 0.90
     RSS_BIG=$(bench_worker_rss_kib | xargs)
     rss_max=0
     for rss in $RSS_RUNS $RSS_BIG; do
@@ -313,8 +376,13 @@ report() {
     printf '\nworker RSS (KiB): %s after lifecycle, %s after %s; max %s MiB (target <= 8 MiB: %s)\n' \
         "$RSS_RUNS" "$RSS_BIG" "$POLL_BIG" "$RSS_MAX_MIB" "$RSS_MET"
     printf 'lifecycle: executions/s; p50/p99 = submit -> poll sees completed; %s\n' "$LIFE"
-    printf '%s: poll_waiting with %s rows in s2r_async_execution%s\n' "$POLL_BIG" "$rows" \
-        "$( ((QUICK)) && printf ' (--quick: %s rows instead of 5,000,000)' "$TABLE_ROWS")"
+    printf '%s: poll_waiting with %s rows in s2r_async_execution%s; poll_prefill: the same with %s rows, just before the filler; %s / poll_waiting = %s\n' \
+        "$POLL_BIG" "$rows" \
+        "$( ((QUICK)) && printf ' (--quick: %s rows instead of 5,000,000)' "$TABLE_ROWS")" \
+        "$PREFILL_ROWS" "$POLL_BIG" "$WAITING_RATIO"
+    printf 'ratios: each to the probe run made right before it (select, select#2, insert, insert#2, select#3)\n'
+    printf 'other%%: CPU time of processes outside this bench plus steal, in %% of all cores, during the measurement\n'
+    printf 'load average (1/5/15 min) at start: %s; at end: %s\n' "$LOAD_START" "$(cut -d' ' -f1-3 /proc/loadavg)"
     printf 'raw wrk outputs: %s/\n' "$BENCH_OUT"
 
     for name in "${R_ORDER[@]}"; do
@@ -327,11 +395,18 @@ report() {
         printf '{\n  "mode": %s,\n' "$(bench_json_str "$MODE")"
         printf '  "generated_at": %s,\n' "$(bench_json_str "$(date -u +%Y-%m-%dT%H:%M:%SZ)")"
         printf '  "git_commit": %s,\n' "$(bench_json_str "$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)")"
+        # uncommitted changes to what is built (src/, sql/, CMakeLists.txt)
+        printf '  "git_uncommitted_changes": %s,\n' \
+            "$( [[ -n $(git -C "$ROOT" status --porcelain -- src sql CMakeLists.txt 2>/dev/null) ]] && echo true || echo false)"
         printf '  "wrk": {"threads": %s, "connections": %s, "duration_s": %s, "warmup_s": %s},\n' \
             "$BENCH_WRK_THREADS" "$BENCH_WRK_CONNS" "$DUR" "$WARM"
         printf '  "workers": %s,\n' "$(bench_json_num "$WORKERS")"
         printf '  "seeded": {"waiting": %s, "completed": %s},\n' "$WAITING" "$COMPLETED"
-        printf '  "big_table": {"row": %s, "rows": %s},\n' "$(bench_json_str "$POLL_BIG")" "$(bench_json_num "$rows")"
+        printf '  "big_table": {"row": %s, "rows": %s, "prefill_rows": %s, "ratio_to_poll_waiting": %s},\n' \
+            "$(bench_json_str "$POLL_BIG")" "$(bench_json_num "$rows")" \
+            "$(bench_json_num "$PREFILL_ROWS")" "$(bench_json_num "$WAITING_RATIO")"
+        printf '  "load_average": {"start": %s, "end": %s},\n' \
+            "$(bench_json_str "$LOAD_START")" "$(bench_json_str "$(cut -d' ' -f1-3 /proc/loadavg)")"
         printf '  "results": %s,\n' "$(bench_json_rows)"
         printf '  "lifecycle": {'
         local sep='' kv

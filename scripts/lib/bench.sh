@@ -11,7 +11,56 @@ BENCH_WRK_TIMEOUT=5          # wrk --timeout (seconds): slower responses count a
 
 # Results, by row name.
 declare -gA R_RPS=() R_P50=() R_P99=() R_ERR=() R_RATIO=() R_OF=() R_TARGET=() R_MET=()
+declare -gA R_OTHER=()
 declare -ga R_ORDER=()
+
+# ---- CPU used by others ------------------------------------------------------------------
+# The machine may be shared: while a measurement runs, the CPU time spent by processes that
+# are not part of the bench (and time stolen by the hypervisor) is recorded as "other%",
+# the share of all cores' time. Our processes: this shell and its descendants (MariaDB,
+# the application, probes, wrk, the tools) plus both nginx masters and their workers.
+
+# bench_our_pids — our process ids, one per line.
+bench_our_pids() {
+    local roots=$$ p
+    p=$(stack_nginx_pid) && roots+=" $p"
+    p=$(bench_probe_nginx stack_nginx_pid) && roots+=" $p"
+    ps -e -o pid=,ppid= | awk -v roots="$roots" '
+        BEGIN { n = split(roots, r, " "); for (i = 1; i <= n; i++) keep[r[i]] = 1 }
+        { par[$1] = $2 }
+        END {
+            for (changed = 1; changed; ) {
+                changed = 0
+                for (p in par) if (!(p in keep) && (par[p] in keep)) { keep[p] = 1; changed = 1 }
+            }
+            for (p in keep) print p
+        }'
+}
+
+# bench_cpu_sample — "TOTAL BUSY OURS" in clock ticks: all CPU time of the machine, its
+# busy part (user, nice, system, steal), and the time of our processes (with their reaped
+# children).
+bench_cpu_sample() {
+    local total busy ours=0 p stat fields
+    read -r total busy < <(awk '$1 == "cpu" { t = 0; for (i = 2; i <= NF; i++) t += $i; print t, $2 + $3 + $4 + $9; exit }' /proc/stat)
+    for p in $(bench_our_pids); do
+        stat=$(cat "/proc/$p/stat" 2>/dev/null) || continue
+        read -r -a fields <<<"${stat##*) }"
+        ours=$((ours + fields[11] + fields[12] + fields[13] + fields[14]))
+    done
+    printf '%s %s %s\n' "$total" "$busy" "$ours"
+}
+
+# bench_other_pct "SAMPLE_BEFORE" "SAMPLE_AFTER" — other% between two samples.
+bench_other_pct() {
+    awk -v a="$1" -v b="$2" 'BEGIN {
+        split(a, x, " "); split(b, y, " ")
+        t = y[1] - x[1]; o = (y[2] - x[2]) - (y[3] - x[3])
+        if (t <= 0) { print "nan"; exit }
+        if (o < 0) o = 0
+        printf "%.0f", 100 * o / t
+    }'
+}
 
 # ---- wrk --------------------------------------------------------------------------------
 
@@ -48,12 +97,14 @@ bench_wrk_parse() {
 # bench_wrk NAME SECONDS SCRIPT URL [SCRIPT_ARGS...] — one wrk run (2 threads, 64
 # connections); raw output in BENCH_OUT/NAME.txt; sets the WRK_* values.
 bench_wrk() {
-    local name=$1 secs=$2 script=$3 url=$4 out
+    local name=$1 secs=$2 script=$3 url=$4 out cpu0
     shift 4
     out=$BENCH_OUT/$name.txt
+    cpu0=$(bench_cpu_sample)
     wrk -t"$BENCH_WRK_THREADS" -c"$BENCH_WRK_CONNS" -d"${secs}s" \
         --timeout "${BENCH_WRK_TIMEOUT}s" --latency -s "$script" "$url" -- "$@" \
         >"$out" 2>&1 || { cat "$out" >&2; stack_die "wrk failed ($name)"; }
+    WRK_OTHER=$(bench_other_pct "$cpu0" "$(bench_cpu_sample)")
     if ! bench_wrk_parse "$out"; then
         cat "$out" >&2
         stack_die "could not parse the wrk output of $name ($out)"
@@ -69,12 +120,12 @@ bench_measure() {
         bench_wrk "$name-warmup" "$warm" "$@"
     fi
     bench_wrk "$name" "$secs" "$@"
-    bench_record "$name" "$WRK_RPS" "$WRK_P50" "$WRK_P99" "$WRK_ERRORS"
+    bench_record "$name" "$WRK_RPS" "$WRK_P50" "$WRK_P99" "$WRK_ERRORS" "$WRK_OTHER"
 }
 
 # ---- results ----------------------------------------------------------------------------
 
-# bench_record NAME RPS P50_MS P99_MS ERRORS — add (or replace) a result row.
+# bench_record NAME RPS P50_MS P99_MS ERRORS OTHER_PCT — add (or replace) a result row.
 bench_record() {
     local name=$1
     [[ -n ${R_RPS[$name]+x} ]] || R_ORDER+=("$name")
@@ -82,12 +133,13 @@ bench_record() {
     R_P50[$name]=$3
     R_P99[$name]=$4
     R_ERR[$name]=$5
+    R_OTHER[$name]=$6
     R_RATIO[$name]=
     R_OF[$name]=
     R_TARGET[$name]=
     R_MET[$name]=
-    stack_log "$(printf '%-15s %10s req/s   p50 %8s ms   p99 %8s ms   errors %s' \
-        "$name" "$2" "$3" "$4" "$5")"
+    stack_log "$(printf '%-15s %10s req/s   p50 %8s ms   p99 %8s ms   errors %s   other %s%%' \
+        "$name" "$2" "$3" "$4" "$5" "$6")"
 }
 
 # bench_ratio NAME OF MIN [MAX_P99_MS] — ratio of NAME's req/s to OF's; the target is met
@@ -115,12 +167,13 @@ bench_ratio() {
 # bench_table — the result table (stdout).
 bench_table() {
     local name
-    printf '%-15s %10s %9s %9s %7s %7s  %-15s %-34s %s\n' \
-        name req/s p50_ms p99_ms errors ratio of target met
+    printf '%-15s %10s %9s %9s %7s %7s %7s  %-13s %-34s %s\n' \
+        name req/s p50_ms p99_ms errors other% ratio of target met
     for name in "${R_ORDER[@]}"; do
-        printf '%-15s %10s %9s %9s %7s %7s  %-15s %-34s %s\n' "$name" "${R_RPS[$name]}" \
-            "${R_P50[$name]}" "${R_P99[$name]}" "${R_ERR[$name]}" "${R_RATIO[$name]:--}" \
-            "${R_OF[$name]:--}" "${R_TARGET[$name]:--}" "${R_MET[$name]:--}"
+        printf '%-15s %10s %9s %9s %7s %7s %7s  %-13s %-34s %s\n' "$name" "${R_RPS[$name]}" \
+            "${R_P50[$name]}" "${R_P99[$name]}" "${R_ERR[$name]}" "${R_OTHER[$name]:--}" \
+            "${R_RATIO[$name]:--}" "${R_OF[$name]:--}" "${R_TARGET[$name]:--}" \
+            "${R_MET[$name]:--}"
     done
 }
 
@@ -141,10 +194,11 @@ bench_json_rows() {
     local name sep=''
     printf '['
     for name in "${R_ORDER[@]}"; do
-        printf '%s\n    {"name": %s, "requests_per_s": %s, "p50_ms": %s, "p99_ms": %s, "errors": %s, "ratio": %s, "ratio_of": %s, "target": %s, "met": %s}' \
+        printf '%s\n    {"name": %s, "requests_per_s": %s, "p50_ms": %s, "p99_ms": %s, "errors": %s, "other_cpu_pct": %s, "ratio": %s, "ratio_of": %s, "target": %s, "met": %s}' \
             "$sep" "$(bench_json_str "$name")" "$(bench_json_num "${R_RPS[$name]}")" \
             "$(bench_json_num "${R_P50[$name]}")" "$(bench_json_num "${R_P99[$name]}")" \
-            "$(bench_json_num "${R_ERR[$name]}")" "$(bench_json_num "${R_RATIO[$name]}")" \
+            "$(bench_json_num "${R_ERR[$name]}")" "$(bench_json_num "${R_OTHER[$name]}")" \
+            "$(bench_json_num "${R_RATIO[$name]}")" \
             "$( [[ -n ${R_OF[$name]} ]] && bench_json_str "${R_OF[$name]}" || printf null)" \
             "$( [[ -n ${R_TARGET[$name]} ]] && bench_json_str "${R_TARGET[$name]}" || printf null)" \
             "$(case ${R_MET[$name]} in yes) printf true ;; no) printf false ;; *) printf null ;; esac)"

@@ -1,6 +1,6 @@
 /*
  * bench_seed.c - seeds executions for the benchmarks through the real HTTP API (nginx on
- * 127.0.0.1) and writes the Lua data files that tests/bench/poll.lua and complete.lua load.
+ * 127.0.0.1) and writes the data files that tests/bench/poll.lua and complete.lua load.
  *
  *   bench_seed --port P --route ENV/SVC/OP [--threads T] --count N --out FILE MODE
  *
@@ -11,8 +11,8 @@
  *              submitting more when the route runs dry; FILE lists {id, callbackToken}
  *
  * Keys come from the environment (never the command line): BENCH_CONSUMER_KEY (ak_...)
- * and BENCH_BACKEND_KEY (bk_...). The data file has the form
- *   return { key = "...", path = "/v1/...", items = { {"a","b"}, ... } }
+ * and BENCH_BACKEND_KEY (bk_...). The data file has the lines
+ *   key KEY / path /v1/... / item A B (one per item)
  * Exit status 0 when all N were seeded, 1 otherwise.
  */
 #include <errno.h>
@@ -297,8 +297,12 @@ claim_until(long want, int complete)
 
 /* ---- output ------------------------------------------------------------------------- */
 
+/*
+ * Writes the data file: text lines "key KEY", "path PATH", then one "item A B" per item.
+ * (Text rather than a Lua table: LuaJIT refuses a chunk with more than 65536 constants.)
+ */
 static void
-write_lua(const char *out, const char *key, const char *path)
+write_data(const char *out, const char *key, const char *path)
 {
 	char tmp[4096];
 	FILE *f;
@@ -309,12 +313,10 @@ write_lua(const char *out, const char *key, const char *path)
 		fprintf(stderr, "bench_seed: %s: %s\n", tmp, strerror(errno));
 		exit(1);
 	}
-	fprintf(f, "-- written by bench_seed: %ld items\nreturn {\nkey = \"%s\",\n"
-	    "path = \"%s\",\nitems = {\n", count, key, path);
+	fprintf(f, "key %s\npath %s\n", key, path);
 	for (i = 0; i < count; i++)
 		if (items[i].a != NULL)
-			fprintf(f, "{\"%s\",\"%s\"},\n", items[i].a, items[i].b);
-	fprintf(f, "}\n}\n");
+			fprintf(f, "item %s %s\n", items[i].a, items[i].b);
 	if (fclose(f) != 0 || rename(tmp, out) != 0) {
 		fprintf(stderr, "bench_seed: writing %s failed\n", out);
 		exit(1);
@@ -392,7 +394,7 @@ main(int argc, char **argv)
 			}
 		}
 		snprintf(path, sizeof path, "/v1/executions/%s/", route);
-		write_lua(out, ak, path);
+		write_data(out, ak, path);
 	} else if (strcmp(mode, "claimed") == 0) {
 		nclaimed = 0;
 		claim_until(count, 0);
@@ -404,7 +406,7 @@ main(int argc, char **argv)
 			submit_all(more, 0);
 			claim_until(count, 0);
 		}
-		write_lua(out, bk, "/v1/callbacks/");
+		write_data(out, bk, "/v1/callbacks/");
 	} else {
 		usage();
 	}

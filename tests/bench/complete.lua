@@ -1,5 +1,6 @@
 -- tests/bench/complete.lua - wrk script: POST /v1/callbacks/{id}/complete, each request
--- with a distinct claimed execution from a bench_seed "claimed" data file.
+-- with a distinct claimed execution from a bench_seed "claimed" data file (lines "key BK",
+-- "path /v1/callbacks/", "item ID CALLBACK_TOKEN").
 --   wrk -tT -c64 -d10s --latency -s complete.lua http://127.0.0.1:PORT -- DATAFILE FIRST COUNT T
 -- Items FIRST+1 .. FIRST+COUNT (FIRST counts from 0) are split evenly among the T wrk
 -- threads; each thread walks its share in order. A thread that runs out repeats its last
@@ -14,10 +15,22 @@ function setup(thread)
    table.insert(threads, thread)
 end
 
+local function load(file)
+   local d = { items = {} }
+   for line in io.lines(file) do
+      local k, a, b = line:match("^(%S+) (%S+) ?(%S*)$")
+      if k == "key" then d.key = a
+      elseif k == "path" then d.path = a
+      elseif k == "item" then d.items[#d.items + 1] = { a, b }
+      end
+   end
+   return d
+end
+
 local items, i, last, headers, body, overrun
 
 function init(args)
-   local data = dofile(args[1])
+   local data = load(args[1])
    local first, count, nt = tonumber(args[2]), tonumber(args[3]), tonumber(args[4])
    local per = math.floor(count / nt)
    items = data.items

@@ -1,5 +1,5 @@
 -- tests/bench/poll.lua - wrk script: GET a random execution listed in a bench_seed data
--- file (consumer key, path prefix, {correlationId, pollToken} items).
+-- file (lines "key AK", "path /v1/executions/ENV/SVC/OP/", "item CORRELATION_ID POLL_TOKEN").
 --   wrk -t2 -c64 -d10s --latency -s poll.lua http://127.0.0.1:PORT -- DATAFILE
 -- Also drives the hello and select probes, so that wrk does the same work for them.
 local counter = 0
@@ -9,14 +9,26 @@ function setup(thread)
    counter = counter + 1
 end
 
+local function load(file)
+   local d = { items = {} }
+   for line in io.lines(file) do
+      local k, a, b = line:match("^(%S+) (%S+) ?(%S*)$")
+      if k == "key" then d.key = a
+      elseif k == "path" then d.path = a
+      elseif k == "item" then d.items[#d.items + 1] = { a, b }
+      end
+   end
+   return d
+end
+
 local items, n, prefix, headers
 
 function init(args)
-   local data = dofile(args[1])
+   local data = load(args[1])
    items = data.items
    n = #items
-   if n == 0 then
-      error("no items in " .. args[1])
+   if n == 0 or not data.key or not data.path then
+      error("poll.lua: no key, path or items in " .. args[1])
    end
    prefix = data.path
    headers = { ["Authorization"] = "Bearer " .. data.key }
