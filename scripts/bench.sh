@@ -258,7 +258,7 @@ probe_measure() {
 
 # ---- main -------------------------------------------------------------------------------
 main() {
-    local url need_warm need_main rate rss rss_max lf life_ok=1 rows t_seed cpu0 life_other
+    local url need_warm need_main rate rss rss_max lf life_ok=1 rows t_seed cpu0 life_other q0 q1
 
     STACK_PACKAGES+=(wrk)
     stack_install_packages
@@ -314,11 +314,13 @@ main() {
         "$need_warm" "$need_main" "$BENCH_WRK_THREADS"
     ((WRK_OVERRUN == 0)) ||
         stack_warn "complete ran out of claimed executions ($WRK_OVERRUN requests repeated one; they count as errors)"
-    bench_record complete "$WRK_RPS" "$WRK_P50" "$WRK_P99" "$WRK_ERRORS" "$WRK_OTHER"
+    bench_record complete "$WRK_RPS" "$WRK_P50" "$WRK_P99" "$WRK_ERRORS" "$WRK_OTHER" \
+        "$WRK_DBQ"
     bench_ratio complete insert#2 0.85
 
     # Mixed life cycle: executions per second, latency submit -> poll sees completed.
     lf=$BENCH_OUT/lifecycle.txt
+    q0=$(bench_db_questions)
     cpu0=$(bench_cpu_sample)
     "$BENCH_TOOLS/bench_lifecycle" --port "$HTTP_PORT" --route "$ROUTE_LIFE" \
         --consumers 32 --backends 16 --queue 16 --poll-delay-ms 10 --batch 10 \
@@ -326,14 +328,18 @@ main() {
         life_ok=0
     # (the sample spans the warm-up too)
     life_other=$(bench_other_pct "$cpu0" "$(bench_cpu_sample)")
+    q1=$(bench_db_questions)
     LIFE=$(tail -n 1 "$lf")
     [[ $LIFE == done=* ]] || { cat "$BENCH_OUT/lifecycle.err" >&2; stack_die "bench_lifecycle failed"; }
     ((life_ok)) || stack_warn "bench_lifecycle reported errors: $LIFE"
     declare -A L=()
     local kv
     for kv in $LIFE; do L[${kv%%=*}]=${kv#*=}; done
+    # statements per execution: the count spans the warm-up too, so scale it to the window
     bench_record lifecycle "${L[exec_per_s]}" "${L[p50_ms]}" "${L[p99_ms]}" "${L[errors]}" \
-        "$life_other"
+        "$life_other" "$(bench_per_request 0 \
+        "$(awk -v a="$q0" -v b="$q1" -v w="$LIFE_WARM" -v d="$LIFE_DUR" \
+            'BEGIN { print (b - a) * d / (w + d) + 1 }')" "${L[done]}")"
 
     # Worker memory after the runs above, and again after the big-table poll.
     RSS_RUNS=$(bench_worker_rss_kib | xargs)
@@ -367,7 +373,7 @@ main() {
 
 # report ROWS — the table, the notes and the JSON file.
 report() {
-    local rows=$1 missed=0 errors=0 name elapsed
+    local rows=$1 missed=0 errors=0 name elapsed max_other=0
     elapsed=$((SECONDS - T_START))
 
     printf '\nasyncexec benchmark (%s): wrk -t%s -c%s, %s s per measurement after %s s warm-up, %s workers, 127.0.0.1\n\n' \
@@ -382,8 +388,17 @@ report() {
         "$PREFILL_ROWS" "$POLL_BIG" "$WAITING_RATIO"
     printf 'ratios: each to the probe run made right before it (select, select#2, insert, insert#2, select#3)\n'
     printf 'other%%: CPU time of processes outside this bench plus steal, in %% of all cores, during the measurement\n'
+    printf 'db/req: statements the database received per request (lifecycle: per execution)\n'
     printf 'load average (1/5/15 min) at start: %s; at end: %s\n' "$LOAD_START" "$(cut -d' ' -f1-3 /proc/loadavg)"
     printf 'raw wrk outputs: %s/\n' "$BENCH_OUT"
+    for name in "${R_ORDER[@]}"; do
+        [[ ${R_OTHER[$name]} =~ ^[0-9]+$ ]] && ((R_OTHER[$name] > max_other)) &&
+            max_other=${R_OTHER[$name]}
+    done
+    if ((max_other > 10)); then
+        printf 'WARNING: other processes used up to %s%% of the CPU during measurements: the figures and ratios are disturbed; rerun on an otherwise idle machine.\n' \
+            "$max_other"
+    fi
 
     for name in "${R_ORDER[@]}"; do
         if [[ ${R_MET[$name]} == no ]]; then missed=$((missed + 1)); fi

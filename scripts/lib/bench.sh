@@ -11,7 +11,7 @@ BENCH_WRK_TIMEOUT=5          # wrk --timeout (seconds): slower responses count a
 
 # Results, by row name.
 declare -gA R_RPS=() R_P50=() R_P99=() R_ERR=() R_RATIO=() R_OF=() R_TARGET=() R_MET=()
-declare -gA R_OTHER=()
+declare -gA R_OTHER=() R_DBQ=()
 declare -ga R_ORDER=()
 
 # ---- CPU used by others ------------------------------------------------------------------
@@ -62,6 +62,24 @@ bench_other_pct() {
     }'
 }
 
+# ---- database statements ----------------------------------------------------------------
+
+# bench_db_questions — the server's count of statements received so far (Questions).
+bench_db_questions() {
+    printf "SHOW GLOBAL STATUS LIKE 'Questions';\n" | stack_db_sql |
+        awk '$1 == "Questions" { print $2 }'
+}
+
+# bench_per_request Q0 Q1 N — (Q1 - Q0 - 1) / N with two decimals ("-" when unknown); the
+# 1 is the SHOW STATUS statement that read Q1.
+bench_per_request() {
+    awk -v a="$1" -v b="$2" -v n="$3" 'BEGIN {
+        if (a == "" || b == "" || n + 0 <= 0) { print "-"; exit }
+        v = (b - a - 1) / n; if (v < 0) v = 0
+        printf "%.2f", v
+    }'
+}
+
 # ---- wrk --------------------------------------------------------------------------------
 
 # bench_to_ms — wrk time values on stdin (e.g. 812.00us, 1.20ms, 2.01s, 1.00m) to ms.
@@ -83,6 +101,7 @@ bench_to_ms() {
 bench_wrk_parse() {
     local f=$1
     WRK_RPS=$(awk '/^Requests\/sec:/ { printf "%.1f", $2 }' "$f")
+    WRK_REQS=$(awk '/ requests in / { print $1; exit }' "$f")
     WRK_P50=$(awk '$1 == "50%" { print $2; exit }' "$f" | bench_to_ms)
     WRK_P99=$(awk '$1 == "99%" { print $2; exit }' "$f" | bench_to_ms)
     WRK_ERRORS=$(awk '
@@ -97,18 +116,21 @@ bench_wrk_parse() {
 # bench_wrk NAME SECONDS SCRIPT URL [SCRIPT_ARGS...] — one wrk run (2 threads, 64
 # connections); raw output in BENCH_OUT/NAME.txt; sets the WRK_* values.
 bench_wrk() {
-    local name=$1 secs=$2 script=$3 url=$4 out cpu0
+    local name=$1 secs=$2 script=$3 url=$4 out cpu0 q0 q1
     shift 4
     out=$BENCH_OUT/$name.txt
+    q0=$(bench_db_questions)
     cpu0=$(bench_cpu_sample)
     wrk -t"$BENCH_WRK_THREADS" -c"$BENCH_WRK_CONNS" -d"${secs}s" \
         --timeout "${BENCH_WRK_TIMEOUT}s" --latency -s "$script" "$url" -- "$@" \
         >"$out" 2>&1 || { cat "$out" >&2; stack_die "wrk failed ($name)"; }
     WRK_OTHER=$(bench_other_pct "$cpu0" "$(bench_cpu_sample)")
+    q1=$(bench_db_questions)
     if ! bench_wrk_parse "$out"; then
         cat "$out" >&2
         stack_die "could not parse the wrk output of $name ($out)"
     fi
+    WRK_DBQ=$(bench_per_request "$q0" "$q1" "$WRK_REQS")
 }
 
 # bench_measure NAME WARMUP SECONDS SCRIPT URL [SCRIPT_ARGS...] — warm-up run (discarded),
@@ -120,12 +142,13 @@ bench_measure() {
         bench_wrk "$name-warmup" "$warm" "$@"
     fi
     bench_wrk "$name" "$secs" "$@"
-    bench_record "$name" "$WRK_RPS" "$WRK_P50" "$WRK_P99" "$WRK_ERRORS" "$WRK_OTHER"
+    bench_record "$name" "$WRK_RPS" "$WRK_P50" "$WRK_P99" "$WRK_ERRORS" "$WRK_OTHER" \
+        "$WRK_DBQ"
 }
 
 # ---- results ----------------------------------------------------------------------------
 
-# bench_record NAME RPS P50_MS P99_MS ERRORS OTHER_PCT — add (or replace) a result row.
+# bench_record NAME RPS P50_MS P99_MS ERRORS OTHER_PCT DB_PER_REQ — add (or replace) a row.
 bench_record() {
     local name=$1
     [[ -n ${R_RPS[$name]+x} ]] || R_ORDER+=("$name")
@@ -134,12 +157,13 @@ bench_record() {
     R_P99[$name]=$4
     R_ERR[$name]=$5
     R_OTHER[$name]=$6
+    R_DBQ[$name]=$7
     R_RATIO[$name]=
     R_OF[$name]=
     R_TARGET[$name]=
     R_MET[$name]=
-    stack_log "$(printf '%-15s %10s req/s   p50 %8s ms   p99 %8s ms   errors %s   other %s%%' \
-        "$name" "$2" "$3" "$4" "$5" "$6")"
+    stack_log "$(printf '%-15s %10s req/s   p50 %8s ms   p99 %8s ms   errors %s   other %s%%   db/req %s' \
+        "$name" "$2" "$3" "$4" "$5" "$6" "$7")"
 }
 
 # bench_ratio NAME OF MIN [MAX_P99_MS] — ratio of NAME's req/s to OF's; the target is met
@@ -167,13 +191,13 @@ bench_ratio() {
 # bench_table — the result table (stdout).
 bench_table() {
     local name
-    printf '%-15s %10s %9s %9s %7s %7s %7s  %-13s %-34s %s\n' \
-        name req/s p50_ms p99_ms errors other% ratio of target met
+    printf '%-15s %10s %9s %9s %6s %6s %6s %6s  %-13s %-34s %s\n' \
+        name req/s p50_ms p99_ms errors other% db/req ratio of target met
     for name in "${R_ORDER[@]}"; do
-        printf '%-15s %10s %9s %9s %7s %7s %7s  %-13s %-34s %s\n' "$name" "${R_RPS[$name]}" \
-            "${R_P50[$name]}" "${R_P99[$name]}" "${R_ERR[$name]}" "${R_OTHER[$name]:--}" \
-            "${R_RATIO[$name]:--}" "${R_OF[$name]:--}" "${R_TARGET[$name]:--}" \
-            "${R_MET[$name]:--}"
+        printf '%-15s %10s %9s %9s %6s %6s %6s %6s  %-13s %-34s %s\n' "$name" \
+            "${R_RPS[$name]}" "${R_P50[$name]}" "${R_P99[$name]}" "${R_ERR[$name]}" \
+            "${R_OTHER[$name]:--}" "${R_DBQ[$name]:--}" "${R_RATIO[$name]:--}" \
+            "${R_OF[$name]:--}" "${R_TARGET[$name]:--}" "${R_MET[$name]:--}"
     done
 }
 
@@ -194,10 +218,11 @@ bench_json_rows() {
     local name sep=''
     printf '['
     for name in "${R_ORDER[@]}"; do
-        printf '%s\n    {"name": %s, "requests_per_s": %s, "p50_ms": %s, "p99_ms": %s, "errors": %s, "other_cpu_pct": %s, "ratio": %s, "ratio_of": %s, "target": %s, "met": %s}' \
+        printf '%s\n    {"name": %s, "requests_per_s": %s, "p50_ms": %s, "p99_ms": %s, "errors": %s, "other_cpu_pct": %s, "db_statements_per_request": %s, "ratio": %s, "ratio_of": %s, "target": %s, "met": %s}' \
             "$sep" "$(bench_json_str "$name")" "$(bench_json_num "${R_RPS[$name]}")" \
             "$(bench_json_num "${R_P50[$name]}")" "$(bench_json_num "${R_P99[$name]}")" \
             "$(bench_json_num "${R_ERR[$name]}")" "$(bench_json_num "${R_OTHER[$name]}")" \
+            "$(bench_json_num "${R_DBQ[$name]}")" \
             "$(bench_json_num "${R_RATIO[$name]}")" \
             "$( [[ -n ${R_OF[$name]} ]] && bench_json_str "${R_OF[$name]}" || printf null)" \
             "$( [[ -n ${R_TARGET[$name]} ]] && bench_json_str "${R_TARGET[$name]}" || printf null)" \
