@@ -16,9 +16,12 @@
 #              executions per second), poll_prefill (poll_waiting again, just before the
 #              filler) and poll_5m (poll_waiting again once filler rows bring the table to
 #              5,000,000 rows)
-# and prints one table (req/s, p50, p99, errors, ratio to its probe, target met) plus the
-# RSS of every asyncexec-fcgi worker; the same is written as JSON to
-# .local/bench/bench-results.json (or FILE).
+# Each asyncexec row follows a run of its probe (select, select#2, insert, insert#2,
+# select#3) and its ratio is taken to that neighbour. It prints one table (req/s, p50,
+# p99, errors, other% = CPU used by processes outside the bench, db/req = statements the
+# database received per request, ratio to the probe, target met) plus the RSS of every
+# asyncexec-fcgi worker; the same is written as JSON to .local/bench/bench-results.json
+# (or FILE). The figures are meaningful only on an otherwise idle machine (other% ~ 0).
 #
 #   --quick   3 s per measurement (1 s warm-up), fewer seeds, 1,000,000-row table for
 #             poll_5m (reported as such); finishes in under 2 minutes on 2 cores

@@ -258,13 +258,14 @@ claim_thread(void *arg)
 	hc_init(&c, port);
 	for (;;) {
 		long have, left;
-		int got;
+		int got, is_dry;
 
 		pthread_mutex_lock(&mu);
 		have = nclaimed;
+		is_dry = dry;
 		pthread_mutex_unlock(&mu);
 		left = job->want - have;
-		if (left <= 0 || dry || now_s() > deadline)
+		if (left <= 0 || is_dry || now_s() > deadline)
 			break;
 		/* the threads together ask for at most what is missing (rounded up) */
 		left = (left + nthreads - 1) / nthreads;
@@ -274,10 +275,13 @@ claim_thread(void *arg)
 			usleep(10000);
 		} else if (got == 0) {
 			/* SKIP LOCKED: another thread may hold the rest; dry after 3 tries */
-			if (++empties >= 3)
+			if (++empties >= 3) {
+				pthread_mutex_lock(&mu);
 				dry = 1;
-			else
+				pthread_mutex_unlock(&mu);
+			} else {
 				usleep(20000);
+			}
 		} else {
 			empties = 0;
 		}
