@@ -1,0 +1,311 @@
+/*
+ * expire.c - one run of asyncexec-expire: the batch loops, the runtime
+ * bound, the run lock and the summary line. All SQL is in repo_expire.c.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "config.h"
+#include "expire.h"
+#include "log.h"
+#include "repo_expire.h"
+
+#define DAY_MS	86400000LL
+
+struct run {
+	struct db			*db;
+	const struct expire_opts	*o;
+	struct expire_result		*r;
+	int64_t				 start;	/* monotonic ms */
+	int64_t				 cutoff;	/* purge: expires_at before */
+	enum exec_status		 purging;	/* purge: this status */
+	uint64_t			*ids;	/* batch_size slots */
+};
+
+/* Candidate selection and compare-and-set apply of a two-step rule. */
+struct rule {
+	int	(*due)(struct run *, struct repo_pos *, size_t *n);
+	int	(*apply)(struct run *, size_t n, unsigned *changed);
+};
+
+static const char *const step_names[EXPIRE_STEP__MAX] = {
+	"expired",	/* EXPIRE_STEP_EXPIRE */
+	"abandoned",	/* EXPIRE_STEP_ABANDON */
+	"purged",	/* EXPIRE_STEP_PURGE */
+};
+
+static const char *const step_ms_names[EXPIRE_STEP__MAX] = {
+	"expire_ms",	/* EXPIRE_STEP_EXPIRE */
+	"abandon_ms",	/* EXPIRE_STEP_ABANDON */
+	"purge_ms",	/* EXPIRE_STEP_PURGE */
+};
+
+/* Terminal statuses, purged in this order. */
+static const enum exec_status terminal[] = {
+	ST_EXPIRED, ST_CANCELLED, ST_FAILED, ST_COMPLETED
+};
+
+static int64_t
+mono_ms(void)
+{
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Fills opts with the defaults and the configuration's rule values. */
+void
+expire_opts_init(struct expire_opts *o, const struct config *cfg)
+{
+	memset(o, 0, sizeof(*o));
+	o->batch_size = EXPIRE_BATCH_DEFAULT;
+	o->max_runtime_ms = (int64_t)EXPIRE_RUNTIME_DEFAULT * 1000;
+	o->max_attempts = cfg->max_attempts;
+	o->purge_grace_days = cfg->purge_grace_days;
+	o->steps = EXPIRE_STEPS_ALL;
+}
+
+/* True (and the run marked incomplete) once the runtime bound is spent. */
+static int
+out_of_time(struct run *run)
+{
+	if (mono_ms() - run->start < run->o->max_runtime_ms)
+		return 0;
+	if (run->r->complete)
+		log_warn("expire: max runtime reached; the next run goes on");
+	run->r->complete = 0;
+	return 1;
+}
+
+/* Records a statement that started at t0 (monotonic ms); returns now. */
+static int64_t
+tx_done(struct run *run, int64_t t0)
+{
+	int64_t	 now = mono_ms();
+
+	if (now - t0 > run->r->longest_tx_ms)
+		run->r->longest_tx_ms = now - t0;
+	return now;
+}
+
+static int
+expire_due(struct run *run, struct repo_pos *pos, size_t *n)
+{
+	return repo_expire_due(run->db, run->o->now, run->o->batch_size, pos,
+	    run->ids, n);
+}
+
+static int
+expire_apply(struct run *run, size_t n, unsigned *changed)
+{
+	return repo_expire_apply(run->db, run->ids, n, run->o->now, changed);
+}
+
+static int
+abandon_due(struct run *run, struct repo_pos *pos, size_t *n)
+{
+	return repo_abandon_due(run->db, run->o->max_attempts, run->o->now,
+	    run->o->batch_size, pos, run->ids, n);
+}
+
+static int
+abandon_apply(struct run *run, size_t n, unsigned *changed)
+{
+	return repo_abandon_apply(run->db, run->ids, n, run->o->max_attempts,
+	    run->o->now, changed);
+}
+
+static int
+purge_due(struct run *run, struct repo_pos *pos, size_t *n)
+{
+	return repo_purge_due(run->db, run->purging, run->cutoff,
+	    run->o->batch_size, pos, run->ids, n);
+}
+
+static int
+purge_apply(struct run *run, size_t n, unsigned *changed)
+{
+	return repo_purge_apply(run->db, run->ids, n, run->cutoff, changed);
+}
+
+static const struct rule rules[EXPIRE_STEP__MAX] = {
+	{ expire_due, expire_apply },		/* EXPIRE_STEP_EXPIRE */
+	{ abandon_due, abandon_apply },		/* EXPIRE_STEP_ABANDON */
+	{ purge_due, purge_apply },		/* EXPIRE_STEP_PURGE */
+};
+
+/*
+ * Runs a two-step rule batch by batch, each selection going on after
+ * the previous one, until a selection comes back short or the runtime
+ * is spent; counts into r->count[step]. 0 or -1.
+ */
+static int
+step_rule(struct run *run, enum expire_step step)
+{
+	const struct rule *ru = &rules[step];
+	struct repo_pos	 pos = { 0, 0 };
+	size_t		 n;
+	unsigned	 changed;
+	int64_t		 t0, t1, t2;
+
+	do {
+		if (out_of_time(run))
+			return 0;
+		t0 = mono_ms();
+		if (ru->due(run, &pos, &n) != REPO_OK)
+			return -1;
+		t1 = tx_done(run, t0);
+		if (ru->apply(run, n, &changed) != REPO_OK)
+			return -1;
+		t2 = tx_done(run, t1);
+		log_debug("expire: %s: %zu selected in %lld ms, %u changed in "
+		    "%lld ms", step_names[step], n, (long long)(t1 - t0),
+		    changed, (long long)(t2 - t1));
+		run->r->count[step] += changed;
+		run->r->batches++;
+	} while (n == run->o->batch_size);
+	return 0;
+}
+
+/* Deletes old terminal rows, status by status, batch by batch. 0 or -1. */
+static int
+step_purge(struct run *run)
+{
+	size_t	 i;
+
+	run->cutoff = run->o->now - (int64_t)run->o->purge_grace_days * DAY_MS;
+	for (i = 0; i < sizeof(terminal) / sizeof(terminal[0]); i++) {
+		run->purging = terminal[i];
+		if (step_rule(run, EXPIRE_STEP_PURGE) == -1)
+			return -1;
+		if (!run->r->complete)		/* out of time */
+			return 0;
+	}
+	return 0;
+}
+
+/* Counts what each selected step would touch; changes nothing. 0 or -1. */
+static int
+dry_run(struct run *run)
+{
+	const struct expire_opts *o = run->o;
+	uint64_t	*c = run->r->count;
+	int64_t		 cutoff = o->now - (int64_t)o->purge_grace_days * DAY_MS;
+	int		 step, rc = REPO_OK;
+	int64_t		 t0;
+
+	for (step = 0; step < EXPIRE_STEP__MAX && rc == REPO_OK; step++) {
+		if (!(o->steps & (1u << step)))
+			continue;
+		t0 = mono_ms();
+		if (step == EXPIRE_STEP_EXPIRE)
+			rc = repo_expire_count(run->db, o->now, &c[step]);
+		else if (step == EXPIRE_STEP_ABANDON)
+			rc = repo_abandon_count(run->db, o->max_attempts,
+			    o->now, &c[step]);
+		else
+			rc = repo_purge_count(run->db, cutoff, &c[step]);
+		tx_done(run, t0);
+		run->r->step_ms[step] = mono_ms() - t0;
+	}
+	return rc == REPO_OK ? 0 : -1;
+}
+
+/* Runs the selected steps in order under the run lock. 0 or -1. */
+static int
+locked_run(struct run *run)
+{
+	int	 step, got, rc = 0;
+	int64_t	 t0;
+
+	if (repo_expire_lock(run->db, &got) != REPO_OK)
+		return -1;
+	if (!got) {
+		log_info("expire: another run holds the lock; skipping");
+		run->r->skipped = 1;
+		run->r->complete = 0;
+		return 0;
+	}
+	for (step = 0; step < EXPIRE_STEP__MAX && rc == 0; step++) {
+		if (!(run->o->steps & (1u << step)))
+			continue;
+		t0 = mono_ms();
+		rc = step == EXPIRE_STEP_PURGE ? step_purge(run) :
+		    step_rule(run, (enum expire_step)step);
+		run->r->step_ms[step] = mono_ms() - t0;
+	}
+	if (repo_expire_unlock(run->db) != REPO_OK)
+		rc = -1;
+	return rc;
+}
+
+/*
+ * One run with options o on handle db (from repo_expire_open); r gets
+ * the counts and timings. Returns 0 (also when skipped or stopped by
+ * the runtime bound; see r) or -1 on a database error (logged).
+ */
+int
+expire_run(struct db *db, const struct expire_opts *o,
+    struct expire_result *r)
+{
+	struct run	 run;
+	int		 rc = -1;
+
+	memset(r, 0, sizeof(*r));
+	r->complete = 1;
+	run.db = db;
+	run.o = o;
+	run.r = r;
+	run.start = mono_ms();
+	if (o->batch_size == 0 || o->batch_size > EXPIRE_BATCH_MAX ||
+	    (run.ids = calloc(o->batch_size, sizeof(*run.ids))) == NULL)
+		goto fail;
+	rc = o->dry_run ? dry_run(&run) : locked_run(&run);
+	free(run.ids);
+fail:
+	r->duration_ms = mono_ms() - run.start;
+	if (rc == -1) {
+		r->failed = 1;
+		r->complete = 0;
+	}
+	return rc;
+}
+
+/*
+ * Writes the one-line summary into out: "result=complete|stopped|
+ * skipped|error dry_run=yes|no expired=N abandoned=N purged=N
+ * expire_ms=N abandon_ms=N purge_ms=N duration_ms=N longest_tx_ms=N
+ * batches=N". Returns 0, or -1 when out is too small.
+ */
+int
+expire_summary(const struct expire_result *r, int dry_run, char *out,
+    size_t sz)
+{
+	size_t	 len;
+	int	 i, n;
+
+	n = snprintf(out, sz, "result=%s dry_run=%s",
+	    r->failed ? "error" : r->skipped ? "skipped" :
+	    r->complete ? "complete" : "stopped",
+	    dry_run ? "yes" : "no");
+	for (i = 0; n >= 0 && (size_t)n < sz && i < EXPIRE_STEP__MAX; i++) {
+		len = (size_t)n;
+		n += snprintf(out + len, sz - len, " %s=%llu", step_names[i],
+		    (unsigned long long)r->count[i]);
+	}
+	for (i = 0; n >= 0 && (size_t)n < sz && i < EXPIRE_STEP__MAX; i++) {
+		len = (size_t)n;
+		n += snprintf(out + len, sz - len, " %s=%lld", step_ms_names[i],
+		    (long long)r->step_ms[i]);
+	}
+	if (n >= 0 && (size_t)n < sz) {
+		len = (size_t)n;
+		n += snprintf(out + len, sz - len, " duration_ms=%lld "
+		    "longest_tx_ms=%lld batches=%lu", (long long)r->duration_ms,
+		    (long long)r->longest_tx_ms, r->batches);
+	}
+	return n >= 0 && (size_t)n < sz ? 0 : -1;
+}

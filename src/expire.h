@@ -1,0 +1,65 @@
+/*
+ * expire.h - one run of asyncexec-expire: expiry, rescue and purge.
+ *
+ * expire_run does, in this order, each in batches of at most batch_size
+ * rows with one short transaction per batch:
+ *   EXPIRE   waiting executions with expires_at <= now become expired;
+ *   ABANDON  waiting executions with attempts >= max_attempts whose
+ *            lease lapsed (lease_expires_at <= now) become failed with
+ *            {"message":"abandoned after N claims"};
+ *   PURGE    terminal executions with expires_at < now - grace days
+ *            are deleted (waiting ones never are).
+ * A step ends when a batch comes back short. The run holds a named lock
+ * (per database) and skips when another run holds it. A dry run takes no
+ * lock and only counts.
+ */
+#ifndef ASYNCEXEC_EXPIRE_H
+#define ASYNCEXEC_EXPIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct config;
+struct db;
+
+enum expire_step {
+	EXPIRE_STEP_EXPIRE,	/* EXPIRE_STEP_EXPIRE */
+	EXPIRE_STEP_ABANDON,	/* EXPIRE_STEP_ABANDON */
+	EXPIRE_STEP_PURGE,	/* EXPIRE_STEP_PURGE */
+	EXPIRE_STEP__MAX
+};
+
+#define EXPIRE_STEPS_ALL	((1u << EXPIRE_STEP__MAX) - 1)
+#define EXPIRE_BATCH_DEFAULT	1000
+#define EXPIRE_BATCH_MAX	10000
+#define EXPIRE_RUNTIME_DEFAULT	50	/* seconds; below the timer's minute */
+#define EXPIRE_RUNTIME_MAX	86400
+
+struct expire_opts {
+	int64_t		 now;		/* UTC ms the rules are evaluated at */
+	unsigned	 batch_size;	/* 1..EXPIRE_BATCH_MAX */
+	int64_t		 max_runtime_ms;	/* no new batch after this */
+	unsigned	 max_attempts;
+	unsigned	 purge_grace_days;
+	int		 dry_run;
+	unsigned	 steps;		/* 1 << enum expire_step; tests only */
+};
+
+struct expire_result {
+	uint64_t	 count[EXPIRE_STEP__MAX];
+	int64_t		 step_ms[EXPIRE_STEP__MAX];
+	int64_t		 duration_ms;
+	int64_t		 longest_tx_ms;	/* longest single statement */
+	unsigned long	 batches;
+	int		 skipped;	/* another run holds the lock */
+	int		 complete;	/* 0: stopped by max_runtime_ms */
+	int		 failed;	/* a database error ended the run */
+};
+
+void	expire_opts_init(struct expire_opts *, const struct config *);
+int	expire_run(struct db *, const struct expire_opts *,
+	    struct expire_result *);
+int	expire_summary(const struct expire_result *, int dry_run, char *,
+	    size_t);
+
+#endif

@@ -1,0 +1,116 @@
+/*
+ * main_expire.c - asyncexec-expire: one run of expiry, rescue and purge.
+ *
+ * usage: asyncexec-expire [--config FILE] [--batch-size N]
+ *                         [--max-runtime SECONDS] [--dry-run]
+ * Prints one summary line on stdout. Exit 0 on success (also when
+ * another run holds the lock and this one skips, and when the runtime
+ * bound stopped it), 1 on a database error, 2 on a usage or
+ * configuration error.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "expire.h"
+#include "json.h"
+#include "log.h"
+#include "repo_expire.h"
+
+static int
+usage(FILE *f)
+{
+	fprintf(f, "usage: asyncexec-expire [--config FILE] [--batch-size N] "
+	    "[--max-runtime SECONDS] [--dry-run]\n"
+	    "  --batch-size N        rows per transaction, 1..%d (default %d)\n"
+	    "  --max-runtime SECONDS no new batch after this, 1..%d "
+	    "(default %d)\n"
+	    "  --dry-run             count what would change, change nothing\n",
+	    EXPIRE_BATCH_MAX, EXPIRE_BATCH_DEFAULT, EXPIRE_RUNTIME_MAX,
+	    EXPIRE_RUNTIME_DEFAULT);
+	return 2;
+}
+
+/* Parses a decimal in [min, max] into *v; 0 or -1. */
+static int
+parse_uint(const char *s, unsigned long min, unsigned long max,
+    unsigned long *v)
+{
+	char	*end;
+
+	if (s[0] < '0' || s[0] > '9')
+		return -1;
+	*v = strtoul(s, &end, 10);
+	return *end == '\0' && *v >= min && *v <= max ? 0 : -1;
+}
+
+/* Parses the options into path and o; 0, or an exit status (2). */
+static int
+parse_args(int argc, char **argv, const char **path,
+    struct expire_opts *o)
+{
+	unsigned long	 v;
+	int		 i;
+
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (strcmp(a, "--dry-run") == 0) {
+			o->dry_run = 1;
+			continue;
+		}
+		if (strcmp(a, "--help") == 0) {
+			usage(stdout);
+			return -1;
+		}
+		if (val == NULL)
+			return usage(stderr);
+		i++;
+		if (strcmp(a, "--config") == 0)
+			*path = val;
+		else if (strcmp(a, "--batch-size") == 0 &&
+		    parse_uint(val, 1, EXPIRE_BATCH_MAX, &v) == 0)
+			o->batch_size = (unsigned)v;
+		else if (strcmp(a, "--max-runtime") == 0 &&
+		    parse_uint(val, 1, EXPIRE_RUNTIME_MAX, &v) == 0)
+			o->max_runtime_ms = (int64_t)v * 1000;
+		else
+			return usage(stderr);
+	}
+	return 0;
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct config		 cfg;
+	struct expire_opts	 o, cli;
+	struct expire_result	 r;
+	struct db		*db;
+	const char		*path = CONFIG_DEFAULT_PATH;
+	char			 err[512], line[512];
+	int			 rc;
+
+	config_defaults(&cfg);
+	expire_opts_init(&cli, &cfg);
+	if ((rc = parse_args(argc, argv, &path, &cli)) != 0)
+		return rc == -1 ? 0 : rc;
+	if (config_load(&cfg, path, err, sizeof(err)) == -1) {
+		fprintf(stderr, "asyncexec-expire: %s\n", err);
+		return 2;
+	}
+	log_set_level((enum log_level)cfg.log_level);
+	expire_opts_init(&o, &cfg);
+	o.batch_size = cli.batch_size;
+	o.max_runtime_ms = cli.max_runtime_ms;
+	o.dry_run = cli.dry_run;
+	o.now = json_now_ms();
+	if ((db = repo_expire_open(&cfg)) == NULL)
+		return 1;
+	rc = expire_run(db, &o, &r);
+	repo_expire_close(db);
+	if (expire_summary(&r, o.dry_run, line, sizeof(line)) == 0)
+		printf("asyncexec-expire: %s\n", line);
+	return rc == 0 ? 0 : 1;
+}

@@ -1,0 +1,406 @@
+/*
+ * repo_expire.c - the statements of asyncexec-expire, prepared from
+ * their own enum-indexed table on their own connection.
+ *
+ * Why every rule takes two statements per batch: a single
+ * "UPDATE ... WHERE status = 'waiting_callback' AND expires_at <= ?
+ * ORDER BY expires_at LIMIT ?" walks ix_exec_expiry and locks the
+ * secondary index entry before the row. A callback locks the row first
+ * and then needs that same index entry (its status changes), so the two
+ * deadlock and InnoDB rolls the callback back. Here the candidates are
+ * read without locks and the UPDATE joins them by primary key
+ * (JSON_TABLE over the bound id list), taking row locks only, in id
+ * order; it repeats the rule, so it is a compare-and-set like the
+ * callbacks. Purge works the same way (select, then delete by primary
+ * key), and its delete repeats "not waiting": a waiting row is never
+ * deleted.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "db.h"
+#include "log.h"
+#include "repo_expire.h"
+
+#define IDS_JOIN \
+	"UPDATE s2r_async_execution e JOIN JSON_TABLE(?, '$[*]' COLUMNS " \
+	"(id BIGINT UNSIGNED PATH '$')) j ON e.id = j.id SET "
+#define LOCK_NAME \
+	"CONCAT('asyncexec_expire:', LEFT(COALESCE(DATABASE(), ''), 40))"
+
+enum xstmt {
+	XSTMT_LOCK,		/* XSTMT_LOCK */
+	XSTMT_UNLOCK,		/* XSTMT_UNLOCK */
+	XSTMT_EXPIRE_DUE,	/* XSTMT_EXPIRE_DUE */
+	XSTMT_EXPIRE_APPLY,	/* XSTMT_EXPIRE_APPLY */
+	XSTMT_ABANDON_DUE,	/* XSTMT_ABANDON_DUE */
+	XSTMT_ABANDON_APPLY,	/* XSTMT_ABANDON_APPLY */
+	XSTMT_PURGE_DUE,	/* XSTMT_PURGE_DUE */
+	XSTMT_PURGE_APPLY,	/* XSTMT_PURGE_APPLY */
+	XSTMT_COUNT_EXPIRE,	/* XSTMT_COUNT_EXPIRE */
+	XSTMT_COUNT_ABANDON,	/* XSTMT_COUNT_ABANDON */
+	XSTMT_COUNT_PURGE,	/* XSTMT_COUNT_PURGE */
+	XSTMT__MAX
+};
+
+/*
+ * The *_DUE selections walk their index from the position after the
+ * previous batch (keyset: "(key, id) > (?, ?)"), so no batch re-reads
+ * the index entries the previous batches deleted or moved, which InnoDB
+ * keeps (delete-marked) until its purge thread catches up.
+ * Nothing is retried after a reconnect: the run lock lives on the
+ * connection.
+ */
+static const struct db_stmt_def xstmts[XSTMT__MAX] = {
+	{ "SELECT GET_LOCK(" LOCK_NAME ", 0)", 0 },	/* XSTMT_LOCK */
+	{ "SELECT RELEASE_LOCK(" LOCK_NAME ")", 0 },	/* XSTMT_UNLOCK */
+	{ "SELECT id, expires_at FROM s2r_async_execution WHERE status = "
+	  "'waiting_callback' AND expires_at <= ? AND (expires_at > ? OR "
+	  "(expires_at = ? AND id > ?)) ORDER BY expires_at, id LIMIT ?",
+	  0 },						/* XSTMT_EXPIRE_DUE */
+	{ IDS_JOIN "e.status = 'expired', e.completed_at = ?, "
+	  "e.updated_at = ? WHERE e.status = 'waiting_callback' AND "
+	  "e.expires_at <= ?", 0 },			/* XSTMT_EXPIRE_APPLY */
+	{ "SELECT id, attempts FROM s2r_async_execution WHERE status = "
+	  "'waiting_callback' AND attempts >= ? AND lease_expires_at <= ? "
+	  "AND (attempts > ? OR (attempts = ? AND id > ?)) "
+	  "ORDER BY attempts, id LIMIT ?", 0 },		/* XSTMT_ABANDON_DUE */
+	{ IDS_JOIN "e.status = 'failed', e.error_payload = "
+	  "CONCAT('{\"message\":\"abandoned after ', e.attempts, "
+	  "' claims\"}'), e.completed_at = ?, e.updated_at = ? WHERE "
+	  "e.status = 'waiting_callback' AND e.attempts >= ? AND "
+	  "e.lease_expires_at <= ?", 0 },		/* XSTMT_ABANDON_APPLY */
+	{ "SELECT id, expires_at FROM s2r_async_execution WHERE status = ? "
+	  "AND expires_at < ? AND (expires_at > ? OR (expires_at = ? AND "
+	  "id > ?)) ORDER BY expires_at, id LIMIT ?", 0 },	/* XSTMT_PURGE_DUE */
+	{ "DELETE e FROM s2r_async_execution e JOIN JSON_TABLE(?, '$[*]' "
+	  "COLUMNS (id BIGINT UNSIGNED PATH '$')) j ON e.id = j.id WHERE "
+	  "e.status <> 'waiting_callback' AND e.expires_at < ?",
+	  0 },						/* XSTMT_PURGE_APPLY */
+	{ "SELECT COUNT(*) FROM s2r_async_execution WHERE status = "
+	  "'waiting_callback' AND expires_at <= ?", 0 },	/* XSTMT_COUNT_EXPIRE */
+	{ "SELECT COUNT(*) FROM s2r_async_execution WHERE status = "
+	  "'waiting_callback' AND attempts >= ? AND lease_expires_at <= ? "
+	  "AND expires_at > ?", 0 },			/* XSTMT_COUNT_ABANDON */
+	/* every status (as an IN list, so ix_exec_expiry serves it): a
+	 * waiting row this old is expired and then purged by the same run */
+	{ "SELECT COUNT(*) FROM s2r_async_execution WHERE status IN "
+	  "('waiting_callback', 'completed', 'failed', 'expired', "
+	  "'cancelled') AND expires_at < ?", 0 },	/* XSTMT_COUNT_PURGE */
+};
+
+/* Opens the expiry repository (connects on first use). NULL: no memory. */
+struct db *
+repo_expire_open(const struct config *cfg)
+{
+	return db_new(cfg, xstmts, XSTMT__MAX, 0, 0);
+}
+
+void
+repo_expire_close(struct db *db)
+{
+	db_free(db);
+}
+
+/* Runs a one-row, one-column integer query into *v (*isnull: NULL). */
+static int
+query_u64(struct db *db, enum xstmt id, MYSQL_BIND *p, uint64_t *v,
+    int *isnull)
+{
+	MYSQL_STMT	*st;
+	struct db_cols	 c;
+	int		 rc;
+
+	*v = 0;
+	if ((st = db_run(db, id, p)) == NULL)
+		return REPO_ERR;
+	db_rcol(&c, 0, MYSQL_TYPE_LONGLONG, v, 0);
+	rc = db_fetch_row(st, &c);
+	mysql_stmt_free_result(st);
+	if (rc != 0)
+		return REPO_ERR;
+	if (isnull != NULL)
+		*isnull = c.null[0];
+	return REPO_OK;
+}
+
+/* Takes the run lock without waiting: *got 1 when this run holds it. */
+int
+repo_expire_lock(struct db *db, int *got)
+{
+	uint64_t	 v;
+	int		 isnull;
+
+	*got = 0;
+	if (query_u64(db, XSTMT_LOCK, NULL, &v, &isnull) != REPO_OK)
+		return REPO_ERR;
+	if (isnull) {
+		log_error("expire: GET_LOCK failed");
+		return REPO_ERR;
+	}
+	*got = v == 1;
+	return REPO_OK;
+}
+
+/* Releases the run lock (closing the connection releases it too). */
+int
+repo_expire_unlock(struct db *db)
+{
+	uint64_t	 v;
+
+	return query_u64(db, XSTMT_UNLOCK, NULL, &v, NULL);
+}
+
+static int
+cmp_id(const void *a, const void *b)
+{
+	uint64_t	 x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Reads (id, key) rows of an executed *_DUE query into ids[0..limit),
+ * moves *pos to the last row read (key a DATETIME when is_time, else an
+ * integer), then sorts ids so the apply locks rows in id order.
+ */
+static int
+fetch_ids(MYSQL_STMT *st, unsigned limit, uint64_t *ids, size_t *n,
+    struct repo_pos *pos, int is_time)
+{
+	struct db_cols	 c;
+	MYSQL_TIME	 t;
+	uint64_t	 id;
+	unsigned	 k = 0;
+	int		 rc = 0;
+
+	*n = 0;
+	db_rcol(&c, 0, MYSQL_TYPE_LONGLONG, &id, 0);
+	if (is_time)
+		db_rcol(&c, 1, MYSQL_TYPE_DATETIME, &t, sizeof(t));
+	else
+		db_rcol(&c, 1, MYSQL_TYPE_LONG, &k, 0);
+	while (*n < limit && (rc = db_fetch_row(st, &c)) == 0) {
+		ids[(*n)++] = id;
+		pos->id = id;
+		pos->key = is_time ? db_time_ms(&t) : (int64_t)k;
+	}
+	mysql_stmt_free_result(st);
+	if (rc == -1)
+		return REPO_ERR;
+	qsort(ids, *n, sizeof(*ids), cmp_id);
+	return REPO_OK;
+}
+
+/* Renders ids as a JSON array "[1,2,3]" into a new buffer (caller frees). */
+static char *
+ids_json(const uint64_t *ids, size_t n)
+{
+	char	*s, *p;
+	size_t	 i, cap = 3 + n * 21;
+
+	if ((s = malloc(cap)) == NULL)
+		return NULL;
+	p = s;
+	*p++ = '[';
+	for (i = 0; i < n; i++)
+		p += snprintf(p, cap - (size_t)(p - s), "%s%llu", i ? "," : "",
+		    (unsigned long long)ids[i]);
+	*p++ = ']';
+	*p = '\0';
+	return s;
+}
+
+/* Candidates for expiry after *pos: waiting, expires_at <= now. */
+int
+repo_expire_due(struct db *db, int64_t now, unsigned limit,
+    struct repo_pos *pos, uint64_t *ids, size_t *n)
+{
+	MYSQL_BIND	 p[5];
+	MYSQL_TIME	 t[3];
+	MYSQL_STMT	*st;
+
+	*n = 0;
+	db_bind_time(&p[0], &t[0], now);
+	db_bind_time(&p[1], &t[1], pos->key);
+	db_bind_time(&p[2], &t[2], pos->key);
+	db_bind_u64(&p[3], &pos->id);
+	db_bind_u32(&p[4], &limit);
+	if ((st = db_run(db, XSTMT_EXPIRE_DUE, p)) == NULL)
+		return REPO_ERR;
+	return fetch_ids(st, limit, ids, n, pos, 1);
+}
+
+/*
+ * Expires those of ids[0..n) that still wait and are still due, in one
+ * autocommit UPDATE; *changed gets how many did. REPO_OK or REPO_ERR.
+ */
+int
+repo_expire_apply(struct db *db, const uint64_t *ids, size_t n, int64_t now,
+    unsigned *changed)
+{
+	MYSQL_BIND	 p[4];
+	MYSQL_TIME	 t[3];
+	char		*json;
+	int		 rc = REPO_ERR;
+
+	*changed = 0;
+	if (n == 0)
+		return REPO_OK;
+	if ((json = ids_json(ids, n)) == NULL)
+		return REPO_ERR;
+	db_bind_str(&p[0], json);
+	db_bind_time(&p[1], &t[0], now);
+	db_bind_time(&p[2], &t[1], now);
+	db_bind_time(&p[3], &t[2], now);
+	if (db_run(db, XSTMT_EXPIRE_APPLY, p) != NULL) {
+		*changed = (unsigned)db_affected(db, XSTMT_EXPIRE_APPLY);
+		rc = REPO_OK;
+	}
+	free(json);
+	return rc;
+}
+
+/* Candidates for abandon after *pos: waiting, attempts >= max, lapsed. */
+int
+repo_abandon_due(struct db *db, unsigned max_attempts, int64_t now,
+    unsigned limit, struct repo_pos *pos, uint64_t *ids, size_t *n)
+{
+	MYSQL_BIND	 p[6];
+	MYSQL_TIME	 t;
+	MYSQL_STMT	*st;
+	unsigned	 k = pos->key < 0 ? 0 : (unsigned)pos->key;
+
+	*n = 0;
+	db_bind_u32(&p[0], &max_attempts);
+	db_bind_time(&p[1], &t, now);
+	db_bind_u32(&p[2], &k);
+	db_bind_u32(&p[3], &k);
+	db_bind_u64(&p[4], &pos->id);
+	db_bind_u32(&p[5], &limit);
+	if ((st = db_run(db, XSTMT_ABANDON_DUE, p)) == NULL)
+		return REPO_ERR;
+	return fetch_ids(st, limit, ids, n, pos, 0);
+}
+
+/*
+ * Fails those of ids[0..n) that still meet the abandon rule, with the
+ * error {"message":"abandoned after N claims"} (N: their attempts), in
+ * one autocommit UPDATE; *changed gets how many. REPO_OK or REPO_ERR.
+ */
+int
+repo_abandon_apply(struct db *db, const uint64_t *ids, size_t n,
+    unsigned max_attempts, int64_t now, unsigned *changed)
+{
+	MYSQL_BIND	 p[5];
+	MYSQL_TIME	 t[3];
+	char		*json;
+	int		 rc = REPO_ERR;
+
+	*changed = 0;
+	if (n == 0)
+		return REPO_OK;
+	if ((json = ids_json(ids, n)) == NULL)
+		return REPO_ERR;
+	db_bind_str(&p[0], json);
+	db_bind_time(&p[1], &t[0], now);
+	db_bind_time(&p[2], &t[1], now);
+	db_bind_u32(&p[3], &max_attempts);
+	db_bind_time(&p[4], &t[2], now);
+	if (db_run(db, XSTMT_ABANDON_APPLY, p) != NULL) {
+		*changed = (unsigned)db_affected(db, XSTMT_ABANDON_APPLY);
+		rc = REPO_OK;
+	}
+	free(json);
+	return rc;
+}
+
+/* Candidates for purge after *pos: status st (terminal), expired < cutoff. */
+int
+repo_purge_due(struct db *db, enum exec_status st, int64_t cutoff,
+    unsigned limit, struct repo_pos *pos, uint64_t *ids, size_t *n)
+{
+	MYSQL_BIND	 p[6];
+	MYSQL_TIME	 t[3];
+	MYSQL_STMT	*s;
+
+	*n = 0;
+	if (st == ST_WAITING || st >= ST__MAX)
+		return REPO_ERR;
+	db_bind_str(&p[0], exec_status_name(st));
+	db_bind_time(&p[1], &t[0], cutoff);
+	db_bind_time(&p[2], &t[1], pos->key);
+	db_bind_time(&p[3], &t[2], pos->key);
+	db_bind_u64(&p[4], &pos->id);
+	db_bind_u32(&p[5], &limit);
+	if ((s = db_run(db, XSTMT_PURGE_DUE, p)) == NULL)
+		return REPO_ERR;
+	return fetch_ids(s, limit, ids, n, pos, 1);
+}
+
+/*
+ * Deletes those of ids[0..n) that are terminal with expires_at before
+ * cutoff (never a waiting one), in one autocommit DELETE by primary
+ * key; *deleted gets how many. REPO_OK or REPO_ERR.
+ */
+int
+repo_purge_apply(struct db *db, const uint64_t *ids, size_t n,
+    int64_t cutoff, unsigned *deleted)
+{
+	MYSQL_BIND	 p[2];
+	MYSQL_TIME	 t;
+	char		*json;
+	int		 rc = REPO_ERR;
+
+	*deleted = 0;
+	if (n == 0)
+		return REPO_OK;
+	if ((json = ids_json(ids, n)) == NULL)
+		return REPO_ERR;
+	db_bind_str(&p[0], json);
+	db_bind_time(&p[1], &t, cutoff);
+	if (db_run(db, XSTMT_PURGE_APPLY, p) != NULL) {
+		*deleted = (unsigned)db_affected(db, XSTMT_PURGE_APPLY);
+		rc = REPO_OK;
+	}
+	free(json);
+	return rc;
+}
+
+/* Dry run: how many the expiry would expire at now. */
+int
+repo_expire_count(struct db *db, int64_t now, uint64_t *n)
+{
+	MYSQL_BIND	 p[1];
+	MYSQL_TIME	 t;
+
+	db_bind_time(&p[0], &t, now);
+	return query_u64(db, XSTMT_COUNT_EXPIRE, p, n, NULL);
+}
+
+/* Dry run: how many the rescue would fail (those not expired first). */
+int
+repo_abandon_count(struct db *db, unsigned max_attempts, int64_t now,
+    uint64_t *n)
+{
+	MYSQL_BIND	 p[3];
+	MYSQL_TIME	 t[2];
+
+	db_bind_u32(&p[0], &max_attempts);
+	db_bind_time(&p[1], &t[0], now);
+	db_bind_time(&p[2], &t[1], now);
+	return query_u64(db, XSTMT_COUNT_ABANDON, p, n, NULL);
+}
+
+/* Dry run: how many the purge would delete (including rows expired first). */
+int
+repo_purge_count(struct db *db, int64_t cutoff, uint64_t *n)
+{
+	MYSQL_BIND	 p[1];
+	MYSQL_TIME	 t;
+
+	db_bind_time(&p[0], &t, cutoff);
+	return query_u64(db, XSTMT_COUNT_PURGE, p, n, NULL);
+}

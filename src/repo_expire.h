@@ -1,0 +1,73 @@
+/*
+ * repo_expire.h - the statements of asyncexec-expire: expiry of overdue
+ * executions, rescue (abandon) of executions whose lease lapsed
+ * max_attempts times, purge of old terminal rows, and the named lock
+ * that keeps two runs apart.
+ *
+ * The handle is its own struct db (own statement table, own connection):
+ * open it with repo_expire_open, close it with repo_expire_close.
+ * Functions return enum repo_rc (REPO_OK or REPO_ERR; REPO_ERR is
+ * already logged). All times are UTC milliseconds passed in by the
+ * caller, so tests can run the rules at any "now".
+ *
+ * Every rule runs in two steps per batch: *_due selects up to limit
+ * candidate ids with a plain (lock-free) read, continuing from a
+ * position, and *_apply changes them in one autocommit statement by
+ * primary key that repeats the rule as a compare-and-set, so a callback
+ * that finalized a candidate in between wins and the row is not
+ * counted. Locking only primary keys is what keeps the expiry from
+ * deadlocking with callbacks.
+ */
+#ifndef ASYNCEXEC_REPO_EXPIRE_H
+#define ASYNCEXEC_REPO_EXPIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "repo.h"
+
+struct config;
+struct db;
+
+struct db	*repo_expire_open(const struct config *);
+void		 repo_expire_close(struct db *);
+
+/* The run lock (per database, never waits): *got 1 taken, 0 held elsewhere. */
+int	repo_expire_lock(struct db *, int *got);
+int	repo_expire_unlock(struct db *);
+
+/*
+ * Where a batch selection goes on from: the (key, id) of the last row
+ * the previous batch selected; start with { 0, 0 }. The key is
+ * expires_at (ms) for expiry and purge, attempts for abandon.
+ */
+struct repo_pos {
+	int64_t		 key;
+	uint64_t	 id;
+};
+
+/* Waiting executions with expires_at <= now, oldest expiry first. */
+int	repo_expire_due(struct db *, int64_t now, unsigned limit,
+	    struct repo_pos *, uint64_t *ids, size_t *n);
+int	repo_expire_apply(struct db *, const uint64_t *ids, size_t n,
+	    int64_t now, unsigned *changed);
+
+/* Waiting executions with attempts >= max_attempts whose lease lapsed. */
+int	repo_abandon_due(struct db *, unsigned max_attempts, int64_t now,
+	    unsigned limit, struct repo_pos *, uint64_t *ids, size_t *n);
+int	repo_abandon_apply(struct db *, const uint64_t *ids, size_t n,
+	    unsigned max_attempts, int64_t now, unsigned *changed);
+
+/* Rows in terminal status st with expires_at < cutoff; waiting refused. */
+int	repo_purge_due(struct db *, enum exec_status st, int64_t cutoff,
+	    unsigned limit, struct repo_pos *, uint64_t *ids, size_t *n);
+int	repo_purge_apply(struct db *, const uint64_t *ids, size_t n,
+	    int64_t cutoff, unsigned *deleted);
+
+/* Dry-run counts: what the three rules would touch right now. */
+int	repo_expire_count(struct db *, int64_t now, uint64_t *n);
+int	repo_abandon_count(struct db *, unsigned max_attempts, int64_t now,
+	    uint64_t *n);
+int	repo_purge_count(struct db *, int64_t cutoff, uint64_t *n);
+
+#endif
