@@ -1,0 +1,779 @@
+/*
+ * asyncexec-expire against the real MariaDB (ASYNCEXEC_TEST_CONFIG; the
+ * binary's path comes in ASYNCEXEC_EXPIRE).
+ *
+ * The rules are global (they touch every route), and other suites run
+ * against the same database at the same time. So every run here uses
+ * the real "now" (other suites' executions expire days in the future,
+ * are claimed fewer than max_attempts times and are never that old), our
+ * rows are placed relative to it, and each test deletes its rows at the
+ * end so that nothing it leaves behind becomes due for a later test.
+ * Lapsed leases are made by claiming "in the past", never by sleeping.
+ */
+#include <mysql.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "config.h"
+#include "crypto.h"
+#include "expire.h"
+#include "json.h"
+#include "repo.h"
+#include "repo_expire.h"
+
+#define DAY	86400000LL
+#define MIN	60000LL
+#define LOCK_NAME "CONCAT('asyncexec_expire:', " \
+	"LEFT(COALESCE(DATABASE(), ''), 40))"
+
+static struct config	 cfg;
+static struct db	*db, *xdb;
+static const char	*cfgpath, *expire_bin;
+static char		 env[24], svc[] = "svc", tenant[40];
+
+/* A side connection (fixtures only); exits on failure. */
+static MYSQL *
+side(void)
+{
+	MYSQL	*m = mysql_init(NULL);
+
+	if (mysql_real_connect(m, cfg.db_socket[0] ? NULL : cfg.db_host,
+	    cfg.db_user, cfg.db_password, cfg.db_name, cfg.db_port,
+	    cfg.db_socket[0] ? cfg.db_socket : NULL, 0) == NULL) {
+		fprintf(stderr, "side connection: %s\n", mysql_error(m));
+		exit(1);
+	}
+	return m;
+}
+
+/* Takes (1) or releases (0) the run lock on side connection m. */
+static void
+hold_lock(MYSQL *m, int take)
+{
+	CHECK(mysql_query(m, take ? "SELECT GET_LOCK(" LOCK_NAME ", 0)" :
+	    "SELECT RELEASE_LOCK(" LOCK_NAME ")") == 0);
+	mysql_free_result(mysql_store_result(m));
+	if (!take)	/* released before the close, so no later run skips */
+		mysql_close(m);
+}
+
+/* Deletes every execution of this run's environment. */
+static void
+wipe(void)
+{
+	MYSQL	*m = side();
+	char	 q[128];
+
+	snprintf(q, sizeof(q), "DELETE FROM s2r_async_execution WHERE "
+	    "environment = '%s'", env);
+	if (mysql_query(m, q) != 0) {
+		fprintf(stderr, "wipe: %s\n", mysql_error(m));
+		exit(1);
+	}
+	mysql_close(m);
+}
+
+static void
+setup(void)
+{
+	char	 err[512];
+
+	cfgpath = getenv("ASYNCEXEC_TEST_CONFIG");
+	expire_bin = getenv("ASYNCEXEC_EXPIRE");
+	if (cfgpath == NULL || expire_bin == NULL) {
+		fprintf(stderr, "ASYNCEXEC_TEST_CONFIG or ASYNCEXEC_EXPIRE is "
+		    "not set: run scripts/test.sh\n");
+		exit(1);
+	}
+	if (config_load(&cfg, cfgpath, err, sizeof(err)) == -1) {
+		fprintf(stderr, "%s\n", err);
+		exit(1);
+	}
+	snprintf(env, sizeof(env), "exp%ld%d", (long)getpid(), rand() % 1000);
+	snprintf(tenant, sizeof(tenant), "t-%s", env);
+	if ((db = repo_open(&cfg, 0)) == NULL || repo_ping(db) != REPO_OK ||
+	    (xdb = repo_expire_open(&cfg)) == NULL) {
+		fprintf(stderr, "cannot reach the database\n");
+		exit(1);
+	}
+}
+
+/* Inserts a waiting execution op/cid created a day before it expires. */
+static uint64_t
+add(const char *op, const char *cid, int64_t expires_at)
+{
+	struct exec_new	 n;
+	struct exec_row	 r;
+	char		 tok[SECRET_B64_LEN + 1];
+	uint64_t	 id = 0;
+
+	memset(&n, 0, sizeof(n));
+	n.cid = cid;
+	n.env = env;
+	n.svc = svc;
+	n.op = op;
+	n.tenant = tenant;
+	n.request = "{}";
+	n.request_len = 2;
+	crypto_sha256(n.request, n.request_len, n.request_sha);
+	CHECK(crypto_new_secret("", tok, sizeof(tok), n.key_hash) == 0);
+	CHECK(crypto_new_secret("", tok, sizeof(tok), n.poll_hash) == 0);
+	n.now = expires_at - DAY;
+	n.expires_at = expires_at;
+	CHECK(repo_exec_insert(db, &n) == REPO_OK);
+	if (repo_exec_by_key(db, tenant, env, svc, op, cid, json_now_ms(),
+	    &r) == REPO_OK) {
+		id = r.id;
+		exec_row_free(&r);
+	}
+	CHECK(id != 0);
+	return id;
+}
+
+/*
+ * Claims every unleased execution of op k times, each claim's 60 s
+ * lease lapsing before the next; the last lease ends at lease_end.
+ * tokhash (may be NULL) gets each id's last callback-token hash.
+ */
+static void
+claim_rounds(const char *op, int k, int64_t lease_end,
+    void (*tokhash)(uint64_t, const unsigned char *))
+{
+	struct claim_item *it;
+	unsigned char	 h[SHA256_LEN];
+	size_t		 n, i;
+	int		 round;
+	int64_t		 t;
+
+	for (round = 0; round < k; round++) {
+		t = lease_end - MIN - (int64_t)(k - 1 - round) * 2 * MIN;
+		do {
+			n = 0;
+			CHECK(repo_claim(db, env, svc, op, 100, 60, t, &it,
+			    &n) == REPO_OK);
+			for (i = 0; i < n && round == k - 1 && tokhash; i++) {
+				crypto_sha256(it[i].token, strlen(it[i].token),
+				    h);
+				tokhash(it[i].id, h);
+			}
+			claim_free(it, n);
+		} while (n == 100);
+	}
+}
+
+/* Reads execution id; returns its status (ST__MAX when it is gone). */
+static enum exec_status
+status_of(uint64_t id, struct exec_row *out)
+{
+	struct exec_row	 r;
+	int		 rc = repo_exec_by_id(db, id, json_now_ms(), &r);
+
+	CHECK(rc != REPO_ERR);
+	if (rc != REPO_OK)
+		return ST__MAX;
+	if (out != NULL)
+		*out = r;
+	else
+		exec_row_free(&r);
+	return r.status;
+}
+
+/* Options for a run at now over the given steps. */
+static struct expire_opts
+opts(int64_t now, unsigned steps)
+{
+	struct expire_opts o;
+
+	expire_opts_init(&o, &cfg);
+	o.now = now;
+	o.steps = steps;
+	o.max_attempts = 5;
+	o.purge_grace_days = 7;
+	o.max_runtime_ms = 60000;
+	return o;
+}
+
+#define S(x)	(1u << EXPIRE_STEP_##x)
+
+/* Runs o on the shared handle; fails the check unless it completes. */
+static struct expire_result
+run(struct expire_opts o)
+{
+	struct expire_result r;
+
+	CHECK(expire_run(xdb, &o, &r) == 0);
+	CHECK(r.complete && !r.skipped && !r.failed);
+	return r;
+}
+
+/* expires_at exactly now expires; a millisecond later does not. */
+static void
+expire_boundaries(void)
+{
+	int64_t		 now = json_now_ms();
+	uint64_t	 eq = add("ex", "eq", now), before = add("ex", "b", now - 1);
+	uint64_t	 after = add("ex", "a", now + 1);
+	struct expire_result r;
+	struct exec_row	 x;
+	unsigned char	 h[SHA256_LEN] = { 0 };
+
+	r = run(opts(now, S(EXPIRE)));
+	CHECK_EQ_INT(r.count[EXPIRE_STEP_EXPIRE], 2);
+	CHECK(status_of(eq, &x) == ST_EXPIRED);
+	CHECK(x.completed_at == now && x.updated_at == now);
+	exec_row_free(&x);
+	CHECK(status_of(before, NULL) == ST_EXPIRED);
+	CHECK(status_of(after, NULL) == ST_WAITING);
+	/* a second run finds nothing; a terminal state never changes */
+	r = run(opts(now, S(EXPIRE)));
+	CHECK_EQ_INT(r.count[EXPIRE_STEP_EXPIRE], 0);
+	CHECK(repo_exec_cancel(db, eq, now) == REPO_NOTFOUND);
+	CHECK(repo_finalize(db, eq, h, ST_COMPLETED, "1", 1, now) ==
+	    REPO_NOTFOUND);
+	wipe();
+}
+
+static uint64_t	 tok_id[4];
+static unsigned char tok_hash[4][SHA256_LEN];
+
+static void
+keep_token(uint64_t id, const unsigned char *h)
+{
+	tok_id[0] = id;
+	memcpy(tok_hash[0], h, SHA256_LEN);
+}
+
+/* Checks that execution id failed with "abandoned after n claims". */
+static void
+check_abandoned(uint64_t id, int n)
+{
+	struct exec_row	 x;
+	char		 want[64];
+
+	snprintf(want, sizeof(want), "{\"message\":\"abandoned after %d "
+	    "claims\"}", n);
+	CHECK(status_of(id, &x) == ST_FAILED);
+	CHECK(x.error != NULL && strcmp(x.error, want) == 0);
+	if (x.error != NULL && strcmp(x.error, want) != 0)
+		fprintf(stderr, "  error payload: %s\n", x.error);
+	exec_row_free(&x);
+}
+
+/* attempts max - 1 stays; max with the lease lapsed (<= now) fails. */
+static void
+abandon_boundaries(void)
+{
+	int64_t		 now = json_now_ms(), later = now + DAY;
+	uint64_t	 a4 = add("a4", "a4", later), a5 = add("a5", "a5", later);
+	uint64_t	 live = add("a5l", "a5l", later), a6 = add("a6", "a6", later);
+	uint64_t	 a0 = add("a0", "a0", later), both;
+	struct expire_result r;
+
+	claim_rounds("a4", 4, now - 1000, NULL);
+	claim_rounds("a5", 5, now, keep_token);
+	claim_rounds("a5l", 5, now + 1, NULL);
+	claim_rounds("a6", 6, now - 1000, NULL);
+	r = run(opts(now, S(ABANDON)));
+	CHECK_EQ_INT(r.count[EXPIRE_STEP_ABANDON], 2);
+	CHECK(status_of(a4, NULL) == ST_WAITING);
+	CHECK(status_of(live, NULL) == ST_WAITING);
+	CHECK(status_of(a0, NULL) == ST_WAITING);
+	check_abandoned(a5, 5);
+	check_abandoned(a6, 6);
+	/* the last claim's callback now loses */
+	CHECK(tok_id[0] == a5);
+	CHECK(repo_finalize(db, a5, tok_hash[0], ST_COMPLETED, "1", 1, now) ==
+	    REPO_NOTFOUND);
+	/* both rules apply: expiry comes first */
+	both = add("ab", "ab", now - 1);
+	claim_rounds("ab", 5, now - 1000, NULL);
+	r = run(opts(now, S(EXPIRE) | S(ABANDON)));
+	CHECK_EQ_INT(r.count[EXPIRE_STEP_EXPIRE], 1);
+	CHECK_EQ_INT(r.count[EXPIRE_STEP_ABANDON], 0);
+	CHECK(status_of(both, NULL) == ST_EXPIRED);
+	wipe();
+}
+
+/* Makes execution id terminal with status st (claimed "just now"). */
+static void
+finish(const char *op, uint64_t id, enum exec_status st, int64_t now)
+{
+	tok_id[0] = 0;
+	if (st == ST_CANCELLED) {
+		CHECK(repo_exec_cancel(db, id, now) == REPO_OK);
+		return;
+	}
+	claim_rounds(op, 1, now + MIN, keep_token);
+	CHECK(tok_id[0] == id);
+	CHECK(repo_finalize(db, id, tok_hash[0], st, "{\"message\":\"x\"}",
+	    15, now) == REPO_OK);
+}
+
+/* Terminal and more than grace days past expires_at: deleted. */
+static void
+purge_boundaries(void)
+{
+	int64_t		 now = json_now_ms(), cut = now - 7 * DAY;
+	uint64_t	 exp = add("p", "p-exp", cut - 5), old, eq, comp, fail;
+	uint64_t	 wait;
+	struct expire_result r;
+	struct repo_pos	 pos = { 0, 0 };
+	uint64_t	 ids[1];
+	size_t		 n;
+	unsigned	 deleted;
+
+	r = run(opts(now, S(EXPIRE)));
+	CHECK_EQ_INT(r.count[EXPIRE_STEP_EXPIRE], 1);
+	old = add("p-o", "p-old", cut - 1);
+	finish("p-o", old, ST_CANCELLED, now);
+	eq = add("p-e", "p-eq", cut);
+	finish("p-e", eq, ST_CANCELLED, now);
+	comp = add("p-c", "p-comp", cut - DAY);
+	finish("p-c", comp, ST_COMPLETED, now);
+	fail = add("p-f", "p-fail", cut - DAY);
+	finish("p-f", fail, ST_FAILED, now);
+	wait = add("p-w", "p-wait", cut - 30 * DAY);
+	CHECK(repo_purge_due(xdb, ST_WAITING, now, 1000, &pos, ids, &n) ==
+	    REPO_ERR);
+	ids[0] = wait;
+	CHECK(repo_purge_apply(xdb, ids, 1, now, &deleted) == REPO_OK);
+	CHECK_EQ_INT(deleted, 0);
+	r = run(opts(now, S(PURGE)));
+	CHECK_EQ_INT(r.count[EXPIRE_STEP_PURGE], 4);
+	CHECK(status_of(exp, NULL) == ST__MAX);
+	CHECK(status_of(old, NULL) == ST__MAX);
+	CHECK(status_of(comp, NULL) == ST__MAX);
+	CHECK(status_of(fail, NULL) == ST__MAX);
+	CHECK(status_of(eq, NULL) == ST_CANCELLED);
+	CHECK(status_of(wait, NULL) == ST_WAITING);	/* never while waiting */
+	/* the whole run expires it first, then purges it */
+	r = run(opts(now, EXPIRE_STEPS_ALL));
+	CHECK_EQ_INT(r.count[EXPIRE_STEP_EXPIRE], 1);
+	CHECK_EQ_INT(r.count[EXPIRE_STEP_PURGE], 1);
+	CHECK(status_of(wait, NULL) == ST__MAX);
+	CHECK(status_of(eq, NULL) == ST_CANCELLED);
+	wipe();
+}
+
+#define DRY_ROWS	7
+
+/* --dry-run counts exactly what a run then does, and changes nothing. */
+static void
+dry_run_changes_nothing(void)
+{
+	int64_t		 now = json_now_ms(), cut = now - 7 * DAY;
+	struct expire_opts o = opts(now, EXPIRE_STEPS_ALL);
+	struct expire_result d, r;
+	struct exec_row	 before[DRY_ROWS], x;
+	uint64_t	 id[DRY_ROWS];
+	MYSQL		*hold = side();
+	int		 i;
+
+	id[0] = add("d", "d-0", now - 1);		/* expire */
+	id[1] = add("d", "d-1", now - MIN);		/* expire */
+	id[2] = add("d", "d-2", cut - DAY);		/* expire, then purge */
+	id[3] = add("d-a", "d-3", now + DAY);		/* abandon */
+	id[4] = add("d-a", "d-4", now + DAY);		/* abandon */
+	claim_rounds("d-a", 5, now - 1000, NULL);
+	id[5] = add("d-c", "d-5", cut - 1);		/* purge */
+	finish("d-c", id[5], ST_CANCELLED, now);
+	id[6] = add("d-c", "d-6", cut - DAY);		/* purge */
+	finish("d-c", id[6], ST_CANCELLED, now);
+	for (i = 0; i < DRY_ROWS; i++)
+		status_of(id[i], &before[i]);
+	/* a dry run takes no lock: it counts even while a run holds it */
+	hold_lock(hold, 1);
+	o.dry_run = 1;
+	CHECK(expire_run(xdb, &o, &d) == 0 && d.complete && !d.skipped);
+	CHECK_EQ_INT(d.count[EXPIRE_STEP_EXPIRE], 3);
+	CHECK_EQ_INT(d.count[EXPIRE_STEP_ABANDON], 2);
+	CHECK_EQ_INT(d.count[EXPIRE_STEP_PURGE], 3);
+	for (i = 0; i < DRY_ROWS; i++) {
+		CHECK(status_of(id[i], &x) == before[i].status);
+		CHECK(x.updated_at == before[i].updated_at &&
+		    x.completed_at == before[i].completed_at);
+		exec_row_free(&x);
+		exec_row_free(&before[i]);
+	}
+	hold_lock(hold, 0);
+	r = run(opts(now, EXPIRE_STEPS_ALL));
+	for (i = 0; i < EXPIRE_STEP__MAX; i++)
+		CHECK_EQ_INT(r.count[i], d.count[i]);
+	wipe();
+}
+
+/* Batches of batch_size; a spent runtime stops before the next batch. */
+static void
+batches_and_runtime(void)
+{
+	int64_t		 now = json_now_ms();
+	struct expire_opts o = opts(now, S(EXPIRE));
+	struct expire_result r;
+	char		 cid[16];
+	uint64_t	 id[10];
+	int		 i;
+
+	for (i = 0; i < 10; i++) {
+		snprintf(cid, sizeof(cid), "b-%d", i);
+		id[i] = add("b", cid, now - 1000 + i);
+	}
+	o.max_runtime_ms = 0;
+	CHECK(expire_run(xdb, &o, &r) == 0);
+	CHECK(!r.complete && !r.skipped && r.batches == 0);
+	CHECK_EQ_INT(r.count[EXPIRE_STEP_EXPIRE], 0);
+	CHECK(status_of(id[0], NULL) == ST_WAITING);
+	o.max_runtime_ms = 60000;
+	o.batch_size = 3;
+	r = run(o);
+	CHECK_EQ_INT(r.count[EXPIRE_STEP_EXPIRE], 10);
+	CHECK_EQ_INT(r.batches, 4);		/* 3 + 3 + 3 + 1 */
+	for (i = 0; i < 10; i++)
+		CHECK(status_of(id[i], NULL) == ST_EXPIRED);
+	wipe();
+}
+
+/* Inserts n overdue executions of op. */
+static void
+add_overdue(const char *op, int n, int64_t now)
+{
+	char	 cid[32];
+	int	 i;
+
+	for (i = 0; i < n; i++) {
+		snprintf(cid, sizeof(cid), "%s-%d", op, i);
+		add(op, cid, now - 1000 - i);
+	}
+}
+
+/* Runs the binary with args (stdout into out); returns its exit status. */
+static int
+run_bin(const char *args, char *out, size_t sz)
+{
+	char	 cmd[1024];
+	FILE	*f;
+	size_t	 n = 0;
+	int	 st;
+
+	snprintf(cmd, sizeof(cmd), "'%s' %s 2>/dev/null", expire_bin, args);
+	if ((f = popen(cmd, "r")) == NULL)
+		return -1;
+	if (out != NULL)
+		n = fread(out, 1, sz - 1, f);
+	else
+		while (fgetc(f) != EOF)
+			;
+	if (out != NULL)
+		out[n] = '\0';
+	st = pclose(f);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* The N of "name=N" in a summary line, or -1. */
+static long
+field(const char *line, const char *name)
+{
+	char		 key[32];
+	const char	*p;
+
+	snprintf(key, sizeof(key), " %s=", name);
+	if ((p = strstr(line, key)) == NULL)
+		return -1;
+	return strtol(p + strlen(key), NULL, 10);
+}
+
+static pthread_barrier_t bar;
+
+struct twin {
+	struct expire_result	 r;
+	int			 rc;
+};
+
+/* One of two library runs started at the same moment. */
+static void *
+twin_run(void *arg)
+{
+	struct twin	*t = arg;
+	struct db	*mine = repo_expire_open(&cfg);
+	struct expire_opts o = opts(json_now_ms(), EXPIRE_STEPS_ALL);
+
+	o.batch_size = 10;
+	pthread_barrier_wait(&bar);
+	t->rc = expire_run(mine, &o, &t->r);
+	repo_expire_close(mine);
+	return NULL;
+}
+
+/* A held lock makes a run skip; two runs at once count nothing twice. */
+static void
+concurrent_runs(void)
+{
+	int64_t		 now = json_now_ms();
+	struct expire_opts o = opts(now, EXPIRE_STEPS_ALL);
+	MYSQL		*hold = side();
+	struct expire_result r;
+	struct twin	 tw[2];
+	uint64_t	 id = add("c", "c-first", now - 1);
+	pthread_t	 th[2];
+	char		 out[2][512];
+	FILE		*f[2];
+	int		 i, n;
+
+	add_overdue("c", 50, now);
+	hold_lock(hold, 1);
+	CHECK(expire_run(xdb, &o, &r) == 0);
+	CHECK(r.skipped && !r.complete && r.count[EXPIRE_STEP_EXPIRE] == 0);
+	CHECK(status_of(id, NULL) == ST_WAITING);
+	CHECK_EQ_INT(run_bin("--config \"$ASYNCEXEC_TEST_CONFIG\"", out[0],
+	    sizeof(out[0])), 0);
+	CHECK(strstr(out[0], "result=skipped") != NULL);
+	hold_lock(hold, 0);
+	/* two library runs released together */
+	pthread_barrier_init(&bar, NULL, 2);
+	for (i = 0; i < 2; i++)
+		pthread_create(&th[i], NULL, twin_run, &tw[i]);
+	for (i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	pthread_barrier_destroy(&bar);
+	CHECK(tw[0].rc == 0 && tw[1].rc == 0);
+	CHECK(tw[0].r.skipped || tw[1].r.skipped ||
+	    (tw[0].r.complete && tw[1].r.complete));
+	CHECK_EQ_INT(tw[0].r.count[0] + tw[1].r.count[0], 51);
+	/* two binaries at once */
+	add_overdue("c2", 200, json_now_ms());
+	for (i = 0; i < 2; i++)
+		f[i] = popen("\"$ASYNCEXEC_EXPIRE\" --config "
+		    "\"$ASYNCEXEC_TEST_CONFIG\" --batch-size 5", "r");
+	for (i = 0; i < 2; i++) {
+		n = f[i] ? (int)fread(out[i], 1, sizeof(out[i]) - 1, f[i]) : 0;
+		out[i][n] = '\0';
+		CHECK(f[i] != NULL && pclose(f[i]) == 0);
+		CHECK(strstr(out[i], "result=complete") != NULL ||
+		    strstr(out[i], "result=skipped") != NULL);
+	}
+	CHECK_EQ_INT(field(out[0], "expired") + field(out[1], "expired"), 200);
+	wipe();
+}
+
+/* Exit codes and the summary line of the binary. */
+static void
+binary(void)
+{
+	char	 out[512], bad[] = "/tmp/asyncexec-expire-test.XXXXXX";
+	char	 args[256];
+	FILE	*f;
+	int	 fd;
+
+	CHECK_EQ_INT(run_bin("--bogus", NULL, 0), 2);
+	CHECK_EQ_INT(run_bin("--batch-size 0", NULL, 0), 2);
+	CHECK_EQ_INT(run_bin("--batch-size 10001", NULL, 0), 2);
+	CHECK_EQ_INT(run_bin("--max-runtime x", NULL, 0), 2);
+	CHECK_EQ_INT(run_bin("--config", NULL, 0), 2);
+	CHECK_EQ_INT(run_bin("--config /nonexistent/asyncexec.conf", NULL, 0),
+	    2);
+	CHECK_EQ_INT(run_bin("--help", NULL, 0), 0);
+	CHECK_EQ_INT(run_bin("--config \"$ASYNCEXEC_TEST_CONFIG\" --dry-run",
+	    out, sizeof(out)), 0);
+	CHECK(strncmp(out, "asyncexec-expire: result=complete dry_run=yes "
+	    "expired=", 46) == 0);
+	CHECK(field(out, "abandoned") >= 0 && field(out, "purged") >= 0 &&
+	    field(out, "duration_ms") >= 0 && field(out, "longest_tx_ms") >= 0);
+	/* an unreachable database: exit 1 */
+	CHECK((fd = mkstemp(bad)) != -1 && (f = fdopen(fd, "w")) != NULL);
+	fprintf(f, "db_socket = /nonexistent/mysqld.sock\n"
+	    "db_connect_timeout = 1\n");
+	fclose(f);
+	snprintf(args, sizeof(args), "--config %s", bad);
+	CHECK_EQ_INT(run_bin(args, out, sizeof(out)), 1);
+	CHECK(strstr(out, "result=error") != NULL);
+	unlink(bad);
+}
+
+#define RACE_N	500
+#define RACE_CB	8
+
+static uint64_t		 race_id[RACE_N];	/* ascending: inserted in order */
+static unsigned char	 race_tok[RACE_N][SHA256_LEN];
+static int		 race_wins[RACE_N], race_winner[RACE_N], race_errors;
+static int64_t		 race_now;
+static struct expire_result race_r;
+static int		 race_rc;
+static pthread_mutex_t	 race_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t	 x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void
+race_token(uint64_t id, const unsigned char *h)
+{
+	uint64_t	*p = bsearch(&id, race_id, RACE_N, sizeof(id), cmp_u64);
+
+	if (p != NULL)
+		memcpy(race_tok[p - race_id], h, SHA256_LEN);
+}
+
+/* The payload callback k sends: even k completes, odd k fails. */
+static size_t
+race_payload(int k, char *buf, size_t sz)
+{
+	return (size_t)snprintf(buf, sz, k % 2 ? "{\"message\":\"cb %d\"}" :
+	    "{\"cb\":%d}", k);
+}
+
+/* Callback k: one finalize per execution, in its own random order. */
+static void *
+race_callback(void *arg)
+{
+	int		 k = (int)(intptr_t)arg, order[RACE_N], i, j, t, rc;
+	unsigned	 seed = (unsigned)k * 7919u + 1;
+	struct db	*mine = repo_open(&cfg, 1);
+	char		 payload[48];
+	size_t		 len = race_payload(k, payload, sizeof(payload));
+
+	for (i = 0; i < RACE_N; i++)
+		order[i] = i;
+	for (i = RACE_N - 1; i > 0; i--) {
+		j = rand_r(&seed) % (i + 1);
+		t = order[i];
+		order[i] = order[j];
+		order[j] = t;
+	}
+	pthread_barrier_wait(&bar);
+	for (j = 0; j < RACE_N; j++) {
+		i = order[j];
+		rc = repo_finalize(mine, race_id[i], race_tok[i],
+		    k % 2 ? ST_FAILED : ST_COMPLETED, payload, len,
+		    json_now_ms());
+		pthread_mutex_lock(&race_mu);
+		if (rc == REPO_OK) {
+			race_wins[i]++;
+			race_winner[i] = k;
+		} else if (rc == REPO_ERR)
+			race_errors++;
+		pthread_mutex_unlock(&race_mu);
+	}
+	repo_close(mine);
+	return NULL;
+}
+
+/* The expiry, small batches, released with the callbacks. */
+static void *
+race_expire(void *arg)
+{
+	struct db	*mine = repo_expire_open(&cfg);
+	struct expire_opts o = opts(race_now, EXPIRE_STEPS_ALL);
+
+	(void)arg;
+	o.batch_size = 5;
+	pthread_barrier_wait(&bar);
+	race_rc = expire_run(mine, &o, &race_r);
+	repo_expire_close(mine);
+	return NULL;
+}
+
+/* Checks execution i after the race; counts into expired/abandoned. */
+static void
+race_check(int i, int *expired, int *abandoned)
+{
+	struct exec_row	 x;
+	enum exec_status st = status_of(race_id[i], &x);
+	char		 want[48];
+	size_t		 len;
+
+	if (st == ST__MAX) {
+		CHECK(st != ST__MAX);
+		return;
+	}
+	CHECK(st != ST_WAITING);
+	CHECK(race_wins[i] <= 1);
+	if (race_wins[i] == 1) {
+		len = race_payload(race_winner[i], want, sizeof(want));
+		if (race_winner[i] % 2)
+			CHECK(st == ST_FAILED && x.error_len == len &&
+			    memcmp(x.error, want, len) == 0);
+		else
+			CHECK(st == ST_COMPLETED && x.result_len == len &&
+			    memcmp(x.result, want, len) == 0);
+	} else if (i % 2 == 0) {
+		CHECK(st == ST_EXPIRED);
+		(*expired)++;
+	} else {
+		CHECK(st == ST_FAILED && x.error != NULL && strcmp(x.error,
+		    "{\"message\":\"abandoned after 5 claims\"}") == 0);
+		(*abandoned)++;
+	}
+	exec_row_free(&x);
+}
+
+/*
+ * The expiry against 8 callbacks on each of 500 executions (even ones
+ * overdue, odd ones with 5 lapsed claims): each ends in exactly one
+ * terminal state, at most one callback wins it, the winner's outcome is
+ * the recorded one, and the run's counts are exactly the rest.
+ */
+static void
+race(void)
+{
+	pthread_t	 th[RACE_CB + 1];
+	char		 cid[16];
+	int		 i, expired = 0, abandoned = 0, wins = 0;
+
+	race_now = json_now_ms();
+	for (i = 0; i < RACE_N; i++) {
+		snprintf(cid, sizeof(cid), "r-%d", i);
+		race_id[i] = add(i % 2 ? "ra" : "rx", cid, i % 2 ?
+		    race_now + DAY : race_now - 1000 - i);
+	}
+	claim_rounds("rx", 1, race_now + MIN, race_token);	/* live lease */
+	claim_rounds("ra", 5, race_now - 1000, race_token);
+	pthread_barrier_init(&bar, NULL, RACE_CB + 1);
+	for (i = 0; i < RACE_CB; i++)
+		pthread_create(&th[i], NULL, race_callback, (void *)(intptr_t)i);
+	pthread_create(&th[RACE_CB], NULL, race_expire, NULL);
+	for (i = 0; i <= RACE_CB; i++)
+		pthread_join(th[i], NULL);
+	pthread_barrier_destroy(&bar);
+	CHECK_EQ_INT(race_rc, 0);
+	CHECK_EQ_INT(race_errors, 0);
+	for (i = 0; i < RACE_N; i++) {
+		race_check(i, &expired, &abandoned);
+		wins += race_wins[i];
+	}
+	CHECK_EQ_INT(race_r.count[EXPIRE_STEP_EXPIRE], expired);
+	CHECK_EQ_INT(race_r.count[EXPIRE_STEP_ABANDON], abandoned);
+	CHECK_EQ_INT(wins + expired + abandoned, RACE_N);
+	CHECK(wins > 0 && expired + abandoned > 0);	/* they did race */
+	printf("race: %d won by a callback, %d expired, %d abandoned, "
+	    "longest expiry statement %lld ms\n", wins, expired, abandoned,
+	    (long long)race_r.longest_tx_ms);
+	wipe();
+}
+
+int
+main(void)
+{
+	mysql_library_init(0, NULL, NULL);
+	srand((unsigned)getpid());
+	setup();
+	expire_boundaries();
+	abandon_boundaries();
+	purge_boundaries();
+	dry_run_changes_nothing();
+	batches_and_runtime();
+	concurrent_runs();
+	binary();
+	race();
+	repo_expire_close(xdb);
+	repo_close(db);
+	mysql_library_end();
+	return check_done("db_expire");
+}
