@@ -125,8 +125,17 @@ int	repo_claim(struct db *, const char *env, const char *svc,
 	    struct claim_item **, size_t *);
 int	repo_heartbeat(struct db *, uint64_t, const unsigned char *tokhash,
 	    int64_t lease_until);
-int	repo_finalize(struct db *, uint64_t, const unsigned char *tokhash,
-	    enum exec_status to, const char *payload, size_t len, int64_t now);
+struct finalize_out {
+	int		 found;		/* the execution exists */
+	int		 served;	/* the backend key serves its route */
+	int		 won;		/* this call finalized it */
+	struct exec_row	 row;		/* no payloads */
+};
+
+int	repo_finalize(struct db *, uint64_t id, uint64_t key_id,
+	    const unsigned char *tokhash, enum exec_status to,
+	    const char *payload, size_t len, int64_t now,
+	    struct finalize_out *);
 
 /* admin */
 int	repo_migrate(struct db *, int *applied, int *version);

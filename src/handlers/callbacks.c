@@ -18,15 +18,16 @@
 #include "handlers.h"
 
 struct cb {
-	struct exec_row		 row;
 	unsigned char		 tokhash[SHA256_LEN];
+	uint64_t		 key_id;
 	struct json_object	*body;
 	int64_t			 now;
 };
 
 /*
- * Authenticates, reads the JSON body (at most limit bytes) and loads the
- * execution. On HERR_OK, c is filled: release it with cb_free.
+ * Authenticates the backend key, hashes X-Callback-Token and reads the
+ * JSON object body (at most limit bytes). On HERR_OK, c is filled:
+ * release it with cb_free.
  */
 static enum herr
 cb_begin(struct app *app, struct req *req, struct resp *resp, size_t limit,
@@ -37,89 +38,89 @@ cb_begin(struct app *app, struct req *req, struct resp *resp, size_t limit,
 	const char	*tok = valid_secret(req->callback_token, "") ?
 			    req->callback_token : "";
 	enum herr	 e;
-	int		 rc;
 
 	memset(c, 0, sizeof(*c));
 	c->now = json_now_ms();
 	if ((e = auth_key(app, req, KEY_BACKEND, &key, kh)) != HERR_OK)
 		return e;
+	c->key_id = key.id;
 	/* a missing or malformed token is simply not the current claim's */
 	crypto_sha256(tok, strlen(tok), c->tokhash);
 	if ((e = view_json_body(app, req, resp, limit, &c->body)) != HERR_OK)
 		return e;
-	rc = repo_exec_by_id(app->db, req->exec_id, c->now, &c->row);
-	if (rc == REPO_OK)
-		rc = lookup_serves(app, key.id, c->row.env,
-		    c->row.svc, c->row.op);
-	if (rc == REPO_OK && json_object_is_type(c->body, json_type_object))
+	if (json_object_is_type(c->body, json_type_object))
 		return HERR_OK;
-	e = rc == REPO_ERR ? HERR_UNAVAILABLE : rc == REPO_NOTFOUND ?
-	    HERR_NOT_FOUND : HERR_INVALID_REQUEST;
-	if (e == HERR_INVALID_REQUEST)
-		resp->detail = "the body must be a JSON object";
-	exec_row_free(&c->row);
 	json_object_put(c->body);
-	return e;
+	resp->detail = "the body must be a JSON object";
+	return HERR_INVALID_REQUEST;
 }
 
 static void
 cb_free(struct cb *c)
 {
-	exec_row_free(&c->row);
 	json_object_put(c->body);
 }
 
-/* The loser's answer: 409 conflict with the current status. */
+/* The 409 for a callback that lost: conflict with the current status. */
 static enum herr
-lost(struct app *app, struct req *req, struct resp *resp, struct cb *c)
+conflict(struct resp *resp, enum exec_status st)
 {
-	struct exec_row	 r;
-
-	if (repo_exec_by_id(app->db, req->exec_id, c->now, &r) != REPO_OK) {
-		cb_free(c);
-		return HERR_UNAVAILABLE;
-	}
-	resp->current_status = exec_status_name(r.status);
-	resp->detail = r.status == ST_WAITING ?
+	resp->current_status = exec_status_name(st);
+	resp->detail = st == ST_WAITING ?
 	    "the callback token is not the current claim's" :
 	    "the execution has already ended";
-	exec_row_free(&r);
-	cb_free(c);
 	return HERR_CONFLICT;
 }
 
 /*
- * Finalizes to status to with payload p (n bytes) and answers: 200 with
- * the status body for the winner, 409 for a loser.
+ * Finalizes to status to with payload p (n bytes) in one compare-and-set
+ * and answers: 200 with the status body for the winner, 409 for a loser,
+ * 404 for an unknown id or a route the key does not serve.
  */
 static enum herr
 finalize(struct app *app, struct req *req, struct resp *resp, struct cb *c,
     enum exec_status to, const char *p, size_t n)
 {
-	struct exec_row	 v;
-	int		 rc;
+	struct finalize_out	 o;
+	int			 rc;
 
-	rc = repo_finalize(app->db, req->exec_id, c->tokhash, to, p, n, c->now);
-	if (rc == REPO_ERR) {
-		cb_free(c);
-		return HERR_UNAVAILABLE;
-	}
-	if (rc != REPO_OK)
-		return lost(app, req, resp, c);
-	v = c->row;
-	v.status = to;
-	v.completed_at = v.updated_at = c->now;
-	v.result = v.error = (char *)(uintptr_t)p;
-	v.result_len = v.error_len = n;
-	view_status(&resp->body, &v);
-	resp_json(resp, 200);
+	rc = repo_finalize(app->db, req->exec_id, c->key_id, c->tokhash, to,
+	    p, n, c->now, &o);
 	cb_free(c);
+	if (rc != REPO_OK)
+		return HERR_UNAVAILABLE;
+	if (!o.found || !o.served)
+		return HERR_NOT_FOUND;
+	if (!o.won)
+		return conflict(resp, o.row.status);
+	o.row.result = o.row.error = (char *)(uintptr_t)p;
+	o.row.result_len = o.row.error_len = n;
+	view_status(&resp->body, &o.row);
+	resp_json(resp, 200);
 	return HERR_OK;
+}
+
+/* Loads execution id for heartbeat: HERR_OK when the key serves it. */
+static enum herr
+hb_load(struct app *app, struct req *req, struct cb *c, struct exec_row *r)
+{
+	int	 rc;
+
+	rc = repo_exec_by_id(app->db, req->exec_id, c->now, r);
+	if (rc == REPO_OK) {
+		rc = lookup_serves(app, c->key_id, r->env, r->svc, r->op);
+		if (rc != REPO_OK)
+			exec_row_free(r);
+	}
+	if (rc == REPO_OK)
+		return HERR_OK;
+	return rc == REPO_ERR ? HERR_UNAVAILABLE : HERR_NOT_FOUND;
 }
 
 enum herr
 handle_heartbeat(struct app *app, struct req *req, struct resp *resp)
 {
+	struct exec_row	 r;
 	struct cb	 c;
 	char		 t[RFC3339_LEN + 1];
 	int		 lease = 60, rc;
@@ -127,24 +128,31 @@ handle_heartbeat(struct app *app, struct req *req, struct resp *resp)
 
 	if ((e = cb_begin(app, req, resp, app->cfg->max_request_bytes, &c)))
 		return e;
-	if (view_int_member(c.body, "leaseSeconds", 5, 3600, &lease) == -1) {
-		cb_free(&c);
+	rc = view_int_member(c.body, "leaseSeconds", 5, 3600, &lease);
+	cb_free(&c);
+	if (rc == -1) {
 		resp->detail = "leaseSeconds must be an integer 5..3600";
 		return HERR_INVALID_REQUEST;
 	}
+	if ((e = hb_load(app, req, &c, &r)) != HERR_OK)
+		return e;
 	rc = repo_heartbeat(app->db, req->exec_id, c.tokhash,
 	    c.now + (int64_t)lease * 1000);
-	if (rc == REPO_ERR) {
-		cb_free(&c);
-		return HERR_UNAVAILABLE;
+	exec_row_free(&r);
+	if (rc == REPO_NOTFOUND) {	/* lost: report the current status */
+		if ((rc = repo_exec_by_id(app->db, req->exec_id, c.now,
+		    &r)) != REPO_OK)
+			return rc == REPO_NOTFOUND ? HERR_NOT_FOUND :
+			    HERR_UNAVAILABLE;
+		exec_row_free(&r);
+		return conflict(resp, r.status);
 	}
 	if (rc != REPO_OK)
-		return lost(app, req, resp, &c);
+		return HERR_UNAVAILABLE;
 	json_time(c.now + (int64_t)lease * 1000, t);
 	buf_printf(&resp->body, "{\"cancelRequested\":%s,\"leaseExpiresAt\":"
-	    "\"%s\"}", c.row.cancel_requested ? "true" : "false", t);
+	    "\"%s\"}", r.cancel_requested ? "true" : "false", t);
 	resp_json(resp, 200);
-	cb_free(&c);
 	return HERR_OK;
 }
 
