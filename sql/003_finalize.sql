@@ -1,4 +1,4 @@
--- asyncexec schema, migration N: callback finalization in one round trip.
+-- asyncexec schema, migration 3: callback finalization in one round trip.
 --
 -- s2r_finalize is the compare-and-set behind complete, fail and cancelled:
 -- one UPDATE ... WHERE id = ? AND status = 'waiting_callback' AND
