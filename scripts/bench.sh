@@ -261,7 +261,7 @@ probe_measure() {
 
 # ---- main -------------------------------------------------------------------------------
 main() {
-    local url need_warm need_main rate rss rss_max lf life_ok=1 rows t_seed cpu0 life_other q0 q1
+    local url need_warm need_main rate rss rss_max lf life_ok=1 rows t_seed cpu0 cpu1 life_other q0 q1
 
     STACK_PACKAGES+=(wrk)
     stack_install_packages
@@ -318,7 +318,7 @@ main() {
     ((WRK_OVERRUN == 0)) ||
         stack_warn "complete ran out of claimed executions ($WRK_OVERRUN requests repeated one; they count as errors)"
     bench_record complete "$WRK_RPS" "$WRK_P50" "$WRK_P99" "$WRK_ERRORS" "$WRK_OTHER" \
-        "$WRK_DBQ"
+        "$WRK_DBQ" "$WRK_CPU"
     bench_ratio complete insert#2 0.85
 
     # Mixed life cycle: executions per second, latency submit -> poll sees completed.
@@ -330,7 +330,8 @@ main() {
         --warmup "$LIFE_WARM" --duration "$LIFE_DUR" >"$lf" 2>"$BENCH_OUT/lifecycle.err" ||
         life_ok=0
     # (the sample spans the warm-up too)
-    life_other=$(bench_other_pct "$cpu0" "$(bench_cpu_sample)")
+    cpu1=$(bench_cpu_sample)
+    life_other=$(bench_other_pct "$cpu0" "$cpu1")
     q1=$(bench_db_questions)
     LIFE=$(tail -n 1 "$lf")
     [[ $LIFE == done=* ]] || { cat "$BENCH_OUT/lifecycle.err" >&2; stack_die "bench_lifecycle failed"; }
@@ -342,7 +343,9 @@ main() {
     bench_record lifecycle "${L[exec_per_s]}" "${L[p50_ms]}" "${L[p99_ms]}" "${L[errors]}" \
         "$life_other" "$(bench_per_request 0 \
         "$(awk -v a="$q0" -v b="$q1" -v w="$LIFE_WARM" -v d="$LIFE_DUR" \
-            'BEGIN { print (b - a) * d / (w + d) + 1 }')" "${L[done]}")"
+            'BEGIN { print (b - a) * d / (w + d) + 1 }')" "${L[done]}")" \
+        "$(bench_cpu_split "$cpu0" "$cpu1" "${L[done]}" \
+        "$(awk -v w="$LIFE_WARM" -v d="$LIFE_DUR" 'BEGIN { print d / (w + d) }')")"
 
     # Worker memory after the runs above, and again after the big-table poll.
     RSS_RUNS=$(bench_worker_rss_kib | xargs)
@@ -382,6 +385,8 @@ report() {
     printf '\nasyncexec benchmark (%s): wrk -t%s -c%s, %s s per measurement after %s s warm-up, %s workers, 127.0.0.1\n\n' \
         "$MODE" "$BENCH_WRK_THREADS" "$BENCH_WRK_CONNS" "$DUR" "$WARM" "$WORKERS"
     bench_table
+    printf '\nCPU per request in microseconds, by process (lifecycle: per execution, warm-up included pro rata):\n'
+    bench_cpu_table
     printf '\nworker RSS (KiB): %s after lifecycle, %s after %s; max %s MiB (target <= 8 MiB: %s)\n' \
         "$RSS_RUNS" "$RSS_BIG" "$POLL_BIG" "$RSS_MAX_MIB" "$RSS_MET"
     printf 'lifecycle: executions/s; p50/p99 = submit -> poll sees completed; %s\n' "$LIFE"

@@ -11,7 +11,7 @@ BENCH_WRK_TIMEOUT=5          # wrk --timeout (seconds): slower responses count a
 
 # Results, by row name.
 declare -gA R_RPS=() R_P50=() R_P99=() R_ERR=() R_RATIO=() R_OF=() R_TARGET=() R_MET=()
-declare -gA R_OTHER=() R_DBQ=()
+declare -gA R_OTHER=() R_DBQ=() R_CPU=()
 declare -ga R_ORDER=()
 
 # ---- CPU used by others ------------------------------------------------------------------
@@ -37,18 +37,27 @@ bench_our_pids() {
         }'
 }
 
-# bench_cpu_sample — "TOTAL BUSY OURS" in clock ticks: all CPU time of the machine, its
-# busy part (user, nice, system, steal), and the time of our processes (with their reaped
-# children).
+# bench_cpu_sample — "TOTAL BUSY OURS DB APP NGINX" in clock ticks: all CPU time of the
+# machine, its busy part (user, nice, system, steal), the time of our processes (with their
+# reaped children), and of it MariaDB's, the FastCGI programs' (asyncexec-fcgi or the
+# probe) and nginx's.
 bench_cpu_sample() {
-    local total busy ours=0 p stat fields
+    local total busy ours=0 db=0 app=0 ngx=0 p stat comm fields t
     read -r total busy < <(awk '$1 == "cpu" { t = 0; for (i = 2; i <= NF; i++) t += $i; print t, $2 + $3 + $4 + $9; exit }' /proc/stat)
     for p in $(bench_our_pids); do
         stat=$(cat "/proc/$p/stat" 2>/dev/null) || continue
+        comm=${stat#*(}
+        comm=${comm%)*}
         read -r -a fields <<<"${stat##*) }"
-        ours=$((ours + fields[11] + fields[12] + fields[13] + fields[14]))
+        t=$((fields[11] + fields[12] + fields[13] + fields[14]))
+        ours=$((ours + t))
+        case $comm in
+            mariadbd) db=$((db + t)) ;;
+            asyncexec-fcgi | bench_probe) app=$((app + t)) ;;
+            nginx) ngx=$((ngx + t)) ;;
+        esac
     done
-    printf '%s %s %s\n' "$total" "$busy" "$ours"
+    printf '%s %s %s %s %s %s\n' "$total" "$busy" "$ours" "$db" "$app" "$ngx"
 }
 
 # bench_other_pct "SAMPLE_BEFORE" "SAMPLE_AFTER" — other% between two samples.
@@ -59,6 +68,20 @@ bench_other_pct() {
         if (t <= 0) { print "nan"; exit }
         if (o < 0) o = 0
         printf "%.0f", 100 * o / t
+    }'
+}
+
+# bench_cpu_split "SAMPLE_BEFORE" "SAMPLE_AFTER" N [SCALE] — CPU microseconds per request
+# (N requests; the deltas multiplied by SCALE, default 1): "APP DB NGINX REST TOTAL", where
+# REST is everything else of ours (wrk, the bench tools, this script).
+bench_cpu_split() {
+    awk -v a="$1" -v b="$2" -v n="$3" -v s="${4:-1}" -v hz="$(getconf CLK_TCK)" 'BEGIN {
+        split(a, x, " "); split(b, y, " ")
+        if (n + 0 <= 0 || hz + 0 <= 0) { print "- - - - -"; exit }
+        f = s * 1e6 / hz / n
+        ours = (y[3] - x[3]) * f; db = (y[4] - x[4]) * f; app = (y[5] - x[5]) * f
+        ngx = (y[6] - x[6]) * f; rest = ours - db - app - ngx
+        printf "%.0f %.0f %.0f %.0f %.0f\n", app, db, ngx, rest, ours
     }'
 }
 
@@ -116,7 +139,7 @@ bench_wrk_parse() {
 # bench_wrk NAME SECONDS SCRIPT URL [SCRIPT_ARGS...] — one wrk run (2 threads, 64
 # connections); raw output in BENCH_OUT/NAME.txt; sets the WRK_* values.
 bench_wrk() {
-    local name=$1 secs=$2 script=$3 url=$4 out cpu0 q0 q1
+    local name=$1 secs=$2 script=$3 url=$4 out cpu0 cpu1 q0 q1
     shift 4
     out=$BENCH_OUT/$name.txt
     q0=$(bench_db_questions)
@@ -124,13 +147,15 @@ bench_wrk() {
     wrk -t"$BENCH_WRK_THREADS" -c"$BENCH_WRK_CONNS" -d"${secs}s" \
         --timeout "${BENCH_WRK_TIMEOUT}s" --latency -s "$script" "$url" -- "$@" \
         >"$out" 2>&1 || { cat "$out" >&2; stack_die "wrk failed ($name)"; }
-    WRK_OTHER=$(bench_other_pct "$cpu0" "$(bench_cpu_sample)")
+    cpu1=$(bench_cpu_sample)
+    WRK_OTHER=$(bench_other_pct "$cpu0" "$cpu1")
     q1=$(bench_db_questions)
     if ! bench_wrk_parse "$out"; then
         cat "$out" >&2
         stack_die "could not parse the wrk output of $name ($out)"
     fi
     WRK_DBQ=$(bench_per_request "$q0" "$q1" "$WRK_REQS")
+    WRK_CPU=$(bench_cpu_split "$cpu0" "$cpu1" "$WRK_REQS")
 }
 
 # bench_measure NAME WARMUP SECONDS SCRIPT URL [SCRIPT_ARGS...] — warm-up run (discarded),
@@ -143,12 +168,13 @@ bench_measure() {
     fi
     bench_wrk "$name" "$secs" "$@"
     bench_record "$name" "$WRK_RPS" "$WRK_P50" "$WRK_P99" "$WRK_ERRORS" "$WRK_OTHER" \
-        "$WRK_DBQ"
+        "$WRK_DBQ" "$WRK_CPU"
 }
 
 # ---- results ----------------------------------------------------------------------------
 
-# bench_record NAME RPS P50_MS P99_MS ERRORS OTHER_PCT DB_PER_REQ — add (or replace) a row.
+# bench_record NAME RPS P50_MS P99_MS ERRORS OTHER_PCT DB_PER_REQ "CPU_SPLIT" — add (or
+# replace) a row.
 bench_record() {
     local name=$1
     [[ -n ${R_RPS[$name]+x} ]] || R_ORDER+=("$name")
@@ -158,6 +184,7 @@ bench_record() {
     R_ERR[$name]=$5
     R_OTHER[$name]=$6
     R_DBQ[$name]=$7
+    R_CPU[$name]=${8:-- - - - -}
     R_RATIO[$name]=
     R_OF[$name]=
     R_TARGET[$name]=
@@ -201,6 +228,17 @@ bench_table() {
     done
 }
 
+# bench_cpu_table — CPU microseconds per request by process kind (stdout).
+bench_cpu_table() {
+    local name c
+    printf '%-15s %8s %8s %8s %10s %8s\n' name app_us db_us nginx_us wrk+tools total_us
+    for name in "${R_ORDER[@]}"; do
+        read -r -a c <<<"${R_CPU[$name]}"
+        printf '%-15s %8s %8s %8s %10s %8s\n' "$name" "${c[0]}" "${c[1]}" "${c[2]}" \
+            "${c[3]}" "${c[4]}"
+    done
+}
+
 # bench_json_str S — S as a JSON string (the values here are plain ASCII).
 bench_json_str() {
     local s=${1//\\/\\\\}
@@ -215,14 +253,18 @@ bench_json_num() {
 
 # bench_json_rows — the result rows as a JSON array.
 bench_json_rows() {
-    local name sep=''
+    local name sep='' c
     printf '['
     for name in "${R_ORDER[@]}"; do
-        printf '%s\n    {"name": %s, "requests_per_s": %s, "p50_ms": %s, "p99_ms": %s, "errors": %s, "other_cpu_pct": %s, "db_statements_per_request": %s, "ratio": %s, "ratio_of": %s, "target": %s, "met": %s}' \
+        read -r -a c <<<"${R_CPU[$name]}"
+        printf '%s\n    {"name": %s, "requests_per_s": %s, "p50_ms": %s, "p99_ms": %s, "errors": %s, "other_cpu_pct": %s, "db_statements_per_request": %s, "cpu_us_per_request": {"app": %s, "db": %s, "nginx": %s, "wrk_and_tools": %s, "total": %s}, "ratio": %s, "ratio_of": %s, "target": %s, "met": %s}' \
             "$sep" "$(bench_json_str "$name")" "$(bench_json_num "${R_RPS[$name]}")" \
             "$(bench_json_num "${R_P50[$name]}")" "$(bench_json_num "${R_P99[$name]}")" \
             "$(bench_json_num "${R_ERR[$name]}")" "$(bench_json_num "${R_OTHER[$name]}")" \
             "$(bench_json_num "${R_DBQ[$name]}")" \
+            "$(bench_json_num "${c[0]}")" "$(bench_json_num "${c[1]}")" \
+            "$(bench_json_num "${c[2]}")" "$(bench_json_num "${c[3]}")" \
+            "$(bench_json_num "${c[4]}")" \
             "$(bench_json_num "${R_RATIO[$name]}")" \
             "$( [[ -n ${R_OF[$name]} ]] && bench_json_str "${R_OF[$name]}" || printf null)" \
             "$( [[ -n ${R_TARGET[$name]} ]] && bench_json_str "${R_TARGET[$name]}" || printf null)" \
