@@ -92,6 +92,20 @@ ROUTE_LIFE=bench/life/run       # the lifecycle driver's own route
 T_START=$SECONDS
 LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 
+# One bench at a time per state directory: a lock directory holding our pid (taken over
+# when its owner is gone). Taken before the EXIT trap is set, so that a second run does
+# not stop the first one's processes on its way out.
+LOCK=$STATE/.lock
+if ! mkdir "$LOCK" 2>/dev/null; then
+    owner=$(cat "$LOCK/pid" 2>/dev/null || true)
+    if [[ -n $owner ]] && stack_pid_alive "$owner"; then
+        stack_die "another scripts/bench.sh (pid $owner) runs with state in $STATE"
+    fi
+    rm -rf "$LOCK"
+    mkdir "$LOCK" || stack_die "cannot create $LOCK"
+fi
+printf '%s\n' "$$" >"$LOCK/pid"
+
 # ---- clean-up ---------------------------------------------------------------------------
 cleanup() {
     local rc=$?
@@ -104,15 +118,12 @@ cleanup() {
     bench_probe_stop || stack_warn "the probe did not stop"
     bench_probe_nginx stack_nginx_stop || stack_warn "the probes' nginx did not stop"
     stack_stop_all || stack_warn "some processes did not stop"
+    rm -rf "$LOCK"
     exit "$rc"
 }
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
-
-# One bench at a time per state directory.
-exec 9>"$STATE/.lock"
-flock -n 9 || stack_die "another scripts/bench.sh runs with state in $STATE"
 
 # ---- helpers ----------------------------------------------------------------------------
 admin() { "$BUILD/asyncexec-admin" --config "$STACK_CONF" "$@"; }
