@@ -280,7 +280,7 @@ pct(const double *v, size_t n, double p)
 	return v[i < n ? i : n - 1];
 }
 
-static void
+static _Noreturn void
 usage(void)
 {
 	fprintf(stderr, "usage: bench_lifecycle --port P --route ENV/SVC/OP [--consumers N] "
@@ -299,7 +299,7 @@ main(int argc, char **argv)
 	size_t k;
 	int i, n;
 
-	for (i = 1; i < argc; i++) {
+	for (i = 1; i < argc; i += 2) {
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
 
 		if (v == NULL)
@@ -324,7 +324,6 @@ main(int argc, char **argv)
 			duration_s = atof(v);
 		else
 			usage();
-		i++;
 	}
 	if (port <= 0 || port > 65535 || route == NULL || nconsumers < 1 || nbackends < 1 ||
 	    nconsumers + nbackends > MAX_THREADS || qmax < 1 || qmax > MAX_QUEUE ||

@@ -51,7 +51,7 @@ on_term(int sig)
 	FCGX_ShutdownPending();
 }
 
-static void
+static _Noreturn void
 die(const char *fmt, const char *arg)
 {
 	fprintf(stderr, "bench_probe[%ld]: ", (long)getpid());

@@ -50,7 +50,7 @@ static long nclaimed;	/* claim: items filled so far */
 static long nerrors;
 static int dry;		/* claim: the route returned nothing */
 
-static void
+static _Noreturn void
 die(const char *msg)
 {
 	fprintf(stderr, "bench_seed: %s\n", msg);
@@ -337,7 +337,7 @@ filled(void)
 	return n;
 }
 
-static void
+static _Noreturn void
 usage(void)
 {
 	fprintf(stderr, "usage: bench_seed --port P --route ENV/SVC/OP [--threads T] "
