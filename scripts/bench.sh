@@ -18,8 +18,9 @@
 #              5,000,000 rows)
 # Each asyncexec row follows a run of its probe (select, select#2, insert, insert#2,
 # select#3) and its ratio is taken to that neighbour. It prints one table (req/s, p50,
-# p99, errors, other% = CPU used by processes outside the bench, db/req = statements the
-# database received per request, ratio to the probe, target met) plus the RSS of every
+# p99, errors, other% = CPU used by processes outside the bench, db_rt / db_st = database
+# round trips / statements executed per request, ratio to the probe, target met), the CPU
+# time per request of the application, MariaDB, nginx and wrk, and the RSS of every
 # asyncexec-fcgi worker; the same is written as JSON to .local/bench/bench-results.json
 # (or FILE). The figures are meaningful only on an otherwise idle machine (other% ~ 0).
 #
@@ -272,7 +273,7 @@ probe_measure() {
 
 # ---- main -------------------------------------------------------------------------------
 main() {
-    local url need_warm need_main rate rss rss_max lf life_ok=1 rows t_seed cpu0 cpu1 life_other q0 q1
+    local url need_warm need_main rate rss rss_max lf life_ok=1 rows t_seed cpu0 cpu1 life_other q0 q1 life_scale
 
     STACK_PACKAGES+=(wrk)
     stack_install_packages
@@ -334,7 +335,7 @@ main() {
 
     # Mixed life cycle: executions per second, latency submit -> poll sees completed.
     lf=$BENCH_OUT/lifecycle.txt
-    q0=$(bench_db_questions)
+    q0=$(bench_db_counts)
     cpu0=$(bench_cpu_sample)
     "$BENCH_TOOLS/bench_lifecycle" --port "$HTTP_PORT" --route "$ROUTE_LIFE" \
         --consumers 32 --backends 16 --queue 16 --poll-delay-ms 10 --batch 10 \
@@ -343,20 +344,20 @@ main() {
     # (the sample spans the warm-up too)
     cpu1=$(bench_cpu_sample)
     life_other=$(bench_other_pct "$cpu0" "$cpu1")
-    q1=$(bench_db_questions)
+    q1=$(bench_db_counts)
     LIFE=$(tail -n 1 "$lf")
     [[ $LIFE == done=* ]] || { cat "$BENCH_OUT/lifecycle.err" >&2; stack_die "bench_lifecycle failed"; }
     ((life_ok)) || stack_warn "bench_lifecycle reported errors: $LIFE"
     declare -A L=()
     local kv
     for kv in $LIFE; do L[${kv%%=*}]=${kv#*=}; done
-    # statements per execution: the count spans the warm-up too, so scale it to the window
+    # per execution: the counts span the warm-up too, so scale them to the window
+    life_scale=$(awk -v w="$LIFE_WARM" -v d="$LIFE_DUR" 'BEGIN { print d / (w + d) }')
     bench_record lifecycle "${L[exec_per_s]}" "${L[p50_ms]}" "${L[p99_ms]}" "${L[errors]}" \
-        "$life_other" "$(bench_per_request 0 \
-        "$(awk -v a="$q0" -v b="$q1" -v w="$LIFE_WARM" -v d="$LIFE_DUR" \
-            'BEGIN { print (b - a) * d / (w + d) + 1 }')" "${L[done]}")" \
-        "$(bench_cpu_split "$cpu0" "$cpu1" "${L[done]}" \
-        "$(awk -v w="$LIFE_WARM" -v d="$LIFE_DUR" 'BEGIN { print d / (w + d) }')")"
+        "$life_other" "$(bench_per_request "0 0" "$(awk -v a="$q0" -v b="$q1" -v s="$life_scale" \
+            'BEGIN { split(a, x, " "); split(b, y, " ");
+                     print (y[1] - x[1]) * s + 1, (y[2] - x[2]) * s + 1 }')" "${L[done]}")" \
+        "$(bench_cpu_split "$cpu0" "$cpu1" "${L[done]}" "$life_scale")"
 
     # Worker memory after the runs above, and again after the big-table poll.
     RSS_RUNS=$(bench_worker_rss_kib | xargs)
@@ -407,7 +408,7 @@ report() {
         "$PREFILL_ROWS" "$POLL_BIG" "$WAITING_RATIO"
     printf 'ratios: each to the probe run made right before it (select, select#2, insert, insert#2, select#3)\n'
     printf 'other%%: CPU time of processes outside this bench plus steal, in %% of all cores, during the measurement\n'
-    printf 'db/req: statements the database received per request (lifecycle: per execution)\n'
+    printf 'db_rt / db_st: per request (lifecycle: per execution), statements the database received (round trips; a CALL is one) / executed (inside procedures too)\n'
     printf 'load average (1/5/15 min) at start: %s; at end: %s\n' "$LOAD_START" "$(cut -d' ' -f1-3 /proc/loadavg)"
     printf 'raw wrk outputs: %s/\n' "$BENCH_OUT"
     for name in "${R_ORDER[@]}"; do

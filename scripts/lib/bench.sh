@@ -87,19 +87,23 @@ bench_cpu_split() {
 
 # ---- database statements ----------------------------------------------------------------
 
-# bench_db_questions — the server's count of statements received so far (Questions).
-bench_db_questions() {
-    printf "SHOW GLOBAL STATUS LIKE 'Questions';\n" | stack_db_sql |
-        awk '$1 == "Questions" { print $2 }'
+# bench_db_counts — "QUESTIONS QUERIES": statements the server received from clients (round
+# trips; a CALL is one) and statements it executed (those inside procedures included).
+bench_db_counts() {
+    printf "SHOW GLOBAL STATUS WHERE Variable_name IN ('Questions', 'Queries');\n" |
+        stack_db_sql | awk '$1 == "Questions" { q = $2 } $1 == "Queries" { s = $2 }
+            END { print q, s }'
 }
 
-# bench_per_request Q0 Q1 N — (Q1 - Q0 - 1) / N with two decimals ("-" when unknown); the
-# 1 is the SHOW STATUS statement that read Q1.
+# bench_per_request "COUNTS_BEFORE" "COUNTS_AFTER" N — "RT STMT": both counts per request
+# with two decimals ("-" when unknown); the SHOW STATUS that read the second is not counted.
 bench_per_request() {
     awk -v a="$1" -v b="$2" -v n="$3" 'BEGIN {
-        if (a == "" || b == "" || n + 0 <= 0) { print "-"; exit }
-        v = (b - a - 1) / n; if (v < 0) v = 0
-        printf "%.2f", v
+        split(a, x, " "); split(b, y, " ")
+        if (x[1] == "" || y[1] == "" || n + 0 <= 0) { print "- -"; exit }
+        r = (y[1] - x[1] - 1) / n; if (r < 0) r = 0
+        q = (y[2] - x[2] - 1) / n; if (q < 0) q = 0
+        printf "%.2f %.2f\n", r, q
     }'
 }
 
@@ -142,14 +146,14 @@ bench_wrk() {
     local name=$1 secs=$2 script=$3 url=$4 out cpu0 cpu1 q0 q1
     shift 4
     out=$BENCH_OUT/$name.txt
-    q0=$(bench_db_questions)
+    q0=$(bench_db_counts)
     cpu0=$(bench_cpu_sample)
     wrk -t"$BENCH_WRK_THREADS" -c"$BENCH_WRK_CONNS" -d"${secs}s" \
         --timeout "${BENCH_WRK_TIMEOUT}s" --latency -s "$script" "$url" -- "$@" \
         >"$out" 2>&1 || { cat "$out" >&2; stack_die "wrk failed ($name)"; }
     cpu1=$(bench_cpu_sample)
     WRK_OTHER=$(bench_other_pct "$cpu0" "$cpu1")
-    q1=$(bench_db_questions)
+    q1=$(bench_db_counts)
     if ! bench_wrk_parse "$out"; then
         cat "$out" >&2
         stack_die "could not parse the wrk output of $name ($out)"
@@ -173,7 +177,7 @@ bench_measure() {
 
 # ---- results ----------------------------------------------------------------------------
 
-# bench_record NAME RPS P50_MS P99_MS ERRORS OTHER_PCT DB_PER_REQ "CPU_SPLIT" — add (or
+# bench_record NAME RPS P50_MS P99_MS ERRORS OTHER_PCT "DB_RT DB_ST" "CPU_SPLIT" — add (or
 # replace) a row.
 bench_record() {
     local name=$1
@@ -189,7 +193,7 @@ bench_record() {
     R_OF[$name]=
     R_TARGET[$name]=
     R_MET[$name]=
-    stack_log "$(printf '%-15s %10s req/s   p50 %8s ms   p99 %8s ms   errors %s   other %s%%   db/req %s' \
+    stack_log "$(printf '%-15s %10s req/s   p50 %8s ms   p99 %8s ms   errors %s   other %s%%   db rt/st %s' \
         "$name" "$2" "$3" "$4" "$5" "$6" "$7")"
 }
 
@@ -217,13 +221,14 @@ bench_ratio() {
 
 # bench_table — the result table (stdout).
 bench_table() {
-    local name
-    printf '%-15s %10s %9s %9s %6s %6s %6s %6s  %-13s %-34s %s\n' \
-        name req/s p50_ms p99_ms errors other% db/req ratio of target met
+    local name d
+    printf '%-15s %10s %9s %9s %6s %6s %6s %6s %6s  %-13s %-34s %s\n' \
+        name req/s p50_ms p99_ms errors other% db_rt db_st ratio of target met
     for name in "${R_ORDER[@]}"; do
-        printf '%-15s %10s %9s %9s %6s %6s %6s %6s  %-13s %-34s %s\n' "$name" \
+        read -r -a d <<<"${R_DBQ[$name]:-- -}"
+        printf '%-15s %10s %9s %9s %6s %6s %6s %6s %6s  %-13s %-34s %s\n' "$name" \
             "${R_RPS[$name]}" "${R_P50[$name]}" "${R_P99[$name]}" "${R_ERR[$name]}" \
-            "${R_OTHER[$name]:--}" "${R_DBQ[$name]:--}" "${R_RATIO[$name]:--}" \
+            "${R_OTHER[$name]:--}" "${d[0]}" "${d[1]}" "${R_RATIO[$name]:--}" \
             "${R_OF[$name]:--}" "${R_TARGET[$name]:--}" "${R_MET[$name]:--}"
     done
 }
@@ -253,15 +258,16 @@ bench_json_num() {
 
 # bench_json_rows — the result rows as a JSON array.
 bench_json_rows() {
-    local name sep='' c
+    local name sep='' c d
     printf '['
     for name in "${R_ORDER[@]}"; do
         read -r -a c <<<"${R_CPU[$name]}"
-        printf '%s\n    {"name": %s, "requests_per_s": %s, "p50_ms": %s, "p99_ms": %s, "errors": %s, "other_cpu_pct": %s, "db_statements_per_request": %s, "cpu_us_per_request": {"app": %s, "db": %s, "nginx": %s, "wrk_and_tools": %s, "total": %s}, "ratio": %s, "ratio_of": %s, "target": %s, "met": %s}' \
+        read -r -a d <<<"${R_DBQ[$name]:-- -}"
+        printf '%s\n    {"name": %s, "requests_per_s": %s, "p50_ms": %s, "p99_ms": %s, "errors": %s, "other_cpu_pct": %s, "db_round_trips_per_request": %s, "db_statements_per_request": %s, "cpu_us_per_request": {"app": %s, "db": %s, "nginx": %s, "wrk_and_tools": %s, "total": %s}, "ratio": %s, "ratio_of": %s, "target": %s, "met": %s}' \
             "$sep" "$(bench_json_str "$name")" "$(bench_json_num "${R_RPS[$name]}")" \
             "$(bench_json_num "${R_P50[$name]}")" "$(bench_json_num "${R_P99[$name]}")" \
             "$(bench_json_num "${R_ERR[$name]}")" "$(bench_json_num "${R_OTHER[$name]}")" \
-            "$(bench_json_num "${R_DBQ[$name]}")" \
+            "$(bench_json_num "${d[0]}")" "$(bench_json_num "${d[1]}")" \
             "$(bench_json_num "${c[0]}")" "$(bench_json_num "${c[1]}")" \
             "$(bench_json_num "${c[2]}")" "$(bench_json_num "${c[3]}")" \
             "$(bench_json_num "${c[4]}")" \
