@@ -70,6 +70,19 @@ count_rows() {
         -e "SELECT COUNT(*) FROM asyncexec.s2r_async_execution WHERE $1"
 }
 
+# cpu_jiffies — "busy steal" jiffies of all CPUs together, from /proc/stat.
+cpu_jiffies() {
+    awk '/^cpu / { print $2 + $3 + $4 + $7 + $8, $9 }' /proc/stat
+}
+
+# pid_jiffies PID — user + system jiffies PID has used (all its threads).
+pid_jiffies() {
+    local stat
+    stat=$(cat "/proc/$1/stat")
+    stat=${stat##*) }
+    awk '{ print $12 + $13 }' <<<"$stat"
+}
+
 # field NAME LINE — the N of "NAME=N" in the summary line.
 field() {
     sed -n "s/.* $1=\([0-9]*\).*/\1/p" <<<"$2"
@@ -77,6 +90,7 @@ field() {
 
 main() {
     local port first n line expired purged expire_ms purge_ms tx_ms erate prate ok=1
+    local db_pid busy0 busy1 steal0 steal1 db0 db1 t0 t1 hz cap own other steal
     stack_log "state in $TMP"
     stack_install_packages
     stack_build "$BUILD" Release -DBUILD_TESTING=OFF >"$TMP/build.log" 2>&1 ||
@@ -102,9 +116,29 @@ main() {
     stack_log "loaded: $(count_rows 1) rows"
 
     stack_log "running: asyncexec-expire --config $STACK_CONF --batch-size $BATCH --max-runtime 3600"
-    line=$("$BUILD/asyncexec-expire" --config "$STACK_CONF" --batch-size "$BATCH" \
-        --max-runtime 3600)
+    db_pid=$(stack_db_pid)
+    read -r busy0 steal0 < <(cpu_jiffies)
+    db0=$(pid_jiffies "$db_pid")
+    t0=$(date +%s%N)
+    line=$(/usr/bin/time -f '%U %S' -o "$TMP/expire.time" "$BUILD/asyncexec-expire" \
+        --config "$STACK_CONF" --batch-size "$BATCH" --max-runtime 3600)
+    t1=$(date +%s%N)
+    read -r busy1 steal1 < <(cpu_jiffies)
+    db1=$(pid_jiffies "$db_pid")
     printf '%s\n' "$line"
+    # What else ran meanwhile: CPU used by processes other than this MariaDB and
+    # asyncexec-expire, and time stolen by the hypervisor, in % of all CPUs.
+    hz=$(getconf CLK_TCK)
+    cap=$(((t1 - t0) * hz * $(nproc) / 1000000000))  # jiffies all CPUs had
+    own=$(awk -v hz="$hz" '{ printf "%d", ($1 + $2) * hz }' "$TMP/expire.time")
+    other=$(((busy1 - busy0 - (db1 - db0) - own) * 100 / (cap > 0 ? cap : 1)))
+    steal=$(((steal1 - steal0) * 100 / (cap > 0 ? cap : 1)))
+    printf 'CPU during the run: MariaDB %s%%, other processes %s%%, steal %s%% (of %s CPUs)\n' \
+        "$(((db1 - db0) * 100 / (cap > 0 ? cap : 1)))" "$((other < 0 ? 0 : other))" \
+        "$steal" "$(nproc)"
+    if ((other > 10 || steal > 10)); then
+        stack_warn "other load on this machine disturbed the measurement; run again when it is idle"
+    fi
     expired=$(field expired "$line")
     purged=$(field purged "$line")
     expire_ms=$(field expire_ms "$line")
