@@ -38,13 +38,15 @@ BEGIN
                     AND r.operation_key = e.operation_key);
   SET v_won = ROW_COUNT();
 
+  -- The winner is served by construction; only a loser needs the check.
   SELECT v_won,
-         EXISTS (SELECT 1 FROM s2r_backend_key_route kr
-                   JOIN s2r_route r ON r.id = kr.route_id
-                  WHERE kr.key_id = p_key_id
-                    AND r.environment = e.environment
-                    AND r.service_key = e.service_key
-                    AND r.operation_key = e.operation_key),
+         IF(v_won = 1, 1,
+            EXISTS (SELECT 1 FROM s2r_backend_key_route kr
+                      JOIN s2r_route r ON r.id = kr.route_id
+                     WHERE kr.key_id = p_key_id
+                       AND r.environment = e.environment
+                       AND r.service_key = e.service_key
+                       AND r.operation_key = e.operation_key)),
          e.correlation_id, e.status, e.cancel_requested, e.created_at,
          e.updated_at, e.completed_at, e.expires_at
     FROM s2r_async_execution e

@@ -6,6 +6,7 @@
  * length. Compare-and-set updates are decided on the rows they matched
  * (the connection uses CLIENT_FOUND_ROWS).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -101,6 +102,12 @@ static const struct db_stmt_def stmts[STMT__MAX] = {
 	  "status, COUNT(*) FROM s2r_async_execution GROUP BY environment, "
 	  "service_key, operation_key, status", 1 },	/* STMT_STATS */
 	{ "CALL s2r_finalize(?, ?, ?, ?, ?, ?)", 0 },	/* STMT_FINALIZE */
+	{ "SELECT id, status, initiator_key_hash, poll_token_hash, "
+	  "cancel_requested, created_at, updated_at, completed_at, "
+	  "expires_at, result_payload, error_payload "
+	  "FROM s2r_async_execution WHERE initiator_tenant_id = ? AND "
+	  "environment = ? AND service_key = ? AND operation_key = ? AND "
+	  "correlation_id = ?", 1 },			/* STMT_EXEC_POLL */
 };
 
 static const char *const status_names[ST__MAX] = {
@@ -368,6 +375,87 @@ repo_exec_by_key(struct db *db, const char *tenant, const char *env,
 	if ((st = db_run(db, STMT_EXEC_BY_KEY, p)) == NULL)
 		return REPO_ERR;
 	return exec_fetch(db, st, r);
+}
+
+/* Binds the STMT_EXEC_POLL result columns into r and the scratch slots. */
+static void
+poll_cols(struct db_cols *c, struct exec_row *r, char *status, size_t ssz,
+    MYSQL_TIME *t)
+{
+	db_rcol(c, 0, MYSQL_TYPE_LONGLONG, &r->id, 0);
+	db_rcol(c, 1, MYSQL_TYPE_STRING, status, ssz);
+	db_rcol(c, 2, MYSQL_TYPE_BLOB, r->key_hash, SHA256_LEN);
+	db_rcol(c, 3, MYSQL_TYPE_BLOB, r->poll_hash, SHA256_LEN);
+	db_rcol(c, 4, MYSQL_TYPE_LONG, &r->cancel_requested, 0);
+	db_rcol(c, 5, MYSQL_TYPE_DATETIME, &t[0], sizeof(t[0]));
+	db_rcol(c, 6, MYSQL_TYPE_DATETIME, &t[1], sizeof(t[1]));
+	db_rcol(c, 7, MYSQL_TYPE_DATETIME, &t[2], sizeof(t[2]));
+	db_rcol(c, 8, MYSQL_TYPE_DATETIME, &t[3], sizeof(t[3]));
+	db_rcol(c, 9, MYSQL_TYPE_BLOB, NULL, 0);
+	db_rcol(c, 10, MYSQL_TYPE_BLOB, NULL, 0);
+}
+
+/* Copies the fetched poll columns into r, payloads included; 0 or -1. */
+static int
+poll_finish(MYSQL_STMT *st, struct db_cols *c, struct exec_row *r,
+    char *status, size_t ssz, MYSQL_TIME *t)
+{
+	db_rstr(c, 1, status, ssz);
+	r->status = status_parse(status);
+	r->key_hash_null = c->null[2] || c->len[2] != SHA256_LEN;
+	r->poll_hash_null = c->null[3] || c->len[3] != SHA256_LEN;
+	r->created_at = db_time_ms(&t[0]);
+	r->updated_at = db_time_ms(&t[1]);
+	r->completed_at = c->null[7] ? 0 : db_time_ms(&t[2]);
+	r->expires_at = db_time_ms(&t[3]);
+	if (!c->null[9] && db_fetch_blob(st, &c->b[9], 9, c->len[9],
+	    &r->result, &r->result_len) == -1)
+		return -1;
+	if (!c->null[10] && db_fetch_blob(st, &c->b[10], 10, c->len[10],
+	    &r->error, &r->error_len) == -1)
+		return -1;
+	return r->status == ST__MAX ? -1 : 0;
+}
+
+/*
+ * The poll read: only what poll and cancel use (id, status, the
+ * initiator's key and token hashes, cancel flag, timestamps, result,
+ * error) of (tenant, route, correlation id). r's names are copied from
+ * the arguments. REPO_OK (free r with exec_row_free), REPO_NOTFOUND or
+ * REPO_ERR.
+ */
+int
+repo_exec_poll(struct db *db, const char *tenant, const char *env,
+    const char *svc, const char *op, const char *cid, struct exec_row *r)
+{
+	MYSQL_BIND	 p[5];
+	MYSQL_TIME	 t[4];
+	MYSQL_STMT	*st;
+	struct db_cols	 c;
+	char		 status[24];
+	int		 rc;
+
+	db_bind_str(&p[0], tenant);
+	db_bind_str(&p[1], env);
+	db_bind_str(&p[2], svc);
+	db_bind_str(&p[3], op);
+	db_bind_str(&p[4], cid);
+	if ((st = db_run(db, STMT_EXEC_POLL, p)) == NULL)
+		return REPO_ERR;
+	memset(r, 0, sizeof(*r));
+	poll_cols(&c, r, status, sizeof(status), t);
+	rc = db_fetch_row(st, &c);
+	if (rc == 0 && poll_finish(st, &c, r, status, sizeof(status), t)) {
+		exec_row_free(r);
+		rc = -1;
+	}
+	mysql_stmt_free_result(st);
+	snprintf(r->cid, sizeof(r->cid), "%s", cid);
+	snprintf(r->env, sizeof(r->env), "%s", env);
+	snprintf(r->svc, sizeof(r->svc), "%s", svc);
+	snprintf(r->op, sizeof(r->op), "%s", op);
+	snprintf(r->tenant, sizeof(r->tenant), "%s", tenant);
+	return rc == 0 ? REPO_OK : rc == 1 ? REPO_NOTFOUND : REPO_ERR;
 }
 
 /* As repo_exec_by_key, by primary key. */

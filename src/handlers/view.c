@@ -100,8 +100,8 @@ view_find(struct app *app, struct req *req, struct resp *resp,
 	if ((e = auth_key(app, req, KEY_CONSUMER, &key, khash)) != HERR_OK)
 		return e;
 	crypto_sha256(tok, strlen(tok), thash);
-	rc = repo_exec_by_key(app->db, key.tenant, req->env, req->svc,
-	    req->op, req->cid, json_now_ms(), r);
+	rc = repo_exec_poll(app->db, key.tenant, req->env, req->svc,
+	    req->op, req->cid, r);
 	if (rc == REPO_ERR)
 		return HERR_UNAVAILABLE;
 	found = rc == REPO_OK;
