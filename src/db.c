@@ -463,23 +463,3 @@ db_fetch_row(MYSQL_STMT *st, struct db_cols *r)
 	log_error("db: fetch: %s", mysql_stmt_error(st));
 	return -1;
 }
-
-/*
- * Discards what is left of an executed statement's results, including
- * the extra result sets of a CALL; 0, or -1 when the server reported an
- * error in a later result.
- */
-int
-db_drain(MYSQL_STMT *st)
-{
-	int	 rc;
-
-	mysql_stmt_free_result(st);
-	while ((rc = mysql_stmt_next_result(st)) == 0)
-		mysql_stmt_free_result(st);
-	if (rc > 0) {
-		log_error("db: %s", mysql_stmt_error(st));
-		return -1;
-	}
-	return 0;
-}

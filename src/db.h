@@ -59,6 +59,5 @@ void		 db_rcol(struct db_cols *, int i, enum enum_field_types t,
 		    void *p, size_t n);
 void		 db_rstr(struct db_cols *, int i, char *p, size_t n);
 int		 db_fetch_row(MYSQL_STMT *, struct db_cols *);
-int		 db_drain(MYSQL_STMT *);
 
 #endif

@@ -101,13 +101,24 @@ static const struct db_stmt_def stmts[STMT__MAX] = {
 	{ "SELECT CONCAT(environment, '/', service_key, '/', operation_key), "
 	  "status, COUNT(*) FROM s2r_async_execution GROUP BY environment, "
 	  "service_key, operation_key, status", 1 },	/* STMT_STATS */
-	{ "CALL s2r_finalize(?, ?, ?, ?, ?, ?)", 0 },	/* STMT_FINALIZE */
 	{ "SELECT id, status, initiator_key_hash, poll_token_hash, "
 	  "cancel_requested, created_at, updated_at, completed_at, "
 	  "expires_at, result_payload, error_payload "
 	  "FROM s2r_async_execution WHERE initiator_tenant_id = ? AND "
 	  "environment = ? AND service_key = ? AND operation_key = ? AND "
 	  "correlation_id = ?", 1 },			/* STMT_EXEC_POLL */
+	{ "UPDATE s2r_async_execution SET status = 'completed', "
+	  "result_payload = ?, completed_at = ?, updated_at = ? WHERE id = ? "
+	  "AND status = 'waiting_callback' AND callback_token_hash = ?",
+	  0 },						/* STMT_FIN_COMPLETE */
+	{ "UPDATE s2r_async_execution SET status = 'failed', "
+	  "error_payload = ?, completed_at = ?, updated_at = ? WHERE id = ? "
+	  "AND status = 'waiting_callback' AND callback_token_hash = ?",
+	  0 },						/* STMT_FIN_FAIL */
+	{ "UPDATE s2r_async_execution SET status = 'cancelled', "
+	  "completed_at = ?, updated_at = ? WHERE id = ? AND "
+	  "status = 'waiting_callback' AND callback_token_hash = ? AND "
+	  "cancel_requested = 1", 0 },			/* STMT_FIN_CANCELLED */
 };
 
 static const char *const status_names[ST__MAX] = {
@@ -529,69 +540,6 @@ repo_heartbeat(struct db *db, uint64_t id, const unsigned char *tokhash,
 	return run_cas(db, STMT_HEARTBEAT, p);
 }
 
-/* Binds the s2r_finalize result row into o and the scratch slots. */
-static void
-finalize_cols(struct db_cols *c, struct finalize_out *o, char *status,
-    size_t ssz, MYSQL_TIME *t)
-{
-	db_rcol(c, 0, MYSQL_TYPE_LONG, &o->won, 0);
-	db_rcol(c, 1, MYSQL_TYPE_LONG, &o->served, 0);
-	db_rcol(c, 2, MYSQL_TYPE_STRING, o->row.cid, sizeof(o->row.cid));
-	db_rcol(c, 3, MYSQL_TYPE_STRING, status, ssz);
-	db_rcol(c, 4, MYSQL_TYPE_LONG, &o->row.cancel_requested, 0);
-	db_rcol(c, 5, MYSQL_TYPE_DATETIME, &t[0], sizeof(t[0]));
-	db_rcol(c, 6, MYSQL_TYPE_DATETIME, &t[1], sizeof(t[1]));
-	db_rcol(c, 7, MYSQL_TYPE_DATETIME, &t[2], sizeof(t[2]));
-	db_rcol(c, 8, MYSQL_TYPE_DATETIME, &t[3], sizeof(t[3]));
-}
-
-/*
- * The callback compare-and-set (procedure s2r_finalize, one round trip):
- * finalizes execution id to status to (completed, failed, cancelled) with
- * payload (result or error object, as sent) when the token is the current
- * claim's and backend key key_id serves the route. o->found tells whether
- * the id exists; then o->served, o->won and o->row (correlation id,
- * status, cancel flag, timestamps; no payloads). REPO_OK or REPO_ERR.
- */
-int
-repo_finalize(struct db *db, uint64_t id, uint64_t key_id,
-    const unsigned char *tokhash, enum exec_status to, const char *payload,
-    size_t len, int64_t now, struct finalize_out *o)
-{
-	MYSQL_BIND	 p[6];
-	MYSQL_TIME	 tn, t[4];
-	MYSQL_STMT	*st;
-	struct db_cols	 c;
-	char		 status[24];
-	int		 rc;
-
-	memset(o, 0, sizeof(*o));
-	db_bind_u64(&p[0], &id);
-	db_bind_u64(&p[1], &key_id);
-	db_bind_blob(&p[2], tokhash, SHA256_LEN);
-	db_bind_str(&p[3], exec_status_name(to));
-	db_bind_blob(&p[4], payload ? payload : "", payload ? len : 0);
-	db_bind_time(&p[5], &tn, now);
-	if ((st = db_run(db, STMT_FINALIZE, p)) == NULL)
-		return REPO_ERR;
-	finalize_cols(&c, o, status, sizeof(status), t);
-	rc = db_fetch_row(st, &c);
-	if (db_drain(st) == -1 || rc == -1)
-		return REPO_ERR;
-	if (rc == 1)
-		return REPO_OK;		/* no such execution */
-	db_rstr(&c, 2, o->row.cid, sizeof(o->row.cid));
-	db_rstr(&c, 3, status, sizeof(status));
-	o->found = 1;
-	o->row.id = id;
-	o->row.status = status_parse(status);
-	o->row.created_at = db_time_ms(&t[0]);
-	o->row.updated_at = db_time_ms(&t[1]);
-	o->row.completed_at = c.null[7] ? 0 : db_time_ms(&t[2]);
-	o->row.expires_at = db_time_ms(&t[3]);
-	return o->row.status == ST__MAX ? REPO_ERR : REPO_OK;
-}
-
 /* The applied schema version (0 when none); REPO_OK or REPO_ERR. */
 int
 repo_schema_version(struct db *db, int *version)
@@ -747,4 +695,29 @@ repo_ping(struct db *db)
 	int	 v;
 
 	return repo_schema_version(db, &v);
+}
+
+/*
+ * Finalizes execution id to status to (completed, failed or cancelled)
+ * with payload (the result value or the error object as sent; unused for
+ * cancelled, which also needs a pending cancel request) in one
+ * compare-and-set UPDATE on status and callback token. REPO_OK for the
+ * one winner, REPO_NOTFOUND for every loser, REPO_ERR.
+ */
+int
+repo_finalize(struct db *db, uint64_t id, const unsigned char *tokhash,
+    enum exec_status to, const char *payload, size_t len, int64_t now)
+{
+	MYSQL_BIND	 p[5];
+	MYSQL_TIME	 t[2];
+
+	db_bind_blob(&p[0], payload ? payload : "", payload ? len : 0);
+	db_bind_time(&p[1], &t[0], now);
+	db_bind_time(&p[2], &t[1], now);
+	db_bind_u64(&p[3], &id);
+	db_bind_blob(&p[4], tokhash, SHA256_LEN);
+	if (to == ST_CANCELLED)
+		return run_cas(db, STMT_FIN_CANCELLED, p + 1);
+	return run_cas(db, to == ST_COMPLETED ? STMT_FIN_COMPLETE :
+	    STMT_FIN_FAIL, p);
 }

@@ -19,7 +19,7 @@
 struct config;
 struct db;
 
-#define SCHEMA_VERSION	3	/* the newest migration in sql/ */
+#define SCHEMA_VERSION	2	/* the newest migration in sql/ */
 
 enum repo_rc {
 	REPO_ERR = -1,
@@ -128,17 +128,8 @@ int	repo_claim(struct db *, const char *env, const char *svc,
 	    struct claim_item **, size_t *);
 int	repo_heartbeat(struct db *, uint64_t, const unsigned char *tokhash,
 	    int64_t lease_until);
-struct finalize_out {
-	int		 found;		/* the execution exists */
-	int		 served;	/* the backend key serves its route */
-	int		 won;		/* this call finalized it */
-	struct exec_row	 row;		/* no payloads */
-};
-
-int	repo_finalize(struct db *, uint64_t id, uint64_t key_id,
-	    const unsigned char *tokhash, enum exec_status to,
-	    const char *payload, size_t len, int64_t now,
-	    struct finalize_out *);
+int	repo_finalize(struct db *, uint64_t, const unsigned char *tokhash,
+	    enum exec_status to, const char *payload, size_t len, int64_t now);
 
 /* admin */
 int	repo_migrate(struct db *, int *applied, int *version);

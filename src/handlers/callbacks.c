@@ -72,34 +72,6 @@ conflict(struct resp *resp, enum exec_status st)
 	return HERR_CONFLICT;
 }
 
-/*
- * Finalizes to status to with payload p (n bytes) in one compare-and-set
- * and answers: 200 with the status body for the winner, 409 for a loser,
- * 404 for an unknown id or a route the key does not serve.
- */
-static enum herr
-finalize(struct app *app, struct req *req, struct resp *resp, struct cb *c,
-    enum exec_status to, const char *p, size_t n)
-{
-	struct finalize_out	 o;
-	int			 rc;
-
-	rc = repo_finalize(app->db, req->exec_id, c->key_id, c->tokhash, to,
-	    p, n, c->now, &o);
-	cb_free(c);
-	if (rc != REPO_OK)
-		return HERR_UNAVAILABLE;
-	if (!o.found || !o.served)
-		return HERR_NOT_FOUND;
-	if (!o.won)
-		return conflict(resp, o.row.status);
-	o.row.result = o.row.error = (char *)(uintptr_t)p;
-	o.row.result_len = o.row.error_len = n;
-	view_status(&resp->body, &o.row);
-	resp_json(resp, 200);
-	return HERR_OK;
-}
-
 /* Loads execution id for heartbeat: HERR_OK when the key serves it. */
 static enum herr
 hb_load(struct app *app, struct req *req, struct cb *c, struct exec_row *r)
@@ -115,6 +87,41 @@ hb_load(struct app *app, struct req *req, struct cb *c, struct exec_row *r)
 	if (rc == REPO_OK)
 		return HERR_OK;
 	return rc == REPO_ERR ? HERR_UNAVAILABLE : HERR_NOT_FOUND;
+}
+
+static enum herr
+finalize(struct app *app, struct req *req, struct resp *resp, struct cb *c,
+    enum exec_status to, const char *p, size_t n)
+{
+	struct exec_row	 r;
+	enum herr	 e;
+	int		 rc;
+
+	if ((e = hb_load(app, req, c, &r)) != HERR_OK) {
+		cb_free(c);
+		return e;
+	}
+	rc = repo_finalize(app->db, req->exec_id, c->tokhash, to, p, n,
+	    c->now);
+	cb_free(c);
+	exec_row_free(&r);
+	if (rc == REPO_NOTFOUND) {
+		if ((rc = repo_exec_by_id(app->db, req->exec_id, c->now,
+		    &r)) != REPO_OK)
+			return rc == REPO_NOTFOUND ? HERR_NOT_FOUND :
+			    HERR_UNAVAILABLE;
+		exec_row_free(&r);
+		return conflict(resp, r.status);
+	}
+	if (rc != REPO_OK)
+		return HERR_UNAVAILABLE;
+	r.status = to;
+	r.completed_at = r.updated_at = c->now;
+	r.result = r.error = (char *)(uintptr_t)p;
+	r.result_len = r.error_len = n;
+	view_status(&resp->body, &r);
+	resp_json(resp, 200);
+	return HERR_OK;
 }
 
 enum herr

@@ -78,13 +78,10 @@ wipe(void)
 	mysql_close(m);
 }
 
-static uint64_t		 bkey;	/* backend key, granted every op used */
-
 static void
 setup(void)
 {
-	unsigned char	 h[SHA256_LEN];
-	char		 err[512], bk[64];
+	char		 err[512];
 
 	cfgpath = getenv("ASYNCEXEC_TEST_CONFIG");
 	expire_bin = getenv("ASYNCEXEC_EXPIRE");
@@ -104,37 +101,6 @@ setup(void)
 		fprintf(stderr, "cannot reach the database\n");
 		exit(1);
 	}
-	CHECK(crypto_new_secret("bk_", bk, sizeof(bk), h) == 0);
-	CHECK(repo_key_add(db, 1, NULL, "test_expire", h, json_now_ms(),
-	    &bkey) == REPO_OK);
-}
-
-/* Lets the test's backend key serve route env/svc/op (made if new). */
-static void
-grant(const char *op)
-{
-	struct route_row r;
-
-	(void)repo_route_add(db, env, svc, op, 7, json_now_ms());
-	CHECK(repo_route_get(db, env, svc, op, &r) == REPO_OK);
-	(void)repo_backend_route_add(db, bkey, r.id);
-}
-
-/*
- * The callbacks' compare-and-set as the service runs it (procedure
- * s2r_finalize with the test's backend key): REPO_OK when this call
- * won, REPO_NOTFOUND when it lost, REPO_ERR otherwise.
- */
-static int
-cas(struct db *d, uint64_t id, const unsigned char *tok, enum exec_status st,
-    const char *p, size_t n, int64_t now)
-{
-	struct finalize_out o;
-
-	if (repo_finalize(d, id, bkey, tok, st, p, n, now, &o) != REPO_OK ||
-	    !o.found || !o.served)
-		return REPO_ERR;
-	return o.won ? REPO_OK : REPO_NOTFOUND;
 }
 
 /* Inserts a waiting execution op/cid created a day before it expires. */
@@ -160,7 +126,6 @@ add(const char *op, const char *cid, int64_t expires_at)
 	n.now = expires_at - DAY;
 	n.expires_at = expires_at;
 	CHECK(repo_exec_insert(db, &n) == REPO_OK);
-	grant(op);
 	if (repo_exec_by_key(db, tenant, env, svc, op, cid, json_now_ms(),
 	    &r) == REPO_OK) {
 		id = r.id;
@@ -268,7 +233,7 @@ expire_boundaries(void)
 	r = run(opts(now, S(EXPIRE)));
 	CHECK_EQ_INT(r.count[EXPIRE_STEP_EXPIRE], 0);
 	CHECK(repo_exec_cancel(db, eq, now) == REPO_NOTFOUND);
-	CHECK(cas(db, eq, h, ST_COMPLETED, "1", 1, now) ==
+	CHECK(repo_finalize(db, eq, h, ST_COMPLETED, "1", 1, now) ==
 	    REPO_NOTFOUND);
 	wipe();
 }
@@ -321,7 +286,7 @@ abandon_boundaries(void)
 	check_abandoned(a6, 6);
 	/* the last claim's callback now loses */
 	CHECK(tok_id == a5);
-	CHECK(cas(db, a5, tok_hash, ST_COMPLETED, "1", 1, now) ==
+	CHECK(repo_finalize(db, a5, tok_hash, ST_COMPLETED, "1", 1, now) ==
 	    REPO_NOTFOUND);
 	/* both rules apply: expiry comes first */
 	both = add("ab", "ab", now - 1);
@@ -344,7 +309,7 @@ finish(const char *op, uint64_t id, enum exec_status st, int64_t now)
 	}
 	claim_rounds(op, 1, now + MIN, keep_token);
 	CHECK(tok_id == id);
-	CHECK(cas(db, id, tok_hash, st, "{\"message\":\"x\"}",
+	CHECK(repo_finalize(db, id, tok_hash, st, "{\"message\":\"x\"}",
 	    15, now) == REPO_OK);
 }
 
@@ -684,7 +649,7 @@ race_callback(void *arg)
 	pthread_barrier_wait(&bar);
 	for (j = 0; j < RACE_N; j++) {
 		i = order[j];
-		rc = cas(mine, race_id[i], race_tok[i],
+		rc = repo_finalize(mine, race_id[i], race_tok[i],
 		    k % 2 ? ST_FAILED : ST_COMPLETED, payload, len,
 		    json_now_ms());
 		pthread_mutex_lock(&race_mu);

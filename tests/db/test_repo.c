@@ -24,7 +24,6 @@ static struct db	*db;
 static char		 env[24], svc[] = "svc", tenant[40];
 static char		 ckey[64], ckey2[64];	/* consumer keys of tenant */
 static char		 okey[64];		/* consumer key, other tenant */
-static uint64_t		 bkey_id, bkey_other;	/* backend keys: fin, other */
 
 /* Runs one SQL statement through a side connection (fixtures only). */
 static void
@@ -53,42 +52,14 @@ make_key(const char *t, char *out)
 	CHECK(repo_key_add(db, 0, t, "test", h, json_now_ms(), &id) == REPO_OK);
 }
 
-/* Creates a backend key serving route env/svc/op (adding the route). */
-static uint64_t
-make_backend_key(const char *op)
-{
-	unsigned char	 h[SHA256_LEN];
-	char		 k[64];
-	struct route_row r;
-	uint64_t	 id = 0;
-
-	(void)repo_route_add(db, env, svc, op, 7, json_now_ms());
-	CHECK(repo_route_get(db, env, svc, op, &r) == REPO_OK);
-	CHECK(crypto_new_secret("bk_", k, sizeof(k), h) == 0);
-	CHECK(repo_key_add(db, 1, NULL, NULL, h, json_now_ms(), &id) == REPO_OK);
-	CHECK(repo_backend_route_add(db, id, r.id) == REPO_OK);
-	return id;
-}
-
-/*
- * Finalizes through the callback procedure with backend key kid: 1 won,
- * 0 lost (found and served), 2 not served, 3 unknown id, -1 error.
- */
+/* The callbacks' compare-and-set: 1 won, 0 lost, -1 error. */
 static int
-finish(uint64_t id, uint64_t kid, const unsigned char *tok,
-    enum exec_status to, const char *p, size_t n, int64_t now)
+finish(uint64_t id, const unsigned char *tok, enum exec_status to,
+    const char *p, size_t n, int64_t now)
 {
-	struct finalize_out o;
+	int	 rc = repo_finalize(db, id, tok, to, p, n, now);
 
-	if (repo_finalize(db, id, kid, tok, to, p, n, now, &o) != REPO_OK)
-		return -1;
-	if (!o.found)
-		return 3;
-	if (!o.served)
-		return 2;
-	if (o.won && o.row.status != to)
-		return -1;
-	return o.won;
+	return rc == REPO_OK ? 1 : rc == REPO_NOTFOUND ? 0 : -1;
 }
 
 static void
@@ -118,8 +89,6 @@ setup(void)
 	make_key(tenant, ckey);
 	make_key(tenant, ckey2);
 	make_key(other, okey);
-	bkey_id = make_backend_key("fin");
-	bkey_other = make_backend_key("op");
 }
 
 /* Inserts an execution (cid) for key k of tenant t; returns its token. */
@@ -239,13 +208,12 @@ finalize_once(void)
 	crypto_sha256(it[0].token, strlen(it[0].token), h);
 	claim_free(it, 1);
 	CHECK(repo_heartbeat(db, id, stale, now + 120000) == REPO_NOTFOUND);
-	CHECK_EQ_INT(finish(id, bkey_id, stale, ST_COMPLETED, "1", 1, now), 0);
+	CHECK_EQ_INT(finish(id, stale, ST_COMPLETED, "1", 1, now), 0);
 	CHECK(repo_heartbeat(db, id, h, now + 120000) == REPO_OK);
-	CHECK_EQ_INT(finish(id, bkey_id, h, ST_COMPLETED, "1.10", 4, now), 1);
-	CHECK_EQ_INT(finish(id, bkey_id, h, ST_COMPLETED, "2", 1, now), 0);
-	CHECK_EQ_INT(finish(id, bkey_id, h, ST_FAILED, "{}", 2, now), 0);
-	CHECK_EQ_INT(finish(id, bkey_other, h, ST_FAILED, "{}", 2, now), 2);
-	CHECK_EQ_INT(finish(id + 100000, bkey_id, h, ST_FAILED, "{}", 2, now), 3);
+	CHECK_EQ_INT(finish(id, h, ST_COMPLETED, "1.10", 4, now), 1);
+	CHECK_EQ_INT(finish(id, h, ST_COMPLETED, "2", 1, now), 0);
+	CHECK_EQ_INT(finish(id, h, ST_FAILED, "{}", 2, now), 0);
+	CHECK_EQ_INT(finish(id + 100000, h, ST_FAILED, "{}", 2, now), 0);
 	CHECK(repo_exec_by_id(db, id, now, &r) == REPO_OK);
 	CHECK(r.status == ST_COMPLETED && r.result_len == 4 &&
 	    memcmp(r.result, "1.10", 4) == 0 && r.completed_at == now);
