@@ -209,7 +209,7 @@ stack_build() {
     cmake -S "$STACK_ROOT" -B "$build" -DCMAKE_BUILD_TYPE="$type" "$@" ||
         stack_die "cmake configure failed"
     cmake --build "$build" -j2 || stack_die "build failed"
-    for bin in asyncexec-fcgi asyncexec-admin; do
+    for bin in asyncexec-fcgi asyncexec-admin asyncexec-expire; do
         [[ -x $build/$bin ]] || stack_die "build did not produce $build/$bin"
     done
 }
