@@ -12,7 +12,7 @@
 # exit, they warn and return non-zero, so they are safe in EXIT traps.
 
 # Debian packages needed to build and run the stack.
-STACK_PACKAGES=(cmake gcc pkg-config libfcgi-dev libmariadb-dev libjson-c-dev libssl-dev
+STACK_PACKAGES=(cmake make gcc pkg-config libfcgi-dev libmariadb-dev libjson-c-dev libssl-dev
                 uuid-dev mariadb-server mariadb-client nginx curl)
 
 # Bounds (seconds) for the waits below.
