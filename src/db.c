@@ -11,6 +11,7 @@
 
 #include "config.h"
 #include "db.h"
+#include "json.h"
 #include "log.h"
 #include "metrics.h"
 
@@ -389,39 +390,38 @@ db_bind_u32(MYSQL_BIND *b, const unsigned *v)
 void
 db_bind_time(MYSQL_BIND *b, MYSQL_TIME *t, int64_t ms)
 {
-	time_t		 s = (time_t)(ms / 1000);
-	struct tm	 tm;
+	struct json_civil	 c;
 
-	gmtime_r(&s, &tm);
+	json_civil(ms, &c);
 	memset(t, 0, sizeof(*t));
-	t->year = (unsigned)tm.tm_year + 1900;
-	t->month = (unsigned)tm.tm_mon + 1;
-	t->day = (unsigned)tm.tm_mday;
-	t->hour = (unsigned)tm.tm_hour;
-	t->minute = (unsigned)tm.tm_min;
-	t->second = (unsigned)tm.tm_sec;
-	t->second_part = (unsigned long)(ms % 1000) * 1000;
+	t->year = (unsigned)c.year;
+	t->month = c.month;
+	t->day = c.day;
+	t->hour = c.hour;
+	t->minute = c.minute;
+	t->second = c.second;
+	t->second_part = (unsigned long)c.millis * 1000;
 	t->time_type = MYSQL_TIMESTAMP_DATETIME;
 	memset(b, 0, sizeof(*b));
 	b->buffer_type = MYSQL_TYPE_DATETIME;
 	b->buffer = t;
 }
 
+/* UTC milliseconds since the epoch of a fetched DATETIME(3). */
 int64_t
 db_time_ms(const MYSQL_TIME *t)
 {
-	struct tm	 tm;
+	struct json_civil	 c;
 
-	memset(&tm, 0, sizeof(tm));
-	tm.tm_year = (int)t->year - 1900;
-	tm.tm_mon = (int)t->month - 1;
-	tm.tm_mday = (int)t->day;
-	tm.tm_hour = (int)t->hour;
-	tm.tm_min = (int)t->minute;
-	tm.tm_sec = (int)t->second;
-	return (int64_t)timegm(&tm) * 1000 + (int64_t)(t->second_part / 1000);
+	c.year = (int)t->year;
+	c.month = t->month;
+	c.day = t->day;
+	c.hour = t->hour;
+	c.minute = t->minute;
+	c.second = t->second;
+	c.millis = (unsigned)(t->second_part / 1000);
+	return json_civil_ms(&c);
 }
-
 
 /* Sets result column i to type t over buffer p of size n. */
 void

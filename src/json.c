@@ -303,21 +303,93 @@ json_put_string(struct buf *b, const char *s)
 	return buf_append(b, "\"", 1);
 }
 
+/*
+ * Days since 1970-01-01 of the civil date y-m-d (proleptic Gregorian),
+ * and back: plain arithmetic, no time zone lock (gmtime_r and timegm
+ * take one on every call).
+ */
+static int64_t
+days_from_civil(int64_t y, unsigned m, unsigned d)
+{
+	int64_t		 era;
+	unsigned	 yoe, doy, doe;
+
+	y -= m <= 2;
+	era = (y >= 0 ? y : y - 399) / 400;
+	yoe = (unsigned)(y - era * 400);
+	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + (int64_t)doe - 719468;
+}
+
+static void
+civil_from_days(int64_t z, struct json_civil *c)
+{
+	int64_t		 era;
+	unsigned	 doe, yoe, doy, mp;
+
+	z += 719468;
+	era = (z >= 0 ? z : z - 146096) / 146097;
+	doe = (unsigned)(z - era * 146097);
+	yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	mp = (5 * doy + 2) / 153;
+	c->day = doy - (153 * mp + 2) / 5 + 1;
+	c->month = mp < 10 ? mp + 3 : mp - 9;
+	c->year = (int)((int64_t)yoe + era * 400 + (c->month <= 2));
+}
+
+/* Splits UTC milliseconds since the epoch into civil fields. */
+void
+json_civil(int64_t ms, struct json_civil *c)
+{
+	int64_t		 days = ms / 86400000, rest = ms % 86400000;
+
+	if (rest < 0) {
+		rest += 86400000;
+		days--;
+	}
+	civil_from_days(days, c);
+	c->hour = (unsigned)(rest / 3600000);
+	c->minute = (unsigned)(rest / 60000 % 60);
+	c->second = (unsigned)(rest / 1000 % 60);
+	c->millis = (unsigned)(rest % 1000);
+}
+
+/* UTC milliseconds since the epoch of civil fields c. */
+int64_t
+json_civil_ms(const struct json_civil *c)
+{
+	return ((days_from_civil(c->year, c->month, c->day) * 24 +
+	    c->hour) * 60 + c->minute) * 60000 + (int64_t)c->second * 1000 +
+	    c->millis;
+}
+
+/* Writes n decimal digits of v at p. */
+static void
+digits_at(char *p, unsigned v, int n)
+{
+	while (n-- > 0) {
+		p[n] = (char)('0' + v % 10);
+		v /= 10;
+	}
+}
+
 /* Formats milliseconds since the epoch as RFC 3339 UTC with millis. */
 void
 json_time(int64_t ms, char out[RFC3339_LEN + 1])
 {
-	time_t		 t = (time_t)(ms / 1000);
-	struct tm	 tm;
+	struct json_civil	 c;
 
-	char		 tmp[64];
-
-	gmtime_r(&t, &tm);
-	snprintf(tmp, sizeof(tmp), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
-	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-	    tm.tm_min, tm.tm_sec, (int)(ms % 1000));
-	memcpy(out, tmp, RFC3339_LEN);
-	out[RFC3339_LEN] = '\0';
+	json_civil(ms, &c);
+	memcpy(out, "0000-00-00T00:00:00.000Z", RFC3339_LEN + 1);
+	digits_at(out, c.year >= 0 && c.year <= 9999 ? (unsigned)c.year : 0, 4);
+	digits_at(out + 5, c.month, 2);
+	digits_at(out + 8, c.day, 2);
+	digits_at(out + 11, c.hour, 2);
+	digits_at(out + 14, c.minute, 2);
+	digits_at(out + 17, c.second, 2);
+	digits_at(out + 20, c.millis, 3);
 }
 
 /* The current UTC time in milliseconds since the epoch. */

@@ -21,7 +21,14 @@ int	json_validate(const char *, size_t, unsigned depth,
 	    struct json_object **out);
 int	json_member(const char *, size_t, const char *key, const char **vp,
 	    size_t *vn);
+struct json_civil {
+	int		 year;
+	unsigned	 month, day, hour, minute, second, millis;
+};
+
 int	json_put_string(struct buf *, const char *);
+void	json_civil(int64_t ms, struct json_civil *);
+int64_t	json_civil_ms(const struct json_civil *);
 void	json_time(int64_t ms, char out[RFC3339_LEN + 1]);
 int64_t	json_now_ms(void);
 

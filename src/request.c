@@ -5,6 +5,7 @@
  * the next accept. CONTENT_LENGTH is checked against the limit before a
  * single body byte is read.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,16 +15,50 @@
 #include "http.h"
 #include "log.h"
 
-/* Copies param name of r, or NULL when absent; -1 only on no memory. */
-static int
-param_copy(FCGX_Request *r, const char *name, char **out)
+/* The params kept, in one table: name and where its copy goes. */
+static char **
+param_slot(struct req *req, const char *name, size_t n)
 {
-	const char	*v = FCGX_GetParam(name, r->envp);
+	static const struct {
+		const char	*name;
+		size_t		 off;
+	} kept[] = {
+		{ "HTTP_AUTHORIZATION", offsetof(struct req, authorization) },
+		{ "HTTP_X_POLL_TOKEN", offsetof(struct req, poll_token) },
+		{ "HTTP_X_CORRELATION_ID", offsetof(struct req, correlation_id) },
+		{ "HTTP_X_CALLBACK_TOKEN", offsetof(struct req, callback_token) },
+		{ "HTTP_IF_NONE_MATCH", offsetof(struct req, if_none_match) },
+		{ "CONTENT_TYPE", offsetof(struct req, content_type) },
+	};
+	size_t	 i;
 
-	*out = NULL;
-	if (v == NULL)
-		return 0;
-	return (*out = strdup(v)) == NULL ? -1 : 0;
+	for (i = 0; i < sizeof(kept) / sizeof(kept[0]); i++)
+		if (strncmp(kept[i].name, name, n) == 0 &&
+		    kept[i].name[n] == '\0')
+			return (char **)(void *)((char *)req + kept[i].off);
+	return NULL;
+}
+
+/*
+ * Copies the kept headers of r into req in one pass over the params
+ * (the first of a repeated name wins, as FCGX_GetParam's). 0, or -1 on
+ * no memory.
+ */
+static int
+params_copy(struct req *req, FCGX_Request *r)
+{
+	char		**e, **slot;
+	const char	*eq;
+
+	for (e = r->envp; e != NULL && *e != NULL; e++) {
+		if ((eq = strchr(*e, '=')) == NULL ||
+		    (slot = param_slot(req, *e, (size_t)(eq - *e))) == NULL ||
+		    *slot != NULL)
+			continue;
+		if ((*slot = strdup(eq + 1)) == NULL)
+			return -1;
+	}
+	return 0;
 }
 
 /* Parses CONTENT_LENGTH: -1 absent, -2 malformed, else the length. */
@@ -89,12 +124,7 @@ req_from_params(struct req *req, void *fr)
 		uri = "/";
 	n = strcspn(uri, "?");
 	if ((req->path = strndup(uri, n)) == NULL || split_path(req) == -1 ||
-	    param_copy(r, "HTTP_AUTHORIZATION", &req->authorization) ||
-	    param_copy(r, "HTTP_X_POLL_TOKEN", &req->poll_token) ||
-	    param_copy(r, "HTTP_X_CORRELATION_ID", &req->correlation_id) ||
-	    param_copy(r, "HTTP_X_CALLBACK_TOKEN", &req->callback_token) ||
-	    param_copy(r, "HTTP_IF_NONE_MATCH", &req->if_none_match) ||
-	    param_copy(r, "CONTENT_TYPE", &req->content_type))
+	    params_copy(req, r) == -1)
 		return -1;
 	req->content_length = content_length(r);
 	return 0;

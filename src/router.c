@@ -6,7 +6,6 @@
  * Route parameters are validated here: a bad route name is
  * unknown_route, a bad correlation id or execution id is not_found.
  */
-#include <stdio.h>
 #include <string.h>
 
 #include "handlers/handlers.h"
@@ -49,20 +48,21 @@ static const struct route_def routes[ROUTE__MAX] = {
 static int
 match(const struct req *req, const char *pattern, const char **vars)
 {
-	char		 pat[64];
-	char		*p, *s;
-	size_t		 i = 0, nv = 0;
+	const char	*p = pattern;
+	size_t		 i, n, nv = 0;
 
-	snprintf(pat, sizeof(pat), "%s", pattern);
-	for (p = pat; p != NULL; p = s, i++) {
-		if ((s = strchr(p, '/')) != NULL)
-			*s++ = '\0';
+	for (i = 0; *p != '\0'; i++) {
+		n = strcspn(p, "/");
 		if (i >= req->nseg || req->seg[i][0] == '\0')
 			return 0;
-		if (strcmp(p, "*") == 0)
+		if (n == 1 && *p == '*')
 			vars[nv++] = req->seg[i];
-		else if (strcmp(p, req->seg[i]) != 0)
+		else if (strncmp(p, req->seg[i], n) != 0 ||
+		    req->seg[i][n] != '\0')
 			return 0;
+		p += n;
+		if (*p == '/')
+			p++;
 	}
 	return i == req->nseg;
 }

@@ -11,18 +11,24 @@
 #include "../json.h"
 #include "handlers.h"
 
-/* Appends a timestamp member ("name":"…" or "name":null when ms is 0). */
+/* Appends a timestamp member ,"name":"…" (or null when ms is 0). */
 static void
 put_time(struct buf *b, const char *name, int64_t ms)
 {
-	char	 t[RFC3339_LEN + 1];
+	char	 t[RFC3339_LEN + 3];
 
+	buf_puts(b, ",\"");
+	buf_puts(b, name);
 	if (ms == 0) {
-		buf_printf(b, ",\"%s\":null", name);
+		buf_puts(b, "\":null");
 		return;
 	}
-	json_time(ms, t);
-	buf_printf(b, ",\"%s\":\"%s\"", name, t);
+	t[0] = '"';
+	json_time(ms, t + 1);
+	t[RFC3339_LEN + 1] = '"';
+	t[RFC3339_LEN + 2] = '\0';
+	buf_puts(b, "\":");
+	buf_append(b, t, RFC3339_LEN + 2);
 }
 
 /*
@@ -34,13 +40,15 @@ view_status(struct buf *b, const struct exec_row *r)
 {
 	buf_puts(b, "{\"correlationId\":");
 	json_put_string(b, r->cid);
-	buf_printf(b, ",\"status\":\"%s\"", exec_status_name(r->status));
+	buf_puts(b, ",\"status\":\"");
+	buf_puts(b, exec_status_name(r->status));
+	buf_puts(b, "\"");
 	put_time(b, "createdAt", r->created_at);
 	put_time(b, "updatedAt", r->updated_at);
 	put_time(b, "expiresAt", r->expires_at);
 	put_time(b, "completedAt", r->completed_at);
-	buf_printf(b, ",\"cancelRequested\":%s",
-	    r->cancel_requested ? "true" : "false");
+	buf_puts(b, r->cancel_requested ? ",\"cancelRequested\":true" :
+	    ",\"cancelRequested\":false");
 	if (r->status == ST_COMPLETED && r->result != NULL) {
 		buf_puts(b, ",\"result\":");
 		buf_append(b, r->result, r->result_len);

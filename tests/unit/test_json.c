@@ -1,5 +1,8 @@
 /* Unit tests: JSON validation, raw member spans, rendering, time. */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "buf.h"
 #include "check.h"
@@ -87,9 +90,44 @@ render(void)
 	CHECK(json_now_ms() > 1700000000000LL);
 }
 
+/* json_time and the civil conversions against gmtime_r over many dates. */
+static void
+civil(void)
+{
+	struct json_civil c;
+	struct tm	 tm;
+	char		 got[RFC3339_LEN + 1], want[64];
+	int64_t		 ms;
+	time_t		 s;
+	unsigned	 seed = 12345, i, bad = 0;
+
+	for (i = 0; i < 20000; i++) {
+		/* 1970 .. ~2200, plus every 29 Feb/1 Mar around 2000 and 2100 */
+		ms = (int64_t)(rand_r(&seed) % 2000000) * 3600000LL +
+		    rand_r(&seed) % 3600000;
+		if (i < 8)
+			ms = (int64_t)(i % 2 ? 4107542400LL : 951782400LL) *
+			    1000 + (int64_t)(i / 2) * 86400000;
+		s = (time_t)(ms / 1000);
+		gmtime_r(&s, &tm);
+		snprintf(want, sizeof(want), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
+		    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+		    tm.tm_min, tm.tm_sec, (int)(ms % 1000));
+		json_time(ms, got);
+		json_civil(ms, &c);
+		if (strcmp(got, want) != 0 || json_civil_ms(&c) != ms) {
+			if (bad++ < 5)
+				fprintf(stderr, "%lld: %s != %s\n",
+				    (long long)ms, got, want);
+		}
+	}
+	CHECK_EQ_INT(bad, 0);
+}
+
 int
 main(void)
 {
+	civil();
 	validate();
 	members();
 	render();
