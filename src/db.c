@@ -27,6 +27,7 @@ struct db {
 	int				 eager;	/* prepare all at connect */
 	int				 multi;	/* allow multi-statements */
 	int				 in_tx;
+	int				 connected_once;	/* reconnects count after it */
 	unsigned			 last_errno;
 	time_t				 last_used;
 };
@@ -175,7 +176,9 @@ db_ready(struct db *db)
 	if (db->conn == NULL) {
 		if (db_connect(db) == -1)
 			return -1;
-		metrics_db_reconnect();
+		if (db->connected_once)
+			metrics_db_reconnect();
+		db->connected_once = 1;
 	}
 	db->last_used = now;
 	return 0;

@@ -40,7 +40,7 @@ handle_poll(struct app *app, struct req *req, struct resp *resp)
 	char		 etag[2 * 16 + 3];
 	enum herr	 e;
 
-	if ((e = view_find(app, req, resp, &r)) != HERR_OK)
+	if ((e = view_find(app, req, &r)) != HERR_OK)
 		return e;
 	view_status(&resp->body, &r);
 	crypto_sha256(resp->body.data, resp->body.len, h);

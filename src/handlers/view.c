@@ -94,8 +94,7 @@ view_json_body(struct app *app, struct req *req, struct resp *resp,
  * On HERR_OK, r is filled (free it with exec_row_free).
  */
 enum herr
-view_find(struct app *app, struct req *req, struct resp *resp,
-    struct exec_row *r)
+view_find(struct app *app, struct req *req, struct exec_row *r)
 {
 	static const unsigned char dummy[SHA256_LEN];
 	unsigned char	 khash[SHA256_LEN], thash[SHA256_LEN];
@@ -104,7 +103,6 @@ view_find(struct app *app, struct req *req, struct resp *resp,
 	enum herr	 e;
 	int		 rc, found, ok;
 
-	(void)resp;
 	if ((e = auth_key(app, req, KEY_CONSUMER, &key, khash)) != HERR_OK)
 		return e;
 	crypto_sha256(tok, strlen(tok), thash);

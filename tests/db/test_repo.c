@@ -121,7 +121,6 @@ find(const char *k, const char *tok, const char *cid, struct exec_row *r)
 {
 	struct app	 app = { &cfg, db, NULL };
 	struct req	 req;
-	struct resp	 resp;
 	char		 auth[80];
 	enum herr	 e;
 
@@ -133,9 +132,7 @@ find(const char *k, const char *tok, const char *cid, struct exec_row *r)
 	req.svc = svc;
 	req.op = "op";
 	req.cid = cid;
-	resp_init(&resp);
-	e = view_find(&app, &req, &resp, r);
-	resp_free(&resp);
+	e = view_find(&app, &req, r);
 	return e;
 }
 

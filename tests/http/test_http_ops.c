@@ -167,14 +167,36 @@ await_recovery(void)
 	return streak >= RECOVERY_STREAK;
 }
 
+/* The value of an unlabelled counter in GET /metrics, -1 when absent. */
+static long long
+counter(const char *name)
+{
+	struct http_resp r;
+	const char *p;
+	long long v = -1;
+	size_t n = strlen(name);
+
+	if (get("/metrics", &r) == 200)
+		for (p = r.body; p != NULL && *p != '\0'; p = strchr(p, '\n'),
+		    p = p ? p + 1 : NULL)
+			if (strncmp(p, name, n) == 0 && p[n] == ' ')
+				v = atoll(p + n + 1);
+	http_resp_free(&r);
+	return v;
+}
+
 static void
 test_outage(void)
 {
 	struct http_resp r;
 	struct sub s;
+	long long errors0, reconnects0;
 	int i;
 
 	CHECK(fx_submit_ok(&F, NULL, "{\"before\":\"outage\"}", &s));
+	errors0 = counter("asyncexec_db_errors_total");
+	reconnects0 = counter("asyncexec_db_reconnects_total");
+	CHECK(errors0 >= 0 && reconnects0 >= 0);
 	db_stopped = 1;
 	CHECK_EQ_INT(dbctl("stop"), 0);
 	for (i = 0; i < OUTAGE_PROBES; i++)
@@ -185,6 +207,9 @@ test_outage(void)
 	CHECK_EQ_INT(get("/readyz", &r), 200);
 	http_resp_free(&r);
 	CHECK_EQ_STR(fx_status(&F, &s), "waiting_callback");
+	/* the outage shows in the metrics: errors, and workers that reconnected */
+	CHECK(counter("asyncexec_db_errors_total") > errors0);
+	CHECK(counter("asyncexec_db_reconnects_total") > reconnects0);
 }
 
 int
