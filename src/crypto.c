@@ -1,9 +1,11 @@
 /*
- * crypto.c - SHA-256, RAND_bytes, CRYPTO_memcmp, base64url, UUIDs.
+ * crypto.c - SHA-256, RAND_bytes, CRYPTO_memcmp, base64url, UUIDs and
+ * sealed execution ids (AES-128 of one block).
  */
 #include <string.h>
 
 #include <openssl/crypto.h>
+#include <openssl/evp.h>
 #include <openssl/rand.h>
 #include <openssl/sha.h>
 #include <uuid/uuid.h>
@@ -153,4 +155,89 @@ crypto_uuid(char out[UUID_TEXT_LEN + 1])
 
 	uuid_generate_random(u);
 	uuid_unparse_lower(u, out);
+}
+
+/*
+ * The AES-128-ECB contexts of the last key used, kept per process so that
+ * sealing or opening an id costs one block operation and no key schedule.
+ */
+static struct {
+	unsigned char	 key[IDKEY_LEN];
+	EVP_CIPHER_CTX	*enc, *dec;
+} idc;
+
+/* Makes idc ready for key; 0 or -1 (logged). */
+static int
+idc_ready(const unsigned char key[IDKEY_LEN])
+{
+	if (idc.enc != NULL && CRYPTO_memcmp(idc.key, key, IDKEY_LEN) == 0)
+		return 0;
+	if (idc.enc == NULL && ((idc.enc = EVP_CIPHER_CTX_new()) == NULL ||
+	    (idc.dec = EVP_CIPHER_CTX_new()) == NULL))
+		goto fail;
+	if (EVP_EncryptInit_ex(idc.enc, EVP_aes_128_ecb(), NULL, key,
+	    NULL) != 1 || EVP_DecryptInit_ex(idc.dec, EVP_aes_128_ecb(),
+	    NULL, key, NULL) != 1)
+		goto fail;
+	EVP_CIPHER_CTX_set_padding(idc.enc, 0);
+	EVP_CIPHER_CTX_set_padding(idc.dec, 0);
+	memcpy(idc.key, key, IDKEY_LEN);
+	return 0;
+fail:
+	log_error("cannot set up AES-128 for sealed ids");
+	EVP_CIPHER_CTX_free(idc.enc);
+	EVP_CIPHER_CTX_free(idc.dec);
+	idc.enc = idc.dec = NULL;
+	return -1;
+}
+
+/*
+ * Seals id under key: base64url (22 characters and a NUL into out) of
+ * AES-128(id as 8 big-endian bytes || 8 zero bytes). Without the key the
+ * text reveals nothing about id. 0 or -1.
+ */
+int
+crypto_id_seal(const unsigned char key[IDKEY_LEN], uint64_t id,
+    char out[SEALED_B64_LEN + 1])
+{
+	unsigned char	 in[16] = { 0 }, ct[16];
+	int		 i, n = 0;
+
+	for (i = 0; i < 8; i++)
+		in[i] = (unsigned char)(id >> (56 - 8 * i));
+	if (idc_ready(key) == -1 ||
+	    EVP_EncryptUpdate(idc.enc, ct, &n, in, sizeof(in)) != 1 ||
+	    n != (int)sizeof(ct))
+		return -1;
+	b64url_encode(ct, sizeof(ct), out, SEALED_B64_LEN + 1);
+	return 0;
+}
+
+/*
+ * Opens the first SEALED_B64_LEN characters of in: 0 with *id when they
+ * are an id sealed under key, -1 otherwise (a forged or foreign text
+ * passes with probability 2^-64).
+ */
+int
+crypto_id_open(const unsigned char key[IDKEY_LEN], const char *in,
+    uint64_t *id)
+{
+	unsigned char	 ct[16], pt[16];
+	size_t		 len;
+	int		 i, n = 0;
+	unsigned	 z = 0;
+
+	if (strnlen(in, SEALED_B64_LEN) != SEALED_B64_LEN ||
+	    b64url_decode(in, SEALED_B64_LEN, ct, sizeof(ct), &len) == -1 ||
+	    len != sizeof(ct) || idc_ready(key) == -1 ||
+	    EVP_DecryptUpdate(idc.dec, pt, &n, ct, sizeof(ct)) != 1 ||
+	    n != (int)sizeof(pt))
+		return -1;
+	for (i = 8; i < 16; i++)
+		z |= pt[i];
+	if (z != 0)
+		return -1;
+	for (*id = 0, i = 0; i < 8; i++)
+		*id = *id << 8 | pt[i];
+	return 0;
 }

@@ -9,11 +9,16 @@
 #define ASYNCEXEC_CRYPTO_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define SHA256_LEN	32
 #define SECRET_LEN	32
 #define SECRET_B64_LEN	43	/* base64url of SECRET_LEN bytes, no padding */
 #define UUID_TEXT_LEN	36
+#define IDKEY_LEN	16	/* AES-128 key that seals execution ids */
+#define SEALED_B64_LEN	22	/* base64url of one sealed 16-byte block */
+/* poll token: the sealed execution id, then the secret (see sql/003) */
+#define POLL_TOKEN_LEN	(SEALED_B64_LEN + SECRET_B64_LEN)
 
 void	crypto_sha256(const void *, size_t, unsigned char out[SHA256_LEN]);
 int	crypto_random(void *, size_t);
@@ -25,5 +30,9 @@ void	hex_encode(const unsigned char *, size_t, char *out);
 int	crypto_new_secret(const char *prefix, char *out, size_t outsz,
 	    unsigned char hash[SHA256_LEN]);
 void	crypto_uuid(char out[UUID_TEXT_LEN + 1]);
+int	crypto_id_seal(const unsigned char key[IDKEY_LEN], uint64_t id,
+	    char out[SEALED_B64_LEN + 1]);
+int	crypto_id_open(const unsigned char key[IDKEY_LEN], const char *in,
+	    uint64_t *id);
 
 #endif

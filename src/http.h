@@ -70,6 +70,8 @@ struct app {
 	const struct config	*cfg;
 	struct db		*db;
 	struct lookup		*lookup;	/* worker caches; may be NULL */
+	unsigned char		 idkey[16];	/* poll-token id key, once read */
+	int			 idkey_ok;
 };
 
 typedef enum herr (*handler_fn)(struct app *, struct req *, struct resp *);

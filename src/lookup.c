@@ -8,6 +8,7 @@
 #include "cache.h"
 #include "crypto.h"
 #include "json.h"
+#include "log.h"
 #include "lookup.h"
 
 #define LOOKUP_SLOTS	1024
@@ -106,4 +107,29 @@ lookup_serves(struct app *app, uint64_t key_id, const char *env,
 	if (rc == REPO_OK && app->lookup != NULL)
 		cache_put(app->lookup->serves, d, &yes, now);
 	return rc;
+}
+
+/*
+ * Reads the key that seals execution ids in poll tokens (migration 3)
+ * into app->idkey, once per process: it never changes. REPO_OK, or
+ * REPO_ERR (database down, or the row missing or malformed: logged).
+ */
+int
+lookup_idkey(struct app *app)
+{
+	size_t	 len = 0;
+	int	 rc;
+
+	if (app->idkey_ok)
+		return REPO_OK;
+	rc = repo_secret_get(app->db, "poll_token_id_key", app->idkey,
+	    sizeof(app->idkey), &len);
+	if (rc == REPO_OK && len == IDKEY_LEN) {
+		app->idkey_ok = 1;
+		return REPO_OK;
+	}
+	if (rc != REPO_ERR)
+		log_error("s2r_secret: poll_token_id_key missing or not %d "
+		    "bytes (run asyncexec-admin migrate)", IDKEY_LEN);
+	return REPO_ERR;
 }

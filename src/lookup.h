@@ -23,5 +23,6 @@ int		 lookup_route(struct app *, const char *env, const char *svc,
 		    const char *op, struct route_row *);
 int		 lookup_serves(struct app *, uint64_t key_id, const char *env,
 		    const char *svc, const char *op);
+int		 lookup_idkey(struct app *);
 
 #endif

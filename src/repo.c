@@ -27,6 +27,11 @@
 	"created_at, updated_at, completed_at, expires_at, result_payload, " \
 	"error_payload"
 #define EXEC_NCOLS	19
+/* what poll and cancel read */
+#define POLL_COLS \
+	"id, status, initiator_key_hash, poll_token_hash, cancel_requested, " \
+	"created_at, updated_at, completed_at, expires_at, result_payload, " \
+	"error_payload"
 
 static const struct db_stmt_def stmts[STMT__MAX] = {
 	{ "SELECT id, kind = 'backend', tenant_id, revoked_at IS NOT NULL "
@@ -101,10 +106,8 @@ static const struct db_stmt_def stmts[STMT__MAX] = {
 	{ "SELECT CONCAT(environment, '/', service_key, '/', operation_key), "
 	  "status, COUNT(*) FROM s2r_async_execution GROUP BY environment, "
 	  "service_key, operation_key, status", 1 },	/* STMT_STATS */
-	{ "SELECT id, status, initiator_key_hash, poll_token_hash, "
-	  "cancel_requested, created_at, updated_at, completed_at, "
-	  "expires_at, result_payload, error_payload "
-	  "FROM s2r_async_execution WHERE initiator_tenant_id = ? AND "
+	{ "SELECT " POLL_COLS " FROM s2r_async_execution WHERE "
+	  "initiator_tenant_id = ? AND "
 	  "environment = ? AND service_key = ? AND operation_key = ? AND "
 	  "correlation_id = ?", 1 },			/* STMT_EXEC_POLL */
 	{ "UPDATE s2r_async_execution SET status = 'completed', "
@@ -119,6 +122,12 @@ static const struct db_stmt_def stmts[STMT__MAX] = {
 	  "completed_at = ?, updated_at = ? WHERE id = ? AND "
 	  "status = 'waiting_callback' AND callback_token_hash = ? AND "
 	  "cancel_requested = 1", 0 },			/* STMT_FIN_CANCELLED */
+	{ "SELECT " POLL_COLS " FROM s2r_async_execution WHERE id = ? AND "
+	  "initiator_tenant_id = ? AND environment = ? AND service_key = ? "
+	  "AND operation_key = ? AND correlation_id = ?",
+	  1 },						/* STMT_EXEC_POLL_ID */
+	{ "SELECT secret FROM s2r_secret WHERE name = ?",
+	  1 },						/* STMT_SECRET_GET */
 };
 
 static const char *const status_names[ST__MAX] = {
@@ -229,6 +238,32 @@ repo_backend_serves(struct db *db, uint64_t key_id, const char *env,
 	return fetch_one(st, &c);
 }
 
+/*
+ * Reads the secret called name (s2r_secret) into out (outsz bytes at
+ * most); *len gets its length. REPO_OK, REPO_NOTFOUND (also when it is
+ * NULL or longer than outsz) or REPO_ERR.
+ */
+int
+repo_secret_get(struct db *db, const char *name, unsigned char *out,
+    size_t outsz, size_t *len)
+{
+	MYSQL_BIND	 p[1];
+	MYSQL_STMT	*st;
+	struct db_cols	 c;
+	int		 rc;
+
+	db_bind_str(&p[0], name);
+	if ((st = db_run(db, STMT_SECRET_GET, p)) == NULL)
+		return REPO_ERR;
+	db_rcol(&c, 0, MYSQL_TYPE_BLOB, out, outsz);
+	if ((rc = fetch_one(st, &c)) != REPO_OK)
+		return rc;
+	if (c.null[0] || c.len[0] > outsz)
+		return REPO_NOTFOUND;
+	*len = c.len[0];
+	return REPO_OK;
+}
+
 /* Looks up a route. REPO_OK, REPO_NOTFOUND or REPO_ERR. */
 int
 repo_route_get(struct db *db, const char *env, const char *svc,
@@ -253,12 +288,16 @@ repo_route_get(struct db *db, const char *env, const char *svc,
 	return rc;
 }
 
-/* Inserts a new execution. REPO_OK, REPO_DUP (id taken) or REPO_ERR. */
+/*
+ * Inserts a new execution; *id gets its primary key. REPO_OK, REPO_DUP
+ * (correlation id taken) or REPO_ERR.
+ */
 int
-repo_exec_insert(struct db *db, const struct exec_new *n)
+repo_exec_insert(struct db *db, const struct exec_new *n, uint64_t *id)
 {
 	MYSQL_BIND	 p[12];
 	MYSQL_TIME	 t[3];
+	MYSQL_STMT	*st;
 
 	db_bind_str(&p[0], n->cid);
 	db_bind_str(&p[1], n->env);
@@ -272,8 +311,9 @@ repo_exec_insert(struct db *db, const struct exec_new *n)
 	db_bind_time(&p[9], &t[0], n->now);
 	db_bind_time(&p[10], &t[1], n->now);
 	db_bind_time(&p[11], &t[2], n->expires_at);
-	if (db_run(db, STMT_EXEC_INSERT, p) == NULL)
+	if ((st = db_run(db, STMT_EXEC_INSERT, p)) == NULL)
 		return write_failed(db);
+	*id = mysql_stmt_insert_id(st);
 	return REPO_OK;
 }
 
@@ -431,27 +471,31 @@ poll_finish(MYSQL_STMT *st, struct db_cols *c, struct exec_row *r,
 /*
  * The poll read: only what poll and cancel use (id, status, the
  * initiator's key and token hashes, cancel flag, timestamps, result,
- * error) of (tenant, route, correlation id). r's names are copied from
- * the arguments. REPO_OK (free r with exec_row_free), REPO_NOTFOUND or
- * REPO_ERR.
+ * error) of (tenant, route, correlation id). With id (not 0) the row is
+ * read by primary key and must also have those names; with id 0 by the
+ * unique key alone. r's names are copied from the arguments. REPO_OK
+ * (free r with exec_row_free), REPO_NOTFOUND or REPO_ERR.
  */
 int
-repo_exec_poll(struct db *db, const char *tenant, const char *env,
-    const char *svc, const char *op, const char *cid, struct exec_row *r)
+repo_exec_poll(struct db *db, uint64_t id, const char *tenant,
+    const char *env, const char *svc, const char *op, const char *cid,
+    struct exec_row *r)
 {
-	MYSQL_BIND	 p[5];
+	MYSQL_BIND	 p[6], *q = id ? &p[1] : &p[0];
 	MYSQL_TIME	 t[4];
 	MYSQL_STMT	*st;
 	struct db_cols	 c;
 	char		 status[24];
 	int		 rc;
 
-	db_bind_str(&p[0], tenant);
-	db_bind_str(&p[1], env);
-	db_bind_str(&p[2], svc);
-	db_bind_str(&p[3], op);
-	db_bind_str(&p[4], cid);
-	if ((st = db_run(db, STMT_EXEC_POLL, p)) == NULL)
+	db_bind_u64(&p[0], &id);
+	db_bind_str(&q[0], tenant);
+	db_bind_str(&q[1], env);
+	db_bind_str(&q[2], svc);
+	db_bind_str(&q[3], op);
+	db_bind_str(&q[4], cid);
+	if ((st = db_run(db, id ? STMT_EXEC_POLL_ID : STMT_EXEC_POLL,
+	    p)) == NULL)
 		return REPO_ERR;
 	memset(r, 0, sizeof(*r));
 	poll_cols(&c, r, status, sizeof(status), t);

@@ -19,7 +19,7 @@
 struct config;
 struct db;
 
-#define SCHEMA_VERSION	2	/* the newest migration in sql/ */
+#define SCHEMA_VERSION	3	/* the newest migration in sql/ */
 
 enum repo_rc {
 	REPO_ERR = -1,
@@ -112,13 +112,15 @@ int	repo_backend_serves(struct db *, uint64_t key_id, const char *env,
 int	repo_route_get(struct db *, const char *env, const char *svc,
 	    const char *op, struct route_row *);
 
-int	repo_exec_insert(struct db *, const struct exec_new *);
+int	repo_exec_insert(struct db *, const struct exec_new *, uint64_t *id);
+int	repo_secret_get(struct db *, const char *name, unsigned char *out,
+	    size_t outsz, size_t *len);
 int	repo_exec_by_key(struct db *, const char *tenant, const char *env,
 	    const char *svc, const char *op, const char *cid, int64_t now,
 	    struct exec_row *);
 int	repo_exec_by_id(struct db *, uint64_t, int64_t now, struct exec_row *);
-int	repo_exec_poll(struct db *, const char *tenant, const char *env,
-	    const char *svc, const char *op, const char *cid,
+int	repo_exec_poll(struct db *, uint64_t id, const char *tenant,
+	    const char *env, const char *svc, const char *op, const char *cid,
 	    struct exec_row *);
 int	repo_exec_rotate_poll(struct db *, uint64_t, const unsigned char *);
 int	repo_exec_cancel(struct db *, uint64_t, int64_t now);

@@ -5,6 +5,10 @@
  * poll token once the row is committed. The same correlation id from
  * the same key with a byte-identical body is a retry: 202 again with the
  * current status and a new poll token (the old one stops working).
+ *
+ * A poll token is the execution's sealed id (crypto_id_seal, under the
+ * key of migration 3) followed by a fresh secret; only the secret's
+ * SHA-256 is stored. The sealed id lets poll find the row by primary key.
  */
 #include <stdio.h>
 #include <string.h>
@@ -42,14 +46,29 @@ accepted(struct app *app, struct req *req, struct resp *resp,
 }
 
 /*
+ * Writes the poll token of execution id with secret (SECRET_B64_LEN
+ * characters) into tok. 0, or -1 (logged by crypto).
+ */
+static int
+poll_token(struct app *app, uint64_t id, const char *secret,
+    char tok[POLL_TOKEN_LEN + 1])
+{
+	if (crypto_id_seal(app->idkey, id, tok) == -1)
+		return -1;
+	memcpy(tok + SEALED_B64_LEN, secret, SECRET_B64_LEN + 1);
+	return 0;
+}
+
+/*
  * A correlation id already taken: a retry when the same key sent the
  * same bytes (rotate the poll token, 202), else a conflict.
  */
 static enum herr
 resubmit(struct app *app, struct req *req, struct resp *resp,
-    const struct exec_new *n, const char *tok, const char *tenant)
+    const struct exec_new *n, const char *secret, const char *tenant)
 {
 	struct exec_row	 r;
+	char		 tok[POLL_TOKEN_LEN + 1];
 	int		 rc, same;
 
 	rc = repo_exec_by_key(app->db, tenant, req->env, req->svc, req->op,
@@ -64,6 +83,10 @@ resubmit(struct app *app, struct req *req, struct resp *resp,
 	if (!same) {
 		exec_row_free(&r);
 		return HERR_CORRELATION_CONFLICT;
+	}
+	if (poll_token(app, r.id, secret, tok) == -1) {
+		exec_row_free(&r);
+		return HERR_INTERNAL;
 	}
 	rc = repo_exec_rotate_poll(app->db, r.id, n->poll_hash);
 	if (rc == REPO_OK)
@@ -94,7 +117,9 @@ handle_submit(struct app *app, struct req *req, struct resp *resp)
 	struct exec_new	 n;
 	struct exec_row	 r;
 	struct key_row	 key;
-	char		 uuid[UUID_TEXT_LEN + 1], tok[SECRET_B64_LEN + 1];
+	char		 uuid[UUID_TEXT_LEN + 1], secret[SECRET_B64_LEN + 1];
+	char		 tok[POLL_TOKEN_LEN + 1];
+	uint64_t	 id = 0;
 	unsigned	 retention = 0;
 	enum herr	 e;
 	int		 rc;
@@ -115,6 +140,8 @@ handle_submit(struct app *app, struct req *req, struct resp *resp)
 	if (json_validate(req->body, req->body_len, app->cfg->max_json_depth,
 	    NULL) == -1)
 		return HERR_INVALID_JSON;
+	if (lookup_idkey(app) != REPO_OK)
+		return HERR_UNAVAILABLE;
 	if (req->correlation_id == NULL)
 		crypto_uuid(uuid);
 	n.cid = req->correlation_id ? req->correlation_id : uuid;
@@ -125,14 +152,16 @@ handle_submit(struct app *app, struct req *req, struct resp *resp)
 	n.request = req->body;
 	n.request_len = req->body_len;
 	crypto_sha256(req->body, req->body_len, n.request_sha);
-	if (crypto_new_secret("", tok, sizeof(tok), n.poll_hash) == -1)
+	if (crypto_new_secret("", secret, sizeof(secret), n.poll_hash) == -1)
 		return HERR_INTERNAL;
 	n.now = json_now_ms();
 	n.expires_at = n.now + (int64_t)retention * DAY_MS;
-	if ((rc = repo_exec_insert(app->db, &n)) == REPO_DUP)
-		return resubmit(app, req, resp, &n, tok, key.tenant);
+	if ((rc = repo_exec_insert(app->db, &n, &id)) == REPO_DUP)
+		return resubmit(app, req, resp, &n, secret, key.tenant);
 	if (rc != REPO_OK)
 		return HERR_UNAVAILABLE;
+	if (poll_token(app, id, secret, tok) == -1)
+		return HERR_INTERNAL;
 	memset(&r, 0, sizeof(r));
 	snprintf(r.cid, sizeof(r.cid), "%s", n.cid);
 	r.status = ST_WAITING;

@@ -9,6 +9,7 @@
 #include "../auth.h"
 #include "../config.h"
 #include "../json.h"
+#include "../lookup.h"
 #include "handlers.h"
 
 /* Appends a timestamp member ,"name":"…" (or null when ms is 0). */
@@ -88,8 +89,30 @@ view_json_body(struct app *app, struct req *req, struct resp *resp,
 }
 
 /*
+ * Splits poll token tok (app->idkey loaded): *id gets the execution id
+ * it seals, 0 for a bare 43-character secret (tokens issued before
+ * schema version 3: looked up by correlation id), or UINT64_MAX when it
+ * seals none (no row has that id). Returns the secret part: the last
+ * SECRET_B64_LEN characters, or all of tok when shorter.
+ */
+static const char *
+token_split(struct app *app, const char *tok, uint64_t *id)
+{
+	size_t	 n = strlen(tok);
+
+	*id = 0;
+	if (n == SECRET_B64_LEN)
+		return tok;
+	if (n != POLL_TOKEN_LEN || crypto_id_open(app->idkey, tok, id) == -1 ||
+	    *id == 0)
+		*id = UINT64_MAX;
+	return n > SECRET_B64_LEN ? tok + n - SECRET_B64_LEN : tok;
+}
+
+/*
  * Finds the execution named by the path for the calling consumer: the
- * tenant, the key hash and the poll token hash must all match. Every
+ * id sealed in the poll token must be that of (tenant, route, correlation
+ * id), and the key hash and the token secret's hash must match. Every
  * mismatch gives the same HERR_NOT_FOUND after the same comparisons.
  * On HERR_OK, r is filled (free it with exec_row_free).
  */
@@ -100,13 +123,17 @@ view_find(struct app *app, struct req *req, struct exec_row *r)
 	unsigned char	 khash[SHA256_LEN], thash[SHA256_LEN];
 	struct key_row	 key;
 	const char	*tok = req->poll_token ? req->poll_token : "";
+	uint64_t	 id;
 	enum herr	 e;
 	int		 rc, found, ok;
 
 	if ((e = auth_key(app, req, KEY_CONSUMER, &key, khash)) != HERR_OK)
 		return e;
+	if (lookup_idkey(app) != REPO_OK)
+		return HERR_UNAVAILABLE;
+	tok = token_split(app, tok, &id);
 	crypto_sha256(tok, strlen(tok), thash);
-	rc = repo_exec_poll(app->db, key.tenant, req->env, req->svc,
+	rc = repo_exec_poll(app->db, id, key.tenant, req->env, req->svc,
 	    req->op, req->cid, r);
 	if (rc == REPO_ERR)
 		return HERR_UNAVAILABLE;

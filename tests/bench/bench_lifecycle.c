@@ -50,7 +50,7 @@ struct counters {
 
 struct pending {
 	char	 cid[130];
-	char	 tok[64];
+	char	 tok[96];
 	int64_t	 t_submit, next_poll;
 };
 

@@ -110,7 +110,7 @@ add(const char *op, const char *cid, int64_t expires_at)
 	struct exec_new	 n;
 	struct exec_row	 r;
 	char		 tok[SECRET_B64_LEN + 1];
-	uint64_t	 id = 0;
+	uint64_t	 id = 0, nid = 0;
 
 	memset(&n, 0, sizeof(n));
 	n.cid = cid;
@@ -125,7 +125,7 @@ add(const char *op, const char *cid, int64_t expires_at)
 	CHECK(crypto_new_secret("", tok, sizeof(tok), n.poll_hash) == 0);
 	n.now = expires_at - DAY;
 	n.expires_at = expires_at;
-	CHECK(repo_exec_insert(db, &n) == REPO_OK);
+	CHECK(repo_exec_insert(db, &n, &nid) == REPO_OK);
 	if (repo_exec_by_key(db, tenant, env, svc, op, cid, json_now_ms(),
 	    &r) == REPO_OK) {
 		id = r.id;

@@ -91,12 +91,27 @@ setup(void)
 	make_key(other, okey);
 }
 
+/* Writes the sealed id (SEALED_B64_LEN characters) in front of tok. */
+static void
+seal(uint64_t id, char *tok)
+{
+	unsigned char	 key[IDKEY_LEN];
+	char		 s[SEALED_B64_LEN + 1];
+	size_t		 len = 0;
+
+	CHECK(repo_secret_get(db, "poll_token_id_key", key, sizeof(key),
+	    &len) == REPO_OK && len == IDKEY_LEN);
+	CHECK(crypto_id_seal(key, id, s) == 0);
+	memcpy(tok, s, SEALED_B64_LEN);
+}
+
 /* Inserts an execution (cid) for key k of tenant t; returns its token. */
 static void
 submit(const char *t, const char *k, const char *op, const char *cid,
-    char tok[SECRET_B64_LEN + 1])
+    char tok[POLL_TOKEN_LEN + 1])
 {
 	struct exec_new	 n;
+	uint64_t	 nid = 0;
 
 	memset(&n, 0, sizeof(n));
 	n.cid = cid;
@@ -108,18 +123,21 @@ submit(const char *t, const char *k, const char *op, const char *cid,
 	n.request_len = strlen(n.request);
 	crypto_sha256(n.request, n.request_len, n.request_sha);
 	crypto_sha256(k, strlen(k), n.key_hash);
-	CHECK(crypto_new_secret("", tok, SECRET_B64_LEN + 1, n.poll_hash) == 0);
+	CHECK(crypto_new_secret("", tok + SEALED_B64_LEN, SECRET_B64_LEN + 1,
+	    n.poll_hash) == 0);
 	n.now = json_now_ms();
 	n.expires_at = n.now + 86400000;
-	CHECK(repo_exec_insert(db, &n) == REPO_OK);
-	CHECK(repo_exec_insert(db, &n) == REPO_DUP);
+	CHECK(repo_exec_insert(db, &n, &nid) == REPO_OK);
+	CHECK(nid > 0);
+	seal(nid, tok);
+	CHECK(repo_exec_insert(db, &n, &nid) == REPO_DUP);
 }
 
 /* view_find as poll would call it: key k, token tok, id cid. */
 static enum herr
 find(const char *k, const char *tok, const char *cid, struct exec_row *r)
 {
-	struct app	 app = { &cfg, db, NULL };
+	struct app	 app = { .cfg = &cfg, .db = db };
 	struct req	 req;
 	char		 auth[80];
 	enum herr	 e;
@@ -139,7 +157,7 @@ find(const char *k, const char *tok, const char *cid, struct exec_row *r)
 static void
 lookup_rules(void)
 {
-	char		 tok[SECRET_B64_LEN + 1], tok2[SECRET_B64_LEN + 1];
+	char		 tok[POLL_TOKEN_LEN + 1], tok2[POLL_TOKEN_LEN + 1];
 	struct exec_row	 r;
 
 	submit(tenant, ckey, "op", "look-1", tok);
@@ -147,8 +165,26 @@ lookup_rules(void)
 	CHECK_EQ_STR(r.cid, "look-1");
 	CHECK(r.status == ST_WAITING && !r.claimed && r.attempts == 0);
 	exec_row_free(&r);
-	crypto_new_secret("", tok2, sizeof(tok2), (unsigned char[32]){0});
+	/* the bare secret: a token issued before schema 3, found by key */
+	CHECK(find(ckey, tok + SEALED_B64_LEN, "look-1", &r) == HERR_OK);
+	CHECK_EQ_STR(r.cid, "look-1");
+	exec_row_free(&r);
+	/* another secret behind the right sealed id */
+	memcpy(tok2, tok, sizeof(tok2));
+	crypto_new_secret("", tok2 + SEALED_B64_LEN, SECRET_B64_LEN + 1,
+	    (unsigned char[32]){0});
 	CHECK(find(ckey, tok2, "look-1", &r) == HERR_NOT_FOUND);
+	CHECK(find(ckey, tok2 + SEALED_B64_LEN, "look-1", &r) ==
+	    HERR_NOT_FOUND);
+	/* the right secret behind a forged, a foreign or a missing id */
+	memcpy(tok2, tok, sizeof(tok2));
+	tok2[3] = tok2[3] == 'A' ? 'B' : 'A';
+	CHECK(find(ckey, tok2, "look-1", &r) == HERR_NOT_FOUND);
+	submit(tenant, ckey, "op", "look-3", tok2);
+	memcpy(tok2 + SEALED_B64_LEN, tok + SEALED_B64_LEN, SECRET_B64_LEN);
+	CHECK(find(ckey, tok2, "look-1", &r) == HERR_NOT_FOUND);
+	CHECK(find(ckey, tok2, "look-3", &r) == HERR_NOT_FOUND);
+	CHECK(find(ckey, tok + 1, "look-1", &r) == HERR_NOT_FOUND);
 	CHECK(find(ckey, "", "look-1", &r) == HERR_NOT_FOUND);
 	CHECK(find(ckey2, tok, "look-1", &r) == HERR_NOT_FOUND);
 	CHECK(find(okey, tok, "look-1", &r) == HERR_NOT_FOUND);
@@ -183,7 +219,7 @@ claim(const char *op, unsigned max, int64_t now, struct claim_item **it)
 static void
 finalize_once(void)
 {
-	char		 tok[SECRET_B64_LEN + 1];
+	char		 tok[POLL_TOKEN_LEN + 1];
 	unsigned char	 h[SHA256_LEN], stale[SHA256_LEN];
 	struct claim_item *it;
 	struct exec_row	 r;
@@ -222,7 +258,7 @@ finalize_once(void)
 static void
 cancel_rules(void)
 {
-	char		 tok[SECRET_B64_LEN + 1];
+	char		 tok[POLL_TOKEN_LEN + 1];
 	struct claim_item *it;
 	struct exec_row	 r;
 	int64_t		 now = json_now_ms();
@@ -285,7 +321,7 @@ claimer(void *arg)
 static void
 concurrent_claims(void)
 {
-	char		 tok[SECRET_B64_LEN + 1], cid[32];
+	char		 tok[POLL_TOKEN_LEN + 1], cid[32];
 	pthread_t	 th[THREADS];
 	struct exec_row	 r;
 	void		*dup;

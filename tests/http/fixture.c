@@ -184,11 +184,14 @@ fx_outsider_case(const struct fx *f, const struct outsiders *o, const struct sub
     int i, const char **key, const char **cid, const char **token, const char **what)
 {
 	static const char *wrong = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
+	static char wrong_secret[128], forged_id[128];
 	const struct {
 		const char *key, *cid, *token, *what;
 	} cases[] = {
 		{ f->ckey, o->unknown_cid, s->token, "unknown correlation id" },
 		{ f->ckey, s->cid, wrong, "wrong poll token" },
+		{ f->ckey, s->cid, wrong_secret, "the sealed id with a wrong secret" },
+		{ f->ckey, s->cid, forged_id, "the secret behind a forged sealed id" },
 		{ f->ckey, s->cid, "short", "malformed poll token" },
 		{ f->ckey, s->cid, NULL, "missing poll token" },
 		{ o->other_tenant_key, s->cid, s->token, "other tenant's key" },
@@ -197,6 +200,10 @@ fx_outsider_case(const struct fx *f, const struct outsiders *o, const struct sub
 
 	if (i < 0 || (size_t)i >= sizeof cases / sizeof *cases)
 		return 0;
+	/* poll token = sealed id (22 characters) + secret (43) */
+	snprintf(wrong_secret, sizeof wrong_secret, "%.22s%s", s->token, wrong);
+	snprintf(forged_id, sizeof forged_id, "%s", s->token);
+	forged_id[5] = forged_id[5] == 'A' ? 'B' : 'A';
 	*key = cases[i].key;
 	*cid = cases[i].cid;
 	*token = cases[i].token;

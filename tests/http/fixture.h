@@ -23,7 +23,7 @@ struct fx {
 /* What a 202 from submit handed out. */
 struct sub {
 	char cid[CID_MAX];
-	char token[64];
+	char token[96];
 	char created[40];
 };
 

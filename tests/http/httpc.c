@@ -680,13 +680,23 @@ is_rfc3339_ms(const char *s)
 	return rfc3339_ms(s) >= 0 ? 1 : say_no("RFC 3339 UTC with milliseconds", s);
 }
 
+static int
+is_b64url(const char *s, size_t n)
+{
+	return s != NULL && strlen(s) == n && strspn(s,
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") == n;
+}
+
 int
 is_token43(const char *s)
 {
-	if (s == NULL || strlen(s) != 43 ||
-	    strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") != 43)
-		return say_no("a 43-char base64url token", s);
-	return 1;
+	return is_b64url(s, 43) ? 1 : say_no("a 43-char base64url token", s);
+}
+
+int
+is_poll_token(const char *s)
+{
+	return is_b64url(s, 65) ? 1 : say_no("a 65-char base64url poll token", s);
 }
 
 int

@@ -25,7 +25,7 @@ check_accepted(const struct http_resp *r, const char *cid, const char *status)
 	fx_exec_path(path, sizeof path, &F, got, NULL);
 	CHECK_EQ_STR(http_header(r, "location"), path);
 	CHECK(is_digits(http_header(r, "retry-after")));
-	CHECK(is_token43(jstr(o, "pollToken")));
+	CHECK(is_poll_token(jstr(o, "pollToken")));
 	CHECK_EQ_STR(jstr(o, "status"), status);
 	CHECK(url != NULL && strlen(url) >= strlen(path) &&
 	    strcmp(url + strlen(url) - strlen(path), path) == 0);
@@ -312,7 +312,7 @@ static const char *
 resubmit(const struct fx *f, const char *key, const char *cid, const char *body,
     const char *status)
 {
-	static char token[64];
+	static char token[96];
 	struct http_resp r;
 	struct json_object *o;
 
@@ -320,7 +320,7 @@ resubmit(const struct fx *f, const char *key, const char *cid, const char *body,
 	o = json_body(&r);
 	CHECK_EQ_STR(jstr(o, "correlationId"), cid);
 	CHECK_EQ_STR(jstr(o, "status"), status);
-	CHECK(is_token43(jstr(o, "pollToken")));
+	CHECK(is_poll_token(jstr(o, "pollToken")));
 	snprintf(token, sizeof token, "%s", jstr(o, "pollToken") ? jstr(o, "pollToken") : "");
 	json_object_put(o);
 	http_resp_free(&r);
@@ -341,7 +341,7 @@ static void
 test_resubmit(void)
 {
 	const char *body = "{\"order\":42,\"items\":[1,2]}";
-	char cid[CID_MAX], token2[64], *key2 = fx_consumer_key(F.tenant);
+	char cid[CID_MAX], token2[96], *key2 = fx_consumer_key(F.tenant);
 	struct sub s;
 
 	fx_cid(cid, sizeof cid, "resubmit");

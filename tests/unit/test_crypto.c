@@ -1,4 +1,5 @@
 /* Unit tests: SHA-256, base64url, constant-time compare, secrets. */
+#include <stdio.h>
 #include <string.h>
 
 #include "check.h"
@@ -72,11 +73,55 @@ secrets(void)
 	CHECK(strlen(u) == 36 && u[14] == '4' && valid_correlation_id(u));
 }
 
+/* Sealed ids: round trip, no visible order, forgeries and other keys fail. */
+static void
+sealed(void)
+{
+	static const uint64_t ids[] = { 1, 2, 255, 256, 9007199254740993ULL,
+	    UINT64_MAX };
+	unsigned char	 k1[IDKEY_LEN], k2[IDKEY_LEN];
+	char		 a[SEALED_B64_LEN + 1], b[SEALED_B64_LEN + 1];
+	char		 tok[POLL_TOKEN_LEN + 8];
+	uint64_t	 id;
+	size_t		 i;
+
+	CHECK(crypto_random(k1, sizeof(k1)) == 0);
+	memcpy(k2, k1, sizeof(k2));
+	k2[0] ^= 1;
+	for (i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+		CHECK(crypto_id_seal(k1, ids[i], a) == 0);
+		CHECK(strlen(a) == SEALED_B64_LEN);
+		id = 0;
+		CHECK(crypto_id_open(k1, a, &id) == 0 && id == ids[i]);
+		CHECK(crypto_id_open(k2, a, &id) == -1);
+		/* the text after the sealed id (the secret) is ignored */
+		snprintf(tok, sizeof(tok), "%sSECRET", a);
+		CHECK(crypto_id_open(k1, tok, &id) == 0 && id == ids[i]);
+		/* every single-character change is refused */
+		memcpy(b, a, sizeof(b));
+		b[i] = b[i] == 'A' ? 'B' : 'A';
+		CHECK(crypto_id_open(k1, b, &id) == -1);
+	}
+	/* neighbouring ids share no prefix worth mentioning */
+	CHECK(crypto_id_seal(k1, 1, a) == 0 && crypto_id_seal(k1, 2, b) == 0);
+	CHECK(strncmp(a, b, 4) != 0);
+	/* short, long-but-invalid and non-base64url texts */
+	CHECK(crypto_id_open(k1, "", &id) == -1);
+	CHECK(crypto_id_open(k1, "AAAAAAAAAAAAAAAAAAAAA", &id) == -1);
+	CHECK(crypto_id_open(k1, "AAAAAAAAAAAAAAAAAAAAAA", &id) == -1);
+	CHECK(crypto_id_open(k1, "!!!!!!!!!!!!!!!!!!!!!!", &id) == -1);
+	/* the last character carries 2 unused bits that must be zero */
+	CHECK(crypto_id_seal(k1, 7, a) == 0);
+	a[SEALED_B64_LEN - 1] = '_';
+	CHECK(crypto_id_open(k1, a, &id) == -1);
+}
+
 int
 main(void)
 {
 	sha();
 	b64();
 	secrets();
+	sealed();
 	return check_done("unit_crypto");
 }
