@@ -2,7 +2,7 @@
 # scripts/bench.sh — throughput and latency of asyncexec against ceiling probes, measured
 # in one run on this machine (loopback, wrk with 2 threads and 64 connections).
 #
-#   scripts/bench.sh [--quick] [--json FILE] [--strict]
+#   scripts/bench.sh [--quick] [--json FILE] [--strict] [--perf]
 #
 # Builds in Release, starts a private MariaDB, asyncexec-fcgi and nginx the way
 # scripts/run-local.sh does (fresh database, state in .local/bench/, random free ports),
@@ -27,6 +27,10 @@
 #   --quick   3 s per measurement (1 s warm-up), fewer seeds, 1,000,000-row table for
 #             poll_5m (reported as such); finishes in under 2 minutes on 2 cores
 #   --strict  exit 4 when a target is missed
+#   --perf    also profile every measured run system-wide (perf record -a -g, 999 Hz):
+#             BENCH_OUT/NAME.perf.data and a summary by process and symbol in
+#             BENCH_OUT/NAME.perf.txt; the sampling costs throughput, so the figures of a
+#             --perf run are for the profile only
 #
 # Exit status: 0 done (targets are reported, not enforced), 1 set-up failure or request
 # errors during a measurement, 4 with --strict when a target is missed.
@@ -41,12 +45,14 @@ source "$ROOT/scripts/lib/stack.sh"
 source "$ROOT/scripts/lib/bench.sh"
 
 QUICK=0
+BENCH_PERF=0
 STRICT=0
 JSON=
 while (($#)); do
     case $1 in
         --quick) QUICK=1 ;;
         --strict) STRICT=1 ;;
+        --perf) BENCH_PERF=1 ;;
         --json)
             (($# >= 2)) || { echo "bench: --json needs a file name" >&2; exit 2; }
             JSON=$2

@@ -140,6 +140,27 @@ bench_wrk_parse() {
     [[ -n $WRK_RPS && -n $WRK_P50 && -n $WRK_P99 && $WRK_P50 != nan && $WRK_P99 != nan ]]
 }
 
+# bench_perf_start NAME — system-wide perf record (call graphs, 999 Hz) in the background
+# into BENCH_OUT/NAME.perf.data; sets BENCH_PERF_PID.
+bench_perf_start() {
+    command -v perf >/dev/null || stack_die "--perf needs perf (apt-get install linux-perf)"
+    perf record -q -F 999 -a -g -o "$BENCH_OUT/$1.perf.data" >/dev/null 2>&1 &
+    BENCH_PERF_PID=$!
+    sleep 0.5 # perf needs a moment to attach to every CPU
+}
+
+# bench_perf_stop NAME — stop the recorder (SIGINT), wait for it, and write the flat
+# profile by process and symbol to BENCH_OUT/NAME.perf.txt.
+bench_perf_stop() {
+    kill -INT "$BENCH_PERF_PID" 2>/dev/null || true
+    wait "$BENCH_PERF_PID" 2>/dev/null || true
+    BENCH_PERF_PID=
+    perf report -q -i "$BENCH_OUT/$1.perf.data" --no-children --percent-limit 0.3 \
+        --sort comm,dso,sym >"$BENCH_OUT/$1.perf.txt" 2>/dev/null -g none ||
+        stack_warn "perf report failed for $1"
+    stack_log "profile of $1: $BENCH_OUT/$1.perf.txt"
+}
+
 # bench_wrk NAME SECONDS SCRIPT URL [SCRIPT_ARGS...] — one wrk run (2 threads, 64
 # connections); raw output in BENCH_OUT/NAME.txt; sets the WRK_* values.
 bench_wrk() {
@@ -147,11 +168,13 @@ bench_wrk() {
     shift 4
     out=$BENCH_OUT/$name.txt
     q0=$(bench_db_counts)
+    [[ ${BENCH_PERF:-0} == 1 && $name != *-warmup ]] && bench_perf_start "$name"
     cpu0=$(bench_cpu_sample)
     wrk -t"$BENCH_WRK_THREADS" -c"$BENCH_WRK_CONNS" -d"${secs}s" \
         --timeout "${BENCH_WRK_TIMEOUT}s" --latency -s "$script" "$url" -- "$@" \
         >"$out" 2>&1 || { cat "$out" >&2; stack_die "wrk failed ($name)"; }
     cpu1=$(bench_cpu_sample)
+    [[ -n ${BENCH_PERF_PID:-} ]] && bench_perf_stop "$name"
     WRK_OTHER=$(bench_other_pct "$cpu0" "$cpu1")
     q1=$(bench_db_counts)
     if ! bench_wrk_parse "$out"; then
