@@ -10,12 +10,23 @@
 #include "buf.h"
 #include "json.h"
 
+/*
+ * The scanner recurses once per nesting level: maxdepth bounds that
+ * (containers nested deeper fail), so a body of a million '[' cannot
+ * exhaust the stack.
+ */
 struct scan {
 	const char	*p;
 	const char	*end;
+	unsigned	 depth;
+	unsigned	 maxdepth;
 };
 
+/* json_member's bound: validated text is never nested deeper */
+#define SCAN_DEPTH_LIMIT	1001
+
 static int	scan_value(struct scan *);
+static int	scan_members(struct scan *, char);
 
 static void
 skip_ws(struct scan *s)
@@ -112,6 +123,20 @@ scan_literal(struct scan *s, const char *lit)
 static int
 scan_container(struct scan *s, char close)
 {
+	int	 rc;
+
+	if (s->depth >= s->maxdepth)
+		return -1;
+	s->depth++;
+	rc = scan_members(s, close);
+	s->depth--;
+	return rc;
+}
+
+/* The members of a container after its opening character; 0 or -1. */
+static int
+scan_members(struct scan *s, char close)
+{
 	s->p++;
 	skip_ws(s);
 	if (s->p < s->end && *s->p == close) {
@@ -176,7 +201,8 @@ json_validate(const char *p, size_t n, unsigned depth, struct json_object **out)
 {
 	struct json_tokener	*tok;
 	struct json_object	*o;
-	struct scan		 s = { p, p + n };
+	/* one level more than json-c allows: json-c has the last word */
+	struct scan		 s = { p, p + n, 0, depth + 1 };
 	enum json_tokener_error	 e;
 
 	if (out != NULL)
@@ -242,7 +268,7 @@ int
 json_member(const char *p, size_t n, const char *key, const char **vp,
     size_t *vn)
 {
-	struct scan	 s = { p, p + n };
+	struct scan	 s = { p, p + n, 1, SCAN_DEPTH_LIMIT };
 	const char	*k, *v, *e;
 	size_t		 kn;
 	int		 found = 0;

@@ -186,6 +186,30 @@ test_media_type(void)
 	http_resp_free(&r);
 }
 
+/*
+ * 1,000,000 nested '[' (under max_request_bytes): 400 invalid_json from
+ * the worker that read it; the validator used to recurse once per level
+ * until the stack ran out (nginx then answered 502).
+ */
+static void
+test_deep_nesting(void)
+{
+	const size_t n = 1000000;
+	struct http_resp r;
+	char *body = malloc(n + 1);
+
+	if (body == NULL)
+		exit(1);
+	memset(body, '[', n);
+	body[n] = '\0';
+	fx_submit(&F, F.ckey, NULL, body, &r);
+	CHECK(expect_problem(&r, 400, "invalid_json"));
+	http_resp_free(&r);
+	free(body);
+	CHECK_EQ_INT(fx_submit(&F, F.ckey, NULL, "[[[1]]]", &r), 202);
+	http_resp_free(&r);
+}
+
 static void
 test_json_values(void)
 {
@@ -205,6 +229,7 @@ test_json_values(void)
 		CHECK_EQ_INT(fx_submit(&F, F.ckey, NULL, good[i], &r), 202);
 		http_resp_free(&r);
 	}
+	test_deep_nesting();
 }
 
 /* A JSON string document of exactly LEN bytes: "aaaa...". */

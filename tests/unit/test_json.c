@@ -8,6 +8,8 @@
 #include "check.h"
 #include "json.h"
 
+static void	huge_nesting(void);
+
 static int
 ok(const char *s)
 {
@@ -44,6 +46,32 @@ validate(void)
 	memset(deep + 100, ']', 100);
 	CHECK(json_validate(deep, 200, 64, NULL) == -1);
 	CHECK(json_validate(deep + 40, 120, 64, NULL) == 0);
+	huge_nesting();
+}
+
+/*
+ * A megabyte of nesting (a body nginx and max_request_bytes let through)
+ * is refused without recursing a million levels deep.
+ */
+static void
+huge_nesting(void)
+{
+	const size_t	 n = 1024 * 1024;
+	struct json_object *o = NULL;
+	const char	*v;
+	size_t		 vn;
+	char		*b;
+
+	if ((b = malloc(n + 8)) == NULL)
+		exit(1);
+	memset(b, '[', n);
+	CHECK(json_validate(b, n, 64, NULL) == -1);
+	CHECK(json_validate(b, n, 1000, &o) == -1 && o == NULL);
+	memset(b + n / 2, ']', n / 2);
+	CHECK(json_validate(b, n, 1000, NULL) == -1);
+	memcpy(b, "{\"a\":", 5);
+	CHECK(json_member(b, n, "a", &v, &vn) == -1);
+	free(b);
 }
 
 static void
