@@ -29,21 +29,9 @@ TARGET_TX_MS=100
 [[ $ROWS =~ ^[0-9]+$ && $LIVE =~ ^[0-9]+$ && $BATCH =~ ^[0-9]+$ ]] ||
     { echo "bench-expire: BENCH_ROWS, BENCH_LIVE_ROWS and BENCH_BATCH must be numbers" >&2; exit 1; }
 
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/asyncexec-bench.XXXXXX")
-stack_init "$ROOT" "$TMP" bench-expire
-BUILD=${ASYNCEXEC_BUILD_DIR:-$TMP/build}
-
-cleanup() {
-    local rc=$?
-    trap - EXIT INT TERM
-    ((rc == 0)) || stack_tail "$STACK_DB_ERR" 20
-    stack_db_stop || stack_warn "MariaDB did not stop"
-    rm -rf "$TMP"
-    exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+stack_scratch_init "$ROOT" bench-expire
+TMP=$STACK_TMP
+BUILD=$STACK_BUILD
 
 # load FIRST COUNT OFFSET_SQL — insert COUNT waiting executions numbered from FIRST
 # whose expires_at is UTC now + OFFSET_SQL - (number) ms.
@@ -73,14 +61,6 @@ count_rows() {
 # cpu_jiffies — "busy steal" jiffies of all CPUs together, from /proc/stat.
 cpu_jiffies() {
     awk '/^cpu / { print $2 + $3 + $4 + $7 + $8, $9 }' /proc/stat
-}
-
-# pid_jiffies PID — user + system jiffies PID has used (all its threads).
-pid_jiffies() {
-    local stat
-    stat=$(cat "/proc/$1/stat")
-    stat=${stat##*) }
-    awk '{ print $12 + $13 }' <<<"$stat"
 }
 
 # field NAME LINE — the N of "NAME=N" in the summary line.
@@ -118,13 +98,13 @@ main() {
     stack_log "running: asyncexec-expire --config $STACK_CONF --batch-size $BATCH --max-runtime 3600"
     db_pid=$(stack_db_pid)
     read -r busy0 steal0 < <(cpu_jiffies)
-    db0=$(pid_jiffies "$db_pid")
+    db0=$(stack_pid_jiffies "$db_pid")
     t0=$(date +%s%N)
     line=$(/usr/bin/time -f '%U %S' -o "$TMP/expire.time" "$BUILD/asyncexec-expire" \
         --config "$STACK_CONF" --batch-size "$BATCH" --max-runtime 3600)
     t1=$(date +%s%N)
     read -r busy1 steal1 < <(cpu_jiffies)
-    db1=$(pid_jiffies "$db_pid")
+    db1=$(stack_pid_jiffies "$db_pid")
     printf '%s\n' "$line"
     # What else ran meanwhile: CPU used by processes other than this MariaDB and
     # asyncexec-expire, and time stolen by the hypervisor, in % of all CPUs.

@@ -29,36 +29,17 @@ source "$ROOT/scripts/lib/stack.sh"
 N=${BENCH_SQL_N:-5000}
 [[ $N =~ ^[1-9][0-9]*$ ]] || { echo "bench-sql: BENCH_SQL_N must be a positive number" >&2; exit 1; }
 
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/asyncexec-bench-sql.XXXXXX")
-stack_init "$ROOT" "$TMP" bench-sql
-BUILD=${ASYNCEXEC_BUILD_DIR:-$TMP/build}
-
-cleanup() {
-    local rc=$?
-    trap - EXIT INT TERM
-    ((rc == 0)) || stack_tail "$STACK_DB_ERR" 20
-    stack_db_stop || stack_warn "MariaDB did not stop"
-    rm -rf "$TMP"
-    exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+stack_scratch_init "$ROOT" bench-sql
+TMP=$STACK_TMP
+BUILD=$STACK_BUILD
 
 sql() { mariadb --no-defaults --user=root --socket="$STACK_DB_SOCK" asyncexec "$@"; }
-
-pid_jiffies() {
-    local stat
-    stat=$(cat "/proc/$1/stat")
-    stat=${stat##*) }
-    awk '{ print $12 + $13 }' <<<"$stat"
-}
 
 # gen VARIANT FIRST — N statements of VARIANT on rows FIRST+1 .. FIRST+N.
 gen() {
     awk -v V="$1" -v F="$2" -v N="$N" '
     BEGIN {
-        res = "{\"result\":{\"bench\":\"complete\",\"ok\":true,\"values\":[1,2,3]}}"
+        res = "{\"bench\":\"complete\",\"ok\":true,\"values\":[1,2,3]}"
         cas = " WHERE id = %d AND status = '\''waiting_callback'\'' AND " \
               "callback_token_hash = UNHEX(SHA2('\''cb'\'', 256));\n"
         cols = "id, status, initiator_key_hash, poll_token_hash, cancel_requested, " \
@@ -103,12 +84,12 @@ measure() {
     gen "$1" "$2" >"$TMP/q.sql"
     db_pid=$(stack_db_pid)
     hz=$(getconf CLK_TCK)
-    c0=$(pid_jiffies "$db_pid")
+    c0=$(stack_pid_jiffies "$db_pid")
     t0=$(date +%s%N)
     sql <"$TMP/q.sql" >/dev/null
     t1=$(date +%s%N)
     sleep 2
-    c1=$(pid_jiffies "$db_pid")
+    c1=$(stack_pid_jiffies "$db_pid")
     printf '%-18s %8d %12d %14d\n' "$1" "$N" $(((t1 - t0) / 1000 / N)) \
         $(((c1 - c0) * 1000000 / hz / N))
 }

@@ -487,3 +487,35 @@ stack_stop_all() {
     stack_db_stop || rc=1
     return "$rc"
 }
+
+# ---- throwaway database for the statement benchmarks -----------------------------------
+
+# stack_scratch_init ROOT PREFIX — a temporary state directory for a benchmark that needs
+# only MariaDB: sets STACK_TMP (removed on exit, with the server stopped, by an EXIT trap
+# this installs) and STACK_BUILD (ASYNCEXEC_BUILD_DIR or STACK_TMP/build).
+stack_scratch_init() {
+    STACK_TMP=$(mktemp -d "${TMPDIR:-/tmp}/asyncexec-$2.XXXXXX")
+    stack_init "$1" "$STACK_TMP" "$2"
+    STACK_BUILD=${ASYNCEXEC_BUILD_DIR:-$STACK_TMP/build}
+    trap stack_scratch_cleanup EXIT
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
+}
+
+# stack_scratch_cleanup — the EXIT trap of stack_scratch_init; keeps the exit status.
+stack_scratch_cleanup() {
+    local rc=$?
+    trap - EXIT INT TERM
+    ((rc == 0)) || stack_tail "$STACK_DB_ERR" 20
+    stack_db_stop || stack_warn "MariaDB did not stop"
+    rm -rf "$STACK_TMP"
+    exit "$rc"
+}
+
+# stack_pid_jiffies PID — user + system jiffies PID has used (all its threads).
+stack_pid_jiffies() {
+    local stat
+    stat=$(cat "/proc/$1/stat")
+    stat=${stat##*) }
+    awk '{ print $12 + $13 }' <<<"$stat"
+}
