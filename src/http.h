@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "buf.h"
+#include "crypto.h"
 #include "valid.h"
 
 struct config;
@@ -70,7 +71,7 @@ struct app {
 	const struct config	*cfg;
 	struct db		*db;
 	struct lookup		*lookup;	/* worker caches; may be NULL */
-	unsigned char		 idkey[16];	/* poll-token id key, once read */
+	unsigned char		 idkey[IDKEY_LEN]; /* poll-token id key, once read */
 	int			 idkey_ok;
 };
 

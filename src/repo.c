@@ -481,6 +481,7 @@ repo_exec_poll(struct db *db, uint64_t id, const char *tenant,
     const char *env, const char *svc, const char *op, const char *cid,
     struct exec_row *r)
 {
+	/* with id: p = id, names; without: p = names (q[0] is p[0]) */
 	MYSQL_BIND	 p[6], *q = id ? &p[1] : &p[0];
 	MYSQL_TIME	 t[4];
 	MYSQL_STMT	*st;

@@ -17,6 +17,7 @@
 #include "crypto.h"
 #include "handlers/handlers.h"
 #include "json.h"
+#include "lookup.h"
 #include "repo.h"
 
 static struct config	 cfg;
@@ -103,6 +104,27 @@ seal(uint64_t id, char *tok)
 	    &len) == REPO_OK && len == IDKEY_LEN);
 	CHECK(crypto_id_seal(key, id, s) == 0);
 	memcpy(tok, s, SEALED_B64_LEN);
+}
+
+/*
+ * The poll-token key of migration 3: 16 bytes, read once into the app;
+ * an unknown name or a buffer too small for the value is not found.
+ */
+static void
+idkey_rules(void)
+{
+	struct app	 app = { .cfg = &cfg, .db = db };
+	unsigned char	 key[IDKEY_LEN], small[8];
+	size_t		 len = 0;
+
+	CHECK(repo_secret_get(db, "poll_token_id_key", key, sizeof(key),
+	    &len) == REPO_OK && len == IDKEY_LEN);
+	CHECK(repo_secret_get(db, "no_such_secret", key, sizeof(key),
+	    &len) == REPO_NOTFOUND);
+	CHECK(repo_secret_get(db, "poll_token_id_key", small, sizeof(small),
+	    &len) == REPO_NOTFOUND);
+	CHECK(!app.idkey_ok && lookup_idkey(&app) == REPO_OK && app.idkey_ok);
+	CHECK(memcmp(app.idkey, key, IDKEY_LEN) == 0);
 }
 
 /* Inserts an execution (cid) for key k of tenant t; returns its token. */
@@ -353,6 +375,7 @@ main(void)
 	mysql_library_init(0, NULL, NULL);
 	srand((unsigned)getpid());
 	setup();
+	idkey_rules();
 	lookup_rules();
 	finalize_once();
 	cancel_rules();
