@@ -107,7 +107,7 @@ serve(struct app *app, FCGX_Request *fr)
 int
 worker_run(const struct config *cfg, int listen_fd)
 {
-	struct app	 app;
+	struct app	 app = { 0 };	/* idkey_ok 0: the key loads on first use */
 	FCGX_Request	 fr;
 	sigset_t	 term;
 	int		 failures = 0, rc;
