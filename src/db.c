@@ -17,6 +17,7 @@
 
 #define DB_IDLE_PING_SECONDS	30	/* ping before use after this idle */
 #define DB_IO_TIMEOUT_SECONDS	30	/* read/write timeout on the socket */
+#define DB_LOCK_WAIT_SECONDS_STR "10"	/* innodb_lock_wait_timeout, < IO */
 
 struct db {
 	const struct config		*cfg;
@@ -123,6 +124,14 @@ db_options(struct db *db)
 	mysql_options(db->conn, MYSQL_SET_CHARSET_NAME, "utf8mb4");
 	mysql_options(db->conn, MYSQL_INIT_COMMAND,
 	    "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED");
+	/* Strict: a value that does not fit is an error, never cut. */
+	mysql_options(db->conn, MYSQL_INIT_COMMAND, "SET SESSION sql_mode = "
+	    "'STRICT_ALL_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,"
+	    "ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION'");
+	/* A lock wait ends (1205) well before the socket read timeout, so
+	 * a waiting compare-and-set never gets a 503 and commits later. */
+	mysql_options(db->conn, MYSQL_INIT_COMMAND, "SET SESSION "
+	    "innodb_lock_wait_timeout = " DB_LOCK_WAIT_SECONDS_STR);
 }
 
 /* Connects (and prepares all when eager); 0 or -1 (logged once). */

@@ -19,7 +19,7 @@
 struct config;
 struct db;
 
-#define SCHEMA_VERSION	3	/* the newest migration in sql/ */
+#define SCHEMA_VERSION	4	/* the newest migration in sql/ */
 
 enum repo_rc {
 	REPO_ERR = -1,
