@@ -34,100 +34,128 @@
 	"error_payload"
 
 static const struct db_stmt_def stmts[STMT__MAX] = {
-	{ "SELECT id, kind = 'backend', tenant_id, revoked_at IS NOT NULL "
-	  "FROM s2r_api_key WHERE key_hash = ?", 1 },	/* STMT_KEY_BY_HASH */
-	{ "SELECT 1 FROM s2r_backend_key_route kr JOIN s2r_route r "
-	  "ON r.id = kr.route_id WHERE kr.key_id = ? AND r.environment = ? "
-	  "AND r.service_key = ? AND r.operation_key = ?", 1 },	/* STMT_BACKEND_SERVES */
-	{ "SELECT id, retention_days, enabled FROM s2r_route "
-	  "WHERE environment = ? AND service_key = ? AND operation_key = ?",
-	  1 },						/* STMT_ROUTE_GET */
-	{ "INSERT INTO s2r_async_execution (correlation_id, environment, "
-	  "service_key, operation_key, status, request_payload, "
-	  "request_sha256, initiator_tenant_id, initiator_key_hash, "
-	  "poll_token_hash, created_at, updated_at, expires_at) VALUES "
-	  "(?, ?, ?, ?, 'waiting_callback', ?, ?, ?, ?, ?, ?, ?, ?)",
-	  1 },						/* STMT_EXEC_INSERT */
-	{ "SELECT " EXEC_COLS " FROM s2r_async_execution "
-	  "WHERE initiator_tenant_id = ? AND environment = ? AND "
-	  "service_key = ? AND operation_key = ? AND correlation_id = ?",
-	  1 },						/* STMT_EXEC_BY_KEY */
-	{ "SELECT " EXEC_COLS " FROM s2r_async_execution WHERE id = ?",
-	  1 },						/* STMT_EXEC_BY_ID */
-	{ "UPDATE s2r_async_execution SET poll_token_hash = ? WHERE id = ?",
-	  1 },						/* STMT_EXEC_ROTATE_POLL */
-	{ "UPDATE s2r_async_execution SET status = 'cancelled', "
-	  "completed_at = ?, updated_at = ? WHERE id = ? AND "
-	  "status = 'waiting_callback' AND (callback_token_hash IS NULL OR "
-	  "lease_expires_at IS NULL OR lease_expires_at <= ?)",
-	  0 },						/* STMT_EXEC_CANCEL */
-	{ "UPDATE s2r_async_execution SET updated_at = CASE WHEN "
-	  "cancel_requested = 0 THEN ? ELSE updated_at END, "
-	  "cancel_requested = 1 WHERE id = ? AND status = 'waiting_callback'",
-	  0 },						/* STMT_EXEC_REQUEST_CANCEL */
-	{ "SELECT id, correlation_id, initiator_tenant_id, request_payload, "
-	  "attempts, created_at FROM s2r_async_execution "
-	  "WHERE environment = ? AND service_key = ? AND operation_key = ? "
-	  "AND status = 'waiting_callback' AND cancel_requested = 0 AND "
-	  "(lease_expires_at IS NULL OR lease_expires_at <= ?) "
-	  "ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED", 0 }, /* STMT_CLAIM_SELECT */
-	{ "UPDATE s2r_async_execution SET callback_token_hash = ?, "
-	  "lease_expires_at = ?, attempts = attempts + 1 WHERE id = ?",
-	  0 },						/* STMT_CLAIM_UPDATE */
-	{ "UPDATE s2r_async_execution SET lease_expires_at = ? WHERE id = ? "
-	  "AND status = 'waiting_callback' AND callback_token_hash = ?",
-	  0 },						/* STMT_HEARTBEAT */
-	{ "SELECT COALESCE(MAX(version), 0) FROM s2r_schema_version",
-	  1 },						/* STMT_SCHEMA_VERSION */
-	{ "INSERT INTO s2r_route (environment, service_key, operation_key, "
-	  "retention_days, enabled, created_at) VALUES (?, ?, ?, ?, 1, ?)",
-	  0 },						/* STMT_ROUTE_ADD */
-	{ "INSERT INTO s2r_api_key (kind, key_hash, tenant_id, label, "
-	  "created_at) VALUES (?, ?, ?, ?, ?)", 0 },	/* STMT_KEY_ADD */
-	{ "INSERT INTO s2r_backend_key_route (key_id, route_id) "
-	  "VALUES (?, ?)", 0 },				/* STMT_BACKEND_ROUTE_ADD */
-	{ "INSERT INTO s2r_schema_version (version, applied_at) "
-	  "VALUES (?, ?)", 0 },				/* STMT_MIGRATION_RECORD */
-	{ "SELECT CONCAT(environment, '/', service_key, '/', operation_key), "
-	  "retention_days, IF(enabled, 'yes', 'no') FROM s2r_route "
-	  "ORDER BY environment, service_key, operation_key",
-	  1 },						/* STMT_ROUTE_LIST */
-	{ "UPDATE s2r_route SET enabled = ? WHERE environment = ? AND "
-	  "service_key = ? AND operation_key = ?", 1 },	/* STMT_ROUTE_SET_ENABLED */
-	{ "SELECT k.id, COALESCE(k.tenant_id, ''), COALESCE(k.label, ''), "
-	  "IF(k.revoked_at IS NULL, 'no', 'yes'), COALESCE(GROUP_CONCAT(CONCAT("
-	  "r.environment, '/', r.service_key, '/', r.operation_key) "
-	  "ORDER BY r.id SEPARATOR ','), '') FROM s2r_api_key k "
-	  "LEFT JOIN s2r_backend_key_route kr ON kr.key_id = k.id "
-	  "LEFT JOIN s2r_route r ON r.id = kr.route_id WHERE k.kind = ? "
-	  "GROUP BY k.id ORDER BY k.id", 1 },		/* STMT_KEY_LIST */
-	{ "UPDATE s2r_api_key SET revoked_at = COALESCE(revoked_at, ?) "
-	  "WHERE id = ? AND kind = ?", 1 },		/* STMT_KEY_REVOKE */
-	{ "SELECT CONCAT(environment, '/', service_key, '/', operation_key), "
-	  "status, COUNT(*) FROM s2r_async_execution GROUP BY environment, "
-	  "service_key, operation_key, status", 1 },	/* STMT_STATS */
-	{ "SELECT " POLL_COLS " FROM s2r_async_execution WHERE "
-	  "initiator_tenant_id = ? AND "
-	  "environment = ? AND service_key = ? AND operation_key = ? AND "
-	  "correlation_id = ?", 1 },			/* STMT_EXEC_POLL */
-	{ "UPDATE s2r_async_execution SET status = 'completed', "
-	  "result_payload = ?, completed_at = ?, updated_at = ? WHERE id = ? "
-	  "AND status = 'waiting_callback' AND callback_token_hash = ?",
-	  0 },						/* STMT_FIN_COMPLETE */
-	{ "UPDATE s2r_async_execution SET status = 'failed', "
-	  "error_payload = ?, completed_at = ?, updated_at = ? WHERE id = ? "
-	  "AND status = 'waiting_callback' AND callback_token_hash = ?",
-	  0 },						/* STMT_FIN_FAIL */
-	{ "UPDATE s2r_async_execution SET status = 'cancelled', "
-	  "completed_at = ?, updated_at = ? WHERE id = ? AND "
-	  "status = 'waiting_callback' AND callback_token_hash = ? AND "
-	  "cancel_requested = 1", 0 },			/* STMT_FIN_CANCELLED */
-	{ "SELECT " POLL_COLS " FROM s2r_async_execution WHERE id = ? AND "
-	  "initiator_tenant_id = ? AND environment = ? AND service_key = ? "
-	  "AND operation_key = ? AND correlation_id = ?",
-	  1 },						/* STMT_EXEC_POLL_ID */
-	{ "SELECT secret FROM s2r_secret WHERE name = ?",
-	  1 },						/* STMT_SECRET_GET */
+	[STMT_KEY_BY_HASH] = {
+	    "SELECT id, kind = 'backend', tenant_id, revoked_at IS NOT NULL "
+	    "FROM s2r_api_key WHERE key_hash = ?", 1 },
+	[STMT_BACKEND_SERVES] = {
+	    "SELECT 1 FROM s2r_backend_key_route kr JOIN s2r_route r "
+	    "ON r.id = kr.route_id WHERE kr.key_id = ? AND r.environment = ? "
+	    "AND r.service_key = ? AND r.operation_key = ?", 1 },
+	[STMT_ROUTE_GET] = {
+	    "SELECT id, retention_days, enabled FROM s2r_route "
+	    "WHERE environment = ? AND service_key = ? AND operation_key = ?",
+	    1 },
+	[STMT_EXEC_INSERT] = {
+	    "INSERT INTO s2r_async_execution (correlation_id, environment, "
+	    "service_key, operation_key, status, request_payload, "
+	    "request_sha256, initiator_tenant_id, initiator_key_hash, "
+	    "poll_token_hash, created_at, updated_at, expires_at) VALUES "
+	    "(?, ?, ?, ?, 'waiting_callback', ?, ?, ?, ?, ?, ?, ?, ?)",
+	    1 },
+	[STMT_EXEC_BY_KEY] = {
+	    "SELECT " EXEC_COLS " FROM s2r_async_execution "
+	    "WHERE initiator_tenant_id = ? AND environment = ? AND "
+	    "service_key = ? AND operation_key = ? AND correlation_id = ?",
+	    1 },
+	[STMT_EXEC_BY_ID] = {
+	    "SELECT " EXEC_COLS " FROM s2r_async_execution WHERE id = ?",
+	    1 },
+	[STMT_EXEC_ROTATE_POLL] = {
+	    "UPDATE s2r_async_execution SET poll_token_hash = ? WHERE id = ?",
+	    1 },
+	[STMT_EXEC_CANCEL] = {
+	    "UPDATE s2r_async_execution SET status = 'cancelled', "
+	    "completed_at = ?, updated_at = ? WHERE id = ? AND "
+	    "status = 'waiting_callback' AND (callback_token_hash IS NULL OR "
+	    "lease_expires_at IS NULL OR lease_expires_at <= ?)",
+	    0 },
+	[STMT_EXEC_REQUEST_CANCEL] = {
+	    "UPDATE s2r_async_execution SET updated_at = CASE WHEN "
+	    "cancel_requested = 0 THEN ? ELSE updated_at END, "
+	    "cancel_requested = 1 WHERE id = ? AND status = 'waiting_callback'",
+	    0 },
+	[STMT_CLAIM_SELECT] = {
+	    "SELECT id, correlation_id, initiator_tenant_id, request_payload, "
+	    "attempts, created_at FROM s2r_async_execution "
+	    "WHERE environment = ? AND service_key = ? AND operation_key = ? "
+	    "AND status = 'waiting_callback' AND cancel_requested = 0 AND "
+	    "(lease_expires_at IS NULL OR lease_expires_at <= ?) "
+	    "ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED", 0 },
+	[STMT_CLAIM_UPDATE] = {
+	    "UPDATE s2r_async_execution SET callback_token_hash = ?, "
+	    "lease_expires_at = ?, attempts = attempts + 1 WHERE id = ?",
+	    0 },
+	[STMT_HEARTBEAT] = {
+	    "UPDATE s2r_async_execution SET lease_expires_at = ? WHERE id = ? "
+	    "AND status = 'waiting_callback' AND callback_token_hash = ?",
+	    0 },
+	[STMT_SCHEMA_VERSION] = {
+	    "SELECT COALESCE(MAX(version), 0) FROM s2r_schema_version",
+	    1 },
+	[STMT_ROUTE_ADD] = {
+	    "INSERT INTO s2r_route (environment, service_key, operation_key, "
+	    "retention_days, enabled, created_at) VALUES (?, ?, ?, ?, 1, ?)",
+	    0 },
+	[STMT_KEY_ADD] = {
+	    "INSERT INTO s2r_api_key (kind, key_hash, tenant_id, label, "
+	    "created_at) VALUES (?, ?, ?, ?, ?)", 0 },
+	[STMT_BACKEND_ROUTE_ADD] = {
+	    "INSERT INTO s2r_backend_key_route (key_id, route_id) "
+	    "VALUES (?, ?)", 0 },
+	[STMT_MIGRATION_RECORD] = {
+	    "INSERT INTO s2r_schema_version (version, applied_at) "
+	    "VALUES (?, ?)", 0 },
+	[STMT_ROUTE_LIST] = {
+	    "SELECT CONCAT(environment, '/', service_key, '/', operation_key), "
+	    "retention_days, IF(enabled, 'yes', 'no') FROM s2r_route "
+	    "ORDER BY environment, service_key, operation_key",
+	    1 },
+	[STMT_ROUTE_SET_ENABLED] = {
+	    "UPDATE s2r_route SET enabled = ? WHERE environment = ? AND "
+	    "service_key = ? AND operation_key = ?", 1 },
+	[STMT_KEY_LIST] = {
+	    "SELECT k.id, COALESCE(k.tenant_id, ''), COALESCE(k.label, ''), "
+	    "IF(k.revoked_at IS NULL, 'no', 'yes'), COALESCE(GROUP_CONCAT(CONCAT("
+	    "r.environment, '/', r.service_key, '/', r.operation_key) "
+	    "ORDER BY r.id SEPARATOR ','), '') FROM s2r_api_key k "
+	    "LEFT JOIN s2r_backend_key_route kr ON kr.key_id = k.id "
+	    "LEFT JOIN s2r_route r ON r.id = kr.route_id WHERE k.kind = ? "
+	    "GROUP BY k.id ORDER BY k.id", 1 },
+	[STMT_KEY_REVOKE] = {
+	    "UPDATE s2r_api_key SET revoked_at = COALESCE(revoked_at, ?) "
+	    "WHERE id = ? AND kind = ?", 1 },
+	[STMT_STATS] = {
+	    "SELECT CONCAT(environment, '/', service_key, '/', operation_key), "
+	    "status, COUNT(*) FROM s2r_async_execution GROUP BY environment, "
+	    "service_key, operation_key, status", 1 },
+	[STMT_EXEC_POLL] = {
+	    "SELECT " POLL_COLS " FROM s2r_async_execution WHERE "
+	    "initiator_tenant_id = ? AND "
+	    "environment = ? AND service_key = ? AND operation_key = ? AND "
+	    "correlation_id = ?", 1 },
+	[STMT_FIN_COMPLETE] = {
+	    "UPDATE s2r_async_execution SET status = 'completed', "
+	    "result_payload = ?, completed_at = ?, updated_at = ? WHERE id = ? "
+	    "AND status = 'waiting_callback' AND callback_token_hash = ?",
+	    0 },
+	[STMT_FIN_FAIL] = {
+	    "UPDATE s2r_async_execution SET status = 'failed', "
+	    "error_payload = ?, completed_at = ?, updated_at = ? WHERE id = ? "
+	    "AND status = 'waiting_callback' AND callback_token_hash = ?",
+	    0 },
+	[STMT_FIN_CANCELLED] = {
+	    "UPDATE s2r_async_execution SET status = 'cancelled', "
+	    "completed_at = ?, updated_at = ? WHERE id = ? AND "
+	    "status = 'waiting_callback' AND callback_token_hash = ? AND "
+	    "cancel_requested = 1", 0 },
+	[STMT_EXEC_POLL_ID] = {
+	    "SELECT " POLL_COLS " FROM s2r_async_execution WHERE id = ? AND "
+	    "initiator_tenant_id = ? AND environment = ? AND service_key = ? "
+	    "AND operation_key = ? AND correlation_id = ?",
+	    1 },
+	[STMT_SECRET_GET] = {
+	    "SELECT secret FROM s2r_secret WHERE name = ?",
+	    1 },
 };
 
 static const char *const status_names[ST__MAX] = {
