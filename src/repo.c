@@ -27,11 +27,10 @@
 	"created_at, updated_at, completed_at, expires_at, result_payload, " \
 	"error_payload"
 #define EXEC_NCOLS	19
-/* what poll and cancel read */
+/* what poll and cancel read first: no payloads (see repo_exec_poll) */
 #define POLL_COLS \
 	"id, status, initiator_key_hash, poll_token_hash, cancel_requested, " \
-	"created_at, updated_at, completed_at, expires_at, result_payload, " \
-	"error_payload"
+	"created_at, updated_at, completed_at, expires_at"
 
 static const struct db_stmt_def stmts[STMT__MAX] = {
 	[STMT_KEY_BY_HASH] = {
@@ -128,11 +127,9 @@ static const struct db_stmt_def stmts[STMT__MAX] = {
 	    "SELECT CONCAT(environment, '/', service_key, '/', operation_key), "
 	    "status, COUNT(*) FROM s2r_async_execution GROUP BY environment, "
 	    "service_key, operation_key, status", 1 },
-	[STMT_EXEC_POLL] = {
-	    "SELECT " POLL_COLS " FROM s2r_async_execution WHERE "
-	    "initiator_tenant_id = ? AND "
-	    "environment = ? AND service_key = ? AND operation_key = ? AND "
-	    "correlation_id = ?", 1 },
+	[STMT_EXEC_PAYLOAD] = {
+	    "SELECT result_payload, error_payload FROM s2r_async_execution "
+	    "WHERE id = ?", 1 },
 	[STMT_FIN_COMPLETE] = {
 	    "UPDATE s2r_async_execution SET status = 'completed', "
 	    "result_payload = ?, completed_at = ?, updated_at = ? WHERE id = ? "
@@ -456,7 +453,7 @@ repo_exec_by_key(struct db *db, const char *tenant, const char *env,
 	return exec_fetch(db, st, r);
 }
 
-/* Binds the STMT_EXEC_POLL result columns into r and the scratch slots. */
+/* Binds the STMT_EXEC_POLL_ID result columns into r and the scratch slots. */
 static void
 poll_cols(struct db_cols *c, struct exec_row *r, char *status, size_t ssz,
     MYSQL_TIME *t)
@@ -470,14 +467,12 @@ poll_cols(struct db_cols *c, struct exec_row *r, char *status, size_t ssz,
 	db_rcol(c, 6, MYSQL_TYPE_DATETIME, &t[1], sizeof(t[1]));
 	db_rcol(c, 7, MYSQL_TYPE_DATETIME, &t[2], sizeof(t[2]));
 	db_rcol(c, 8, MYSQL_TYPE_DATETIME, &t[3], sizeof(t[3]));
-	db_rcol(c, 9, MYSQL_TYPE_BLOB, NULL, 0);
-	db_rcol(c, 10, MYSQL_TYPE_BLOB, NULL, 0);
 }
 
-/* Copies the fetched poll columns into r, payloads included; 0 or -1. */
+/* Copies the fetched poll columns into r; 0, or -1 for an unknown status. */
 static int
-poll_finish(MYSQL_STMT *st, struct db_cols *c, struct exec_row *r,
-    char *status, size_t ssz, MYSQL_TIME *t)
+poll_finish(struct db_cols *c, struct exec_row *r, char *status, size_t ssz,
+    MYSQL_TIME *t)
 {
 	db_rstr(c, 1, status, ssz);
 	r->status = status_parse(status);
@@ -487,30 +482,25 @@ poll_finish(MYSQL_STMT *st, struct db_cols *c, struct exec_row *r,
 	r->updated_at = db_time_ms(&t[1]);
 	r->completed_at = c->null[7] ? 0 : db_time_ms(&t[2]);
 	r->expires_at = db_time_ms(&t[3]);
-	if (!c->null[9] && db_fetch_blob(st, &c->b[9], 9, c->len[9],
-	    &r->result, &r->result_len) == -1)
-		return -1;
-	if (!c->null[10] && db_fetch_blob(st, &c->b[10], 10, c->len[10],
-	    &r->error, &r->error_len) == -1)
-		return -1;
 	return r->status == ST__MAX ? -1 : 0;
 }
 
 /*
- * The poll read: only what poll and cancel use (id, status, the
- * initiator's key and token hashes, cancel flag, timestamps, result,
- * error) of (tenant, route, correlation id). With id (not 0) the row is
- * read by primary key and must also have those names; with id 0 by the
- * unique key alone. r's names are copied from the arguments. REPO_OK
- * (free r with exec_row_free), REPO_NOTFOUND or REPO_ERR.
+ * The poll read, by primary key: only what poll and cancel compare and
+ * show (id, status, the initiator's key and token hashes, cancel flag,
+ * timestamps), never the payloads, so that a row that exists costs what
+ * a missing one costs until the caller's hashes have matched (then
+ * repo_exec_payload reads them). The row must also have the path's
+ * tenant, route and correlation id. r's names are copied from the
+ * arguments; r->result and r->error stay NULL. REPO_OK, REPO_NOTFOUND
+ * or REPO_ERR.
  */
 int
 repo_exec_poll(struct db *db, uint64_t id, const char *tenant,
     const char *env, const char *svc, const char *op, const char *cid,
     struct exec_row *r)
 {
-	/* with id: p = id, names; without: p = names (q[0] is p[0]) */
-	MYSQL_BIND	 p[6], *q = id ? &p[1] : &p[0];
+	MYSQL_BIND	 p[6];
 	MYSQL_TIME	 t[4];
 	MYSQL_STMT	*st;
 	struct db_cols	 c;
@@ -518,27 +508,55 @@ repo_exec_poll(struct db *db, uint64_t id, const char *tenant,
 	int		 rc;
 
 	db_bind_u64(&p[0], &id);
-	db_bind_str(&q[0], tenant);
-	db_bind_str(&q[1], env);
-	db_bind_str(&q[2], svc);
-	db_bind_str(&q[3], op);
-	db_bind_str(&q[4], cid);
-	if ((st = db_run(db, id ? STMT_EXEC_POLL_ID : STMT_EXEC_POLL,
-	    p)) == NULL)
+	db_bind_str(&p[1], tenant);
+	db_bind_str(&p[2], env);
+	db_bind_str(&p[3], svc);
+	db_bind_str(&p[4], op);
+	db_bind_str(&p[5], cid);
+	if ((st = db_run(db, STMT_EXEC_POLL_ID, p)) == NULL)
 		return REPO_ERR;
 	memset(r, 0, sizeof(*r));
 	poll_cols(&c, r, status, sizeof(status), t);
 	rc = db_fetch_row(st, &c);
-	if (rc == 0 && poll_finish(st, &c, r, status, sizeof(status), t)) {
-		exec_row_free(r);
+	if (rc == 0 && poll_finish(&c, r, status, sizeof(status), t) == -1)
 		rc = -1;
-	}
 	mysql_stmt_free_result(st);
 	snprintf(r->cid, sizeof(r->cid), "%s", cid);
 	snprintf(r->env, sizeof(r->env), "%s", env);
 	snprintf(r->svc, sizeof(r->svc), "%s", svc);
 	snprintf(r->op, sizeof(r->op), "%s", op);
 	snprintf(r->tenant, sizeof(r->tenant), "%s", tenant);
+	return rc == 0 ? REPO_OK : rc == 1 ? REPO_NOTFOUND : REPO_ERR;
+}
+
+/*
+ * Reads the result and error payloads of execution r->id into r (after
+ * repo_exec_poll matched). REPO_OK (free r with exec_row_free),
+ * REPO_NOTFOUND (purged meanwhile) or REPO_ERR.
+ */
+int
+repo_exec_payload(struct db *db, struct exec_row *r)
+{
+	MYSQL_BIND	 p[1];
+	MYSQL_STMT	*st;
+	struct db_cols	 c;
+	int		 rc;
+
+	db_bind_u64(&p[0], &r->id);
+	if ((st = db_run(db, STMT_EXEC_PAYLOAD, p)) == NULL)
+		return REPO_ERR;
+	db_rcol(&c, 0, MYSQL_TYPE_BLOB, NULL, 0);
+	db_rcol(&c, 1, MYSQL_TYPE_BLOB, NULL, 0);
+	rc = db_fetch_row(st, &c);
+	if (rc == 0 && !c.null[0] && db_fetch_blob(st, &c.b[0], 0, c.len[0],
+	    &r->result, &r->result_len) == -1)
+		rc = -1;
+	if (rc == 0 && !c.null[1] && db_fetch_blob(st, &c.b[1], 1, c.len[1],
+	    &r->error, &r->error_len) == -1)
+		rc = -1;
+	mysql_stmt_free_result(st);
+	if (rc == -1)
+		exec_row_free(r);
 	return rc == 0 ? REPO_OK : rc == 1 ? REPO_NOTFOUND : REPO_ERR;
 }
 

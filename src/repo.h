@@ -122,6 +122,7 @@ int	repo_exec_by_id(struct db *, uint64_t, int64_t now, struct exec_row *);
 int	repo_exec_poll(struct db *, uint64_t id, const char *tenant,
 	    const char *env, const char *svc, const char *op, const char *cid,
 	    struct exec_row *);
+int	repo_exec_payload(struct db *, struct exec_row *);
 int	repo_exec_rotate_poll(struct db *, uint64_t, const unsigned char *);
 int	repo_exec_cancel(struct db *, uint64_t, int64_t now);
 int	repo_exec_request_cancel(struct db *, uint64_t, int64_t now);

@@ -90,19 +90,17 @@ view_json_body(struct app *app, struct req *req, struct resp *resp,
 
 /*
  * Splits poll token tok (app->idkey loaded): *id gets the execution id
- * it seals, 0 for a bare 43-character secret (tokens issued before
- * schema version 3: looked up by correlation id), or UINT64_MAX when it
- * seals none (no row has that id). Returns the secret part: the last
- * SECRET_B64_LEN characters, or all of tok when shorter.
+ * it seals, or UINT64_MAX when it seals none (no row has that id: the
+ * bare 43-character secret of tokens issued before schema version 3
+ * included, which would have needed a lookup by correlation id, a
+ * timing oracle). Returns the secret part: the last SECRET_B64_LEN
+ * characters, or all of tok when shorter.
  */
 static const char *
 token_split(struct app *app, const char *tok, uint64_t *id)
 {
 	size_t	 n = strlen(tok);
 
-	*id = 0;
-	if (n == SECRET_B64_LEN)
-		return tok;
 	if (n != POLL_TOKEN_LEN || crypto_id_open(app->idkey, tok, id) == -1 ||
 	    *id == 0)
 		*id = UINT64_MAX;
@@ -114,7 +112,8 @@ token_split(struct app *app, const char *tok, uint64_t *id)
  * id sealed in the poll token must be that of (tenant, route, correlation
  * id), and the key hash and the token secret's hash must match. Every
  * mismatch gives the same HERR_NOT_FOUND after the same comparisons.
- * On HERR_OK, r is filled (free it with exec_row_free).
+ * On HERR_OK, r is filled without its payloads (repo_exec_payload
+ * reads them; free r with exec_row_free).
  */
 enum herr
 view_find(struct app *app, struct req *req, struct exec_row *r)

@@ -6,6 +6,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define RESULT "{\"z\":1,\"a\":[1.10,9007199254740993]}"
 
@@ -43,11 +44,11 @@ test_waiting(void)
 	http_resp_free(&r);
 	/*
 	 * The bare 43-character secret (the token format before schema 3)
-	 * still finds the execution, through its correlation id.
+	 * is no longer accepted: it needed a lookup by correlation id.
 	 */
 	CHECK_EQ_INT((int)strlen(s.token), 65);
 	fx_poll(&F, F.ckey, s.cid, s.token + 22, NULL, &r);
-	check_waiting_body(&r, &s);
+	CHECK(expect_problem(&r, 404, "not_found"));
 	http_resp_free(&r);
 }
 
@@ -161,6 +162,93 @@ test_same_404(void)
 	fx_outsiders_free(&out);
 }
 
+/* Milliseconds one poll with KEY, CID and TOKEN takes; its status in *status. */
+static double
+poll_ms(const struct fx *f, const char *key, const char *cid, const char *token, int *status)
+{
+	struct timespec t0, t1;
+	struct http_resp r;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	*status = fx_poll(f, key, cid, token, NULL, &r);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	http_resp_free(&r);
+	return (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * No timing oracle: another key of the tenant polling an existing execution that holds a
+ * ~4 MiB result, with a well-formed token of either form (a bare 43-character secret, or
+ * its own sealed token), takes as long as polling an id that does not exist. Samples are
+ * interleaved so that drift hits both sides alike; medians must agree within 1 ms + 25 %
+ * (reading and sending the 4 MiB row costs several ms, far outside that).
+ */
+static void
+test_timing_oracle(void)
+{
+	enum { N = 41 };
+	size_t big = 4 * 1024 * 1024 - 64, i;
+	double hit[N], miss[N], mh, mm;
+	struct outsiders out;
+	struct fx G;
+	struct sub s, mine;
+	struct claim c;
+	char *result;
+	const char *tok[2];
+	int st, k, bad = 0;
+
+	fx_setup(&G, "polltime");
+	fx_outsiders(&G, &out);
+	CHECK(fx_submit_claim(&G, "{\"q\":\"big\"}", &s, &c));
+	result = malloc(big + 1);
+	result[0] = '"';
+	memset(result + 1, 'r', big - 2);
+	result[big - 1] = '"';
+	result[big] = '\0';
+	CHECK_EQ_INT(fx_complete(&G, &c, result), 200);
+	free(result);
+	/* the outsider's own execution and token, on the same route */
+	{
+		struct http_resp r;
+		struct json_object *o;
+
+		CHECK_EQ_INT(fx_submit(&G, out.same_tenant_key, NULL, "{}", &r), 202);
+		o = json_body(&r);
+		snprintf(mine.token, sizeof mine.token, "%s", jstr(o, "pollToken") ?
+		    jstr(o, "pollToken") : "");
+		json_object_put(o);
+		http_resp_free(&r);
+	}
+	tok[0] = mine.token + 22;	/* bare secret form */
+	tok[1] = mine.token;		/* sealed form, another execution's id */
+	for (k = 0; k < 2; k++) {
+		for (i = 0; i < N; i++) {
+			hit[i] = poll_ms(&G, out.same_tenant_key, s.cid, tok[k], &st);
+			bad += st != 404;
+			miss[i] = poll_ms(&G, out.same_tenant_key, out.unknown_cid, tok[k], &st);
+			bad += st != 404;
+		}
+		qsort(hit, N, sizeof hit[0], cmp_double);
+		qsort(miss, N, sizeof miss[0], cmp_double);
+		mh = hit[N / 2];
+		mm = miss[N / 2];
+		fprintf(stderr, "  timing (%s token): existing %.3f ms, unknown %.3f ms (medians)\n",
+		    k ? "sealed" : "bare", mh, mm);
+		CHECK(mh - mm < 1.0 + 0.25 * mm && mm - mh < 1.0 + 0.25 * mh);
+	}
+	CHECK_EQ_INT(bad, 0);
+	fx_outsiders_free(&out);
+	fx_free(&G);
+}
+
 /* No key, or a backend key: 401 even with the right poll token. */
 static void
 test_unauthorized(void)
@@ -260,6 +348,7 @@ main(void)
 	test_failed();
 	test_waiting();
 	test_same_404();
+	test_timing_oracle();
 	test_unauthorized();
 	test_cancelled();
 	test_wrong_method();
