@@ -28,7 +28,7 @@ usage(void)
 {
 	fprintf(stderr,
 	    "usage: asyncexec-admin [--config FILE] VERB ...\n"
-	    "  migrate\n"
+	    "  migrate [--to VERSION]\n"
 	    "  route add ENV/SERVICE/OPERATION [--retention-days N]\n"
 	    "  route list | route disable ROUTE | route enable ROUTE\n"
 	    "  key create --tenant TENANT [--label LABEL]\n"
@@ -40,13 +40,25 @@ usage(void)
 	return 2;
 }
 
-static int
-cmd_migrate(struct ctx *c)
-{
-	int	 applied, version;
+#define MIGRATE_LOCK_WAIT	60	/* seconds a second migrate waits */
 
-	if (repo_migrate(c->db, &applied, &version) != REPO_OK) {
-		fprintf(stderr, "asyncexec-admin: migrate failed\n");
+/* migrate [--to N]: applies the pending migrations (up to N). */
+static int
+cmd_migrate(struct ctx *c, int target)
+{
+	int	 applied, version, rc;
+
+	rc = repo_migrate(c->db, target, MIGRATE_LOCK_WAIT, &applied, &version);
+	if (rc == REPO_BUSY) {
+		fprintf(stderr, "asyncexec-admin: another migrate holds the "
+		    "migration lock of this database (waited %d s); nothing "
+		    "applied, try again when it has finished\n",
+		    MIGRATE_LOCK_WAIT);
+		return 1;
+	}
+	if (rc != REPO_OK) {
+		fprintf(stderr, "asyncexec-admin: migrate failed after %d "
+		    "migration(s); schema version %d\n", applied, version);
 		return 1;
 	}
 	printf("applied %d migration(s); schema version %d\n", applied, version);
@@ -312,8 +324,20 @@ cmd_stats(struct ctx *c, int argc, char **argv)
 static int
 cmd_migrate_v(struct ctx *c, int argc, char **argv)
 {
-	(void)argv;
-	return argc == 0 ? cmd_migrate(c) : usage();
+	char	*end;
+	long	 to;
+
+	if (argc == 0)
+		return cmd_migrate(c, 0);
+	if (argc != 2 || strcmp(argv[0], "--to") != 0)
+		return usage();
+	to = strtol(argv[1], &end, 10);
+	if (*argv[1] == '\0' || *end != '\0' || to < 1 || to > SCHEMA_VERSION) {
+		fprintf(stderr, "asyncexec-admin: --to must be 1..%d\n",
+		    SCHEMA_VERSION);
+		return 2;
+	}
+	return cmd_migrate(c, (int)to);
 }
 
 enum verb {

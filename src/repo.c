@@ -150,6 +150,12 @@ static const struct db_stmt_def stmts[STMT__MAX] = {
 	    "initiator_tenant_id = ? AND environment = ? AND service_key = ? "
 	    "AND operation_key = ? AND correlation_id = ?",
 	    1 },
+	[STMT_MIGRATE_LOCK] = {
+	    "SELECT GET_LOCK(CONCAT('asyncexec_migrate:', DATABASE()), ?)",
+	    0 },
+	[STMT_MIGRATE_UNLOCK] = {
+	    "SELECT RELEASE_LOCK(CONCAT('asyncexec_migrate:', DATABASE()))",
+	    0 },
 	[STMT_SECRET_GET] = {
 	    "SELECT secret FROM s2r_secret WHERE name = ?",
 	    1 },

@@ -25,7 +25,8 @@ enum repo_rc {
 	REPO_ERR = -1,
 	REPO_OK = 0,
 	REPO_NOTFOUND = 1,
-	REPO_DUP = 2
+	REPO_DUP = 2,
+	REPO_BUSY = 3		/* a named lock is held by another session */
 };
 
 enum exec_status {
@@ -135,7 +136,10 @@ int	repo_finalize(struct db *, uint64_t, const unsigned char *tokhash,
 	    enum exec_status to, const char *payload, size_t len, int64_t now);
 
 /* admin */
-int	repo_migrate(struct db *, int *applied, int *version);
+int	repo_migrate(struct db *, int target, unsigned lock_wait,
+	    int *applied, int *version);
+int	repo_migrate_lock(struct db *, unsigned wait_seconds);
+void	repo_migrate_unlock(struct db *);
 int	repo_route_add(struct db *, const char *env, const char *svc,
 	    const char *op, unsigned retention_days, int64_t now);
 int	repo_key_add(struct db *, int backend, const char *tenant,

@@ -44,36 +44,76 @@ apply_one(struct db *db, const struct migration *m)
 }
 
 /*
- * Applies every embedded migration newer than the recorded version, in
- * order, under a named lock so two runs do not interleave. *applied
- * gets how many ran, *version the schema version after. REPO_OK/ERR.
+ * Takes the migration lock of this database (a MariaDB named lock,
+ * "asyncexec_migrate:<database>"), waiting up to wait_seconds. REPO_OK,
+ * REPO_BUSY (another session holds it) or REPO_ERR. The lock belongs to
+ * the connection: a crashed holder releases it.
  */
 int
-repo_migrate(struct db *db, int *applied, int *version)
+repo_migrate_lock(struct db *db, unsigned wait_seconds)
+{
+	MYSQL_BIND	 p[1];
+	MYSQL_STMT	*st;
+	struct db_cols	 c;
+	int		 got = 0, rc;
+
+	db_bind_u32(&p[0], &wait_seconds);
+	if ((st = db_run(db, STMT_MIGRATE_LOCK, p)) == NULL)
+		return REPO_ERR;
+	db_rcol(&c, 0, MYSQL_TYPE_LONG, &got, 0);
+	rc = db_fetch_row(st, &c);
+	mysql_stmt_free_result(st);
+	if (rc != 0 || c.null[0])	/* NULL: an error inside GET_LOCK */
+		return REPO_ERR;
+	return got == 1 ? REPO_OK : REPO_BUSY;
+}
+
+/* Releases the migration lock (if this connection holds it). */
+void
+repo_migrate_unlock(struct db *db)
+{
+	MYSQL_STMT	*st;
+
+	if ((st = db_run(db, STMT_MIGRATE_UNLOCK, NULL)) != NULL)
+		mysql_stmt_free_result(st);
+}
+
+/*
+ * Applies every embedded migration newer than the recorded version, up
+ * to target (0: the newest), in order, holding the migration lock (a
+ * concurrent run waits up to lock_wait seconds, then gets REPO_BUSY and
+ * applies nothing). *applied gets how many ran, *version the schema
+ * version after. REPO_OK, REPO_BUSY or REPO_ERR.
+ */
+int
+repo_migrate(struct db *db, int target, unsigned lock_wait, int *applied,
+    int *version)
 {
 	size_t	 i;
-	int	 rc = REPO_ERR;
-	static const char lock[] = "DO GET_LOCK('asyncexec_migrate', 60)";
-	static const char unlock[] = "DO RELEASE_LOCK('asyncexec_migrate')";
+	int	 rc;
 
 	*applied = 0;
-	if (db_script(db, VERSION_TABLE, strlen(VERSION_TABLE)) == -1 ||
-	    db_script(db, lock, strlen(lock)) == -1)
+	*version = 0;
+	if (db_script(db, VERSION_TABLE, strlen(VERSION_TABLE)) == -1)
 		return REPO_ERR;
-	if (repo_schema_version(db, version) != REPO_OK)
+	if ((rc = repo_migrate_lock(db, lock_wait)) != REPO_OK)
+		return rc;
+	if ((rc = repo_schema_version(db, version)) != REPO_OK)
 		goto fail;
 	for (i = 0; i < asyncexec_nmigrations; i++) {
 		const struct migration *m = &asyncexec_migrations[i];
 		if (m->version <= *version)
 			continue;
-		if (apply_one(db, m) != REPO_OK)
+		if (target > 0 && m->version > target)
+			break;
+		if ((rc = apply_one(db, m)) != REPO_OK)
 			goto fail;
 		*version = m->version;
 		(*applied)++;
 	}
 	rc = REPO_OK;
 fail:
-	(void)db_script(db, unlock, strlen(unlock));
+	repo_migrate_unlock(db);
 	return rc;
 }
 

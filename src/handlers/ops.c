@@ -2,6 +2,7 @@
  * ops.c - GET /healthz (process up), /readyz (database reachable and
  * schema current), /metrics (Prometheus text).
  */
+#include "../log.h"
 #include "../metrics.h"
 #include "handlers.h"
 
@@ -15,19 +16,31 @@ handle_healthz(struct app *app, struct req *req, struct resp *resp)
 	return HERR_OK;
 }
 
+/*
+ * 200 when the database answers and its schema is the version this
+ * build needs, else 503 (the detail says what to run). A schema change
+ * is logged once per worker and state, not once per probe.
+ */
 enum herr
 handle_readyz(struct app *app, struct req *req, struct resp *resp)
 {
-	int	 v;
+	static int	 logged_version = -1;
+	int		 v;
 
 	(void)req;
 	if (repo_schema_version(app->db, &v) != REPO_OK)
 		return HERR_UNAVAILABLE;
 	if (v != SCHEMA_VERSION) {
+		if (logged_version != v)
+			log_warn("not ready: the database schema is version %d, "
+			    "this build needs %d: run asyncexec-admin migrate",
+			    v, SCHEMA_VERSION);
+		logged_version = v;
 		resp->detail = "the database schema is not at the version this "
 		    "build needs; run asyncexec-admin migrate";
 		return HERR_UNAVAILABLE;
 	}
+	logged_version = -1;
 	buf_printf(&resp->body, "{\"status\":\"ready\",\"schemaVersion\":%d}",
 	    v);
 	resp_json(resp, 200);

@@ -369,6 +369,30 @@ concurrent_claims(void)
 	CHECK_EQ_INT(total, POOL);
 }
 
+/*
+ * Two migrates never both apply: while another session holds the
+ * migration lock, migrate waits lock_wait seconds, then answers
+ * REPO_BUSY having applied nothing (it used to go on without the lock).
+ */
+static void
+migrate_lock(void)
+{
+	struct db	*holder = repo_open(&cfg, 0);
+	int		 applied = -1, version = -1;
+
+	CHECK(holder != NULL && repo_migrate_lock(holder, 0) == REPO_OK);
+	CHECK_EQ_INT(repo_migrate(db, 0, 1, &applied, &version), REPO_BUSY);
+	CHECK_EQ_INT(applied, 0);
+	repo_migrate_unlock(holder);
+	CHECK_EQ_INT(repo_migrate(db, 0, 1, &applied, &version), REPO_OK);
+	CHECK_EQ_INT(applied, 0);
+	CHECK_EQ_INT(version, SCHEMA_VERSION);
+	/* and the lock is free again afterwards */
+	CHECK(repo_migrate_lock(holder, 0) == REPO_OK);
+	repo_migrate_unlock(holder);
+	repo_close(holder);
+}
+
 int
 main(void)
 {
@@ -380,6 +404,7 @@ main(void)
 	finalize_once();
 	cancel_rules();
 	concurrent_claims();
+	migrate_lock();
 	repo_close(db);
 	mysql_library_end();
 	return check_done("db_repo");
