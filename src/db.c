@@ -1,9 +1,11 @@
 /*
  * db.c - connection, prepare after fork, reconnect and re-prepare.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <errmsg.h>
 #include <mysql.h>
@@ -17,6 +19,19 @@
 
 #define DB_IDLE_PING_SECONDS	30	/* ping before use after this idle */
 #define DB_IO_TIMEOUT_SECONDS	30	/* read/write timeout on the socket */
+/*
+ * Reconnect backoff per worker: after a failed connect no other is tried
+ * for a wait that starts at DB_BACKOFF_MIN_MS and doubles up to
+ * DB_BACKOFF_MAX_MS, each drawn uniformly from [wait/2, wait] (jitter, so
+ * that the workers do not retry in step); meanwhile db_ready fails at
+ * once (503). The cap bounds the recovery: under load a worker probes at
+ * least once per DB_BACKOFF_MAX_MS, so it is back within that (plus one
+ * connect) of the database's return. One "still unreachable" line per
+ * DB_DOWN_NOTE_MS at most.
+ */
+#define DB_BACKOFF_MIN_MS	100
+#define DB_BACKOFF_MAX_MS	1000
+#define DB_DOWN_NOTE_MS		10000
 #define DB_LOCK_WAIT_SECONDS_STR "10"	/* innodb_lock_wait_timeout, < IO */
 
 struct db {
@@ -31,6 +46,13 @@ struct db {
 	int				 connected_once;	/* reconnects count after it */
 	unsigned			 last_errno;
 	time_t				 last_used;
+	/* reconnect backoff (db_down / db_up), times on CLOCK_MONOTONIC */
+	unsigned			 down_attempts;	/* failed in a row */
+	unsigned			 down_errno;	/* of the last failure */
+	unsigned			 backoff_ms;
+	unsigned			 seed;		/* jitter, rand_r */
+	long long			 down_since, next_try, last_note;
+	char				 errmsg[256];	/* the last connect error */
 };
 
 /* Allocates a handle; does not connect. NULL when out of memory. */
@@ -152,7 +174,8 @@ db_connect(struct db *db)
 	    c->db_name, c->db_socket[0] ? 0 : c->db_port,
 	    c->db_socket[0] ? c->db_socket : NULL, flags) == NULL) {
 		db->last_errno = mysql_errno(db->conn);
-		log_error("db: connect: %s", mysql_error(db->conn));
+		snprintf(db->errmsg, sizeof(db->errmsg), "%s",
+		    mysql_error(db->conn));
 		goto fail;
 	}
 	for (i = 0; db->eager && i < db->n; i++)
@@ -166,15 +189,76 @@ fail:
 	return -1;
 }
 
+/* Milliseconds on the monotonic clock. */
+static long long
+mono_ms(void)
+{
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Records a failed connect at now: logs the first of an outage, then at
+ * most one "still unreachable" line per DB_DOWN_NOTE_MS, and sets the
+ * time of the next attempt (doubling backoff with jitter).
+ */
+static void
+db_down(struct db *db, long long now)
+{
+	unsigned	 wait;
+
+	db->down_errno = db->last_errno ? db->last_errno : CR_UNKNOWN_ERROR;
+	if (db->down_attempts++ == 0) {
+		if (db->seed == 0)
+			db->seed = (unsigned)getpid() ^ (unsigned)now;
+		db->down_since = db->last_note = now;
+		db->backoff_ms = DB_BACKOFF_MIN_MS;
+		log_error("db: connect: %s (retrying every %u..%u ms; "
+		    "503 meanwhile)", db->errmsg[0] ? db->errmsg :
+		    "no connection", DB_BACKOFF_MIN_MS, DB_BACKOFF_MAX_MS);
+	} else {
+		db->backoff_ms = db->backoff_ms * 2 > DB_BACKOFF_MAX_MS ?
+		    DB_BACKOFF_MAX_MS : db->backoff_ms * 2;
+		if (now - db->last_note >= DB_DOWN_NOTE_MS) {
+			db->last_note = now;
+			log_warn("db: still unreachable (%u attempts, for %lld "
+			    "s): %s", db->down_attempts,
+			    (now - db->down_since) / 1000, db->errmsg);
+		}
+	}
+	wait = db->backoff_ms / 2 + (unsigned)rand_r(&db->seed) %
+	    (db->backoff_ms / 2 + 1);
+	db->next_try = now + wait;
+}
+
+/* Records a successful connect at now: ends an outage (logged once). */
+static void
+db_up(struct db *db, long long now)
+{
+	if (db->down_attempts > 0)
+		log_info("db: reconnected after %.1f s (%u failed attempts)",
+		    (double)(now - db->down_since) / 1000, db->down_attempts);
+	db->down_attempts = 0;
+	db->errmsg[0] = '\0';
+	if (db->connected_once)
+		metrics_db_reconnect();
+	db->connected_once = 1;
+}
+
 /*
  * Makes sure a usable connection exists: connects when there is none,
- * pings after a long idle time and reconnects when the ping fails.
- * Returns 0, or -1 when the database cannot be reached.
+ * pings after a long idle time and reconnects when the ping fails. While
+ * the reconnect backoff runs (the last connect failed) it fails at once
+ * without trying. Returns 0, or -1 when the database cannot be reached
+ * (db_errno: the last connect's error).
  */
 int
 db_ready(struct db *db)
 {
-	time_t	 now = time(NULL);
+	time_t		 now = time(NULL);
+	long long	 ms;
 
 	if (db->conn != NULL && now - db->last_used > DB_IDLE_PING_SECONDS &&
 	    mysql_ping(db->conn) != 0) {
@@ -183,11 +267,16 @@ db_ready(struct db *db)
 		db_drop(db);
 	}
 	if (db->conn == NULL) {
-		if (db_connect(db) == -1)
+		ms = mono_ms();
+		if (db->down_attempts > 0 && ms < db->next_try) {
+			db->last_errno = db->down_errno;
 			return -1;
-		if (db->connected_once)
-			metrics_db_reconnect();
-		db->connected_once = 1;
+		}
+		if (db_connect(db) == -1) {
+			db_down(db, ms);
+			return -1;
+		}
+		db_up(db, mono_ms());
 	}
 	db->last_used = now;
 	return 0;
