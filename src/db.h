@@ -40,10 +40,16 @@ int		 db_fetch_blob(MYSQL_STMT *, MYSQL_BIND *, unsigned col,
 
 #define DB_MAX_COLS	24
 
-/* Result columns: binds with their is_null and length slots. */
+/*
+ * Result columns: binds with their is_null, length and error slots. A
+ * column bound with no buffer (NULL, 0: a payload fetched afterwards
+ * with db_fetch_blob) may be truncated; any other truncated column makes
+ * db_fetch_row fail.
+ */
 struct db_cols {
 	MYSQL_BIND	 b[DB_MAX_COLS];
 	my_bool		 null[DB_MAX_COLS];
+	my_bool		 err[DB_MAX_COLS];
 	unsigned long	 len[DB_MAX_COLS];
 };
 

@@ -87,7 +87,9 @@ lookup_route(struct app *app, const char *env, const char *svc,
 	if (app->lookup != NULL && cache_get(app->lookup->routes, d, r, now))
 		return REPO_OK;
 	rc = repo_route_get(app->db, env, svc, op, r);
-	if (rc == REPO_OK && app->lookup != NULL)
+	/* Only enabled routes: `route enable` then works at once, like a
+	 * new route, and `route disable` within the TTL. */
+	if (rc == REPO_OK && r->enabled && app->lookup != NULL)
 		cache_put(app->lookup->routes, d, r, now);
 	return rc;
 }

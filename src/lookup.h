@@ -2,9 +2,9 @@
  * lookup.h - keys, routes and backend-route grants, read through the
  * worker's TTL caches (config cache_ttl_seconds; 0 disables them).
  *
- * Only positive answers are cached, so a new key or route works at
- * once; a revoked key, a disabled route or a removed grant stops
- * working within the TTL. Each returns REPO_OK, REPO_NOTFOUND or
+ * Only positive answers are cached (for routes: enabled ones), so a
+ * new key, a new route or a re-enabled route works at once; a revoked
+ * key, a disabled route or a removed grant stops working within the TTL. Each returns REPO_OK, REPO_NOTFOUND or
  * REPO_ERR like the repository calls they wrap.
  */
 #ifndef ASYNCEXEC_LOOKUP_H

@@ -272,7 +272,7 @@ repo_backend_serves(struct db *db, uint64_t key_id, const char *env,
 /*
  * Reads the secret called name (s2r_secret) into out (outsz bytes at
  * most); *len gets its length. REPO_OK, REPO_NOTFOUND (also when it is
- * NULL or longer than outsz) or REPO_ERR.
+ * NULL) or REPO_ERR (also when it is longer than outsz: logged).
  */
 int
 repo_secret_get(struct db *db, const char *name, unsigned char *out,
