@@ -40,6 +40,7 @@ struct db {
 	size_t				 n;
 	MYSQL				*conn;
 	MYSQL_STMT			**stmts;
+	char				*prep_logged;	/* per statement */
 	int				 eager;	/* prepare all at connect */
 	int				 multi;	/* allow multi-statements */
 	int				 in_tx;
@@ -64,7 +65,9 @@ db_new(const struct config *cfg, const struct db_stmt_def *defs, size_t n,
 
 	if ((db = calloc(1, sizeof(*db))) == NULL)
 		return NULL;
-	if ((db->stmts = calloc(n ? n : 1, sizeof(*db->stmts))) == NULL) {
+	if ((db->stmts = calloc(n ? n : 1, sizeof(*db->stmts))) == NULL ||
+	    (db->prep_logged = calloc(n ? n : 1, 1)) == NULL) {
+		free(db->stmts);
 		free(db);
 		return NULL;
 	}
@@ -91,6 +94,7 @@ db_drop(struct db *db)
 		mysql_close(db->conn);
 	db->conn = NULL;
 	db->in_tx = 0;
+	memset(db->prep_logged, 0, db->n ? db->n : 1);
 }
 
 void
@@ -100,6 +104,7 @@ db_free(struct db *db)
 		return;
 	db_drop(db);
 	free(db->stmts);
+	free(db->prep_logged);
 	free(db);
 }
 
@@ -113,19 +118,28 @@ conn_lost(unsigned e)
 	    e == ER_SERVER_SHUTDOWN || e == 4031 /* MySQL 8 idle kick */;
 }
 
-/* Prepares statement id on the live connection; 0 or -1. */
+/*
+ * Prepares statement id on the live connection; 0 or -1 (last_errno
+ * set). A failure is logged once per connection and statement (a
+ * missing table fails every use until `migrate` runs; db_drop resets).
+ */
 static int
 db_prepare(struct db *db, size_t id)
 {
 	MYSQL_STMT	*st;
 
-	if ((st = mysql_stmt_init(db->conn)) == NULL)
+	if ((st = mysql_stmt_init(db->conn)) == NULL) {
+		db->last_errno = mysql_errno(db->conn);
 		return -1;
+	}
 	if (mysql_stmt_prepare(st, db->defs[id].sql,
 	    strlen(db->defs[id].sql)) != 0) {
 		db->last_errno = mysql_stmt_errno(st);
-		log_error("db: prepare statement %zu: %s", id,
-		    mysql_stmt_error(st));
+		if (!db->prep_logged[id])
+			log_error("db: prepare statement %zu: %s (is the "
+			    "schema current? run asyncexec-admin migrate)",
+			    id, mysql_stmt_error(st));
+		db->prep_logged[id] = 1;
 		mysql_stmt_close(st);
 		return -1;
 	}
@@ -178,8 +192,11 @@ db_connect(struct db *db)
 		    mysql_error(db->conn));
 		goto fail;
 	}
+	/* A statement that does not prepare (a table of a newer schema
+	 * missing) stays NULL and is retried on use: the others work, and
+	 * /readyz can say that the schema is not current. */
 	for (i = 0; db->eager && i < db->n; i++)
-		if (db_prepare(db, i) == -1)
+		if (db_prepare(db, i) == -1 && conn_lost(db->last_errno))
 			goto fail;
 	db->last_used = time(NULL);
 	return 0;
@@ -324,7 +341,9 @@ db_run(struct db *db, int id, MYSQL_BIND *params)
 	db->last_errno = e;
 	if (e == 0)
 		return db->stmts[id];
-	if (e != ER_DUP_ENTRY) {
+	if (e != ER_DUP_ENTRY && db->conn != NULL && db->stmts[id] == NULL) {
+		metrics_db_error();	/* not prepared: db_prepare logged it */
+	} else if (e != ER_DUP_ENTRY) {
 		metrics_db_error();
 		log_error("db: statement %d failed: error %u %s", id, e,
 		    db->conn && db->stmts[id] ?
@@ -534,7 +553,9 @@ db_rcol(struct db_cols *r, int i, enum enum_field_types t, void *p, size_t n)
 	r->b[i].buffer_length = n;
 	r->b[i].is_null = &r->null[i];
 	r->b[i].length = &r->len[i];
+	r->b[i].error = &r->err[i];
 	r->b[i].is_unsigned = 1;
+	r->err[i] = 0;
 }
 
 /* NUL-terminates a fetched string column i in buffer p of size n. */
@@ -546,19 +567,35 @@ db_rstr(struct db_cols *r, int i, char *p, size_t n)
 	p[l < n ? l : n - 1] = '\0';
 }
 
-/* Fetches one row; 0 row, 1 no row, -1 error. Truncation is allowed. */
+/*
+ * Fetches one row; 0 row, 1 no row, -1 error. Only the columns bound
+ * without a buffer (payloads, fetched afterwards) may be truncated; a
+ * value longer than any other column's buffer is an error, never cut.
+ * Every column of the result must be bound (db_rcol).
+ */
 int
 db_fetch_row(MYSQL_STMT *st, struct db_cols *r)
 {
-	int	 rc;
+	unsigned	 i, n = mysql_stmt_field_count(st);
+	int		 rc;
 
-	if (mysql_stmt_bind_result(st, r->b) != 0) {
+	if (n > DB_MAX_COLS || mysql_stmt_bind_result(st, r->b) != 0) {
 		log_error("db: bind result: %s", mysql_stmt_error(st));
 		return -1;
 	}
 	rc = mysql_stmt_fetch(st);
-	if (rc == 0 || rc == MYSQL_DATA_TRUNCATED)
+	if (rc == 0)
 		return 0;
+	if (rc == MYSQL_DATA_TRUNCATED) {
+		for (i = 0; i < n; i++)
+			if (r->err[i] && r->b[i].buffer != NULL) {
+				log_error("db: result column %u truncated "
+				    "(%lu bytes for a %lu-byte buffer)", i,
+				    r->len[i], r->b[i].buffer_length);
+				return -1;
+			}
+		return 0;
+	}
 	if (rc == MYSQL_NO_DATA)
 		return 1;
 	log_error("db: fetch: %s", mysql_stmt_error(st));
