@@ -231,7 +231,10 @@ json_validate(const char *p, size_t n, unsigned depth, struct json_object **out)
 	return 0;
 }
 
-/* Compares a raw (still escaped) key token with key; 1 when equal. */
+/*
+ * Compares a raw (still escaped) key token with key; 1 when equal. As
+ * in json-c, whose names are C strings, a \u0000 ends the name.
+ */
 static int
 key_equal(const char *raw, size_t n, const char *key)
 {
@@ -246,8 +249,10 @@ key_equal(const char *raw, size_t n, const char *key)
 			c = raw[++i];
 			if (c == 'u') {
 				if (i + 4 >= n || sscanf(raw + i + 1, "%4x", &v) != 1 ||
-				    v == 0 || v > 0x7f)
+				    v > 0x7f)
 					return 0;
+				if (v == 0)
+					return k == kl;
 				c = (char)v;
 				i += 4;
 			} else if (c != '"' && c != '\\' && c != '/')

@@ -4,6 +4,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <json-c/json.h>
+
 #include "buf.h"
 #include "check.h"
 #include "json.h"
@@ -98,6 +100,31 @@ members(void)
 	CHECK(json_member(body, strlen(body), "result", &v, &n) == 0);
 }
 
+/*
+ * A member name with \u0000: json-c keeps the name up to the NUL, so
+ * json_member must see the same name, or a fail body checked through
+ * json-c ("error" is an object with a message) could store another
+ * "error" member's value (found by fuzz_json).
+ */
+static void
+nul_keys(void)
+{
+	struct json_object *o = NULL, *m;
+	const char	*body = "{\"error\":5,\"error\\u0000x\":"
+	    "{\"message\":\"m\"}}";
+	const char	*v;
+	size_t		 n;
+
+	CHECK(json_validate(body, strlen(body), 64, &o) == 0);
+	CHECK(json_object_object_get_ex(o, "error", &m) &&
+	    json_object_is_type(m, json_type_object));
+	json_object_put(o);
+	CHECK(json_member(body, strlen(body), "error", &v, &n) == 1);
+	CHECK(n == 15 && strncmp(v, "{\"message\":\"m\"}", n) == 0);
+	body = "{\"\\u0000abc\":1}";
+	CHECK(json_member(body, strlen(body), "", &v, &n) == 1 && n == 1);
+}
+
 static void
 render(void)
 {
@@ -158,6 +185,7 @@ main(void)
 	civil();
 	validate();
 	members();
+	nul_keys();
 	render();
 	return check_done("unit_json");
 }
