@@ -1,11 +1,18 @@
 #!/usr/bin/env bash
 # scripts/test.sh — build with warnings as errors, bring up a throwaway stack (private
 # MariaDB, asyncexec-fcgi, nginx on random free ports, all in a fresh temporary directory)
-# and run ctest against it. Extra arguments go to ctest:  scripts/test.sh -L unit
+# and run ctest against it.
 #
-# Environment: ASYNCEXEC_BUILD_DIR (default: inside the temporary directory),
-# ASYNCEXEC_BUILD_TYPE (default Debug), ASYNCEXEC_KEEP=1 (keep the temporary directory
-# when tests fail). Exit status: ctest's (1 if the set-up itself fails).
+# Usage: scripts/test.sh [--sanitize] [--] [CTEST_ARGS...]
+#   --sanitize  build with AddressSanitizer + UndefinedBehaviorSanitizer (no recovery) and
+#               run the suite; any sanitizer report of any process (the app, its workers,
+#               the test programs and what they start) fails the run.
+# Every other argument goes to ctest:  scripts/test.sh -L unit,  scripts/test.sh --sanitize -R json
+#
+# Environment: ASYNCEXEC_BUILD_DIR (default: inside the temporary directory; it is
+# reconfigured for the mode, sanitizers on or off), ASYNCEXEC_BUILD_TYPE (default Debug),
+# ASYNCEXEC_KEEP=1 (keep the temporary directory when tests fail). Exit status: ctest's,
+# or 1 if the set-up fails or a sanitizer report is found.
 #
 # Exported for the tests: ASYNCEXEC_TEST_CONFIG, ASYNCEXEC_TEST_HTTP, ASYNCEXEC_TEST_DBCTL.
 set -euo pipefail
@@ -14,12 +21,30 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source-path=SCRIPTDIR source=lib/stack.sh
 source "$ROOT/scripts/lib/stack.sh"
 
+MODE=plain            # plain | sanitize
+CTEST_ARGS=()
+
+# parse_args ARGS... — the script's own option (--sanitize); every other
+# argument, and all after "--", is kept in CTEST_ARGS for ctest.
+parse_args() {
+    while (($#)); do
+        case $1 in
+            --sanitize) MODE=sanitize ;;
+            --) shift; CTEST_ARGS+=("$@"); return 0 ;;
+            *) CTEST_ARGS+=("$1") ;;
+        esac
+        shift
+    done
+}
+parse_args "$@"
+
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/asyncexec-test.XXXXXX")
 # mktemp makes it 0700; nginx's workers (user nobody) must reach the app socket inside.
 chmod 0711 "$TMP"
 stack_init "$ROOT" "$TMP" test
 BUILD=${ASYNCEXEC_BUILD_DIR:-$TMP/build}
 CTEST_PID=
+SAN_DIR=$TMP/sanitizer
 
 # stop_ctest — if ctest still runs (we were interrupted), end its process group.
 stop_ctest() {
@@ -39,6 +64,7 @@ cleanup() {
     if ((rc != 0)); then
         stack_log "FAILED (status $rc); logs of the test stack:"
         stack_tail_logs 60
+        [[ $MODE != sanitize ]] || stack_san_check "$SAN_DIR"/* || true
     fi
     stack_stop_all || stack_warn "some test processes did not stop"
     if ((rc != 0)) && [[ ${ASYNCEXEC_KEEP:-0} == 1 ]]; then
@@ -83,11 +109,39 @@ run_ctest() {
     return "$rc"
 }
 
+# setup_mode — the build options of MODE.
+setup_mode() {
+    case $MODE in
+        plain) BUILD_OPTS=(-DASYNCEXEC_ASAN=OFF -DASYNCEXEC_UBSAN=OFF) ;;
+        sanitize) BUILD_OPTS=(-DASYNCEXEC_ASAN=ON -DASYNCEXEC_UBSAN=ON) ;;
+    esac
+}
+
+# check_reports — after the run, with the app stopped (the master runs its leak check at
+# exit): true when no sanitizer report was logged by any process.
+check_reports() {
+    local logs
+    case $MODE in
+        sanitize)
+            shopt -s nullglob
+            logs=("$SAN_DIR"/* "$STACK_APP_LOG" "$BUILD/Testing/Temporary/LastTest.log")
+            shopt -u nullglob
+            if stack_san_check "${logs[@]}"; then
+                stack_log "sanitizers: no report in ${#logs[@]} log(s)"
+                return 0
+            fi
+            stack_log "FAILED: sanitizer reports found (above)"
+            return 1 ;;
+    esac
+}
+
 main() {
     local db_port http_port rc=0
-    stack_log "state in $TMP"
+    stack_log "state in $TMP (mode $MODE)"
+    setup_mode
     stack_install_packages
-    stack_build "$BUILD" "${ASYNCEXEC_BUILD_TYPE:-Debug}" -DASYNCEXEC_WERROR=ON
+    stack_build "$BUILD" "${ASYNCEXEC_BUILD_TYPE:-Debug}" -DASYNCEXEC_WERROR=ON "${BUILD_OPTS[@]}"
+    [[ $MODE != sanitize ]] || stack_san_env "$SAN_DIR"
     db_port=$(stack_free_port)
     stack_db_init
     stack_db_start "$db_port"
@@ -103,9 +157,15 @@ main() {
     export ASYNCEXEC_TEST_CONFIG=$STACK_CONF
     export ASYNCEXEC_TEST_HTTP=127.0.0.1:$http_port
     export ASYNCEXEC_TEST_DBCTL=$TMP/dbctl
-    run_ctest "$@" || rc=$?
+    run_ctest "${CTEST_ARGS[@]}" || rc=$?
+    if [[ $MODE != plain ]]; then
+        stack_nginx_stop || true
+        # A failure here fails the run, without hiding ctest's own status.
+        stack_app_stop || ((rc)) || rc=1
+        check_reports || ((rc)) || rc=1
+    fi
     if ((rc == 0)); then stack_log "all tests passed"; fi
     return "$rc"
 }
 
-main "$@"
+main

@@ -339,7 +339,7 @@ db_connect_timeout = 2
 # FastCGI socket. 0666: local stack only, so that nginx's workers (user nobody) can connect.
 listen = $STACK_APP_SOCK
 listen_mode = 0666
-workers = 4
+workers = ${STACK_WORKERS:-4}
 
 # Worker caches of keys, routes and grants: a revoked key stops working within this.
 cache_ttl_seconds = ${STACK_CACHE_TTL:-5}
@@ -518,4 +518,42 @@ stack_pid_jiffies() {
     stat=$(cat "/proc/$1/stat")
     stat=${stat##*) }
     awk '{ print $12 + $13 }' <<<"$stat"
+}
+
+# ---- sanitizers ------------------------------------------------------------------
+
+# Sanitizer reports (ASan, LSan, UBSan) that fail a run.
+STACK_SAN_PATTERN='ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime error:'
+
+# stack_san_env DIR — export ASAN_OPTIONS and UBSAN_OPTIONS for everything started from
+# now on: stop at the first error (UBSan is also built with -fno-sanitize-recover), exit
+# status 1 rather than abort() (no core dump, the report is complete), leak check at
+# normal exit. ASan and LeakSanitizer write each report to its own file DIR/asan.PID, so
+# that processes whose stderr nobody keeps (the workers of a test's own master,
+# asyncexec-admin run by a test) are checked too. UBSan ignores log_path when linked
+# beside ASan by gcc: its reports go to stderr (the app log, the test programs' output).
+# Forked workers leave through _exit() and a SIGKILLed process never reaches its exit:
+# neither gets a leak check (valgrind is the tool for them).
+stack_san_env() {
+    mkdir -p "$1"
+    export ASAN_OPTIONS="abort_on_error=0:halt_on_error=1:detect_leaks=1:exitcode=1:log_path=$1/asan"
+    export UBSAN_OPTIONS="halt_on_error=1:abort_on_error=0:print_stacktrace=1"
+}
+
+# stack_san_check FILE... — print the sanitizer reports found in FILEs (missing ones are
+# skipped); true when there is none.
+# The first three are shown in full (up to 5 reports of 30 lines each), then names only.
+stack_san_check() {
+    local f found=0
+    for f in "$@"; do
+        [[ -f $f ]] && grep -Eq "$STACK_SAN_PATTERN" "$f" || continue
+        if ((++found > 3)); then
+            stack_log "sanitizer report also in $f"
+            continue
+        fi
+        printf '%s: ---- sanitizer report in %s ----\n' "$STACK_PREFIX" "$f" >&2
+        grep -E -m 5 -A 30 "$STACK_SAN_PATTERN" "$f" >&2
+        printf '%s: ---- end of %s ----\n' "$STACK_PREFIX" "$f" >&2
+    done
+    ((found == 0))
 }
