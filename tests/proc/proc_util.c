@@ -757,3 +757,55 @@ proc_init(const char *name)
 		signal(sigs[i], on_fatal_signal);
 	return 0;
 }
+
+int
+proc_route_key(const char **uri, const char **auth)
+{
+	static char	 u[160], a[160];
+	char		 tenant[64], route[64];
+	const char	*key;
+
+	if (a[0] == '\0') {
+		snprintf(tenant, sizeof(tenant), "proc-%ld", (long)getpid());
+		snprintf(route, sizeof(route), "proc/k%ld/sub", (long)getpid());
+		if (admin("route", "add", route, NULL) == NULL ||
+		    (key = admin("key", "create", "--tenant", tenant)) == NULL ||
+		    strncmp(key, "ak_", 3) != 0)
+			return -1;
+		snprintf(a, sizeof(a), "Bearer %s", key);
+		snprintf(u, sizeof(u), "/v1/executions/%s", route);
+	}
+	*uri = u;
+	*auth = a;
+	return 0;
+}
+
+int
+submit_start(const char *sock, const char *cid, const char *body, size_t sent,
+    long long deadline)
+{
+	const char	*uri, *auth, *kv[16];
+	char		 clen[32];
+	size_t		 n = 0, len = strlen(body);
+	int		 fd;
+
+	if (proc_route_key(&uri, &auth) == -1 ||
+	    (fd = fcgi_connect(sock)) == -1)
+		return -1;
+	snprintf(clen, sizeof(clen), "%zu", len);
+	kv[2 * n] = "REQUEST_METHOD", kv[2 * n + 1] = "POST", n++;
+	kv[2 * n] = "REQUEST_URI", kv[2 * n + 1] = uri, n++;
+	kv[2 * n] = "SCRIPT_NAME", kv[2 * n + 1] = uri, n++;
+	kv[2 * n] = "CONTENT_LENGTH", kv[2 * n + 1] = clen, n++;
+	kv[2 * n] = "CONTENT_TYPE", kv[2 * n + 1] = "application/json", n++;
+	kv[2 * n] = "HTTP_AUTHORIZATION", kv[2 * n + 1] = auth, n++;
+	kv[2 * n] = "HTTP_X_CORRELATION_ID", kv[2 * n + 1] = cid, n++;
+	if (fcgi_begin(fd, deadline) == -1 ||
+	    fcgi_params(fd, kv, n, deadline) == -1 ||
+	    (sent > 0 && fcgi_stdin(fd, body, sent, deadline) == -1) ||
+	    (sent == len && fcgi_stdin(fd, NULL, 0, deadline) == -1)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}

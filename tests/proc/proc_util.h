@@ -98,4 +98,18 @@ const char	*admin(const char *a1, const char *a2, const char *a3,
 		    const char *a4);
 void		 remove_tmpdir(void);
 
+/*
+ * A route and a consumer key for this test process, made once with
+ * asyncexec-admin: *uri is the route's submit URI, *auth the
+ * "Bearer ak_..." header value. 0 or -1.
+ */
+int		 proc_route_key(const char **uri, const char **auth);
+/*
+ * Starts a submit of body (correlation id cid) on a new connection to
+ * sock, sending only its first `sent` bytes (all of it: the request is
+ * complete). The fd, or -1.
+ */
+int		 submit_start(const char *sock, const char *cid,
+		    const char *body, size_t sent, long long deadline);
+
 #endif
