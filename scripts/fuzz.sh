@@ -50,8 +50,10 @@ last_stat() { sed -n "s/^stat::$2: *//p" "$1" | tail -n 1; }
 
 # cov_line LOG — "cov: N ft: N corp: N" of the last status line libFuzzer printed.
 cov_line() {
-    grep -E '^#[0-9]+.* cov: ' "$1" | tail -n 1 |
-        sed -E 's/.*(cov: [0-9]+) (ft: [0-9]+) corp: ([0-9]+).*/\1 \2 corpus: \3/'
+    local l
+    l=$(grep -E '^#[0-9]+.* cov: ' "$1" | tail -n 1)
+    [[ -n $l ]] || { echo "cov: - ft: - corpus: -"; return; }
+    sed -E 's/.*(cov: [0-9]+) (ft: [0-9]+) corp: ([0-9]+).*/\1 \2 corpus: \3/' <<<"$l"
 }
 
 # run_one NAME — fuzz one harness for SECS seconds; 0 clean, 1 a finding.
@@ -76,9 +78,12 @@ run_one() {
     printf 'fuzz_%s: %s executions, %s exec/s, %s, %s s: %s\n' "$name" \
         "$(last_stat "$run/fuzz.log" number_of_executed_units)" \
         "$(last_stat "$run/fuzz.log" average_exec_per_sec)" \
-        "$(cov_line "$run/fuzz.log")" "$SECS" "$res"
+        "$(cov_line "$run/fuzz.log" || true)" "$SECS" "$res"
     if [[ $res != ok ]]; then
-        grep -E '^(==[0-9]+==ERROR|SUMMARY|.*runtime error)' "$run/fuzz.log" | head -n 5 >&2 || true
+        # the harness's own message, the sanitizer's, and the first frame in our code
+        grep -E '^(fuzz_|==[0-9]+==ERROR|SUMMARY|.*runtime error)' "$run/fuzz.log" |
+            head -n 5 >&2 || true
+        grep -E '^ +#[0-9]+ .*/(src|tests/fuzz)/[^ /]+\.c:[0-9]+' "$run/fuzz.log" | head -n 1 >&2 || true
         return 1
     fi
 }

@@ -44,7 +44,7 @@ check_ok(const struct config *c)
 	ok &= c->purge_grace_days <= 36500 && c->cache_ttl_seconds <= 3600;
 	ok &= c->log_level >= LOG_ERROR && c->log_level < LOG__MAX;
 	if (!ok) {
-		fprintf(stderr, "config_parse accepted an out-of-range value\n");
+		fprintf(stderr, "fuzz_config: config_parse accepted an out-of-range value\n");
 		abort();
 	}
 }
@@ -72,7 +72,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check_ok(&c);
 	else if (rc != -1 || err[0] == '\0' ||
 	    memchr(err, '\0', sizeof(err)) == NULL) {
-		fprintf(stderr, "config_parse: %d without a message\n", rc);
+		fprintf(stderr, "fuzz_config: config_parse: %d without a message\n", rc);
 		abort();
 	}
 	free(text);

@@ -42,13 +42,13 @@ check_members(const char *p, size_t n, unsigned depth, struct json_object *o)
 		}
 		has = json_object_object_get_ex(o, keys[i], &m);
 		if (rc != (has ? 1 : 0)) {
-			fprintf(stderr, "json_member(%s) = %d, json-c %d\n",
+			fprintf(stderr, "fuzz_json: json_member(%s) = %d, json-c %d\n",
 			    keys[i], rc, has);
 			abort();
 		}
 		if (rc == 1 && (v < p || v + vn > p + n ||
 		    json_validate(v, vn, depth, NULL) == -1)) {
-			fprintf(stderr, "json_member(%s): bad span %.*s\n",
+			fprintf(stderr, "fuzz_json: json_member(%s): bad span %.*s\n",
 			    keys[i], (int)vn, v);
 			abort();
 		}
@@ -71,7 +71,7 @@ check_put_string(const char *p, size_t n)
 		;
 	if (!buf_failed(&b) && s[n] == '\0' &&
 	    json_validate(b.data, b.len, 1, NULL) == -1) {
-		fprintf(stderr, "json_put_string: invalid %.*s\n",
+		fprintf(stderr, "fuzz_json: json_put_string: invalid %.*s\n",
 		    (int)b.len, b.data);
 		abort();
 	}

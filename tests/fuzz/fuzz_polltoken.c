@@ -32,7 +32,7 @@ check_open(const char *tok)
 		return;
 	if (crypto_id_seal(key, id, sealed) == -1 ||
 	    strncmp(sealed, tok, SEALED_B64_LEN) != 0) {
-		fprintf(stderr, "opened %.22s to %llu, re-sealed %s\n", tok,
+		fprintf(stderr, "fuzz_polltoken: opened %.22s to %llu, re-sealed %s\n", tok,
 		    (unsigned long long)id, sealed);
 		abort();
 	}
@@ -52,7 +52,7 @@ check_b64(const char *p, size_t n)
 		return;
 	if (b64url_encode(out, len, again, sizeof(again)) != n ||
 	    memcmp(again, p, n) != 0) {
-		fprintf(stderr, "b64url: %.*s decodes and re-encodes to %s\n",
+		fprintf(stderr, "fuzz_polltoken: b64url: %.*s decodes and re-encodes to %s\n",
 		    (int)n, p, again);
 		abort();
 	}
