@@ -46,9 +46,9 @@ main(int argc, char *argv[])
 	log_set_level((enum log_level)cfg.log_level);
 	if ((fd = master_listen(&cfg, &created)) == -1)
 		return 1;
+	/* master_run unlinks the socket it created as its stop begins. */
+	(void)created;
 	rc = master_run(&cfg, fd);
-	if (created)
-		unlink(cfg.listen);
 	log_info("master: stopped");
 	return rc;
 }
