@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "expire.h"
@@ -22,6 +23,7 @@ struct run {
 	int64_t				 cutoff;	/* purge: expires_at before */
 	enum exec_status		 purging;	/* purge: this status */
 	uint64_t			*ids;	/* batch_size slots */
+	unsigned			 seed;	/* retry jitter */
 };
 
 /* Candidate selection and compare-and-set apply of a two-step rule. */
@@ -137,6 +139,55 @@ static const struct rule rules[EXPIRE_STEP__MAX] = {
 	{ purge_due, purge_apply },		/* EXPIRE_STEP_PURGE */
 };
 
+/* Sleeps ms milliseconds. */
+static void
+sleep_ms(unsigned ms)
+{
+	struct timespec	 ts;
+
+	ts.tv_sec = ms / 1000;
+	ts.tv_nsec = (long)(ms % 1000) * 1000000L;
+	while (nanosleep(&ts, &ts) == -1)
+		continue;
+}
+
+/*
+ * Applies a batch of n selected ids with rule ru. An apply undone by a
+ * deadlock or lock wait timeout (REPO_RETRY) runs again after a
+ * jittered, doubling pause (EXPIRE_RETRY_BASE_MS up to
+ * EXPIRE_RETRY_CAP_MS), at most EXPIRE_RETRY_MAX times; each retry is
+ * counted in r->retries. Each attempt counts as one statement for
+ * longest_tx_ms. 0, or -1 on an error or when the retries are spent.
+ */
+static int
+apply_batch(struct run *run, const struct rule *ru, size_t n,
+    unsigned *changed)
+{
+	unsigned	 base = EXPIRE_RETRY_BASE_MS, wait;
+	int		 k, rc;
+	int64_t		 t0;
+
+	for (k = 0;; k++) {
+		t0 = mono_ms();
+		rc = ru->apply(run, n, changed);
+		tx_done(run, t0);
+		if (rc != REPO_RETRY)
+			return rc == REPO_OK ? 0 : -1;
+		if (k == EXPIRE_RETRY_MAX) {
+			log_error("expire: a batch was undone %d times by "
+			    "deadlocks or lock wait timeouts; giving up", k + 1);
+			return -1;
+		}
+		run->r->retries++;
+		wait = base / 2 + (unsigned)rand_r(&run->seed) % (base / 2 + 1);
+		log_warn("expire: batch undone by a deadlock or lock wait "
+		    "timeout; retry %d in %u ms", k + 1, wait);
+		sleep_ms(wait);
+		base = base * 2 > EXPIRE_RETRY_CAP_MS ? EXPIRE_RETRY_CAP_MS :
+		    base * 2;
+	}
+}
+
 /*
  * Runs a two-step rule batch by batch, each selection going on after
  * the previous one, until a selection comes back short or the runtime
@@ -158,9 +209,9 @@ step_rule(struct run *run, enum expire_step step)
 		if (ru->due(run, &pos, &n) != REPO_OK)
 			return -1;
 		t1 = tx_done(run, t0);
-		if (ru->apply(run, n, &changed) != REPO_OK)
+		if (apply_batch(run, ru, n, &changed) == -1)
 			return -1;
-		t2 = tx_done(run, t1);
+		t2 = mono_ms();
 		log_debug("expire: %s: %zu selected in %lld ms, %u changed in "
 		    "%lld ms", step_names[step], n, (long long)(t1 - t0),
 		    changed, (long long)(t2 - t1));
@@ -260,6 +311,7 @@ expire_run(struct db *db, const struct expire_opts *o,
 	run.o = o;
 	run.r = r;
 	run.start = mono_ms();
+	run.seed = (unsigned)run.start ^ (unsigned)getpid();
 	if (o->batch_size == 0 || o->batch_size > EXPIRE_BATCH_MAX ||
 	    (run.ids = calloc(o->batch_size, sizeof(*run.ids))) == NULL)
 		goto fail;
@@ -278,7 +330,7 @@ fail:
  * Writes the one-line summary into out: "result=complete|stopped|
  * skipped|error dry_run=yes|no expired=N abandoned=N purged=N
  * expire_ms=N abandon_ms=N purge_ms=N duration_ms=N longest_tx_ms=N
- * batches=N". Returns 0, or -1 when out is too small.
+ * batches=N retries=N". Returns 0, or -1 when out is too small.
  */
 int
 expire_summary(const struct expire_result *r, int dry_run, char *out,
@@ -304,8 +356,9 @@ expire_summary(const struct expire_result *r, int dry_run, char *out,
 	if (n >= 0 && (size_t)n < sz) {
 		len = (size_t)n;
 		n += snprintf(out + len, sz - len, " duration_ms=%lld "
-		    "longest_tx_ms=%lld batches=%lu", (long long)r->duration_ms,
-		    (long long)r->longest_tx_ms, r->batches);
+		    "longest_tx_ms=%lld batches=%lu retries=%lu",
+		    (long long)r->duration_ms, (long long)r->longest_tx_ms,
+		    r->batches, r->retries);
 	}
 	return n >= 0 && (size_t)n < sz ? 0 : -1;
 }

@@ -9,7 +9,8 @@
  *            {"message":"abandoned after N claims"};
  *   PURGE    terminal executions with expires_at < now - grace days
  *            are deleted (waiting ones never are).
- * A step ends when a batch comes back short. The run holds a named lock
+ * A step ends when a batch comes back short. A batch undone by a
+ * deadlock or lock wait timeout is run again (bounded, with backoff). The run holds a named lock
  * (per database) and skips when another run holds it. A dry run takes no
  * lock and only counts.
  */
@@ -34,6 +35,10 @@ enum expire_step {
 #define EXPIRE_BATCH_MAX	10000
 #define EXPIRE_RUNTIME_DEFAULT	50	/* seconds; below the timer's minute */
 #define EXPIRE_RUNTIME_MAX	86400
+/* A batch undone by a deadlock or lock wait timeout is retried. */
+#define EXPIRE_RETRY_MAX	8	/* retries per batch, then an error */
+#define EXPIRE_RETRY_BASE_MS	20	/* first pause (jittered 50-100 %) */
+#define EXPIRE_RETRY_CAP_MS	2000	/* longest pause */
 
 struct expire_opts {
 	int64_t		 now;		/* UTC ms the rules are evaluated at */
@@ -51,6 +56,7 @@ struct expire_result {
 	int64_t		 duration_ms;
 	int64_t		 longest_tx_ms;	/* longest single statement */
 	unsigned long	 batches;
+	unsigned long	 retries;	/* batches run again (1213, 1205) */
 	int		 skipped;	/* another run holds the lock */
 	int		 complete;	/* 0: stopped by max_runtime_ms */
 	int		 failed;	/* a database error ended the run */

@@ -7,30 +7,43 @@
  * ORDER BY expires_at LIMIT ?" walks ix_exec_expiry and locks the
  * secondary index entry before the row. A callback locks the row first
  * and then needs that same index entry (its status changes), so the two
- * deadlock and InnoDB rolls the callback back. Here the candidates are
- * read without locks and the UPDATE joins them by primary key
- * (JSON_TABLE over the bound id list), taking row locks only, in id
- * order; it repeats the rule, so it is a compare-and-set like the
- * callbacks. Purge works the same way (select, then delete by primary
- * key), and its delete repeats "not waiting": a waiting row is never
- * deleted.
+ * deadlock. Here the candidates are read without locks and the UPDATE
+ * joins them by primary key (JSON_TABLE over the bound id list), taking
+ * row locks only, in id order; it repeats the rule, so it is a
+ * compare-and-set like the callbacks. Purge works the same way (select,
+ * then delete by primary key), and its delete repeats "not waiting": a
+ * waiting row is never deleted.
+ *
+ * The join order is pinned (STRAIGHT_JOIN, the id list first, and FORCE
+ * INDEX (PRIMARY)): left to itself the optimizer estimates JSON_TABLE at
+ * 40 rows and, when few rows are due (the steady state), drives the
+ * UPDATE through ix_exec_expiry (or ix_exec_abandon) or a table scan,
+ * because the apply repeats the rule; that locks the index entry before
+ * the row again. A deadlock (1213) or lock wait timeout (1205) that still
+ * hits an apply undoes only that statement: REPO_RETRY, and the caller
+ * runs it again (it is a compare-and-set).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <mysqld_error.h>
 
 #include "config.h"
 #include "db.h"
 #include "log.h"
 #include "repo_expire.h"
 
-#define IDS_JOIN \
-	"UPDATE s2r_async_execution e JOIN JSON_TABLE(?, '$[*]' COLUMNS " \
-	"(id BIGINT UNSIGNED PATH '$')) j ON e.id = j.id SET "
+#define IDS_TABLE \
+	"JSON_TABLE(?, '$[*]' COLUMNS (id BIGINT UNSIGNED PATH '$')) j " \
+	"STRAIGHT_JOIN s2r_async_execution e FORCE INDEX (PRIMARY) " \
+	"ON e.id = j.id "
+#define IDS_JOIN	"UPDATE " IDS_TABLE "SET "
 #define LOCK_NAME \
 	"CONCAT('asyncexec_expire:', LEFT(COALESCE(DATABASE(), ''), 40))"
 
 enum xstmt {
+	XSTMT_SESSION,		/* XSTMT_SESSION */
 	XSTMT_LOCK,		/* XSTMT_LOCK */
 	XSTMT_UNLOCK,		/* XSTMT_UNLOCK */
 	XSTMT_EXPIRE_DUE,	/* XSTMT_EXPIRE_DUE */
@@ -54,6 +67,8 @@ enum xstmt {
  * connection.
  */
 static const struct db_stmt_def xstmts[XSTMT__MAX] = {
+	{ "SET SESSION innodb_lock_wait_timeout = "
+	  REPO_EXPIRE_LOCK_WAIT_STR, 0 },		/* XSTMT_SESSION */
 	{ "SELECT GET_LOCK(" LOCK_NAME ", 0)", 0 },	/* XSTMT_LOCK */
 	{ "SELECT RELEASE_LOCK(" LOCK_NAME ")", 0 },	/* XSTMT_UNLOCK */
 	{ "SELECT id, expires_at FROM s2r_async_execution WHERE status = "
@@ -75,10 +90,8 @@ static const struct db_stmt_def xstmts[XSTMT__MAX] = {
 	{ "SELECT id, expires_at FROM s2r_async_execution WHERE status = ? "
 	  "AND expires_at < ? AND (expires_at > ? OR (expires_at = ? AND "
 	  "id > ?)) ORDER BY expires_at, id LIMIT ?", 0 },	/* XSTMT_PURGE_DUE */
-	{ "DELETE e FROM s2r_async_execution e JOIN JSON_TABLE(?, '$[*]' "
-	  "COLUMNS (id BIGINT UNSIGNED PATH '$')) j ON e.id = j.id WHERE "
-	  "e.status <> 'waiting_callback' AND e.expires_at < ?",
-	  0 },						/* XSTMT_PURGE_APPLY */
+	{ "DELETE e FROM " IDS_TABLE "WHERE e.status <> 'waiting_callback' "
+	  "AND e.expires_at < ?", 0 },			/* XSTMT_PURGE_APPLY */
 	{ "SELECT COUNT(*) FROM s2r_async_execution WHERE status = "
 	  "'waiting_callback' AND expires_at <= ?", 0 },	/* XSTMT_COUNT_EXPIRE */
 	{ "SELECT COUNT(*) FROM s2r_async_execution WHERE status = "
@@ -126,7 +139,10 @@ query_u64(struct db *db, enum xstmt id, MYSQL_BIND *p, uint64_t *v,
 	return REPO_OK;
 }
 
-/* Takes the run lock without waiting: *got 1 when this run holds it. */
+/*
+ * Sets the session's lock wait timeout (REPO_EXPIRE_LOCK_WAIT_STR s),
+ * then takes the run lock without waiting: *got 1 when this run holds it.
+ */
 int
 repo_expire_lock(struct db *db, int *got)
 {
@@ -134,6 +150,8 @@ repo_expire_lock(struct db *db, int *got)
 	int		 isnull;
 
 	*got = 0;
+	if (db_run(db, XSTMT_SESSION, NULL) == NULL)
+		return REPO_ERR;
 	if (query_u64(db, XSTMT_LOCK, NULL, &v, &isnull) != REPO_OK)
 		return REPO_ERR;
 	if (isnull) {
@@ -194,6 +212,25 @@ fetch_ids(MYSQL_STMT *st, unsigned limit, uint64_t *ids, size_t *n,
 	return REPO_OK;
 }
 
+/*
+ * The outcome of apply statement id that db_run returned st for: REPO_OK
+ * with *changed its matched rows; REPO_RETRY after a deadlock or lock
+ * wait timeout (the statement was undone); else REPO_ERR.
+ */
+static int
+applied(struct db *db, enum xstmt id, MYSQL_STMT *st, unsigned *changed)
+{
+	unsigned	 e;
+
+	if (st != NULL) {
+		*changed = (unsigned)db_affected(db, id);
+		return REPO_OK;
+	}
+	e = db_errno(db);
+	return e == ER_LOCK_DEADLOCK || e == ER_LOCK_WAIT_TIMEOUT ?
+	    REPO_RETRY : REPO_ERR;
+}
+
 /* Renders ids as a JSON array "[1,2,3]" into a new buffer (caller frees). */
 static char *
 ids_json(const uint64_t *ids, size_t n)
@@ -235,7 +272,8 @@ repo_expire_due(struct db *db, int64_t now, unsigned limit,
 
 /*
  * Expires those of ids[0..n) that still wait and are still due, in one
- * autocommit UPDATE; *changed gets how many did. REPO_OK or REPO_ERR.
+ * autocommit UPDATE; *changed gets how many did. REPO_OK, REPO_RETRY
+ * (a deadlock or lock wait timeout undid it: run it again) or REPO_ERR.
  */
 int
 repo_expire_apply(struct db *db, const uint64_t *ids, size_t n, int64_t now,
@@ -255,10 +293,7 @@ repo_expire_apply(struct db *db, const uint64_t *ids, size_t n, int64_t now,
 	db_bind_time(&p[1], &t[0], now);
 	db_bind_time(&p[2], &t[1], now);
 	db_bind_time(&p[3], &t[2], now);
-	if (db_run(db, XSTMT_EXPIRE_APPLY, p) != NULL) {
-		*changed = (unsigned)db_affected(db, XSTMT_EXPIRE_APPLY);
-		rc = REPO_OK;
-	}
+	rc = applied(db, XSTMT_EXPIRE_APPLY, db_run(db, XSTMT_EXPIRE_APPLY, p), changed);
 	free(json);
 	return rc;
 }
@@ -288,7 +323,8 @@ repo_abandon_due(struct db *db, unsigned max_attempts, int64_t now,
 /*
  * Fails those of ids[0..n) that still meet the abandon rule, with the
  * error {"message":"abandoned after N claims"} (N: their attempts), in
- * one autocommit UPDATE; *changed gets how many. REPO_OK or REPO_ERR.
+ * one autocommit UPDATE; *changed gets how many. REPO_OK, REPO_RETRY
+ * or REPO_ERR.
  */
 int
 repo_abandon_apply(struct db *db, const uint64_t *ids, size_t n,
@@ -309,10 +345,7 @@ repo_abandon_apply(struct db *db, const uint64_t *ids, size_t n,
 	db_bind_time(&p[2], &t[1], now);
 	db_bind_u32(&p[3], &max_attempts);
 	db_bind_time(&p[4], &t[2], now);
-	if (db_run(db, XSTMT_ABANDON_APPLY, p) != NULL) {
-		*changed = (unsigned)db_affected(db, XSTMT_ABANDON_APPLY);
-		rc = REPO_OK;
-	}
+	rc = applied(db, XSTMT_ABANDON_APPLY, db_run(db, XSTMT_ABANDON_APPLY, p), changed);
 	free(json);
 	return rc;
 }
@@ -343,7 +376,7 @@ repo_purge_due(struct db *db, enum exec_status st, int64_t cutoff,
 /*
  * Deletes those of ids[0..n) that are terminal with expires_at before
  * cutoff (never a waiting one), in one autocommit DELETE by primary
- * key; *deleted gets how many. REPO_OK or REPO_ERR.
+ * key; *deleted gets how many. REPO_OK, REPO_RETRY or REPO_ERR.
  */
 int
 repo_purge_apply(struct db *db, const uint64_t *ids, size_t n,
@@ -361,10 +394,7 @@ repo_purge_apply(struct db *db, const uint64_t *ids, size_t n,
 		return REPO_ERR;
 	db_bind_str(&p[0], json);
 	db_bind_time(&p[1], &t, cutoff);
-	if (db_run(db, XSTMT_PURGE_APPLY, p) != NULL) {
-		*deleted = (unsigned)db_affected(db, XSTMT_PURGE_APPLY);
-		rc = REPO_OK;
-	}
+	rc = applied(db, XSTMT_PURGE_APPLY, db_run(db, XSTMT_PURGE_APPLY, p), deleted);
 	free(json);
 	return rc;
 }

@@ -7,7 +7,7 @@
  * The handle is its own struct db (own statement table, own connection):
  * open it with repo_expire_open, close it with repo_expire_close.
  * Functions return enum repo_rc (REPO_OK or REPO_ERR; REPO_ERR is
- * already logged). All times are UTC milliseconds passed in by the
+ * already logged), the *_apply ones also REPO_RETRY. All times are UTC milliseconds passed in by the
  * caller, so tests can run the rules at any "now".
  *
  * Every rule runs in two steps per batch: *_due selects up to limit
@@ -28,6 +28,15 @@
 
 struct config;
 struct db;
+
+/*
+ * An apply's extra outcome: a deadlock (1213) or lock wait timeout
+ * (1205) undid the statement; running it again is safe.
+ */
+#define REPO_RETRY	10
+
+/* The expiry session's innodb_lock_wait_timeout, seconds. */
+#define REPO_EXPIRE_LOCK_WAIT_STR	"5"
 
 struct db	*repo_expire_open(const struct config *);
 void		 repo_expire_close(struct db *);
