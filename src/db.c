@@ -359,6 +359,16 @@ db_affected(struct db *db, int id)
 	return (int)mysql_stmt_affected_rows(db->stmts[id]);
 }
 
+/*
+ * Whether the last failure lost the connection: a write sent on it may
+ * or may not have happened (its outcome must be read back).
+ */
+int
+db_lost(const struct db *db)
+{
+	return conn_lost(db->last_errno);
+}
+
 /* The error number of the last failed call, 0 after success. */
 unsigned
 db_errno(const struct db *db)

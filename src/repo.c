@@ -159,6 +159,11 @@ static const struct db_stmt_def stmts[STMT__MAX] = {
 	[STMT_SECRET_GET] = {
 	    "SELECT secret FROM s2r_secret WHERE name = ?",
 	    1 },
+	/* locking read: waits for a write of a lost connection in flight */
+	[STMT_EXEC_OUTCOME] = {
+	    "SELECT status, callback_token_hash, completed_at FROM "
+	    "s2r_async_execution WHERE id = ? LOCK IN SHARE MODE",
+	    1 },
 };
 
 static const char *const status_names[ST__MAX] = {
@@ -703,11 +708,14 @@ claim_read(MYSQL_STMT *st, struct claim_item *it, unsigned max, size_t *n)
 	return rc == 0 ? 0 : -1;
 }
 
-/* Gives claimed item it a fresh callback token and lease. 0 or -1. */
+/*
+ * Gives claimed item it a fresh callback token (its hash into hash) and
+ * lease. 0 or -1.
+ */
 static int
-claim_take(struct db *db, struct claim_item *it, int64_t lease_until)
+claim_take(struct db *db, struct claim_item *it, int64_t lease_until,
+    unsigned char *hash)
 {
-	unsigned char	 hash[SHA256_LEN];
 	MYSQL_BIND	 p[3];
 	MYSQL_TIME	 t;
 
@@ -733,6 +741,7 @@ repo_claim(struct db *db, const char *env, const char *svc, const char *op,
     struct claim_item **out, size_t *n)
 {
 	struct claim_item *it;
+	unsigned char	(*hash)[SHA256_LEN];
 	MYSQL_BIND	 p[5];
 	MYSQL_TIME	 t;
 	MYSQL_STMT	*st;
@@ -742,6 +751,10 @@ repo_claim(struct db *db, const char *env, const char *svc, const char *op,
 	*n = 0;
 	if ((it = calloc(max, sizeof(*it))) == NULL)
 		return REPO_ERR;
+	if ((hash = calloc(max, sizeof(*hash))) == NULL) {
+		free(it);
+		return REPO_ERR;
+	}
 	if (db_begin(db) == -1)
 		goto fail;
 	db_bind_str(&p[0], env);
@@ -754,15 +767,20 @@ repo_claim(struct db *db, const char *env, const char *svc, const char *op,
 		goto fail;
 	for (i = 0; i < *n; i++)
 		if (claim_take(db, &it[i], now + (int64_t)lease_seconds *
-		    1000) == -1)
+		    1000, hash[i]) == -1)
 			goto fail;
-	if (db_commit(db) == -1)
+	/* COMMIT's answer lost: hand out only what the row shows committed */
+	if (db_commit(db) == -1 && (!db_lost(db) ||
+	    repo_claim_outcome(db, it, (const unsigned char (*)[SHA256_LEN])
+	    hash, n) != REPO_OK))
 		goto fail;
+	free(hash);
 	*out = it;
 	return REPO_OK;
 fail:
 	db_rollback(db);
 	claim_free(it, *n);
+	free(hash);
 	*n = 0;
 	return REPO_ERR;
 }
@@ -799,22 +817,36 @@ repo_ping(struct db *db)
  * with payload (the result value or the error object as sent; unused for
  * cancelled, which also needs a pending cancel request) in one
  * compare-and-set UPDATE on status and callback token. REPO_OK for the
- * one winner, REPO_NOTFOUND for every loser, REPO_ERR.
+ * one winner, REPO_NOTFOUND for every loser, REPO_ERR. When the answer
+ * to the UPDATE is lost, the row is read again: this callback's outcome
+ * there is a win; still waiting under this token, the UPDATE is run once
+ * more (a compare-and-set, so at most one of them wins).
  */
 int
 repo_finalize(struct db *db, uint64_t id, const unsigned char *tokhash,
     enum exec_status to, const char *payload, size_t len, int64_t now)
 {
-	MYSQL_BIND	 p[5];
+	MYSQL_BIND	 p[5], *q = to == ST_CANCELLED ? p + 1 : p;
 	MYSQL_TIME	 t[2];
+	enum stmt	 sid = to == ST_CANCELLED ? STMT_FIN_CANCELLED :
+			    to == ST_COMPLETED ? STMT_FIN_COMPLETE : STMT_FIN_FAIL;
+	int		 rc, tries;
 
 	db_bind_blob(&p[0], payload ? payload : "", payload ? len : 0);
 	db_bind_time(&p[1], &t[0], now);
 	db_bind_time(&p[2], &t[1], now);
 	db_bind_u64(&p[3], &id);
 	db_bind_blob(&p[4], tokhash, SHA256_LEN);
-	if (to == ST_CANCELLED)
-		return run_cas(db, STMT_FIN_CANCELLED, p + 1);
-	return run_cas(db, to == ST_COMPLETED ? STMT_FIN_COMPLETE :
-	    STMT_FIN_FAIL, p);
+	for (tries = 0; tries < 2; tries++) {
+		if ((rc = run_cas(db, sid, q)) != REPO_ERR || !db_lost(db))
+			break;
+		if ((rc = repo_fin_outcome(db, id, tokhash, to, now)) != 0)
+			return rc == 1 ? REPO_OK : rc == -1 ? REPO_NOTFOUND :
+			    REPO_ERR;
+	}
+	/* a late win of a lost first attempt makes the retry lose */
+	if (rc == REPO_NOTFOUND && tries > 0 &&
+	    repo_fin_outcome(db, id, tokhash, to, now) == 1)
+		rc = REPO_OK;
+	return rc;
 }

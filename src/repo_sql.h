@@ -4,6 +4,8 @@
 #ifndef ASYNCEXEC_REPO_SQL_H
 #define ASYNCEXEC_REPO_SQL_H
 
+#include "repo.h"
+
 enum stmt {
 	STMT_KEY_BY_HASH,		/* STMT_KEY_BY_HASH */
 	STMT_BACKEND_SERVES,		/* STMT_BACKEND_SERVES */
@@ -35,7 +37,16 @@ enum stmt {
 	STMT_SECRET_GET,		/* STMT_SECRET_GET */
 	STMT_MIGRATE_LOCK,		/* STMT_MIGRATE_LOCK */
 	STMT_MIGRATE_UNLOCK,		/* STMT_MIGRATE_UNLOCK */
+	STMT_EXEC_OUTCOME,		/* STMT_EXEC_OUTCOME */
 	STMT__MAX
 };
+
+struct claim_item;
+
+/* repo_outcome.c: what a write whose answer was lost did */
+int	repo_claim_outcome(struct db *, struct claim_item *,
+	    const unsigned char (*hashes)[SHA256_LEN], size_t *n);
+int	repo_fin_outcome(struct db *, uint64_t id, const unsigned char *tokhash,
+	    enum exec_status to, int64_t now);
 
 #endif

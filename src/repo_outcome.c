@@ -1,0 +1,102 @@
+/*
+ * repo_outcome.c - what a write whose answer was lost did.
+ *
+ * When the connection dies after COMMIT (claim) or after the finalizing
+ * compare-and-set UPDATE (autocommit) was sent, the write may or may not
+ * have happened (client error 2013: outcome unknown). Nothing is
+ * answered from a guess: the row is read again on a fresh connection,
+ * with a locking read, which waits for a write that is still in flight.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "db.h"
+#include "repo.h"
+#include "repo_sql.h"
+
+struct outcome {
+	char		 status[24];
+	unsigned char	 tokhash[SHA256_LEN];
+	int		 has_token;
+	int64_t		 completed_at;	/* 0 when NULL */
+};
+
+/* Reads execution id's outcome columns. REPO_OK, REPO_NOTFOUND, REPO_ERR. */
+static int
+outcome_read(struct db *db, uint64_t id, struct outcome *o)
+{
+	MYSQL_BIND	 p[1];
+	MYSQL_STMT	*st;
+	MYSQL_TIME	 t;
+	struct db_cols	 c;
+	int		 rc;
+
+	memset(o, 0, sizeof(*o));
+	db_bind_u64(&p[0], &id);
+	if ((st = db_run(db, STMT_EXEC_OUTCOME, p)) == NULL)
+		return REPO_ERR;
+	db_rcol(&c, 0, MYSQL_TYPE_STRING, o->status, sizeof(o->status));
+	db_rcol(&c, 1, MYSQL_TYPE_BLOB, o->tokhash, SHA256_LEN);
+	db_rcol(&c, 2, MYSQL_TYPE_DATETIME, &t, sizeof(t));
+	rc = db_fetch_row(st, &c);
+	mysql_stmt_free_result(st);
+	if (rc != 0)
+		return rc == 1 ? REPO_NOTFOUND : REPO_ERR;
+	db_rstr(&c, 0, o->status, sizeof(o->status));
+	o->has_token = !c.null[1] && c.len[1] == SHA256_LEN;
+	o->completed_at = c.null[2] ? 0 : db_time_ms(&t);
+	return REPO_OK;
+}
+
+/*
+ * After a lost answer to a claim's COMMIT: keeps those of it[0..*n)
+ * whose stored callback token hash is hashes[i] (the claim committed;
+ * the others are freed). REPO_OK when at least one (or none was
+ * claimed) is left, REPO_ERR when the claim did not commit or a read
+ * failed (then nothing is handed out and the caller frees it).
+ */
+int
+repo_claim_outcome(struct db *db, struct claim_item *it,
+    const unsigned char (*hashes)[SHA256_LEN], size_t *n)
+{
+	struct outcome	 o;
+	size_t		 i, kept = 0, had = *n;
+
+	for (i = 0; i < had; i++) {
+		if (outcome_read(db, it[i].id, &o) == REPO_ERR)
+			return REPO_ERR;
+		if (o.has_token && memcmp(o.tokhash, hashes[i],
+		    SHA256_LEN) == 0)
+			it[kept++] = it[i];
+		else
+			free(it[i].request);
+	}
+	*n = kept;
+	return kept > 0 || had == 0 ? REPO_OK : REPO_ERR;
+}
+
+/*
+ * After a lost answer to the finalizing UPDATE of execution id to
+ * status to under token hash tokhash at now: 1 when the row holds this
+ * callback's outcome (that status, that token, completed at now: it
+ * won), 0 when it is still waiting under that token (the UPDATE did not
+ * run; it may be run again), -1 when another outcome or claim holds it,
+ * -2 when the read failed.
+ */
+int
+repo_fin_outcome(struct db *db, uint64_t id, const unsigned char *tokhash,
+    enum exec_status to, int64_t now)
+{
+	struct outcome	 o;
+	int		 rc, ours;
+
+	if ((rc = outcome_read(db, id, &o)) != REPO_OK)
+		return rc == REPO_NOTFOUND ? -1 : -2;
+	ours = o.has_token && memcmp(o.tokhash, tokhash, SHA256_LEN) == 0;
+	if (!ours)
+		return -1;
+	if (strcmp(o.status, exec_status_name(ST_WAITING)) == 0)
+		return 0;
+	return strcmp(o.status, exec_status_name(to)) == 0 &&
+	    o.completed_at == now ? 1 : -1;
+}
