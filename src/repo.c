@@ -248,7 +248,8 @@ repo_key_by_hash(struct db *db, const unsigned char *hash, struct key_row *k)
 	db_rcol(&c, 2, MYSQL_TYPE_STRING, k->tenant, sizeof(k->tenant));
 	db_rcol(&c, 3, MYSQL_TYPE_LONG, &revoked, 0);
 	rc = fetch_one(st, &c);
-	db_rstr(&c, 2, k->tenant, sizeof(k->tenant));
+	if (rc == REPO_OK)	/* no row: c's lengths were never set */
+		db_rstr(&c, 2, k->tenant, sizeof(k->tenant));
 	k->backend = backend;
 	k->revoked = revoked;
 	return rc;
