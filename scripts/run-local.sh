@@ -103,6 +103,7 @@ asyncexec runs at $base
            $BUILD/asyncexec-admin --config $STACK_CONF key create --tenant T [--label L]
            $BUILD/asyncexec-admin --config $STACK_CONF backend-key create --route ENV/SVC/OP
            $BUILD/asyncexec-admin --config $STACK_CONF stats
+  metrics: http://127.0.0.1:$(cat "$STACK_NGINX_DIR/metrics-port" 2>/dev/null)/metrics (loopback only)
   logs:    $STACK_APP_LOG  $STACK_NGINX_ERR  $STACK_DB_ERR
   keys:    $KEYS
   stop:    $ROOT/scripts/run-local.sh stop

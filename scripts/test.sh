@@ -156,6 +156,8 @@ main() {
 
     export ASYNCEXEC_TEST_CONFIG=$STACK_CONF
     export ASYNCEXEC_TEST_HTTP=127.0.0.1:$http_port
+    ASYNCEXEC_TEST_METRICS=127.0.0.1:$(cat "$STACK_NGINX_DIR/metrics-port")
+    export ASYNCEXEC_TEST_METRICS
     export ASYNCEXEC_TEST_DBCTL=$TMP/dbctl
     run_ctest "${CTEST_ARGS[@]}" || rc=$?
     if [[ $MODE != plain ]]; then

@@ -46,6 +46,7 @@ struct req {
 	char		*callback_token;
 	char		*if_none_match;
 	char		*content_type;
+	char		*request_id;	/* nginx's $request_id, when valid */
 	long long	 content_length;	/* -1 when absent */
 	char		*seg[8];	/* path segments (into segbuf) */
 	size_t		 nseg;

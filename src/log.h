@@ -1,11 +1,19 @@
 /*
- * log.h - one-line logs on stderr: "LEVEL [pid] message".
+ * log.h - one line per event on stderr, as key=value fields:
  *
- * Control characters in the formatted message are replaced by '?', so
- * nothing a client sent can forge a log line.
+ *   <3>level=error pid=1234 req=5f0c… endpoint=submit msg="db: connect: …"
+ *
+ * The "<N>" prefix is the syslog priority that journald reads from a
+ * service's stderr (`journalctl -p err` works); it is left out when
+ * stderr is a terminal. req and endpoint are those of the request the
+ * worker is serving (log_context), absent outside a request. Control
+ * characters in the message are replaced by '?', '"' and '\' escaped,
+ * so nothing a client sent can forge a line or a field.
  */
 #ifndef ASYNCEXEC_LOG_H
 #define ASYNCEXEC_LOG_H
+
+#include <stddef.h>
 
 enum log_level {
 	LOG_ERROR,	/* LOG_ERROR */
@@ -17,6 +25,9 @@ enum log_level {
 
 void	log_set_level(enum log_level);
 int	log_parse_level(const char *, enum log_level *);
+void	log_context(const char *request_id, const char *endpoint);
+void	log_format_line(char *out, size_t outsz, enum log_level, int prefix,
+	    const char *msg);
 void	log_msg(enum log_level, const char *, ...)
 	    __attribute__((format(printf, 2, 3)));
 

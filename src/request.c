@@ -29,6 +29,7 @@ param_slot(struct req *req, const char *name, size_t n)
 		{ "HTTP_X_CALLBACK_TOKEN", offsetof(struct req, callback_token) },
 		{ "HTTP_IF_NONE_MATCH", offsetof(struct req, if_none_match) },
 		{ "CONTENT_TYPE", offsetof(struct req, content_type) },
+		{ "REQUEST_ID", offsetof(struct req, request_id) },
 	};
 	size_t	 i;
 
@@ -59,6 +60,16 @@ params_copy(struct req *req, FCGX_Request *r)
 			return -1;
 	}
 	return 0;
+}
+
+/* Whether s is a request id we echo and log: [A-Za-z0-9._-]{1,64}. */
+static int
+valid_request_id(const char *s)
+{
+	size_t	 n = strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	    "0123456789._-");
+
+	return n > 0 && n <= 64 && s[n] == '\0';
 }
 
 /* Parses CONTENT_LENGTH: -1 absent, -2 malformed, else the length. */
@@ -126,6 +137,10 @@ req_from_params(struct req *req, void *fr)
 	if ((req->path = strndup(uri, n)) == NULL || split_path(req) == -1 ||
 	    params_copy(req, r) == -1)
 		return -1;
+	if (req->request_id != NULL && !valid_request_id(req->request_id)) {
+		free(req->request_id);		/* never echo or log junk */
+		req->request_id = NULL;
+	}
 	req->content_length = content_length(r);
 	return 0;
 }
@@ -141,6 +156,7 @@ req_free(struct req *req)
 	free(req->callback_token);
 	free(req->if_none_match);
 	free(req->content_type);
+	free(req->request_id);
 	free(req->body);
 	memset(req, 0, sizeof(*req));
 }

@@ -81,6 +81,7 @@ serve(struct app *app, FCGX_Request *fr)
 	resp_init(&resp);
 	if (req_from_params(&req, fr) == 0) {
 		router_match(&req, &m);
+		log_context(req.request_id, router_name(m.route));
 		err = m.err;
 		resp.allow = m.allow;
 		if (err == HERR_OK)
@@ -93,9 +94,12 @@ serve(struct app *app, FCGX_Request *fr)
 			resp_header(&resp, "Retry-After", "%u",
 			    app->cfg->retry_after_seconds);
 	}
+	if (req.request_id != NULL)
+		resp_header(&resp, "X-Request-Id", "%s", req.request_id);
 	if (resp_write(&resp, fr, strcmp(req.method, "HEAD") == 0) == -1)
 		log_debug("client went away before the response was written");
 	metrics_request((int)m.route, resp.status, elapsed(&t0));
+	log_context(NULL, NULL);
 	req_free(&req);
 	resp_free(&resp);
 }

@@ -396,13 +396,22 @@ stack_nginx_pid() { stack_pid_from_file "$STACK_NGINX_PIDFILE" nginx; }
 # stack_nginx_render PORT — site.conf from nginx/asyncexec.conf (listen and socket
 # rewritten) wrapped in a complete nginx.conf whose files all live in STACK_NGINX_DIR.
 stack_nginx_render() {
-    local port=$1 d=$STACK_NGINX_DIR
+    local port=$1 d=$STACK_NGINX_DIR mport
     mkdir -p "$d/tmp"
+    # the loopback-only metrics server gets a free port of its own
+    if [[ ! -s $d/metrics-port ]] || stack_port_in_use "$(cat "$d/metrics-port")"; then
+        stack_free_port >"$d/metrics-port"
+    fi
+    mport=$(cat "$d/metrics-port")
     sed -e "s|^\([[:space:]]*\)listen 80;|\1listen 127.0.0.1:$port;|" \
+        -e "s|^\([[:space:]]*\)listen 127.0.0.1:9180;|\1listen 127.0.0.1:$mport;|" \
+        -e "s|/var/log/nginx/asyncexec.access.log|$d/access.log|" \
         -e "s|unix:/run/asyncexec/asyncexec.sock|unix:$STACK_APP_SOCK|g" \
         "$STACK_ROOT/nginx/asyncexec.conf" >"$d/site.conf"
     grep -q "listen 127.0.0.1:$port;" "$d/site.conf" ||
         stack_die "nginx/asyncexec.conf has no 'listen 80;' line to rewrite"
+    grep -q "listen 127.0.0.1:$mport;" "$d/site.conf" ||
+        stack_die "nginx/asyncexec.conf has no 'listen 127.0.0.1:9180;' line to rewrite"
     grep -q "unix:$STACK_APP_SOCK;" "$d/site.conf" ||
         stack_die "nginx/asyncexec.conf has no 'fastcgi_pass unix:/run/asyncexec/asyncexec.sock;'"
     cat >"$d/nginx.conf" <<EOF

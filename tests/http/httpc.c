@@ -154,10 +154,42 @@ unique_suffix(void)
 
 /* ---- connecting and sending ----------------------------------------------------------- */
 
+static const char *target_hp, *source_ip;	/* http_set_target / http_set_source */
+
+void
+http_set_target(const char *hostport)
+{
+	target_hp = hostport;
+}
+
+void
+http_set_source(const char *ip)
+{
+	source_ip = ip;
+}
+
+/* Binds fd to source_ip (when set); 0 or -1. */
+static int
+bind_source(int fd)
+{
+	struct sockaddr_in sa;
+
+	if (source_ip == NULL)
+		return 0;
+	memset(&sa, 0, sizeof sa);
+	sa.sin_family = AF_INET;
+	if (inet_pton(AF_INET, source_ip, &sa.sin_addr) != 1 ||
+	    bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+		fprintf(stderr, "httpc: bind to %s: %s\n", source_ip, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 static int
 http_connect(void)
 {
-	const char *hp = test_env("ASYNCEXEC_TEST_HTTP");
+	const char *hp = target_hp ? target_hp : test_env("ASYNCEXEC_TEST_HTTP");
 	const char *colon = strrchr(hp, ':');
 	struct sockaddr_in sa;
 	struct timeval tv = { .tv_sec = RECV_TIMEOUT_S };
@@ -182,7 +214,7 @@ http_connect(void)
 		return -1;
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+	if (bind_source(fd) != 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
 		fprintf(stderr, "httpc: connect %s: %s\n", hp, strerror(errno));
 		close(fd);
 		return -1;

@@ -48,6 +48,10 @@ const char *unique_suffix(void);
 
 /* ---- HTTP --------------------------------------------------------------------------- */
 
+/* Later requests go to HOSTPORT ("127.0.0.1:PORT"; NULL: ASYNCEXEC_TEST_HTTP again). */
+void http_set_target(const char *hostport);
+/* Later requests are sent from local address IP (e.g. "127.0.0.3"; NULL: any). */
+void http_set_source(const char *ip);
 /* Returns 0 when a response was parsed, -1 otherwise (reason on stderr, out->status 0). */
 int http_do(const char *method, const char *path, const char *const *headers,
     const char *body, size_t body_len, struct http_resp *out);

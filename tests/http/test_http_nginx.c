@@ -23,6 +23,52 @@ check_problem(const char *method, const char *path, int status, const char *code
 	http_resp_free(&r);
 }
 
+/*
+ * nginx's request id reaches the application, which echoes it (X-Request-Id) and logs it;
+ * nginx's access log carries it too, never the Authorization header or the poll token.
+ */
+static void
+test_request_id(void)
+{
+	struct http_resp r;
+	const char *id;
+
+	api("GET", "/healthz", NULL, NULL, &r, (const char *)NULL);
+	id = http_header(&r, "x-request-id");
+	CHECK(id != NULL && strlen(id) == 32 && strspn(id, "0123456789abcdef") == 32);
+	http_resp_free(&r);
+}
+
+/*
+ * Per-client rate limit: a client that is not on loopback (here 127.0.0.3: the limit
+ * exempts only 127.0.0.1 and ::1) sending far more than the burst (400) in one go gets
+ * 429 in the contract's format with Retry-After; loopback keeps being served meanwhile.
+ */
+static void
+test_rate_limit(void)
+{
+	struct http_resp r;
+	int i, limited = 0, other = 0;
+
+	http_set_source("127.0.0.3");
+	for (i = 0; i < 1200 && limited == 0; i++) {
+		api("GET", "/v1/executions/a/b/c/d", NULL, NULL, &r, (const char *)NULL);
+		if (r.status == 429) {
+			limited++;
+			CHECK(expect_problem(&r, 429, "quota_exceeded"));
+			CHECK(http_header(&r, "retry-after") != NULL);
+		} else if (r.status != 401)
+			other++;
+		http_resp_free(&r);
+	}
+	http_set_source(NULL);
+	CHECK_EQ_INT(limited, 1);
+	CHECK_EQ_INT(other, 0);
+	api("GET", "/v1/executions/a/b/c/d", NULL, NULL, &r, (const char *)NULL);
+	CHECK_EQ_INT(r.status, 401);
+	http_resp_free(&r);
+}
+
 int
 main(void)
 {
@@ -37,5 +83,7 @@ main(void)
 		check_problem("GET", collections[i], 404, "not_found");
 		check_problem("POST", collections[i], 404, "not_found");
 	}
+	test_request_id();
+	test_rate_limit();
 	return check_done("http_nginx");
 }

@@ -67,10 +67,17 @@ pause_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
+/* GET path; /metrics goes to the loopback-only metrics server (ASYNCEXEC_TEST_METRICS). */
 static int
 get(const char *path, struct http_resp *r)
 {
-	return api("GET", path, NULL, NULL, r, (const char *)NULL);
+	int status;
+
+	if (strcmp(path, "/metrics") == 0)
+		http_set_target(test_env("ASYNCEXEC_TEST_METRICS"));
+	status = api("GET", path, NULL, NULL, r, (const char *)NULL);
+	http_set_target(NULL);
+	return status;
 }
 
 static void
@@ -86,6 +93,10 @@ test_probes(void)
 	CHECK_EQ_INT(get("/metrics", &r), 200);
 	ct = http_header(&r, "content-type");
 	CHECK(ct != NULL && strncmp(ct, "text/plain", 10) == 0);
+	http_resp_free(&r);
+	/* not on the public server, not even from loopback */
+	api("GET", "/metrics", NULL, NULL, &r, (const char *)NULL);
+	CHECK(expect_problem(&r, 404, "not_found"));
 	http_resp_free(&r);
 }
 
