@@ -110,8 +110,9 @@ read_all(int fd, void *data, size_t len, long long deadline_ms)
 }
 
 /* One record of type with len (<= MAX_CONTENT) content bytes. */
-static int
-record(int fd, int type, const void *data, size_t len, long long deadline_ms)
+int
+fcgi_record(int fd, int type, const void *data, size_t len,
+    long long deadline_ms)
 {
 	unsigned char	 h[8];
 
@@ -155,7 +156,7 @@ fcgi_begin(int fd, long long deadline_ms)
 {
 	unsigned char	 b[8] = { 0, FCGI_RESPONDER, 0 /* keep_conn 0 */ };
 
-	return record(fd, FCGI_BEGIN_REQUEST, b, sizeof(b), deadline_ms);
+	return fcgi_record(fd, FCGI_BEGIN_REQUEST, b, sizeof(b), deadline_ms);
 }
 
 /* Appends the FastCGI length encoding of n to p; returns bytes used. */
@@ -197,12 +198,12 @@ fcgi_params(int fd, const char *const *kv, size_t n, long long deadline_ms)
 	}
 	len = (size_t)(p - buf);
 	for (off = 0; rc == 0 && off < len; off += MAX_CONTENT)
-		rc = record(fd, FCGI_PARAMS, buf + off,
+		rc = fcgi_record(fd, FCGI_PARAMS, buf + off,
 		    len - off > MAX_CONTENT ? MAX_CONTENT : len - off,
 		    deadline_ms);
 	free(buf);
 	if (rc == 0)
-		rc = record(fd, FCGI_PARAMS, NULL, 0, deadline_ms);
+		rc = fcgi_record(fd, FCGI_PARAMS, NULL, 0, deadline_ms);
 	return rc;
 }
 
@@ -213,10 +214,10 @@ fcgi_stdin(int fd, const void *data, size_t len, long long deadline_ms)
 	size_t		 chunk;
 
 	if (len == 0)
-		return record(fd, FCGI_STDIN, NULL, 0, deadline_ms);
+		return fcgi_record(fd, FCGI_STDIN, NULL, 0, deadline_ms);
 	while (len > 0) {
 		chunk = len > MAX_CONTENT ? MAX_CONTENT : len;
-		if (record(fd, FCGI_STDIN, p, chunk, deadline_ms) == -1)
+		if (fcgi_record(fd, FCGI_STDIN, p, chunk, deadline_ms) == -1)
 			return -1;
 		p += chunk;
 		len -= chunk;

@@ -28,6 +28,10 @@ long long	 fcgi_now_ms(void);
 /* Connects to the unix socket path; the fd, or -1 (errno set). */
 int		 fcgi_connect(const char *path);
 
+/* One raw record of type (request id 1) with len <= 65535 content bytes. */
+int		 fcgi_record(int fd, int type, const void *data, size_t len,
+		    long long deadline_ms);
+
 /* FCGI_BEGIN_REQUEST, role responder, keep_conn 0. 0 or -1. */
 int		 fcgi_begin(int fd, long long deadline_ms);
 
