@@ -1,0 +1,32 @@
+/*
+ * dbproxy.h - a TCP proxy between the app and MariaDB for fault tests.
+ *
+ * Forwards bytes both ways, cutting the client's stream into protocol
+ * packets (3-byte length, sequence number). When armed with a pattern,
+ * the first client packet that contains it fires the fault once:
+ *
+ *   DBPROXY_LOSE_ANSWER  the packet is forwarded, the server's answer is
+ *                        awaited and thrown away, both sides are closed:
+ *                        the statement ran, the client never hears of it;
+ *   DBPROXY_DROP         both sides are closed without forwarding it: the
+ *                        statement never ran (the server rolls back).
+ *
+ * Runs in threads of the test process; arming is a call.
+ */
+#ifndef ASYNCEXEC_DBPROXY_H
+#define ASYNCEXEC_DBPROXY_H
+
+enum dbproxy_mode {
+	DBPROXY_OFF,
+	DBPROXY_LOSE_ANSWER,
+	DBPROXY_DROP
+};
+
+/* Listens on 127.0.0.1 (a free port, returned) for upstream_port; -1. */
+int	dbproxy_start(int upstream_port);
+/* Arms the one-shot fault for the next client packet holding pattern. */
+void	dbproxy_arm(enum dbproxy_mode, const char *pattern);
+/* How many faults have fired so far. */
+int	dbproxy_fired(void);
+
+#endif
