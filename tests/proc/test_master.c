@@ -207,6 +207,31 @@ term_pending(void *arg)
 	    bit) != 0;
 }
 
+/* Checks a whole 202 answer of a submit of correlation id cid. */
+static void
+check_submit_answer(const struct fcgi_resp *r, const char *cid)
+{
+	char		 pattern[160];
+	const char	*ct;
+
+	CHECK(r->ended);
+	CHECK_EQ_INT(r->proto_status, 0);	/* FCGI_REQUEST_COMPLETE */
+	CHECK(r->out != NULL && strncmp(r->out, "Status: ", 8) == 0);
+	CHECK_EQ_INT(r->status, 202);
+	ct = fcgi_header(r, "Content-Type");
+	CHECK(ct != NULL && strncmp(ct, "application/json", 16) == 0);
+	CHECK(r->body != NULL && r->body_len > 0 && r->body[0] == '{' &&
+	    r->body[r->body_len - 1] == '}');
+	snprintf(pattern, sizeof(pattern), "\"correlationId\":\"%s\"", cid);
+	CHECK(r->body != NULL && strstr(r->body, pattern) != NULL);
+	CHECK(r->body != NULL && strstr(r->body, "\"pollToken\":\"") != NULL);
+	CHECK(r->body != NULL &&
+	    strstr(r->body, "\"status\":\"waiting_callback\"") != NULL);
+	if (r->status != 202)
+		fprintf(stderr, "in-flight response: %s\n",
+		    r->out ? r->out : "(none)");
+}
+
 /*
  * 3. SIGTERM while a worker reads a request body: the master stops the
  * idle worker, waits for the busy one, whose request is answered in
@@ -225,27 +250,14 @@ scenario_graceful_stop(struct stack *s)
 	struct exit_wait	 w = { s->master };
 	struct fcgi_resp	 r;
 	struct pollfd		 p;
-	char			 tenant[64], route[64], uri[160], cid[64];
-	char			 auth[160], pattern[160];
-	const char		*key, *ct, *kv[16];
+	char			 cid[64];
 	pid_t			 pids[MAX_PIDS];
 	size_t			 n, i;
 	long long		 deadline;
 	int			 fd, status;
 
 	CHECK_EQ_INT(strlen(body), 20);
-	snprintf(tenant, sizeof(tenant), "proc-%ld", (long)getpid());
-	snprintf(route, sizeof(route), "proc/m%ld/stop", (long)getpid());
-	snprintf(uri, sizeof(uri), "/v1/executions/%s", route);
 	snprintf(cid, sizeof(cid), "inflight-%ld", (long)getpid());
-	if (admin("route", "add", route, NULL) == NULL ||
-	    (key = admin("key", "create", "--tenant", tenant)) == NULL ||
-	    strncmp(key, "ak_", 3) != 0) {
-		CHECK(!"asyncexec-admin provided a route and a consumer key");
-		return;
-	}
-	snprintf(auth, sizeof(auth), "Bearer %s", key);
-
 	n = workers_of(s->master, pids, MAX_PIDS);
 	CHECK_EQ_INT(n, WORKERS);
 	if (n != WORKERS)
@@ -255,23 +267,13 @@ scenario_graceful_stop(struct stack *s)
 		b.workers[i] = pids[i];
 	/* Precondition: both workers idle in accept, none in read. */
 	CHECK(wait_for(all_idle, &b, START_MS));
-
-	if ((fd = fcgi_connect(s->sock)) == -1) {
-		CHECK(!"connect to the master's socket");
+	/* Half the body of a submit with a valid key for a route that
+	 * exists (see above). */
+	if ((fd = submit_start(s->sock, cid, body, 10, now_ms() + REQ_MS)) ==
+	    -1) {
+		CHECK(!"a submit started on the master's socket");
 		return;
 	}
-	deadline = now_ms() + REQ_MS;
-	n = 0;
-	kv[2 * n] = "REQUEST_METHOD", kv[2 * n + 1] = "POST", n++;
-	kv[2 * n] = "REQUEST_URI", kv[2 * n + 1] = uri, n++;
-	kv[2 * n] = "SCRIPT_NAME", kv[2 * n + 1] = uri, n++;
-	kv[2 * n] = "CONTENT_LENGTH", kv[2 * n + 1] = "20", n++;
-	kv[2 * n] = "CONTENT_TYPE", kv[2 * n + 1] = "application/json", n++;
-	kv[2 * n] = "HTTP_AUTHORIZATION", kv[2 * n + 1] = auth, n++;
-	kv[2 * n] = "HTTP_X_CORRELATION_ID", kv[2 * n + 1] = cid, n++;
-	CHECK_EQ_INT(fcgi_begin(fd, deadline), 0);
-	CHECK_EQ_INT(fcgi_params(fd, kv, n, deadline), 0);
-	CHECK_EQ_INT(fcgi_stdin(fd, body, 10, deadline), 0);
 
 	/* The request is in flight once one worker blocks reading its body. */
 	CHECK(wait_for(one_reading, &b, START_MS));
@@ -311,22 +313,7 @@ scenario_graceful_stop(struct stack *s)
 	CHECK_EQ_INT(fcgi_stdin(fd, NULL, 0, deadline), 0);
 	CHECK_EQ_INT(fcgi_read(fd, &r, deadline), 0);
 	close(fd);
-	CHECK(r.ended);
-	CHECK_EQ_INT(r.proto_status, 0);	/* FCGI_REQUEST_COMPLETE */
-	CHECK(r.out != NULL && strncmp(r.out, "Status: ", 8) == 0);
-	CHECK_EQ_INT(r.status, 202);
-	ct = fcgi_header(&r, "Content-Type");
-	CHECK(ct != NULL && strncmp(ct, "application/json", 16) == 0);
-	CHECK(r.body != NULL && r.body_len > 0 && r.body[0] == '{' &&
-	    r.body[r.body_len - 1] == '}');
-	snprintf(pattern, sizeof(pattern), "\"correlationId\":\"%s\"", cid);
-	CHECK(r.body != NULL && strstr(r.body, pattern) != NULL);
-	CHECK(r.body != NULL && strstr(r.body, "\"pollToken\":\"") != NULL);
-	CHECK(r.body != NULL &&
-	    strstr(r.body, "\"status\":\"waiting_callback\"") != NULL);
-	if (r.status != 202)
-		fprintf(stderr, "in-flight response: %s\n",
-		    r.out ? r.out : "(none)");
+	check_submit_answer(&r, cid);
 	fcgi_resp_free(&r);
 
 	status = wait_master_exit(s->master, STOP_MS);

@@ -39,8 +39,8 @@
 #include "proc_util.h"
 
 #define NOGROUP		65534
-#define BACKOFF_KILLS	6	/* consecutive quick deaths in scenario 2 */
-#define HEALTHY_MS	10500	/* longer than the master's "lived long enough" */
+#define BACKOFF_KILLS	6	/* quick deaths in a row, scenario 2 */
+#define HEALTHY_MS	10500	/* above the master's healthy life */
 
 static pid_t	 filler;
 
@@ -214,7 +214,7 @@ scenario_fork_failure(void)
 		return;
 	uw.uid = uid, uw.want = 3;
 	CHECK(wait_for(uid_count, &uw, START_MS));
-	filler = start_filler(uid);		/* takes the slot a death frees */
+	filler = start_filler(uid);	/* takes the slot a death frees */
 	uw.want = 4;
 	CHECK(wait_for(uid_count, &uw, START_MS));
 	CHECK_EQ_INT(workers_of(m, pids, MAX_PIDS), 2);
@@ -317,7 +317,7 @@ scenario_crash_loop(void)
 		printf(" %lld", gaps[i]);
 	printf("\n");
 	CHECK(gaps[0] < 600);			/* the first death: fast */
-	CHECK(gaps[BACKOFF_KILLS - 1] >= 4 * gaps[0]);	/* then it backs off */
+	CHECK(gaps[BACKOFF_KILLS - 1] >= 4 * gaps[0]);	/* backs off */
 	CHECK(gaps[BACKOFF_KILLS - 1] >= 1500);
 	lines = log_count(log, "signal 9");
 	printf("figure: crash loop: %d log lines for %d deaths\n", lines,
@@ -409,7 +409,7 @@ scenario_umask(void)
 	/* A failure after bind: the file left (if any) must be 0600. */
 	CHECK_EQ_INT(derive_config_x(cfg, sock, "1", "listen_mode = 0600\n"
 	    "listen_group = asyncexec-no-such-group\n", NULL), 0);
-	old = umask(0);				/* the master inherits 0 */
+	old = umask(0);			/* the master inherits 0 */
 	m = start_master(cfg, log, -1);
 	umask(old);
 	st_exit = wait_master_exit(m, START_MS);
@@ -535,8 +535,8 @@ scenario_stop_deadline(void)
 	rc = term_and_wait(m, unit * 1000 + 5000, &took);
 	printf("figure: stop deadline: a stuck request held the stop %lld ms; "
 	    "unit TimeoutStopSec=%d\n", took, unit);
-	CHECK(took >= 20000);		/* a graceful stop is not cut short */
-	CHECK(took < (unit - 2) * 1000LL);	/* ahead of systemd's SIGKILL */
+	CHECK(took >= 20000);		/* graceful: not cut short */
+	CHECK(took < (unit - 2) * 1000LL);	/* before systemd's */
 	CHECK(rc != -1);		/* every child reaped, then exit */
 	CHECK(log_count(log, "killing them") > 0);
 	if (fd != -1) {

@@ -51,7 +51,7 @@ struct load {
 	int		 no, stop_on_refusal;
 	long		 answered, refused, closed, half, bad;
 	int		 last_errno, bad_status;
-	char		(*acks)[2][96];	/* correlation id, poll token */
+	char		(*acks)[2][96];	/* correlation id, token */
 	long		 nacks;
 };
 
@@ -119,7 +119,8 @@ load_one(struct load *l, long n)
 			l->refused++;
 			return -1;
 		}
-		if (fcgi_begin(fd, dl) == 0 && fcgi_params(fd, hz, 3, dl) == 0 &&
+		if (fcgi_begin(fd, dl) == 0 &&
+		    fcgi_params(fd, hz, 3, dl) == 0 &&
 		    fcgi_stdin(fd, NULL, 0, dl) == 0)
 			rc = fcgi_read(fd, &r, dl);
 	} else {
@@ -167,7 +168,8 @@ load_start(struct load *ls, const char *sock, int stop_on_refusal)
 		ls[i].sock = sock;
 		ls[i].no = i;
 		ls[i].stop_on_refusal = stop_on_refusal;
-		if ((ls[i].acks = calloc(MAX_ACKS, sizeof(*ls[i].acks))) == NULL ||
+		ls[i].acks = calloc(MAX_ACKS, sizeof(*ls[i].acks));
+		if (ls[i].acks == NULL ||
 		    pthread_create(&ls[i].tid, NULL, load_main, &ls[i]) != 0)
 			return -1;
 	}
@@ -256,7 +258,8 @@ poll_back(const struct load *ls, const char *sock)
 		for (j = 0; j < ls[i].nacks; j++) {
 			long long	 dl = now_ms() + REQ_MS;
 
-			snprintf(path, sizeof(path), "%s/%s", uri, ls[i].acks[j][0]);
+			snprintf(path, sizeof(path), "%s/%s", uri,
+			    ls[i].acks[j][0]);
 			kv[0] = "REQUEST_METHOD", kv[1] = "GET";
 			kv[2] = "REQUEST_URI", kv[3] = path;
 			kv[4] = "SCRIPT_NAME", kv[5] = path;
@@ -412,7 +415,7 @@ scenario_sigkill(void)
 		CHECK_EQ_INT(kill(h.pid, SIGKILL), 0);
 		took[k] = time_replacement(m, h.pid, t0, 5000);
 		CHECK(took[k] >= 0 && took[k] < REPLACE_MS);
-		/* The request in flight: its connection is closed, unanswered. */
+		/* The request in flight: its connection closed, no answer. */
 		CHECK_EQ_INT(fcgi_read(fd, &r, now_ms() + REQ_MS), -1);
 		CHECK(!r.ended && r.out_len == 0);
 		fcgi_resp_free(&r);
@@ -421,7 +424,8 @@ scenario_sigkill(void)
 		    "request in flight: connection closed, no answer\n", k + 1,
 		    took[k]);
 		/* The client may retry it: the whole submit is accepted. */
-		fd = submit_start(sock, cid, body, strlen(body), now_ms() + REQ_MS);
+		fd = submit_start(sock, cid, body, strlen(body),
+		    now_ms() + REQ_MS);
 		CHECK(fd != -1 && fcgi_read(fd, &r, now_ms() + REQ_MS) == 0 &&
 		    r.status == 202);
 		fcgi_resp_free(&r);
@@ -545,7 +549,7 @@ scenario_sigterm(void)
 	printf("figure: SIGTERM under load: the idle worker exited %lld ms "
 	    "after the master's SIGTERM\n", now_ms() - t0);
 	CHECK(wait_for(unlinked, (void *)sock, STOP_MS));	/* refused */
-	CHECK(!has_exited(&w));		/* the request in flight holds it */
+	CHECK(!has_exited(&w));	/* held by the request in flight */
 	CHECK(alive(h.pid));
 	if (fd != -1)
 		finish_inflight(fd, body);
@@ -676,19 +680,19 @@ new_worker(void *arg)
 	return 0;
 }
 
-/* The master's log line about a worker's death (after "worker "). */
+/* The master's log line about a worker's death, into out. */
 static const char *
 death_line(const char *log, char *out, size_t sz)
 {
 	char		*s = read_file(log);
-	const char	*p;
-	size_t		 n;
+	const char	*p = NULL, *b;
 
 	snprintf(out, sz, "no log line");
-	if (s != NULL && (p = strstr(s, "] worker ")) != NULL) {
-		p += 2;
-		n = strcspn(p, "\n");
-		snprintf(out, sz, "%.*s", (int)n, p);
+	if (s != NULL && ((p = strstr(s, "killed by signal")) != NULL ||
+	    (p = strstr(s, "exited with status")) != NULL)) {
+		for (b = p; b > s && b[-1] != '\n'; b--)
+			;
+		snprintf(out, sz, "%.*s", (int)strcspn(b, "\n"), b);
 	}
 	free(s);
 	return out;
@@ -729,9 +733,9 @@ scenario_malformed(void)
 	CHECK(wait_for(new_worker, &nw, RESPAWN_MS));	/* so one died */
 	rw.master = m, rw.killed = 0;
 	CHECK(wait_for(replaced, &rw, RESPAWN_MS));
-	printf("figure: malformed record: the worker that read it died (%s) and "
-	    "was replaced %lld ms after it was sent\n", death_line(log, why,
-	    sizeof(why)), now_ms() - t0);
+	printf("figure: malformed record: the worker that read it died "
+	    "(%s) and was replaced %lld ms after it was sent\n",
+	    death_line(log, why, sizeof(why)), now_ms() - t0);
 	CHECK(load_more(ls, 300));
 	load_join(ls);
 	load_report("malformed record under load", ls, &t);
