@@ -42,12 +42,12 @@
 #include "worker.h"
 
 #define MAX_WORKERS		1024
-#define STOP_KILL_SECONDS	25	/* then SIGKILL; TimeoutStopSec is 30 */
+#define STOP_KILL_SECONDS	25	/* then SIGKILL (the unit: 30 s) */
 #define BACKOFF_MIN_MS		100
 #define BACKOFF_MAX_MS		30000
-#define HEALTHY_MS		10000	/* a life this long resets the backoff */
-#define CRASH_LOOP		3	/* quick exits in a row: a crash loop */
-#define LOG_EVERY_MS		10000	/* rate of the repeated lines */
+#define HEALTHY_MS		10000	/* a life this long: no delay */
+#define CRASH_LOOP		3	/* quick exits in a row: a loop */
+#define LOG_EVERY_MS		10000	/* one repeated line per */
 
 static volatile sig_atomic_t got_term, got_chld, got_alrm;
 
@@ -57,9 +57,9 @@ static char	 owned_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 struct child {
 	pid_t		 pid;		/* 0: the slot is empty */
 	long long	 started;	/* ms, when pid was forked */
-	long long	 due;		/* ms, when an empty slot is refilled */
+	long long	 due;		/* ms, refill time if empty */
 	unsigned	 backoff;	/* ms, the slot's current delay */
-	unsigned	 quick;		/* quick exits (or fork failures) in a row */
+	unsigned	 quick;		/* quick exits in a row */
 };
 
 /* One kind of repeated line: when it was last logged, how many held. */
@@ -336,9 +336,9 @@ slot_exited(struct child *c, unsigned i, pid_t pid, int status)
 		held = crash_log.held = 0;
 	} else if (!ratelog_ok(&crash_log, now, &held))
 		return;
-	log_error("master: worker slot %u is crash-looping: %u quick exits in a "
-	    "row, the last %s; next respawn in %u ms (backoff up to %d s; %u "
-	    "such lines held back)", i, c->quick, why, c->backoff,
+	log_error("master: worker slot %u is crash-looping: %u quick exits "
+	    "in a row, the last %s; next respawn in %u ms (backoff up to %d s; "
+	    "%u such lines held back)", i, c->quick, why, c->backoff,
 	    BACKOFF_MAX_MS / 1000, held);
 }
 
@@ -414,16 +414,17 @@ stop_all(struct child *kids, unsigned n)
 	struct itimerval off;
 	struct timespec	 tick;
 	sigset_t	 chld;
-	long long	 deadline = now_ms() + STOP_KILL_SECONDS * 1000LL, left;
+	long long	 deadline, left;
 	unsigned	 i;
 	int		 sig = SIGTERM;
 
+	deadline = now_ms() + STOP_KILL_SECONDS * 1000LL;
 	memset(&off, 0, sizeof(off));
 	(void)setitimer(ITIMER_REAL, &off, NULL);	/* no more refills */
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
 	while (reap_stopped(kids, n) > 0) {
-		if (sig == SIGTERM && (left = deadline - now_ms()) <= 0) {
+		if (sig == SIGTERM && deadline - now_ms() <= 0) {
 			log_error("master: workers still running after %d s; "
 			    "killing them", STOP_KILL_SECONDS);
 			sig = SIGKILL;
@@ -434,6 +435,8 @@ stop_all(struct child *kids, unsigned n)
 		left = deadline - now_ms();
 		if (sig == SIGKILL || left > 1000)
 			left = 1000;
+		else if (left < 1)
+			left = 1;
 		tick.tv_sec = (time_t)(left / 1000);
 		tick.tv_nsec = (long)(left % 1000) * 1000000L;
 		(void)sigtimedwait(&chld, NULL, &tick);
