@@ -34,12 +34,14 @@ struct rule {
 
 static const char *const step_names[EXPIRE_STEP__MAX] = {
 	"expired",	/* EXPIRE_STEP_EXPIRE */
+	"cancelled",	/* EXPIRE_STEP_CANCEL */
 	"abandoned",	/* EXPIRE_STEP_ABANDON */
 	"purged",	/* EXPIRE_STEP_PURGE */
 };
 
 static const char *const step_ms_names[EXPIRE_STEP__MAX] = {
 	"expire_ms",	/* EXPIRE_STEP_EXPIRE */
+	"cancel_ms",	/* EXPIRE_STEP_CANCEL */
 	"abandon_ms",	/* EXPIRE_STEP_ABANDON */
 	"purge_ms",	/* EXPIRE_STEP_PURGE */
 };
@@ -107,6 +109,19 @@ expire_apply(struct run *run, size_t n, unsigned *changed)
 }
 
 static int
+cancel_due(struct run *run, struct repo_pos *pos, size_t *n)
+{
+	return repo_cancel_due(run->db, run->o->now, run->o->batch_size, pos,
+	    run->ids, n);
+}
+
+static int
+cancel_apply(struct run *run, size_t n, unsigned *changed)
+{
+	return repo_cancel_apply(run->db, run->ids, n, run->o->now, changed);
+}
+
+static int
 abandon_due(struct run *run, struct repo_pos *pos, size_t *n)
 {
 	return repo_abandon_due(run->db, run->o->max_attempts, run->o->now,
@@ -135,6 +150,7 @@ purge_apply(struct run *run, size_t n, unsigned *changed)
 
 static const struct rule rules[EXPIRE_STEP__MAX] = {
 	{ expire_due, expire_apply },		/* EXPIRE_STEP_EXPIRE */
+	{ cancel_due, cancel_apply },		/* EXPIRE_STEP_CANCEL */
 	{ abandon_due, abandon_apply },		/* EXPIRE_STEP_ABANDON */
 	{ purge_due, purge_apply },		/* EXPIRE_STEP_PURGE */
 };
@@ -254,6 +270,8 @@ dry_run(struct run *run)
 		t0 = mono_ms();
 		if (step == EXPIRE_STEP_EXPIRE)
 			rc = repo_expire_count(run->db, o->now, &c[step]);
+		else if (step == EXPIRE_STEP_CANCEL)
+			rc = repo_cancel_count(run->db, o->now, &c[step]);
 		else if (step == EXPIRE_STEP_ABANDON)
 			rc = repo_abandon_count(run->db, o->max_attempts,
 			    o->now, &c[step]);
@@ -328,9 +346,9 @@ fail:
 
 /*
  * Writes the one-line summary into out: "result=complete|stopped|
- * skipped|error dry_run=yes|no expired=N abandoned=N purged=N
- * expire_ms=N abandon_ms=N purge_ms=N duration_ms=N longest_tx_ms=N
- * batches=N retries=N". Returns 0, or -1 when out is too small.
+ * skipped|error dry_run=yes|no expired=N cancelled=N abandoned=N
+ * purged=N expire_ms=N cancel_ms=N abandon_ms=N purge_ms=N duration_ms=N
+ * longest_tx_ms=N batches=N retries=N". Returns 0, or -1 when out is too small.
  */
 int
 expire_summary(const struct expire_result *r, int dry_run, char *out,

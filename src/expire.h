@@ -4,6 +4,8 @@
  * expire_run does, in this order, each in batches of at most batch_size
  * rows with one short transaction per batch:
  *   EXPIRE   waiting executions with expires_at <= now become expired;
+ *   CANCEL   waiting, cancel-requested executions whose lease lapsed (or
+ *            that are unclaimed) become cancelled;
  *   ABANDON  waiting executions with attempts >= max_attempts whose
  *            lease lapsed (lease_expires_at <= now) become failed with
  *            {"message":"abandoned after N claims"};
@@ -25,6 +27,7 @@ struct db;
 
 enum expire_step {
 	EXPIRE_STEP_EXPIRE,	/* EXPIRE_STEP_EXPIRE */
+	EXPIRE_STEP_CANCEL,	/* EXPIRE_STEP_CANCEL */
 	EXPIRE_STEP_ABANDON,	/* EXPIRE_STEP_ABANDON */
 	EXPIRE_STEP_PURGE,	/* EXPIRE_STEP_PURGE */
 	EXPIRE_STEP__MAX

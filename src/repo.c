@@ -76,9 +76,11 @@ static const struct db_stmt_def stmts[STMT__MAX] = {
 	[STMT_CLAIM_SELECT] = {
 	    "SELECT id, correlation_id, initiator_tenant_id, request_payload, "
 	    "attempts, created_at FROM s2r_async_execution "
+	    "FORCE INDEX (ix_exec_claim) "
 	    "WHERE environment = ? AND service_key = ? AND operation_key = ? "
 	    "AND status = 'waiting_callback' AND cancel_requested = 0 AND "
 	    "(lease_expires_at IS NULL OR lease_expires_at <= ?) "
+	    "AND expires_at > ? AND attempts < ? "
 	    "ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED", 0 },
 	[STMT_CLAIM_UPDATE] = {
 	    "UPDATE s2r_async_execution SET callback_token_hash = ?, "
@@ -732,19 +734,23 @@ claim_take(struct db *db, struct claim_item *it, int64_t lease_until,
 
 /*
  * Claims up to max waiting, unleased, not cancel-requested executions of
- * a route, oldest first, in one transaction whose row locks skip rows
- * that another claim holds. *out (caller frees with claim_free) gets
- * the claimed items with their new callback tokens. REPO_OK or REPO_ERR.
+ * a route that are not past expires_at (at now) and have used fewer
+ * than max_attempts attempts, oldest first, in one transaction whose row
+ * locks skip rows that another claim holds. Rows ix_exec_claim yields
+ * that fail these filters are read and skipped; asyncexec-expire sweeps
+ * the overdue and used-up ones every run, so they do not pile up ahead.
+ * *out (caller frees with claim_free) gets the claimed items with their
+ * new callback tokens. REPO_OK or REPO_ERR.
  */
 int
 repo_claim(struct db *db, const char *env, const char *svc, const char *op,
-    unsigned max, unsigned lease_seconds, int64_t now,
+    unsigned max, unsigned lease_seconds, unsigned max_attempts, int64_t now,
     struct claim_item **out, size_t *n)
 {
 	struct claim_item *it;
 	unsigned char	(*hash)[SHA256_LEN];
-	MYSQL_BIND	 p[5];
-	MYSQL_TIME	 t;
+	MYSQL_BIND	 p[7];
+	MYSQL_TIME	 t[2];
 	MYSQL_STMT	*st;
 	size_t		 i;
 
@@ -761,8 +767,10 @@ repo_claim(struct db *db, const char *env, const char *svc, const char *op,
 	db_bind_str(&p[0], env);
 	db_bind_str(&p[1], svc);
 	db_bind_str(&p[2], op);
-	db_bind_time(&p[3], &t, now);
-	db_bind_u32(&p[4], &max);
+	db_bind_time(&p[3], &t[0], now);
+	db_bind_time(&p[4], &t[1], now);
+	db_bind_u32(&p[5], &max_attempts);
+	db_bind_u32(&p[6], &max);
 	if ((st = db_run(db, STMT_CLAIM_SELECT, p)) == NULL ||
 	    claim_read(st, it, max, n) == -1)
 		goto fail;

@@ -128,8 +128,8 @@ int	repo_exec_rotate_poll(struct db *, uint64_t, const unsigned char *);
 int	repo_exec_cancel(struct db *, uint64_t, int64_t now);
 int	repo_exec_request_cancel(struct db *, uint64_t, int64_t now);
 int	repo_claim(struct db *, const char *env, const char *svc,
-	    const char *op, unsigned max, unsigned lease_seconds, int64_t now,
-	    struct claim_item **, size_t *);
+	    const char *op, unsigned max, unsigned lease_seconds,
+	    unsigned max_attempts, int64_t now, struct claim_item **, size_t *);
 int	repo_heartbeat(struct db *, uint64_t, const unsigned char *tokhash,
 	    int64_t lease_until);
 int	repo_finalize(struct db *, uint64_t, const unsigned char *tokhash,

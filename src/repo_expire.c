@@ -39,6 +39,14 @@
 	"STRAIGHT_JOIN s2r_async_execution e FORCE INDEX (PRIMARY) " \
 	"ON e.id = j.id "
 #define IDS_JOIN	"UPDATE " IDS_TABLE "SET "
+/* Cancel-requested waiting executions, route by route on ix_exec_claim. */
+#define CANCEL_FROM \
+	"FROM s2r_route r STRAIGHT_JOIN s2r_async_execution e FORCE INDEX " \
+	"(ix_exec_claim) ON e.environment = r.environment AND " \
+	"e.service_key = r.service_key AND e.operation_key = " \
+	"r.operation_key AND e.status = 'waiting_callback' AND " \
+	"e.cancel_requested = 1 WHERE (e.lease_expires_at IS NULL OR " \
+	"e.lease_expires_at <= ?) "
 #define LOCK_NAME \
 	"CONCAT('asyncexec_expire:', LEFT(COALESCE(DATABASE(), ''), 40))"
 
@@ -48,11 +56,14 @@ enum xstmt {
 	XSTMT_UNLOCK,		/* XSTMT_UNLOCK */
 	XSTMT_EXPIRE_DUE,	/* XSTMT_EXPIRE_DUE */
 	XSTMT_EXPIRE_APPLY,	/* XSTMT_EXPIRE_APPLY */
+	XSTMT_CANCEL_DUE,	/* XSTMT_CANCEL_DUE */
+	XSTMT_CANCEL_APPLY,	/* XSTMT_CANCEL_APPLY */
 	XSTMT_ABANDON_DUE,	/* XSTMT_ABANDON_DUE */
 	XSTMT_ABANDON_APPLY,	/* XSTMT_ABANDON_APPLY */
 	XSTMT_PURGE_DUE,	/* XSTMT_PURGE_DUE */
 	XSTMT_PURGE_APPLY,	/* XSTMT_PURGE_APPLY */
 	XSTMT_COUNT_EXPIRE,	/* XSTMT_COUNT_EXPIRE */
+	XSTMT_COUNT_CANCEL,	/* XSTMT_COUNT_CANCEL */
 	XSTMT_COUNT_ABANDON,	/* XSTMT_COUNT_ABANDON */
 	XSTMT_COUNT_PURGE,	/* XSTMT_COUNT_PURGE */
 	XSTMT__MAX
@@ -78,6 +89,12 @@ static const struct db_stmt_def xstmts[XSTMT__MAX] = {
 	{ IDS_JOIN "e.status = 'expired', e.completed_at = ?, "
 	  "e.updated_at = ? WHERE e.status = 'waiting_callback' AND "
 	  "e.expires_at <= ?", 0 },			/* XSTMT_EXPIRE_APPLY */
+	{ "SELECT e.id, 0 " CANCEL_FROM "AND e.id > ? ORDER BY e.id LIMIT ?",
+	  0 },						/* XSTMT_CANCEL_DUE */
+	{ IDS_JOIN "e.status = 'cancelled', e.completed_at = ?, "
+	  "e.updated_at = ? WHERE e.status = 'waiting_callback' AND "
+	  "e.cancel_requested = 1 AND (e.lease_expires_at IS NULL OR "
+	  "e.lease_expires_at <= ?)", 0 },		/* XSTMT_CANCEL_APPLY */
 	{ "SELECT id, attempts FROM s2r_async_execution WHERE status = "
 	  "'waiting_callback' AND attempts >= ? AND lease_expires_at <= ? "
 	  "AND (attempts > ? OR (attempts = ? AND id > ?)) "
@@ -94,9 +111,12 @@ static const struct db_stmt_def xstmts[XSTMT__MAX] = {
 	  "AND e.expires_at < ?", 0 },			/* XSTMT_PURGE_APPLY */
 	{ "SELECT COUNT(*) FROM s2r_async_execution WHERE status = "
 	  "'waiting_callback' AND expires_at <= ?", 0 },	/* XSTMT_COUNT_EXPIRE */
+	{ "SELECT COUNT(*) " CANCEL_FROM "AND e.expires_at > ?",
+	  0 },						/* XSTMT_COUNT_CANCEL */
 	{ "SELECT COUNT(*) FROM s2r_async_execution WHERE status = "
 	  "'waiting_callback' AND attempts >= ? AND lease_expires_at <= ? "
-	  "AND expires_at > ?", 0 },			/* XSTMT_COUNT_ABANDON */
+	  "AND expires_at > ? AND cancel_requested = 0",
+	  0 },						/* XSTMT_COUNT_ABANDON */
 	/* every status (as an IN list, so ix_exec_expiry serves it): a
 	 * waiting row this old is expired and then purged by the same run */
 	{ "SELECT COUNT(*) FROM s2r_async_execution WHERE status IN "
@@ -298,6 +318,57 @@ repo_expire_apply(struct db *db, const uint64_t *ids, size_t n, int64_t now,
 	return rc;
 }
 
+/*
+ * Candidates for cancel after *pos (by id): waiting, cancel requested,
+ * no live lease. Read route by route on ix_exec_claim, so the cost is
+ * the routes plus the cancel-requested waiting rows, never the table.
+ */
+int
+repo_cancel_due(struct db *db, int64_t now, unsigned limit,
+    struct repo_pos *pos, uint64_t *ids, size_t *n)
+{
+	MYSQL_BIND	 p[3];
+	MYSQL_TIME	 t;
+	MYSQL_STMT	*st;
+
+	*n = 0;
+	db_bind_time(&p[0], &t, now);
+	db_bind_u64(&p[1], &pos->id);
+	db_bind_u32(&p[2], &limit);
+	if ((st = db_run(db, XSTMT_CANCEL_DUE, p)) == NULL)
+		return REPO_ERR;
+	return fetch_ids(st, limit, ids, n, pos, 0);
+}
+
+/*
+ * Cancels those of ids[0..n) that still wait with a cancel request and
+ * no live lease, in one autocommit UPDATE; *changed gets how many.
+ * REPO_OK, REPO_RETRY or REPO_ERR.
+ */
+int
+repo_cancel_apply(struct db *db, const uint64_t *ids, size_t n, int64_t now,
+    unsigned *changed)
+{
+	MYSQL_BIND	 p[4];
+	MYSQL_TIME	 t[3];
+	char		*json;
+	int		 rc;
+
+	*changed = 0;
+	if (n == 0)
+		return REPO_OK;
+	if ((json = ids_json(ids, n)) == NULL)
+		return REPO_ERR;
+	db_bind_str(&p[0], json);
+	db_bind_time(&p[1], &t[0], now);
+	db_bind_time(&p[2], &t[1], now);
+	db_bind_time(&p[3], &t[2], now);
+	rc = applied(db, XSTMT_CANCEL_APPLY, db_run(db, XSTMT_CANCEL_APPLY, p),
+	    changed);
+	free(json);
+	return rc;
+}
+
 /* Candidates for abandon after *pos: waiting, attempts >= max, lapsed. */
 int
 repo_abandon_due(struct db *db, unsigned max_attempts, int64_t now,
@@ -410,7 +481,19 @@ repo_expire_count(struct db *db, int64_t now, uint64_t *n)
 	return query_u64(db, XSTMT_COUNT_EXPIRE, p, n, NULL);
 }
 
-/* Dry run: how many the rescue would fail (those not expired first). */
+/* Dry run: how many the cancel step would cancel (not expired first). */
+int
+repo_cancel_count(struct db *db, int64_t now, uint64_t *n)
+{
+	MYSQL_BIND	 p[2];
+	MYSQL_TIME	 t[2];
+
+	db_bind_time(&p[0], &t[0], now);
+	db_bind_time(&p[1], &t[1], now);
+	return query_u64(db, XSTMT_COUNT_CANCEL, p, n, NULL);
+}
+
+/* Dry run: how many the rescue would fail (not expired or cancelled first). */
 int
 repo_abandon_count(struct db *db, unsigned max_attempts, int64_t now,
     uint64_t *n)

@@ -61,6 +61,12 @@ int	repo_expire_due(struct db *, int64_t now, unsigned limit,
 int	repo_expire_apply(struct db *, const uint64_t *ids, size_t n,
 	    int64_t now, unsigned *changed);
 
+/* Waiting, cancel-requested executions without a live lease, by id. */
+int	repo_cancel_due(struct db *, int64_t now, unsigned limit,
+	    struct repo_pos *, uint64_t *ids, size_t *n);
+int	repo_cancel_apply(struct db *, const uint64_t *ids, size_t n,
+	    int64_t now, unsigned *changed);
+
 /* Waiting executions with attempts >= max_attempts whose lease lapsed. */
 int	repo_abandon_due(struct db *, unsigned max_attempts, int64_t now,
 	    unsigned limit, struct repo_pos *, uint64_t *ids, size_t *n);
@@ -75,6 +81,7 @@ int	repo_purge_apply(struct db *, const uint64_t *ids, size_t n,
 
 /* Dry-run counts: what the three rules would touch right now. */
 int	repo_expire_count(struct db *, int64_t now, uint64_t *n);
+int	repo_cancel_count(struct db *, int64_t now, uint64_t *n);
 int	repo_abandon_count(struct db *, unsigned max_attempts, int64_t now,
 	    uint64_t *n);
 int	repo_purge_count(struct db *, int64_t cutoff, uint64_t *n);

@@ -66,7 +66,8 @@ handle_claim(struct app *app, struct req *req, struct resp *resp)
 	if (rc != REPO_OK)
 		return rc == REPO_ERR ? HERR_UNAVAILABLE : HERR_UNKNOWN_ROUTE;
 	if (repo_claim(app->db, req->env, req->svc, req->op, (unsigned)max,
-	    (unsigned)lease, json_now_ms(), &it, &n) != REPO_OK)
+	    (unsigned)lease, app->cfg->max_attempts, json_now_ms(), &it,
+	    &n) != REPO_OK)
 		return HERR_UNAVAILABLE;
 	buf_puts(&resp->body, "{\"executions\":[");
 	for (i = 0; i < n; i++) {

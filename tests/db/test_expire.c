@@ -154,8 +154,9 @@ claim_rounds(const char *op, int k, int64_t lease_end,
 		t = lease_end - MIN - (int64_t)(k - 1 - round) * 2 * MIN;
 		do {
 			n = 0;
-			CHECK(repo_claim(db, env, svc, op, 100, 60, t, &it,
-			    &n) == REPO_OK);
+			/* max_attempts 100: a6 models a lowered setting */
+			CHECK(repo_claim(db, env, svc, op, 100, 60, 100, t,
+			    &it, &n) == REPO_OK);
 			for (i = 0; i < n && round == k - 1 && tokhash; i++) {
 				crypto_sha256(it[i].token, strlen(it[i].token),
 				    h);
@@ -298,7 +299,7 @@ abandon_boundaries(void)
 	wipe();
 }
 
-/* Makes execution id terminal with status st (claimed "just now"). */
+/* Makes execution id terminal with status st (finalized at now). */
 static void
 finish(const char *op, uint64_t id, enum exec_status st, int64_t now)
 {
@@ -307,7 +308,8 @@ finish(const char *op, uint64_t id, enum exec_status st, int64_t now)
 		CHECK(repo_exec_cancel(db, id, now) == REPO_OK);
 		return;
 	}
-	claim_rounds(op, 1, now + MIN, keep_token);
+	/* claimed before it was due (claim skips overdue ones) */
+	claim_rounds(op, 1, now - 10 * DAY + MIN, keep_token);
 	CHECK(tok_id == id);
 	CHECK(repo_finalize(db, id, tok_hash, st, "{\"message\":\"x\"}",
 	    15, now) == REPO_OK);
@@ -356,6 +358,97 @@ purge_boundaries(void)
 	CHECK_EQ_INT(r.count[EXPIRE_STEP_PURGE], 1);
 	CHECK(status_of(wait, NULL) == ST__MAX);
 	CHECK(status_of(eq, NULL) == ST_CANCELLED);
+	wipe();
+}
+
+/* Claims op once at now with max_attempts ma; returns how many came. */
+static size_t
+claim_now(const char *op, unsigned ma, int64_t now, uint64_t *id)
+{
+	struct claim_item *it;
+	size_t		 n = 0;
+
+	CHECK(repo_claim(db, env, svc, op, 100, 60, ma, now, &it, &n) ==
+	    REPO_OK);
+	if (n > 0 && id != NULL)
+		*id = it[0].id;
+	claim_free(it, n);
+	return n;
+}
+
+/* Claim skips what cannot succeed: past expires_at, attempts used up. */
+static void
+claim_skips(void)
+{
+	int64_t		 now = json_now_ms();
+	uint64_t	 due = add("k", "k-due", now), live = add("k", "k-l",
+			    now + 1), five = add("k5", "k5", now + DAY);
+	uint64_t	 four = add("k4", "k4", now + DAY), got = 0;
+
+	(void)due;
+	CHECK_EQ_INT(claim_now("k", 5, now, &got), 1);	/* expires_at <= now */
+	CHECK(got == live);
+	claim_rounds("k5", 5, now - 1000, NULL);
+	claim_rounds("k4", 4, now - 1000, NULL);
+	CHECK_EQ_INT(claim_now("k5", 5, now, NULL), 0);	/* 5 of 5 used */
+	CHECK_EQ_INT(claim_now("k5", 6, now, &got), 1);	/* the rule did it */
+	CHECK(got == five);
+	CHECK_EQ_INT(claim_now("k4", 5, now, &got), 1);	/* the 5th attempt */
+	CHECK(got == four);
+	wipe();
+}
+
+/*
+ * The cancel step: a waiting execution with a cancel request and no
+ * live lease (lease_expires_at <= now) becomes cancelled, before the
+ * abandon rule; the claim's late callback then loses.
+ */
+static void
+cancel_step(void)
+{
+	const char	*ops[] = { "cn", "cn-eq", "cn-live", "cn-norq", "cn5" };
+	int64_t		 now = json_now_ms();
+	uint64_t	 id[5];
+	unsigned char	 h[SHA256_LEN];
+	struct expire_opts o = opts(now, S(CANCEL) | S(ABANDON));
+	struct expire_result r;
+	struct exec_row	 x;
+	int		 i;
+
+	for (i = 0; i < 5; i++) {
+		CHECK(repo_route_add(db, env, svc, ops[i], 1, now) == REPO_OK);
+		id[i] = add(ops[i], ops[i], now + DAY);
+	}
+	claim_rounds("cn", 1, now - MIN, keep_token);
+	memcpy(h, tok_hash, SHA256_LEN);
+	claim_rounds("cn-eq", 1, now, NULL);
+	claim_rounds("cn-live", 1, now + 1, NULL);
+	claim_rounds("cn-norq", 1, now - MIN, NULL);
+	claim_rounds("cn5", 5, now - MIN, NULL);
+	for (i = 0; i < 5; i++)
+		if (i != 3)
+			CHECK(repo_exec_request_cancel(db, id[i], now - 2 * MIN) ==
+			    REPO_OK);
+	o.dry_run = 1;
+	CHECK(expire_run(xdb, &o, &r) == 0);
+	CHECK_EQ_INT(r.count[EXPIRE_STEP_CANCEL], 3);
+	CHECK_EQ_INT(r.count[EXPIRE_STEP_ABANDON], 0);
+	r = run(opts(now, S(CANCEL) | S(ABANDON)));
+	CHECK_EQ_INT(r.count[EXPIRE_STEP_CANCEL], 3);
+	CHECK_EQ_INT(r.count[EXPIRE_STEP_ABANDON], 0);
+	CHECK(status_of(id[0], &x) == ST_CANCELLED);
+	CHECK(x.completed_at == now && x.updated_at == now);
+	exec_row_free(&x);
+	CHECK(status_of(id[1], NULL) == ST_CANCELLED);	/* lease ends at now */
+	CHECK(status_of(id[2], NULL) == ST_WAITING);	/* live lease */
+	CHECK(status_of(id[3], NULL) == ST_WAITING);	/* no request */
+	CHECK(status_of(id[4], NULL) == ST_CANCELLED);	/* not abandoned */
+	CHECK(repo_finalize(db, id[0], h, ST_COMPLETED, "1", 1, now) ==
+	    REPO_NOTFOUND);
+	CHECK(repo_finalize(db, id[0], h, ST_CANCELLED, NULL, 0, now) ==
+	    REPO_NOTFOUND);
+	r = run(opts(now, S(CANCEL)));
+	CHECK_EQ_INT(r.count[EXPIRE_STEP_CANCEL], 0);
 	wipe();
 }
 
@@ -600,6 +693,8 @@ main(void)
 	setup();
 	expire_boundaries();
 	abandon_boundaries();
+	claim_skips();
+	cancel_step();
 	purge_boundaries();
 	dry_run_changes_nothing();
 	batches_and_runtime();

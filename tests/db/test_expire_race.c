@@ -176,7 +176,7 @@ claim_rounds(const char *op, int k, int64_t t, unsigned lease_s)
 	for (round = 0; round < k; round++, t += 2 * MIN) {
 		do {
 			n = 0;
-			CHECK(repo_claim(db, env, svc, op, 100, lease_s, t,
+			CHECK(repo_claim(db, env, svc, op, 100, lease_s, 5, t,
 			    &it, &n) == REPO_OK);
 			for (i = 0; i < n; i++) {
 				crypto_sha256(it[i].token,
@@ -348,7 +348,7 @@ race_loop(void *arg)
 	struct db	*mine = repo_expire_open(&cfg);
 	struct expire_opts o;
 	struct expire_result r;
-	int		 left, due, i;
+	int		 left, due;
 
 	expire_opts_init(&o, &cfg);
 	o.max_attempts = 5;
@@ -367,9 +367,8 @@ race_loop(void *arg)
 			x->failed++;
 			fprintf(stderr, "library run %ld failed\n", x->runs);
 		}
-		for (i = 0; i < 2; i++)
-			((long *[]){ &x->expired, &x->abandoned })[i][0] +=
-			    (long)r.count[i];
+		x->expired += (long)r.count[EXPIRE_STEP_EXPIRE];
+		x->abandoned += (long)r.count[EXPIRE_STEP_ABANDON];
 		x->retries += (long)r.retries;
 	} while (left > 0 || !due);
 	repo_expire_close(mine);

@@ -235,7 +235,7 @@ claim(const char *op, unsigned max, int64_t now, struct claim_item **it)
 {
 	size_t	 n = 0;
 
-	CHECK(repo_claim(db, env, svc, op, max, 60, now, it, &n) == REPO_OK);
+	CHECK(repo_claim(db, env, svc, op, max, 60, 5, now, it, &n) == REPO_OK);
 	return n;
 }
 
@@ -324,7 +324,7 @@ claimer(void *arg)
 
 	(void)arg;
 	for (;;) {
-		if (repo_claim(mine, env, svc, "race", 5, 60, json_now_ms(),
+		if (repo_claim(mine, env, svc, "race", 5, 60, 5, json_now_ms(),
 		    &it, &n) != REPO_OK || n == 0) {
 			claim_free(it, n);
 			break;
