@@ -9,6 +9,8 @@
 
 #include "config.h"
 #include "log.h"
+#include "metrics.h"
+#include "router.h"
 #include "worker.h"
 
 static int
@@ -25,7 +27,8 @@ main(int argc, char *argv[])
 	struct config	 cfg;
 	const char	*path = CONFIG_DEFAULT_PATH;
 	char		 err[512];
-	int		 i, check = 0, fd, created, rc;
+	const char *const *names;
+	int		 i, check = 0, fd, created, rc, nnames;
 
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--config") == 0 && i + 1 < argc)
@@ -44,6 +47,11 @@ main(int argc, char *argv[])
 		return 0;
 	}
 	log_set_level((enum log_level)cfg.log_level);
+	names = router_names(&nnames);
+	if (metrics_init(names, nnames) == -1) {
+		fprintf(stderr, "asyncexec-fcgi: cannot map the metrics\n");
+		return 1;
+	}
 	if ((fd = master_listen(&cfg, &created)) == -1)
 		return 1;
 	/* master_run unlinks the socket it created as its stop begins. */

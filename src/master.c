@@ -371,8 +371,9 @@ refill(const struct config *cfg, int fd, struct child *kids, unsigned n)
 	unsigned	 i;
 
 	for (i = 0; i < n; i++) {
-		if (kids[i].pid == 0 && kids[i].due <= now)
-			(void)spawn(cfg, fd, &kids[i], i);
+		if (kids[i].pid == 0 && kids[i].due <= now &&
+		    spawn(cfg, fd, &kids[i], i) == 0)
+			metrics_worker_restart();
 		if (kids[i].pid == 0 && (next == -1 || kids[i].due < next))
 			next = kids[i].due;
 	}
@@ -484,13 +485,14 @@ master_run(const struct config *cfg, int fd)
 
 	if (n > MAX_WORKERS)
 		n = MAX_WORKERS;
-	if (metrics_init() == -1 || (kids = calloc(n, sizeof(*kids))) == NULL) {
+	if ((kids = calloc(n, sizeof(*kids))) == NULL) {
 		log_error("master: out of memory");
 		if (owned_path[0] != '\0')
 			(void)unlink(owned_path);
 		return 1;
 	}
 	master_signals(&old);
+	metrics_workers(n);
 	for (i = 0; i < n && rc == 0; i++)
 		rc = spawn(cfg, fd, &kids[i], i);
 	if (rc == 0)

@@ -1,6 +1,7 @@
 /*
- * metrics.c - request counters and latency histogram shared by all
- * workers through one MAP_SHARED anonymous mapping made before fork.
+ * metrics.c - request counters, latency histogram and worker gauges
+ * shared by all processes through one MAP_SHARED anonymous mapping made
+ * before fork. Every series is rendered from the start, at 0.
  */
 #include <stdint.h>
 #include <string.h>
@@ -8,37 +9,55 @@
 
 #include "buf.h"
 #include "metrics.h"
-#include "router.h"
 
 static const int statuses[] = { 200, 202, 304, 400, 401, 404, 405, 409,
-    413, 415, 500, 503 };
+    413, 415, 429, 500, 503 };
 #define NSTATUS		(sizeof(statuses) / sizeof(statuses[0]))
 static const double bounds[] = { 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
-    0.1, 0.25, 0.5, 1, 2.5 };
+    0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30 };
 #define NBOUNDS		(sizeof(bounds) / sizeof(bounds[0]))
 
-struct shm {
-	uint64_t	 requests[ROUTE__MAX + 1][NSTATUS + 1];
-	uint64_t	 hist[ROUTE__MAX + 1][NBOUNDS + 1];
-	uint64_t	 sum_us[ROUTE__MAX + 1];
-	uint64_t	 db_errors;
-	uint64_t	 db_reconnects;
+static const char *const refusal_names[REFUSED__MAX] = {
+	[REFUSED_STALE_TOKEN] = "stale_token",
+	[REFUSED_TERMINAL] = "already_terminal",
 };
 
-static struct shm *shm;
+struct shm {
+	uint64_t	 requests[METRICS_MAX_ENDPOINTS][NSTATUS + 1];
+	uint64_t	 hist[METRICS_MAX_ENDPOINTS][NBOUNDS + 1];
+	uint64_t	 sum_us[METRICS_MAX_ENDPOINTS];
+	uint64_t	 db_errors;
+	uint64_t	 db_reconnects;
+	uint64_t	 workers;
+	uint64_t	 busy;
+	uint64_t	 restarts;
+	uint64_t	 refused[REFUSED__MAX];
+};
 
-/* Maps the shared region; call once in the master. 0 or -1. */
+static struct shm		*shm;
+static const char *const	*names;
+static int			 nnames;
+
+/*
+ * Maps the shared region; call once in the master, before the fork.
+ * endpoint_names[0..n-1] name the endpoints metrics_request counts
+ * (they must outlive the process: static strings). 0 or -1.
+ */
 int
-metrics_init(void)
+metrics_init(const char *const *endpoint_names, int n)
 {
 	void	*p;
 
+	if (n < 1 || n > METRICS_MAX_ENDPOINTS)
+		return -1;
 	p = mmap(NULL, sizeof(struct shm), PROT_READ | PROT_WRITE,
 	    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		return -1;
 	memset(p, 0, sizeof(struct shm));
 	shm = p;
+	names = endpoint_names;
+	nnames = n;
 	return 0;
 }
 
@@ -48,21 +67,27 @@ add(uint64_t *c, uint64_t n)
 	__atomic_fetch_add(c, n, __ATOMIC_RELAXED);
 }
 
-/* Counts one request of route (ROUTE_NONE for unmatched). */
+static uint64_t
+get(const uint64_t *c)
+{
+	return __atomic_load_n(c, __ATOMIC_RELAXED);
+}
+
+/* Counts one request of endpoint e with its status and duration. */
 void
-metrics_request(int route, int status, double seconds)
+metrics_request(int e, int status, double seconds)
 {
 	size_t	 s, b;
 
-	if (shm == NULL || route < 0 || route > ROUTE__MAX)
+	if (shm == NULL || e < 0 || e >= nnames)
 		return;
 	for (s = 0; s < NSTATUS && statuses[s] != status; s++)
 		;
 	for (b = 0; b < NBOUNDS && seconds > bounds[b]; b++)
 		;
-	add(&shm->requests[route][s], 1);
-	add(&shm->hist[route][b], 1);
-	add(&shm->sum_us[route], (uint64_t)(seconds * 1e6));
+	add(&shm->requests[e][s], 1);
+	add(&shm->hist[e][b], 1);
+	add(&shm->sum_us[e], (uint64_t)(seconds * 1e6));
 }
 
 void
@@ -79,70 +104,129 @@ metrics_db_reconnect(void)
 		add(&shm->db_reconnects, 1);
 }
 
-static uint64_t
-get(const uint64_t *c)
+/* The master's worker count (asyncexec_workers). */
+void
+metrics_workers(unsigned total)
 {
-	return __atomic_load_n(c, __ATOMIC_RELAXED);
+	if (shm != NULL)
+		__atomic_store_n(&shm->workers, total, __ATOMIC_RELAXED);
 }
 
-/* Renders the latency histogram of route r. */
-static void
-render_hist(struct buf *b, int r)
+/* A worker forked to replace one that exited. */
+void
+metrics_worker_restart(void)
 {
-	const char	*n = router_name((enum route)r);
+	if (shm != NULL)
+		add(&shm->restarts, 1);
+}
+
+/* +1 when a worker starts serving a request, -1 when it is done. */
+void
+metrics_busy(int delta)
+{
+	if (shm != NULL)
+		add(&shm->busy, (uint64_t)(int64_t)delta);
+}
+
+void
+metrics_refused(enum refusal r)
+{
+	if (shm != NULL && r < REFUSED__MAX)
+		add(&shm->refused[r], 1);
+}
+
+/* A "# HELP" and "# TYPE" pair. */
+static void
+head(struct buf *b, const char *name, const char *type, const char *help)
+{
+	buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* Renders the request counters of every endpoint and status. */
+static void
+render_requests(struct buf *b)
+{
+	int	 e;
+	size_t	 s;
+
+	head(b, "asyncexec_requests_total", "counter",
+	    "Requests answered, by endpoint and HTTP status.");
+	for (e = 0; e < nnames; e++)
+		for (s = 0; s <= NSTATUS; s++) {
+			buf_printf(b, "asyncexec_requests_total{endpoint=\"%s\","
+			    "status=\"", names[e]);
+			if (s < NSTATUS)
+				buf_printf(b, "%d", statuses[s]);
+			else
+				buf_puts(b, "other");
+			buf_printf(b, "\"} %llu\n", (unsigned long long)
+			    get(&shm->requests[e][s]));
+		}
+}
+
+/* Renders the latency histogram of endpoint e. */
+static void
+render_hist(struct buf *b, int e)
+{
 	uint64_t	 cum = 0;
 	size_t		 i;
 
 	for (i = 0; i <= NBOUNDS; i++) {
-		cum += get(&shm->hist[r][i]);
+		cum += get(&shm->hist[e][i]);
+		buf_printf(b, "asyncexec_request_duration_seconds_bucket"
+		    "{endpoint=\"%s\",le=\"", names[e]);
 		if (i < NBOUNDS)
-			buf_printf(b, "asyncexec_request_duration_seconds_bucket"
-			    "{endpoint=\"%s\",le=\"%g\"} %llu\n", n, bounds[i],
-			    (unsigned long long)cum);
+			buf_printf(b, "%g", bounds[i]);
 		else
-			buf_printf(b, "asyncexec_request_duration_seconds_bucket"
-			    "{endpoint=\"%s\",le=\"+Inf\"} %llu\n", n,
-			    (unsigned long long)cum);
+			buf_puts(b, "+Inf");
+		buf_printf(b, "\"} %llu\n", (unsigned long long)cum);
 	}
 	buf_printf(b, "asyncexec_request_duration_seconds_sum{endpoint=\"%s\"}"
-	    " %.6f\n", n, (double)get(&shm->sum_us[r]) / 1e6);
+	    " %.6f\n", names[e], (double)get(&shm->sum_us[e]) / 1e6);
 	buf_printf(b, "asyncexec_request_duration_seconds_count"
-	    "{endpoint=\"%s\"} %llu\n", n, (unsigned long long)cum);
+	    "{endpoint=\"%s\"} %llu\n", names[e], (unsigned long long)cum);
+}
+
+/* Renders one unlabelled series. */
+static void
+one(struct buf *b, const char *name, const char *type, const char *help,
+    uint64_t v)
+{
+	head(b, name, type, help);
+	buf_printf(b, "%s %llu\n", name, (unsigned long long)v);
 }
 
 /* Appends the Prometheus text exposition to b; 0 or -1. */
 int
 metrics_render(struct buf *b)
 {
-	int	 r;
-	size_t	 s;
-	uint64_t v;
+	int	 e, r;
 
 	if (shm == NULL)
 		return -1;
-	buf_puts(b, "# TYPE asyncexec_requests_total counter\n");
-	for (r = 0; r <= ROUTE__MAX; r++)
-		for (s = 0; s <= NSTATUS; s++)
-			if ((v = get(&shm->requests[r][s])) > 0) {
-				if (s < NSTATUS)
-					buf_printf(b, "asyncexec_requests_total"
-					    "{endpoint=\"%s\",status=\"%d\"} %llu\n",
-					    router_name((enum route)r),
-					    statuses[s], (unsigned long long)v);
-				else
-					buf_printf(b, "asyncexec_requests_total"
-					    "{endpoint=\"%s\",status=\"other\"} %llu\n",
-					    router_name((enum route)r),
-					    (unsigned long long)v);
-			}
-	buf_puts(b, "# TYPE asyncexec_request_duration_seconds histogram\n");
-	for (r = 0; r <= ROUTE__MAX; r++)
-		render_hist(b, r);
-	buf_printf(b, "# TYPE asyncexec_db_errors_total counter\n"
-	    "asyncexec_db_errors_total %llu\n"
-	    "# TYPE asyncexec_db_reconnects_total counter\n"
-	    "asyncexec_db_reconnects_total %llu\n",
-	    (unsigned long long)get(&shm->db_errors),
-	    (unsigned long long)get(&shm->db_reconnects));
+	head(b, "asyncexec_build_info", "gauge",
+	    "Always 1; the version of this build as a label.");
+	buf_puts(b, "asyncexec_build_info{version=\"" ASYNCEXEC_VERSION "\"} 1\n");
+	render_requests(b);
+	head(b, "asyncexec_request_duration_seconds", "histogram",
+	    "Time from accepting a request to having written its response.");
+	for (e = 0; e < nnames; e++)
+		render_hist(b, e);
+	one(b, "asyncexec_db_errors_total", "counter", "Failed database "
+	    "statements and connects.", get(&shm->db_errors));
+	one(b, "asyncexec_db_reconnects_total", "counter", "Connections "
+	    "remade after a lost one.", get(&shm->db_reconnects));
+	one(b, "asyncexec_workers", "gauge", "Worker processes the master "
+	    "keeps.", get(&shm->workers));
+	one(b, "asyncexec_workers_busy", "gauge", "Workers serving a request "
+	    "now (this scrape included).", get(&shm->busy));
+	one(b, "asyncexec_worker_restarts_total", "counter", "Workers forked "
+	    "to replace one that exited.", get(&shm->restarts));
+	head(b, "asyncexec_callbacks_refused_total", "counter",
+	    "Callbacks answered 409, by reason.");
+	for (r = 0; r < REFUSED__MAX; r++)
+		buf_printf(b, "asyncexec_callbacks_refused_total{reason=\"%s\"} "
+		    "%llu\n", refusal_names[r],
+		    (unsigned long long)get(&shm->refused[r]));
 	return buf_failed(b) ? -1 : 0;
 }

@@ -1,20 +1,34 @@
 /*
- * metrics.h - process-shared counters for GET /metrics.
+ * metrics.h - process-shared counters and gauges for GET /metrics.
  *
  * metrics_init maps one shared anonymous region before the workers are
- * forked; every worker adds to it with atomic operations and any worker
- * can render the Prometheus text. Without metrics_init the calls are
- * no-ops (the admin and expire tools).
+ * forked; every process adds to it with atomic operations and any worker
+ * can render the Prometheus text. Endpoints are small integers named by
+ * the caller (metrics knows nothing of the router). Without metrics_init
+ * the calls are no-ops (the admin and expire tools).
  */
 #ifndef ASYNCEXEC_METRICS_H
 #define ASYNCEXEC_METRICS_H
 
+#define METRICS_MAX_ENDPOINTS	24
+
 struct buf;
 
-int	metrics_init(void);
-void	metrics_request(int route, int status, double seconds);
+/* Why a callback got 409 (asyncexec_callbacks_refused_total{reason}). */
+enum refusal {
+	REFUSED_STALE_TOKEN,		/* REFUSED_STALE_TOKEN */
+	REFUSED_TERMINAL,		/* REFUSED_TERMINAL */
+	REFUSED__MAX
+};
+
+int	metrics_init(const char *const *endpoint_names, int n);
+void	metrics_request(int endpoint, int status, double seconds);
 void	metrics_db_error(void);
 void	metrics_db_reconnect(void);
+void	metrics_workers(unsigned total);
+void	metrics_worker_restart(void);
+void	metrics_busy(int delta);
+void	metrics_refused(enum refusal);
 int	metrics_render(struct buf *);
 
 #endif

@@ -158,6 +158,21 @@ static const struct db_stmt_def stmts[STMT__MAX] = {
 	[STMT_MIGRATE_UNLOCK] = {
 	    "SELECT RELEASE_LOCK(CONCAT('asyncexec_migrate:', DATABASE()))",
 	    0 },
+	[STMT_METRICS_ROUTES] = {
+	    "SELECT environment, service_key, operation_key FROM s2r_route "
+	    "ORDER BY id LIMIT " REPO_METRICS_ROUTES_STR, 1 },
+	/* index range of ix_exec_claim, at most REPO_WAITING_CAP entries */
+	[STMT_METRICS_WAITING] = {
+	    "SELECT COUNT(*) FROM (SELECT 1 FROM s2r_async_execution "
+	    "WHERE environment = ? AND service_key = ? AND operation_key = ? "
+	    "AND status = 'waiting_callback' LIMIT " REPO_WAITING_CAP_STR ") w",
+	    1 },
+	/* the first entry of ix_exec_claim's waiting range: one probe */
+	[STMT_METRICS_OLDEST] = {
+	    "SELECT created_at FROM s2r_async_execution WHERE environment = ? "
+	    "AND service_key = ? AND operation_key = ? AND "
+	    "status = 'waiting_callback' AND cancel_requested = 0 "
+	    "ORDER BY id LIMIT 1", 1 },
 	[STMT_SECRET_GET] = {
 	    "SELECT secret FROM s2r_secret WHERE name = ?",
 	    1 },

@@ -158,4 +158,61 @@ int	repo_tx_begin(struct db *);
 int	repo_tx_commit(struct db *);
 void	repo_tx_rollback(struct db *);
 
+/* operator statements (repo_admin.c), on a handle of their own */
+struct adb;
+
+/* An execution as `asyncexec-admin execution show` sees it. */
+struct exec_admin {
+	uint64_t	 id;
+	char		 cid[CID_MAX_LEN + 1];
+	char		 env[NAME_MAX_LEN + 1];
+	char		 svc[NAME_MAX_LEN + 1];
+	char		 op[NAME_MAX_LEN + 1];
+	char		 status[20];
+	char		 tenant[TENANT_MAX_LEN + 1];
+	int		 tenant_null;
+	unsigned	 attempts;
+	int		 cancel_requested;
+	int		 has_claim_token;	/* claimed at least once */
+	int64_t		 created_at, updated_at, expires_at;	/* ms */
+	int64_t		 completed_at, lease_expires_at;	/* 0: NULL */
+	long long	 request_bytes, result_bytes, error_bytes; /* -1: NULL */
+};
+
+typedef void (*repo_applied_fn)(void *arg, int version, int64_t applied_at);
+
+struct adb	*repo_admin_open(const struct config *);
+void		 repo_admin_close(struct adb *);
+int	repo_route_set_retention(struct adb *, const char *env,
+	    const char *svc, const char *op, unsigned days);
+int	repo_route_id(struct adb *, const char *env, const char *svc,
+	    const char *op, uint64_t *id);
+int	repo_key_get(struct adb *, uint64_t id, struct key_row *);
+int	repo_backend_grant(struct adb *, uint64_t key_id, uint64_t route_id,
+	    int grant);
+int	repo_exec_show(struct adb *, uint64_t id, struct exec_admin *);
+int	repo_exec_show_key(struct adb *, const char *tenant, const char *env,
+	    const char *svc, const char *op, const char *cid,
+	    struct exec_admin *);
+int	repo_exec_requeue(struct adb *, uint64_t id, int64_t now);
+int	repo_exec_opfail(struct adb *, uint64_t id, const char *error,
+	    size_t len, int64_t now);
+int	repo_migrations_applied(struct adb *, repo_applied_fn, void *);
+
+/* metrics (repo_metrics.c): per route, waiting executions (capped) and
+ * the age of the oldest one that is not cancel-requested */
+#define REPO_METRICS_ROUTES	256	/* routes reported at most */
+#define REPO_METRICS_ROUTES_STR	"256"
+#define REPO_WAITING_CAP	10000	/* counted at most per route */
+#define REPO_WAITING_CAP_STR	"10000"
+struct route_waiting {
+	char		 env[NAME_MAX_LEN + 1];
+	char		 svc[NAME_MAX_LEN + 1];
+	char		 op[NAME_MAX_LEN + 1];
+	unsigned	 waiting;	/* capped at REPO_WAITING_CAP */
+	int64_t		 oldest_ms;	/* created_at, 0 when none */
+};
+int	repo_metrics_waiting(struct db *, struct route_waiting *, size_t max,
+	    size_t *n);
+
 #endif

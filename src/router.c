@@ -139,3 +139,20 @@ router_name(enum route r)
 {
 	return r < ROUTE__MAX ? routes[r].name : "none";
 }
+
+/*
+ * The names of every endpoint, indexed by enum route, ROUTE_NONE
+ * ("none", no path matched) last: what metrics_init takes. *n gets
+ * ROUTE__MAX + 1.
+ */
+const char *const *
+router_names(int *n)
+{
+	static const char	*all[ROUTE__MAX + 1];
+	int			 i;
+
+	for (i = 0; i <= ROUTE__MAX; i++)
+		all[i] = router_name((enum route)i);
+	*n = ROUTE__MAX + 1;
+	return all;
+}

@@ -32,5 +32,6 @@ struct route_match {
 void		 router_match(struct req *, struct route_match *);
 handler_fn	 router_handler(enum route);
 const char	*router_name(enum route);
+const char *const *router_names(int *n);
 
 #endif

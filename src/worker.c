@@ -78,6 +78,7 @@ serve(struct app *app, FCGX_Request *fr)
 	enum herr		 err = HERR_INTERNAL;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	metrics_busy(1);
 	resp_init(&resp);
 	if (req_from_params(&req, fr) == 0) {
 		router_match(&req, &m);
@@ -99,6 +100,7 @@ serve(struct app *app, FCGX_Request *fr)
 	if (resp_write(&resp, fr, strcmp(req.method, "HEAD") == 0) == -1)
 		log_debug("client went away before the response was written");
 	metrics_request((int)m.route, resp.status, elapsed(&t0));
+	metrics_busy(-1);
 	log_context(NULL, NULL);
 	req_free(&req);
 	resp_free(&resp);

@@ -15,6 +15,7 @@
 #include "../config.h"
 #include "../json.h"
 #include "../lookup.h"
+#include "../metrics.h"
 #include "handlers.h"
 
 struct cb {
@@ -65,6 +66,8 @@ cb_free(struct cb *c)
 static enum herr
 conflict(struct resp *resp, enum exec_status st)
 {
+	metrics_refused(st == ST_WAITING ? REFUSED_STALE_TOKEN :
+	    REFUSED_TERMINAL);
 	resp->current_status = exec_status_name(st);
 	resp->detail = st == ST_WAITING ?
 	    "the callback token is not the current claim's" :

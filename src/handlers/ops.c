@@ -2,6 +2,9 @@
  * ops.c - GET /healthz (process up), /readyz (database reachable and
  * schema current), /metrics (Prometheus text).
  */
+#include <stdlib.h>
+
+#include "../json.h"
 #include "../log.h"
 #include "../metrics.h"
 #include "handlers.h"
@@ -47,13 +50,51 @@ handle_readyz(struct app *app, struct req *req, struct resp *resp)
 	return HERR_OK;
 }
 
+/*
+ * The database's part of /metrics: asyncexec_db_up, and per route the
+ * waiting executions (capped) and the age of the oldest one, read at
+ * scrape time with bounded index probes (repo_metrics_waiting).
+ */
+static void
+metrics_db(struct app *app, struct buf *b)
+{
+	struct route_waiting	*w;
+	size_t			 i, n = 0;
+	int64_t			 now = json_now_ms();
+	int			 up;
+
+	up = repo_ping(app->db) == REPO_OK;
+	buf_printf(b, "# HELP asyncexec_db_up Whether this worker reached the "
+	    "database for this scrape.\n# TYPE asyncexec_db_up gauge\n"
+	    "asyncexec_db_up %d\n", up);
+	if (!up || (w = calloc(REPO_METRICS_ROUTES, sizeof(*w))) == NULL)
+		return;
+	if (repo_metrics_waiting(app->db, w, REPO_METRICS_ROUTES, &n) != REPO_OK)
+		n = 0;
+	buf_printf(b, "# HELP asyncexec_executions_waiting Executions in "
+	    "waiting_callback per route (counted up to %d).\n"
+	    "# TYPE asyncexec_executions_waiting gauge\n", REPO_WAITING_CAP);
+	for (i = 0; i < n; i++)
+		buf_printf(b, "asyncexec_executions_waiting{route=\"%s/%s/%s\"} "
+		    "%u\n", w[i].env, w[i].svc, w[i].op, w[i].waiting);
+	buf_puts(b, "# HELP asyncexec_oldest_waiting_seconds Age of the oldest "
+	    "waiting, not cancel-requested execution per route (0: none).\n"
+	    "# TYPE asyncexec_oldest_waiting_seconds gauge\n");
+	for (i = 0; i < n; i++)
+		buf_printf(b, "asyncexec_oldest_waiting_seconds{route=\"%s/%s/%s"
+		    "\"} %.3f\n", w[i].env, w[i].svc, w[i].op,
+		    w[i].oldest_ms && now > w[i].oldest_ms ?
+		    (double)(now - w[i].oldest_ms) / 1000 : 0.0);
+	free(w);
+}
+
 enum herr
 handle_metrics(struct app *app, struct req *req, struct resp *resp)
 {
-	(void)app;
 	(void)req;
 	if (metrics_render(&resp->body) == -1)
 		return HERR_INTERNAL;
+	metrics_db(app, &resp->body);
 	resp->status = 200;
 	resp->content_type = "text/plain; version=0.0.4";
 	return HERR_OK;

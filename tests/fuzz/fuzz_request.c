@@ -270,6 +270,8 @@ int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	char	 sealed[SEALED_B64_LEN + 1];
+	const char *const *names;
+	int	 nnames;
 
 	(void)argc;
 	(void)argv;
@@ -278,7 +280,8 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	cfg.max_result_bytes = 2048;
 	cfg.max_json_depth = 16;
 	verbose = getenv("FUZZ_REQUEST_VERBOSE") != NULL;
-	if (metrics_init() == -1 ||
+	names = router_names(&nnames);
+	if (metrics_init(names, nnames) == -1 ||
 	    crypto_id_seal((const unsigned char *)FAKE_IDKEY, 1, sealed) == -1 ||
 	    strcmp(sealed, FAKE_SEALED_1) != 0) {
 		fprintf(stderr, "fuzz_request: set-up failed (sealed %s)\n",

@@ -196,6 +196,64 @@ counter(const char *name)
 	return v;
 }
 
+/* Whether GET /metrics has a line starting with PREFIX. */
+static int
+metrics_has(const char *prefix)
+{
+	struct http_resp r;
+	const char *p;
+	int found = 0;
+	size_t n = strlen(prefix);
+
+	if (get("/metrics", &r) == 200)
+		for (p = r.body; p != NULL && *p != '\0' && !found; p = strchr(p, '\n'),
+		    p = p ? p + 1 : NULL)
+			found = strncmp(p, prefix, n) == 0;
+	http_resp_free(&r);
+	if (!found)
+		fprintf(stderr, "  /metrics has no line starting with %s\n", prefix);
+	return found;
+}
+
+/*
+ * The series operators watch: HELP text, build info, every endpoint/status series from
+ * the start, workers and busy workers, the database's reachability, callbacks refused by
+ * reason, and per route the waiting executions and the oldest one's age.
+ */
+static void
+test_metrics_series(void)
+{
+	struct sub s;
+	struct claim c;
+	struct http_resp r;
+	char name[400];
+	long long stale0, waiting, oldest;
+	int i;
+
+	CHECK(metrics_has("# HELP asyncexec_requests_total "));
+	CHECK(metrics_has("asyncexec_build_info{version=\""));
+	CHECK(metrics_has("asyncexec_requests_total{endpoint=\"cancelled\",status=\"429\"} "));
+	CHECK(metrics_has("asyncexec_request_duration_seconds_bucket{endpoint=\"submit\",le=\"30\"} "));
+	CHECK(counter("asyncexec_workers") >= 1);
+	CHECK(counter("asyncexec_workers_busy") >= 1);	/* the scrape itself */
+	CHECK_EQ_INT(counter("asyncexec_db_up"), 1);
+	stale0 = counter("asyncexec_callbacks_refused_total{reason=\"stale_token\"}");
+	CHECK(stale0 >= 0);
+	CHECK(fx_submit_claim(&F, "{}", &s, &c));
+	CHECK_EQ_INT(fx_callback(F.bkey, c.id, "complete",
+	    "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "{\"result\":1}", &r), 409);
+	http_resp_free(&r);
+	CHECK(counter("asyncexec_callbacks_refused_total{reason=\"stale_token\"}") >= stale0 + 1);
+	for (i = 0; i < 2; i++)
+		CHECK(fx_submit_ok(&F, NULL, "{}", &s));
+	snprintf(name, sizeof name, "asyncexec_executions_waiting{route=\"%s\"}", F.route);
+	waiting = counter(name);
+	CHECK_EQ_INT(waiting, 3);
+	snprintf(name, sizeof name, "asyncexec_oldest_waiting_seconds{route=\"%s\"}", F.route);
+	oldest = counter(name);		/* integer part of the seconds */
+	CHECK(oldest >= 0 && oldest < 600);
+}
+
 static void
 test_outage(void)
 {
@@ -234,6 +292,7 @@ main(void)
 	fx_setup(&F, "ops");
 	test_probes();
 	test_unknown_path();
+	test_metrics_series();
 	test_outage();
 	fx_free(&F);
 	return check_done("http_ops");

@@ -1,0 +1,91 @@
+/*
+ * repo_metrics.c - the database figures of GET /metrics: per route, how
+ * many executions wait (counted on ix_exec_claim's range, capped, so a
+ * scrape never scans a backlog) and when the oldest one was submitted
+ * (the first entry of that range: one index probe).
+ */
+#include <string.h>
+
+#include "db.h"
+#include "repo.h"
+#include "repo_sql.h"
+
+/* Reads up to max route names into w; REPO_OK or REPO_ERR. */
+static int
+routes(struct db *db, struct route_waiting *w, size_t max, size_t *n)
+{
+	MYSQL_STMT	*st;
+	struct db_cols	 c;
+	int		 rc = 0;
+
+	*n = 0;
+	if ((st = db_run(db, STMT_METRICS_ROUTES, NULL)) == NULL)
+		return REPO_ERR;
+	while (*n < max) {
+		memset(&w[*n], 0, sizeof(w[*n]));
+		db_rcol(&c, 0, MYSQL_TYPE_STRING, w[*n].env, sizeof(w[*n].env));
+		db_rcol(&c, 1, MYSQL_TYPE_STRING, w[*n].svc, sizeof(w[*n].svc));
+		db_rcol(&c, 2, MYSQL_TYPE_STRING, w[*n].op, sizeof(w[*n].op));
+		if ((rc = db_fetch_row(st, &c)) != 0)
+			break;
+		db_rstr(&c, 0, w[*n].env, sizeof(w[*n].env));
+		db_rstr(&c, 1, w[*n].svc, sizeof(w[*n].svc));
+		db_rstr(&c, 2, w[*n].op, sizeof(w[*n].op));
+		(*n)++;
+	}
+	mysql_stmt_free_result(st);
+	return rc == -1 ? REPO_ERR : REPO_OK;
+}
+
+/* Runs probe id for route w into its column 0 (type t, buffer p). */
+static int
+probe(struct db *db, enum stmt id, const struct route_waiting *w,
+    enum enum_field_types t, void *p, size_t sz, int *is_null)
+{
+	MYSQL_BIND	 b[3];
+	MYSQL_STMT	*st;
+	struct db_cols	 c;
+	int		 rc;
+
+	db_bind_str(&b[0], w->env);
+	db_bind_str(&b[1], w->svc);
+	db_bind_str(&b[2], w->op);
+	if ((st = db_run(db, id, b)) == NULL)
+		return REPO_ERR;
+	db_rcol(&c, 0, t, p, sz);
+	rc = db_fetch_row(st, &c);
+	mysql_stmt_free_result(st);
+	*is_null = rc == 1 || (rc == 0 && c.null[0]);
+	return rc == -1 ? REPO_ERR : REPO_OK;
+}
+
+/*
+ * Fills w[0..*n-1] (max entries) with every route (by id, at most
+ * REPO_METRICS_ROUTES), its waiting executions (at most
+ * REPO_WAITING_CAP) and the creation time of the oldest one that is not
+ * cancel-requested. REPO_OK or REPO_ERR.
+ */
+int
+repo_metrics_waiting(struct db *db, struct route_waiting *w, size_t max,
+    size_t *n)
+{
+	unsigned long long	 count;
+	MYSQL_TIME		 t;
+	size_t			 i;
+	int			 null;
+
+	if (routes(db, w, max, n) != REPO_OK)
+		return REPO_ERR;
+	for (i = 0; i < *n; i++) {
+		count = 0;
+		if (probe(db, STMT_METRICS_WAITING, &w[i], MYSQL_TYPE_LONGLONG,
+		    &count, 0, &null) != REPO_OK)
+			return REPO_ERR;
+		w[i].waiting = null ? 0 : (unsigned)count;
+		if (probe(db, STMT_METRICS_OLDEST, &w[i], MYSQL_TYPE_DATETIME,
+		    &t, sizeof(t), &null) != REPO_OK)
+			return REPO_ERR;
+		w[i].oldest_ms = null ? 0 : db_time_ms(&t);
+	}
+	return REPO_OK;
+}
