@@ -369,6 +369,13 @@ db_lost(const struct db *db)
 	return conn_lost(db->last_errno);
 }
 
+/* The configuration the handle was made with. */
+const struct config *
+db_config(const struct db *db)
+{
+	return db->cfg;
+}
+
 /* The error number of the last failed call, 0 after success. */
 unsigned
 db_errno(const struct db *db)

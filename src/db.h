@@ -31,6 +31,7 @@ int		 db_ready(struct db *);
 MYSQL_STMT	*db_run(struct db *, int id, MYSQL_BIND *params);
 int		 db_affected(struct db *, int id);
 unsigned	 db_errno(const struct db *);
+const struct config *db_config(const struct db *);
 int		 db_lost(const struct db *);
 int		 db_begin(struct db *);
 int		 db_commit(struct db *);

@@ -686,11 +686,13 @@ claim_free(struct claim_item *it, size_t n)
 
 /* Reads the rows of an executed STMT_CLAIM_SELECT into it[0..max). */
 static int
-claim_read(MYSQL_STMT *st, struct claim_item *it, unsigned max, size_t *n)
+claim_read(MYSQL_STMT *st, struct claim_item *it, unsigned max,
+    size_t budget, size_t *n)
 {
 	struct db_cols	 c;
 	struct claim_item row;
 	MYSQL_TIME	 t;
+	size_t		 total = 0;
 	int		 rc = 0;
 
 	db_rcol(&c, 0, MYSQL_TYPE_LONGLONG, &row.id, 0);
@@ -710,6 +712,11 @@ claim_read(MYSQL_STMT *st, struct claim_item *it, unsigned max, size_t *n)
 		if (rc != 0 && rc != MYSQL_DATA_TRUNCATED)
 			break;
 		rc = 0;
+		/* the payload budget: past it, the rest stays unclaimed (its
+		 * row lock ends with the transaction); one always fits */
+		if (*n > 0 && (c.len[3] > budget || total > budget - c.len[3]))
+			break;
+		total += c.len[3];
 		db_rstr(&c, 1, row.cid, sizeof(row.cid));
 		db_rstr(&c, 2, row.tenant, sizeof(row.tenant));
 		row.tenant_null = c.null[2];
@@ -754,6 +761,8 @@ claim_take(struct db *db, struct claim_item *it, int64_t lease_until,
  * locks skip rows that another claim holds. Rows ix_exec_claim yields
  * that fail these filters are read and skipped; asyncexec-expire sweeps
  * the overdue and used-up ones every run, so they do not pile up ahead.
+ * The request payloads handed out total at most max_result_bytes (one
+ * execution always), so a claim's memory is bounded whatever max is.
  * *out (caller frees with claim_free) gets the claimed items with their
  * new callback tokens. REPO_OK or REPO_ERR.
  */
@@ -787,7 +796,7 @@ repo_claim(struct db *db, const char *env, const char *svc, const char *op,
 	db_bind_u32(&p[5], &max_attempts);
 	db_bind_u32(&p[6], &max);
 	if ((st = db_run(db, STMT_CLAIM_SELECT, p)) == NULL ||
-	    claim_read(st, it, max, n) == -1)
+	    claim_read(st, it, max, db_config(db)->max_result_bytes, n) == -1)
 		goto fail;
 	for (i = 0; i < *n; i++)
 		if (claim_take(db, &it[i], now + (int64_t)lease_seconds *

@@ -117,6 +117,44 @@ test_result_at_limit(void)
 	free(body);
 }
 
+/*
+ * A claim's payloads are bounded: 10 submits of ~1 MiB each and a claim of max=100 hand
+ * out only what fits in max_result_bytes (4 per claim at the default 4 MiB), never all 10
+ * in one response; the rest come with the next claims, each execution exactly once.
+ */
+static void
+test_claim_budget(void)
+{
+	size_t limit = (size_t)config_long("max_request_bytes", 1048576) - 64;
+	size_t budget = (size_t)config_long("max_result_bytes", 4194304);
+	struct fx G;
+	struct sub s;
+	struct http_resp r;
+	struct json_object *o;
+	char *body;
+	long got, total = 0, most = 0;
+	int i, rounds = 0;
+
+	fx_setup(&G, "claimbudget");
+	body = make_body(limit, "{\"blob\":", "}");
+	for (i = 0; i < 10; i++)
+		CHECK(fx_submit_ok(&G, NULL, body, &s));
+	free(body);
+	do {
+		CHECK_EQ_INT(fx_claim(&G, G.bkey, "{\"max\":100}", &r), 200);
+		o = json_body(&r);
+		got = jlen(o, "executions");
+		json_object_put(o);
+		CHECK(r.body_len < budget + 64 * 1024);	/* the payloads plus their envelope */
+		http_resp_free(&r);
+		total += got > 0 ? got : 0;
+		most = got > most ? got : most;
+	} while (got > 0 && ++rounds < 20);
+	CHECK_EQ_INT(total, 10);
+	CHECK(most >= 1 && (size_t)most <= budget / limit);
+	fx_free(&G);
+}
+
 int
 main(void)
 {
@@ -124,6 +162,7 @@ main(void)
 	fx_setup(&F, "payload");
 	test_large_error();
 	test_result_at_limit();
+	test_claim_budget();
 	fx_free(&F);
 	return check_done("http_payload");
 }
