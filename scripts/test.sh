@@ -14,7 +14,8 @@
 # ASYNCEXEC_KEEP=1 (keep the temporary directory when tests fail). Exit status: ctest's,
 # or 1 if the set-up fails or a sanitizer report is found.
 #
-# Exported for the tests: ASYNCEXEC_TEST_CONFIG, ASYNCEXEC_TEST_HTTP, ASYNCEXEC_TEST_DBCTL.
+# Exported for the tests: ASYNCEXEC_TEST_CONFIG, ASYNCEXEC_TEST_HTTP, ASYNCEXEC_TEST_DBCTL,
+# ASYNCEXEC_TEST_LOGDIR (the stack's state directory: asyncexec.log, nginx/, mariadb/).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -159,6 +160,7 @@ main() {
     ASYNCEXEC_TEST_METRICS=127.0.0.1:$(cat "$STACK_NGINX_DIR/metrics-port")
     export ASYNCEXEC_TEST_METRICS
     export ASYNCEXEC_TEST_DBCTL=$TMP/dbctl
+    export ASYNCEXEC_TEST_LOGDIR=$TMP
     run_ctest "${CTEST_ARGS[@]}" || rc=$?
     if [[ $MODE != plain ]]; then
         stack_nginx_stop || true
