@@ -3,14 +3,15 @@
 -- characters) followed by the 43-character secret whose SHA-256 is
 -- poll_token_hash. The sealed id lets poll and cancel read the row by its
 -- primary key; without this key it reveals nothing, not even how many
--- executions exist. The key is made here, once, from the server's random
--- source; replacing it invalidates every poll token issued so far.
+-- executions exist. The key itself is not made here: `asyncexec-admin
+-- migrate` draws it from its own random source and inserts it with
+-- INSERT IGNORE right after this migration (the server's RANDOM_BYTES
+-- needs MariaDB 10.10+, and MySQL 8 has no such function). A key already
+-- present (made by an earlier build's migration) stays; replacing it
+-- invalidates every poll token issued so far.
 CREATE TABLE s2r_secret (
   name        VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   secret      VARBINARY(64) NOT NULL,
   created_at  DATETIME(3) NOT NULL,
   PRIMARY KEY (name)
 ) ENGINE=InnoDB;
-
-INSERT INTO s2r_secret (name, secret, created_at)
-  VALUES ('poll_token_id_key', RANDOM_BYTES(16), UTC_TIMESTAMP(3));

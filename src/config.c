@@ -237,10 +237,10 @@ read_password_file(struct config *c, const char *name, char *err, size_t errsz)
 	return 0;
 }
 
-/* Parses text (the file's contents) named name; 0 or -1 with err. */
-int
-config_parse(struct config *c, const char *name, const char *text, char *err,
-    size_t errsz)
+/* Parses text named name, reading the password file when readpw. */
+static int
+parse_text(struct config *c, const char *name, const char *text, int readpw,
+    char *err, size_t errsz)
 {
 	int		 seen[CK__MAX] = { 0 };
 	unsigned	 lineno = 0;
@@ -268,14 +268,22 @@ config_parse(struct config *c, const char *name, const char *text, char *err,
 		    "both set; use one", name);
 		return -1;
 	}
-	if (c->db_password_file[0] != '\0')
+	if (readpw && c->db_password_file[0] != '\0')
 		return read_password_file(c, name, err, errsz);
 	return 0;
 }
 
-/* Loads path; 0 or -1 with err ("FILE:LINE: key: reason"). */
+/* Parses text (the file's contents) named name; 0 or -1 with err. */
 int
-config_load(struct config *c, const char *path, char *err, size_t errsz)
+config_parse(struct config *c, const char *name, const char *text, char *err,
+    size_t errsz)
+{
+	return parse_text(c, name, text, 1, err, errsz);
+}
+
+/* Loads path, reading the password file when readpw; 0 or -1. */
+static int
+load(struct config *c, const char *path, int readpw, char *err, size_t errsz)
 {
 	FILE	*f;
 	char	*text;
@@ -301,7 +309,25 @@ config_load(struct config *c, const char *path, char *err, size_t errsz)
 	}
 	fclose(f);
 	text[sz] = '\0';
-	rc = config_parse(c, path, text, err, errsz);
+	rc = parse_text(c, path, text, readpw, err, errsz);
 	free(text);
 	return rc;
+}
+
+/* Loads path; 0 or -1 with err ("FILE:LINE: key: reason"). */
+int
+config_load(struct config *c, const char *path, char *err, size_t errsz)
+{
+	return load(c, path, 1, err, errsz);
+}
+
+/*
+ * As config_load, but db_password_file is only named, not read (the
+ * checks of --check-config look at that file apart).
+ */
+int
+config_load_syntax(struct config *c, const char *path, char *err,
+    size_t errsz)
+{
+	return load(c, path, 0, err, errsz);
 }

@@ -37,6 +37,8 @@ struct config {
 
 void	config_defaults(struct config *);
 int	config_load(struct config *, const char *path, char *err, size_t);
+int	config_load_syntax(struct config *, const char *path, char *err,
+	    size_t);
 int	config_parse(struct config *, const char *name, const char *text,
 	    char *err, size_t);
 unsigned config_workers(const struct config *);

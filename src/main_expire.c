@@ -3,6 +3,7 @@
  *
  * usage: asyncexec-expire [--config FILE] [--batch-size N]
  *                         [--max-runtime SECONDS] [--dry-run]
+ *        asyncexec-expire [--config FILE] --check-config | --version
  * Prints one summary line on stdout. Exit 0 on success (also when
  * another run holds the lock and this one skips, and when the runtime
  * bound stopped it), 1 on a database error, 2 on a usage or
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "config.h"
 #include "expire.h"
 #include "json.h"
@@ -26,7 +28,10 @@ usage(FILE *f)
 	    "  --batch-size N        rows per transaction, 1..%d (default %d)\n"
 	    "  --max-runtime SECONDS no new batch after this, 1..%d "
 	    "(default %d)\n"
-	    "  --dry-run             count what would change, change nothing\n",
+	    "  --dry-run             count what would change, change nothing\n"
+	    "  --check-config        check the configuration and the "
+	    "database, and exit\n"
+	    "  --version             print the version and exit\n",
 	    EXPIRE_BATCH_MAX, EXPIRE_BATCH_DEFAULT, EXPIRE_RUNTIME_MAX,
 	    EXPIRE_RUNTIME_DEFAULT);
 	return 2;
@@ -45,10 +50,10 @@ parse_uint(const char *s, unsigned long min, unsigned long max,
 	return *end == '\0' && *v >= min && *v <= max ? 0 : -1;
 }
 
-/* Parses the options into path and o; 0, or an exit status (2). */
+/* Parses the options into path, o and check; 0, -1 (done: exit 0) or 2. */
 static int
 parse_args(int argc, char **argv, const char **path,
-    struct expire_opts *o)
+    struct expire_opts *o, int *check)
 {
 	unsigned long	 v;
 	int		 i;
@@ -63,6 +68,14 @@ parse_args(int argc, char **argv, const char **path,
 		if (strcmp(a, "--help") == 0) {
 			usage(stdout);
 			return -1;
+		}
+		if (strcmp(a, "--version") == 0) {
+			printf("asyncexec-expire %s\n", ASYNCEXEC_VERSION);
+			return -1;
+		}
+		if (strcmp(a, "--check-config") == 0) {
+			*check = 1;
+			continue;
 		}
 		if (val == NULL)
 			return usage(stderr);
@@ -90,12 +103,14 @@ main(int argc, char *argv[])
 	struct db		*db;
 	const char		*path = CONFIG_DEFAULT_PATH;
 	char			 err[512], line[512];
-	int			 rc;
+	int			 rc, check = 0;
 
 	config_defaults(&cfg);
 	expire_opts_init(&cli, &cfg);
-	if ((rc = parse_args(argc, argv, &path, &cli)) != 0)
+	if ((rc = parse_args(argc, argv, &path, &cli, &check)) != 0)
 		return rc == -1 ? 0 : rc;
+	if (check)
+		return check_run("asyncexec-expire", CHECK_EXPIRE, path);
 	if (config_load(&cfg, path, err, sizeof(err)) == -1) {
 		fprintf(stderr, "asyncexec-expire: %s\n", err);
 		return 2;

@@ -1,12 +1,15 @@
 /*
  * main_fcgi.c - asyncexec-fcgi: the preforked FastCGI server.
  *
- * usage: asyncexec-fcgi [--config FILE] [--check-config]
+ * usage: asyncexec-fcgi [--config FILE] [--check-config] | --version
+ * --check-config runs the checks of check.c (the file, the password
+ * file, the database, its grants and schema version) and exits.
  */
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "config.h"
 #include "log.h"
 #include "metrics.h"
@@ -14,11 +17,11 @@
 #include "worker.h"
 
 static int
-usage(void)
+usage(FILE *f)
 {
-	fprintf(stderr, "usage: asyncexec-fcgi [--config FILE] "
-	    "[--check-config]\n");
-	return 2;
+	fprintf(f, "usage: asyncexec-fcgi [--config FILE] [--check-config]\n"
+	    "       asyncexec-fcgi --version\n");
+	return f == stdout ? 0 : 2;
 }
 
 int
@@ -35,16 +38,19 @@ main(int argc, char *argv[])
 			path = argv[++i];
 		else if (strcmp(argv[i], "--check-config") == 0)
 			check = 1;
+		else if (strcmp(argv[i], "--version") == 0) {
+			printf("asyncexec-fcgi %s\n", ASYNCEXEC_VERSION);
+			return 0;
+		} else if (strcmp(argv[i], "--help") == 0)
+			return usage(stdout);
 		else
-			return usage();
+			return usage(stderr);
 	}
+	if (check)
+		return check_run("asyncexec-fcgi", CHECK_FCGI, path);
 	if (config_load(&cfg, path, err, sizeof(err)) == -1) {
 		fprintf(stderr, "asyncexec-fcgi: %s\n", err);
 		return 2;
-	}
-	if (check) {
-		printf("config ok: %s\n", path);
-		return 0;
 	}
 	log_set_level((enum log_level)cfg.log_level);
 	names = router_names(&nnames);
@@ -56,7 +62,7 @@ main(int argc, char *argv[])
 		return 1;
 	/* master_run unlinks the socket it created as its stop begins. */
 	(void)created;
-	rc = master_run(&cfg, fd);
+	rc = master_run(&cfg, path, fd);
 	log_info("master: stopped");
 	return rc;
 }

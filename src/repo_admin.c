@@ -2,6 +2,8 @@
  * repo_admin.c - the repository's operator statements: schema
  * migrations, routes and keys (asyncexec-admin).
  */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <mysqld_error.h>
@@ -12,6 +14,8 @@
 #include "migrations.h"
 #include "repo.h"
 #include "repo_sql.h"
+
+#define POLL_KEY_VERSION	3	/* the migration that makes s2r_secret */
 
 #define VERSION_TABLE \
 	"CREATE TABLE IF NOT EXISTS s2r_schema_version (" \
@@ -25,6 +29,40 @@ insert(struct db *db, enum stmt id, MYSQL_BIND *p)
 	if (db_run(db, id, p) != NULL)
 		return REPO_OK;
 	return db_errno(db) == ER_DUP_ENTRY ? REPO_DUP : REPO_ERR;
+}
+
+#define POLL_KEY_NAME	"poll_token_id_key"
+
+/*
+ * Makes sure the poll-token key of migration 3 exists: a new one is
+ * drawn from this process's random source (crypto_random, not the
+ * server's RANDOM_BYTES, which MariaDB < 10.10 and MySQL lack) and
+ * inserted with INSERT IGNORE, so an existing key is never replaced and
+ * of two racing inserts one wins. The value goes in as a hex literal of
+ * bytes this function made (no outside input); db_script because the
+ * migration connection's prepared table has no such statement.
+ * REPO_OK or REPO_ERR.
+ */
+static int
+poll_key_ensure(struct db *db)
+{
+	unsigned char	 key[IDKEY_LEN];
+	char		 hex[IDKEY_LEN * 2 + 1], sql[256];
+	int		 n;
+
+	if (crypto_random(key, sizeof(key)) == -1)
+		return REPO_ERR;
+	hex_encode(key, sizeof(key), hex);
+	explicit_bzero(key, sizeof(key));
+	n = snprintf(sql, sizeof(sql), "INSERT IGNORE INTO s2r_secret "
+	    "(name, secret, created_at) VALUES ('" POLL_KEY_NAME "', "
+	    "X'%s', UTC_TIMESTAMP(3))", hex);
+	explicit_bzero(hex, sizeof(hex));
+	if (n < 0 || (size_t)n >= sizeof(sql))
+		return REPO_ERR;
+	n = db_script(db, sql, (size_t)n);
+	explicit_bzero(sql, sizeof(sql));
+	return n == 0 ? REPO_OK : REPO_ERR;
 }
 
 /* Applies migration m and records it; REPO_OK or REPO_ERR. */
@@ -110,8 +148,13 @@ repo_migrate(struct db *db, int target, unsigned lock_wait, int *applied,
 			goto fail;
 		*version = m->version;
 		(*applied)++;
+		/* the key before any later migration: never a window */
+		if (*version >= POLL_KEY_VERSION &&
+		    (rc = poll_key_ensure(db)) != REPO_OK)
+			goto fail;
 	}
-	rc = REPO_OK;
+	/* also repairs a database whose key row went missing */
+	rc = *version >= POLL_KEY_VERSION ? poll_key_ensure(db) : REPO_OK;
 fail:
 	repo_migrate_unlock(db);
 	return rc;
@@ -258,4 +301,336 @@ repo_key_revoke(struct db *db, int backend, uint64_t id, int64_t now)
 	if (db_run(db, STMT_KEY_REVOKE, p) == NULL)
 		return REPO_ERR;
 	return db_affected(db, STMT_KEY_REVOKE) > 0 ? REPO_OK : REPO_NOTFOUND;
+}
+
+/*
+ * The operator's own statements (route set, grants, execution show,
+ * requeue and fail, migrate --status), on a handle of their own
+ * (repo_admin_open) so that these ids cannot be run on a service handle.
+ */
+enum astmt {
+	ASTMT_ROUTE_RETENTION,		/* ASTMT_ROUTE_RETENTION */
+	ASTMT_ROUTE_ID,			/* ASTMT_ROUTE_ID */
+	ASTMT_KEY_GET,			/* ASTMT_KEY_GET */
+	ASTMT_GRANT,			/* ASTMT_GRANT */
+	ASTMT_REVOKE_ROUTE,		/* ASTMT_REVOKE_ROUTE */
+	ASTMT_EXEC_ID,			/* ASTMT_EXEC_ID */
+	ASTMT_EXEC_KEY,			/* ASTMT_EXEC_KEY */
+	ASTMT_REQUEUE,			/* ASTMT_REQUEUE */
+	ASTMT_OPFAIL,			/* ASTMT_OPFAIL */
+	ASTMT_MIGRATIONS,		/* ASTMT_MIGRATIONS */
+	ASTMT__MAX
+};
+
+/* what `execution show` reads: no payload, no secret, no token hash */
+#define SHOW_COLS \
+	"id, correlation_id, environment, service_key, operation_key, " \
+	"status, initiator_tenant_id, attempts, cancel_requested, " \
+	"callback_token_hash IS NOT NULL, created_at, updated_at, " \
+	"completed_at, expires_at, lease_expires_at, " \
+	"LENGTH(request_payload), LENGTH(result_payload), " \
+	"LENGTH(error_payload) FROM s2r_async_execution "
+#define SHOW_NCOLS	18
+
+static const struct db_stmt_def astmts[ASTMT__MAX] = {
+	[ASTMT_ROUTE_RETENTION] = {
+	    "UPDATE s2r_route SET retention_days = ? WHERE environment = ? "
+	    "AND service_key = ? AND operation_key = ?", 1 },
+	[ASTMT_ROUTE_ID] = {
+	    "SELECT id FROM s2r_route WHERE environment = ? AND "
+	    "service_key = ? AND operation_key = ?", 1 },
+	[ASTMT_KEY_GET] = {
+	    "SELECT id, kind = 'backend', revoked_at IS NOT NULL "
+	    "FROM s2r_api_key WHERE id = ?", 1 },
+	[ASTMT_GRANT] = {
+	    "INSERT INTO s2r_backend_key_route (key_id, route_id) "
+	    "VALUES (?, ?)", 0 },
+	[ASTMT_REVOKE_ROUTE] = {
+	    "DELETE FROM s2r_backend_key_route WHERE key_id = ? AND "
+	    "route_id = ?", 1 },
+	[ASTMT_EXEC_ID] = {
+	    "SELECT " SHOW_COLS "WHERE id = ?", 1 },
+	[ASTMT_EXEC_KEY] = {
+	    "SELECT " SHOW_COLS "WHERE initiator_tenant_id = ? AND "
+	    "environment = ? AND service_key = ? AND operation_key = ? AND "
+	    "correlation_id = ?", 1 },
+	/* the claim is dropped: claimable at once, the old token loses */
+	[ASTMT_REQUEUE] = {
+	    "UPDATE s2r_async_execution SET callback_token_hash = NULL, "
+	    "lease_expires_at = NULL, updated_at = ? WHERE id = ? AND "
+	    "status = 'waiting_callback' AND cancel_requested = 0", 0 },
+	[ASTMT_OPFAIL] = {
+	    "UPDATE s2r_async_execution SET status = 'failed', "
+	    "error_payload = ?, completed_at = ?, updated_at = ? WHERE id = ? "
+	    "AND status = 'waiting_callback'", 0 },
+	[ASTMT_MIGRATIONS] = {
+	    "SELECT version, applied_at FROM s2r_schema_version "
+	    "ORDER BY version", 1 },
+};
+
+struct adb {
+	struct db	*db;
+};
+
+/* Opens an operator handle (no connection yet); NULL out of memory. */
+struct adb *
+repo_admin_open(const struct config *cfg)
+{
+	struct adb	*a;
+
+	if ((a = calloc(1, sizeof(*a))) == NULL)
+		return NULL;
+	if ((a->db = db_new(cfg, astmts, ASTMT__MAX, 0, 0)) == NULL) {
+		free(a);
+		return NULL;
+	}
+	return a;
+}
+
+void
+repo_admin_close(struct adb *a)
+{
+	if (a == NULL)
+		return;
+	db_free(a->db);
+	free(a);
+}
+
+/* Runs a compare-and-set or write; REPO_OK (matched), NOTFOUND, DUP, ERR. */
+static int
+awrite(struct adb *a, enum astmt id, MYSQL_BIND *p)
+{
+	if (db_run(a->db, id, p) == NULL)
+		return db_errno(a->db) == ER_DUP_ENTRY ? REPO_DUP : REPO_ERR;
+	return db_affected(a->db, id) > 0 ? REPO_OK : REPO_NOTFOUND;
+}
+
+/* Fetches the one row of an executed query; frees the result. */
+static int
+fetch_one(MYSQL_STMT *st, struct db_cols *c)
+{
+	int	 rc = db_fetch_row(st, c);
+
+	mysql_stmt_free_result(st);
+	return rc == 0 ? REPO_OK : rc == 1 ? REPO_NOTFOUND : REPO_ERR;
+}
+
+/* Binds the route triple into p[0..3). */
+static void
+bind_route(MYSQL_BIND *p, const char *env, const char *svc, const char *op)
+{
+	db_bind_str(&p[0], env);
+	db_bind_str(&p[1], svc);
+	db_bind_str(&p[2], op);
+}
+
+/* Sets a route's retention (new executions only). OK/NOTFOUND/ERR. */
+int
+repo_route_set_retention(struct adb *a, const char *env, const char *svc,
+    const char *op, unsigned days)
+{
+	MYSQL_BIND	 p[4];
+
+	db_bind_u32(&p[0], &days);
+	bind_route(&p[1], env, svc, op);
+	return awrite(a, ASTMT_ROUTE_RETENTION, p);
+}
+
+/* A route's id into *id. REPO_OK, REPO_NOTFOUND or REPO_ERR. */
+int
+repo_route_id(struct adb *a, const char *env, const char *svc,
+    const char *op, uint64_t *id)
+{
+	MYSQL_BIND	 p[3];
+	MYSQL_STMT	*st;
+	struct db_cols	 c;
+
+	bind_route(p, env, svc, op);
+	if ((st = db_run(a->db, ASTMT_ROUTE_ID, p)) == NULL)
+		return REPO_ERR;
+	db_rcol(&c, 0, MYSQL_TYPE_LONGLONG, id, 0);
+	return fetch_one(st, &c);
+}
+
+/* Key id's kind and revocation. REPO_OK, REPO_NOTFOUND or REPO_ERR. */
+int
+repo_key_get(struct adb *a, uint64_t id, struct key_row *k)
+{
+	MYSQL_BIND	 p[1];
+	MYSQL_STMT	*st;
+	struct db_cols	 c;
+	int		 backend = 0, revoked = 0, rc;
+
+	memset(k, 0, sizeof(*k));
+	db_bind_u64(&p[0], &id);
+	if ((st = db_run(a->db, ASTMT_KEY_GET, p)) == NULL)
+		return REPO_ERR;
+	db_rcol(&c, 0, MYSQL_TYPE_LONGLONG, &k->id, 0);
+	db_rcol(&c, 1, MYSQL_TYPE_LONG, &backend, 0);
+	db_rcol(&c, 2, MYSQL_TYPE_LONG, &revoked, 0);
+	rc = fetch_one(st, &c);
+	k->backend = backend;
+	k->revoked = revoked;
+	return rc;
+}
+
+/*
+ * Lets backend key key_id serve route_id (grant) or stops it (revoke).
+ * REPO_OK, REPO_DUP (grant: already), REPO_NOTFOUND (revoke: was not
+ * granted) or REPO_ERR.
+ */
+int
+repo_backend_grant(struct adb *a, uint64_t key_id, uint64_t route_id,
+    int grant)
+{
+	MYSQL_BIND	 p[2];
+
+	db_bind_u64(&p[0], &key_id);
+	db_bind_u64(&p[1], &route_id);
+	return awrite(a, grant ? ASTMT_GRANT : ASTMT_REVOKE_ROUTE, p);
+}
+
+/* Fills e from a fetched SHOW_COLS row's binds. */
+static void
+show_finish(struct db_cols *c, struct exec_admin *e, MYSQL_TIME *t,
+    long long *len, int *ints)
+{
+	db_rstr(c, 1, e->cid, sizeof(e->cid));
+	db_rstr(c, 2, e->env, sizeof(e->env));
+	db_rstr(c, 3, e->svc, sizeof(e->svc));
+	db_rstr(c, 4, e->op, sizeof(e->op));
+	db_rstr(c, 5, e->status, sizeof(e->status));
+	db_rstr(c, 6, e->tenant, sizeof(e->tenant));
+	e->tenant_null = c->null[6];
+	e->attempts = (unsigned)ints[0];
+	e->cancel_requested = ints[1];
+	e->has_claim_token = ints[2];
+	e->created_at = db_time_ms(&t[0]);
+	e->updated_at = db_time_ms(&t[1]);
+	e->completed_at = c->null[12] ? 0 : db_time_ms(&t[2]);
+	e->expires_at = db_time_ms(&t[3]);
+	e->lease_expires_at = c->null[14] ? 0 : db_time_ms(&t[4]);
+	e->request_bytes = c->null[15] ? -1 : len[0];
+	e->result_bytes = c->null[16] ? -1 : len[1];
+	e->error_bytes = c->null[17] ? -1 : len[2];
+}
+
+/* Reads the result of an executed show statement into e. */
+static int
+show_fetch(MYSQL_STMT *st, struct exec_admin *e)
+{
+	struct db_cols	 c;
+	MYSQL_TIME	 t[5];
+	long long	 len[3] = { 0, 0, 0 };
+	int		 ints[3] = { 0, 0, 0 }, i, rc;
+
+	memset(e, 0, sizeof(*e));
+	db_rcol(&c, 0, MYSQL_TYPE_LONGLONG, &e->id, 0);
+	db_rcol(&c, 1, MYSQL_TYPE_STRING, e->cid, sizeof(e->cid));
+	db_rcol(&c, 2, MYSQL_TYPE_STRING, e->env, sizeof(e->env));
+	db_rcol(&c, 3, MYSQL_TYPE_STRING, e->svc, sizeof(e->svc));
+	db_rcol(&c, 4, MYSQL_TYPE_STRING, e->op, sizeof(e->op));
+	db_rcol(&c, 5, MYSQL_TYPE_STRING, e->status, sizeof(e->status));
+	db_rcol(&c, 6, MYSQL_TYPE_STRING, e->tenant, sizeof(e->tenant));
+	for (i = 0; i < 3; i++)
+		db_rcol(&c, 7 + i, MYSQL_TYPE_LONG, &ints[i], 0);
+	for (i = 0; i < 5; i++)
+		db_rcol(&c, 10 + i, MYSQL_TYPE_DATETIME, &t[i], sizeof(t[i]));
+	for (i = 0; i < 3; i++)
+		db_rcol(&c, 15 + i, MYSQL_TYPE_LONGLONG, &len[i], 0);
+	if ((rc = fetch_one(st, &c)) == REPO_OK)
+		show_finish(&c, e, t, len, ints);
+	return rc;
+}
+
+/* The operator's view of execution id. REPO_OK, NOTFOUND or ERR. */
+int
+repo_exec_show(struct adb *a, uint64_t id, struct exec_admin *e)
+{
+	MYSQL_BIND	 p[1];
+	MYSQL_STMT	*st;
+
+	db_bind_u64(&p[0], &id);
+	if ((st = db_run(a->db, ASTMT_EXEC_ID, p)) == NULL)
+		return REPO_ERR;
+	return show_fetch(st, e);
+}
+
+/* As repo_exec_show, by tenant, route and correlation id. */
+int
+repo_exec_show_key(struct adb *a, const char *tenant, const char *env,
+    const char *svc, const char *op, const char *cid, struct exec_admin *e)
+{
+	MYSQL_BIND	 p[5];
+	MYSQL_STMT	*st;
+
+	db_bind_str(&p[0], tenant);
+	bind_route(&p[1], env, svc, op);
+	db_bind_str(&p[4], cid);
+	if ((st = db_run(a->db, ASTMT_EXEC_KEY, p)) == NULL)
+		return REPO_ERR;
+	return show_fetch(st, e);
+}
+
+/*
+ * Requeues waiting execution id: drops its claim (callback token and
+ * lease), so it is claimable at once and the holder's token loses.
+ * REPO_OK, REPO_NOTFOUND (not waiting, or cancel requested) or REPO_ERR.
+ */
+int
+repo_exec_requeue(struct adb *a, uint64_t id, int64_t now)
+{
+	MYSQL_BIND	 p[2];
+	MYSQL_TIME	 t;
+
+	db_bind_time(&p[0], &t, now);
+	db_bind_u64(&p[1], &id);
+	return awrite(a, ASTMT_REQUEUE, p);
+}
+
+/*
+ * Operator finalization: waiting execution id becomes failed with error
+ * (a JSON object). REPO_OK, REPO_NOTFOUND (already terminal) or ERR.
+ */
+int
+repo_exec_opfail(struct adb *a, uint64_t id, const char *error, size_t len,
+    int64_t now)
+{
+	MYSQL_BIND	 p[4];
+	MYSQL_TIME	 t[2];
+
+	db_bind_blob(&p[0], error, len);
+	db_bind_time(&p[1], &t[0], now);
+	db_bind_time(&p[2], &t[1], now);
+	db_bind_u64(&p[3], &id);
+	return awrite(a, ASTMT_OPFAIL, p);
+}
+
+/*
+ * Calls fn(arg, version, applied_at ms) for each recorded migration, in
+ * order. REPO_OK, REPO_NOTFOUND (no version table: never migrated) or
+ * REPO_ERR.
+ */
+int
+repo_migrations_applied(struct adb *a, repo_applied_fn fn, void *arg)
+{
+	MYSQL_STMT	*st;
+	MYSQL_TIME	 t;
+	struct db_cols	 c;
+	unsigned	 v = 0;
+	int		 rc;
+
+	if ((st = db_run(a->db, ASTMT_MIGRATIONS, NULL)) == NULL)
+		return db_errno(a->db) == ER_NO_SUCH_TABLE ? REPO_NOTFOUND :
+		    REPO_ERR;
+	db_rcol(&c, 0, MYSQL_TYPE_LONG, &v, 0);
+	db_rcol(&c, 1, MYSQL_TYPE_DATETIME, &t, sizeof(t));
+	if (mysql_stmt_bind_result(st, c.b) != 0) {
+		mysql_stmt_free_result(st);
+		return REPO_ERR;
+	}
+	while ((rc = mysql_stmt_fetch(st)) == 0)
+		fn(arg, (int)v, db_time_ms(&t));
+	mysql_stmt_free_result(st);
+	return rc == MYSQL_NO_DATA ? REPO_OK : REPO_ERR;
 }

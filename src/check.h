@@ -1,0 +1,11 @@
+/*
+ * check.h - --check-config and `asyncexec-admin check` (check.c).
+ */
+#ifndef ASYNCEXEC_CHECK_H
+#define ASYNCEXEC_CHECK_H
+
+#include "repo_check.h"		/* CHECK_FCGI, CHECK_EXPIRE, CHECK_ADMIN */
+
+int	check_run(const char *prog, unsigned who, const char *path);
+
+#endif

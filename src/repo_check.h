@@ -1,0 +1,41 @@
+/*
+ * repo_check.h - the database half of --check-config (repo_check.c).
+ */
+#ifndef ASYNCEXEC_REPO_CHECK_H
+#define ASYNCEXEC_REPO_CHECK_H
+
+#include <stddef.h>
+
+struct config;
+struct rchk;
+
+/* which binary needs a privilege */
+#define CHECK_FCGI	0x1
+#define CHECK_EXPIRE	0x2
+#define CHECK_ADMIN	0x4
+
+enum probe_rc {
+	PROBE_OK,		/* the privilege is held */
+	PROBE_DENIED,		/* it is not */
+	PROBE_NOTABLE,		/* the table does not exist */
+	PROBE_ERR		/* something else failed */
+};
+
+struct repo_probe {
+	const char	*table;
+	const char	*priv;		/* SELECT, INSERT, UPDATE or DELETE */
+	unsigned	 who;		/* CHECK_* mask */
+};
+
+const struct repo_probe *repo_check_probe_def(size_t);
+struct rchk	*repo_check_open(const struct config *);
+void		 repo_check_close(struct rchk *);
+int		 repo_check_connect(struct rchk *, unsigned *err);
+int		 repo_check_server(struct rchk *, char *, size_t);
+int		 repo_check_probe(struct rchk *, size_t, unsigned *err);
+const char	*repo_check_advice(unsigned err);
+int		 repo_check_grants(struct rchk *,
+		    void (*)(void *, const char *), void *);
+int		 repo_check_schema(struct rchk *, int *version);
+
+#endif
