@@ -1,410 +1,306 @@
 /*
- * main_admin.c - asyncexec-admin: schema, routes and keys.
+ * main_admin.c - asyncexec-admin: schema, routes, keys and executions.
  *
- * usage: asyncexec-admin [--config FILE] VERB ...
+ * usage: asyncexec-admin [--config FILE] [--json] VERB ... (see --help)
+ * Options may come in any order, before or after the verb. The command
+ * line is checked completely before the configuration is read, so a
+ * usage error is reported as such even without a configuration file.
  * Exit 0 on success, 1 on a database or runtime error, 2 on a usage or
  * configuration error. New keys are printed once; only hashes are kept.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
-#include "crypto.h"
-#include "json.h"
+#include "admin.h"
 #include "log.h"
 #include "repo.h"
-#include "valid.h"
 
-#define MAX_ROUTES	64
+#ifndef ASYNCEXEC_VERSION
+#define ASYNCEXEC_VERSION	"unknown"
+#endif
 
-struct ctx {
-	struct config	 cfg;
-	struct db	*db;
+#define O_VAL	(OPT(O_TENANT) | OPT(O_LABEL) | OPT(O_ROUTE) | OPT(O_DAYS) | \
+		OPT(O_MESSAGE) | OPT(O_TO))	/* the options taking a value */
+#define EXEC_BY	"ID | --tenant TENANT ENV/SERVICE/OPERATION CORRELATION_ID"
+
+const struct verb admin_verbs[] = {
+	{ "migrate", NULL, OPT(O_TO) | OPT(O_STATUS), 0, 0, 1,
+	  "migrate [--to VERSION] | migrate --status", chk_migrate,
+	  cmd_migrate },
+	{ "check", NULL, 0, 0, 0, 0, "check", NULL, cmd_check },
+	{ "route", "add", OPT(O_DAYS) | OPT(O_IFNE), 1, 1, 0,
+	  "route add ENV/SERVICE/OPERATION [--retention-days N] "
+	  "[--if-not-exists]", chk_route_add, cmd_route_add },
+	{ "route", "set", OPT(O_DAYS), 1, 1, 0,
+	  "route set ENV/SERVICE/OPERATION --retention-days N",
+	  chk_route_set, cmd_route_set },
+	{ "route", "list", 0, 0, 0, 1, "route list", NULL, cmd_route_list },
+	{ "route", "disable", 0, 1, 1, 0, "route disable ENV/SERVICE/OPERATION",
+	  chk_route, cmd_route_disable },
+	{ "route", "enable", 0, 1, 1, 0, "route enable ENV/SERVICE/OPERATION",
+	  chk_route, cmd_route_enable },
+	{ "key", "create", OPT(O_TENANT) | OPT(O_LABEL), 0, 0, 0,
+	  "key create --tenant TENANT [--label LABEL]", chk_key_create,
+	  cmd_key_create },
+	{ "key", "list", 0, 0, 0, 1, "key list", NULL, cmd_key_list },
+	{ "key", "revoke", 0, 1, 1, 0, "key revoke ID|KEY", chk_key_ref,
+	  cmd_key_revoke },
+	{ "backend-key", "create", OPT(O_ROUTE) | OPT(O_LABEL), 0, 0, 0,
+	  "backend-key create --route ENV/SERVICE/OPERATION [--route ...] "
+	  "[--label LABEL]", chk_bkey_create, cmd_bkey_create },
+	{ "backend-key", "list", 0, 0, 0, 1, "backend-key list", NULL,
+	  cmd_bkey_list },
+	{ "backend-key", "revoke", 0, 1, 1, 0, "backend-key revoke ID|KEY",
+	  chk_key_ref, cmd_bkey_revoke },
+	{ "backend-key", "grant", 0, 2, 2, 0,
+	  "backend-key grant ID|KEY ENV/SERVICE/OPERATION", chk_bkey_grant,
+	  cmd_bkey_grant },
+	{ "backend-key", "revoke-route", 0, 2, 2, 0,
+	  "backend-key revoke-route ID|KEY ENV/SERVICE/OPERATION",
+	  chk_bkey_grant, cmd_bkey_revoke_route },
+	{ "execution", "show", OPT(O_TENANT), 1, 2, 1,
+	  "execution show " EXEC_BY, chk_exec, cmd_exec_show },
+	{ "execution", "requeue", OPT(O_TENANT), 1, 2, 0,
+	  "execution requeue " EXEC_BY, chk_exec, cmd_exec_requeue },
+	{ "execution", "fail", OPT(O_TENANT) | OPT(O_MESSAGE), 1, 2, 0,
+	  "execution fail " EXEC_BY " --message TEXT", chk_exec_fail,
+	  cmd_exec_fail },
+	{ "stats", NULL, 0, 0, 0, 1, "stats", NULL, cmd_stats },
 };
+const int admin_nverbs = sizeof(admin_verbs) / sizeof(admin_verbs[0]);
 
-static int
-usage(void)
+static const struct {
+	const char	*name;
+	enum opt	 o;
+} optnames[] = {
+	{ "--tenant", O_TENANT }, { "--label", O_LABEL },
+	{ "--route", O_ROUTE }, { "--retention-days", O_DAYS },
+	{ "--if-not-exists", O_IFNE }, { "--message", O_MESSAGE },
+	{ "--to", O_TO }, { "--status", O_STATUS },
+};
+#define NOPTNAMES	(sizeof(optnames) / sizeof(optnames[0]))
+
+/* Prints the synopsis of every verb of noun (NULL: all) to f. */
+static void
+synopsis(FILE *f, const char *noun)
 {
-	fprintf(stderr,
-	    "usage: asyncexec-admin [--config FILE] VERB ...\n"
-	    "  migrate [--to VERSION]\n"
-	    "  route add ENV/SERVICE/OPERATION [--retention-days N]\n"
-	    "  route list | route disable ROUTE | route enable ROUTE\n"
-	    "  key create --tenant TENANT [--label LABEL]\n"
-	    "  key list | key revoke ID|KEY\n"
-	    "  backend-key create --route ENV/SERVICE/OPERATION [--route ...] "
-	    "[--label LABEL]\n"
-	    "  backend-key list | backend-key revoke ID|KEY\n"
-	    "  stats\n");
+	int	 i;
+
+	fprintf(f, "usage: asyncexec-admin [--config FILE] [--json] VERB ...\n"
+	    "       asyncexec-admin --help | --version | help [NOUN]\n");
+	for (i = 0; i < admin_nverbs; i++)
+		if (noun == NULL || strcmp(noun, admin_verbs[i].noun) == 0)
+			fprintf(f, "  %s\n", admin_verbs[i].synopsis);
+	if (noun == NULL)
+		fprintf(f, "--json: one JSON document on stdout (the list "
+		    "verbs, stats, execution show, migrate --status).\n"
+		    "Exit 0 success, 1 database or runtime error, 2 usage "
+		    "or configuration error.\n");
+}
+
+/* Reports a usage error (with v's noun's synopsis, if known); 2. */
+int
+admin_usage_error(const struct verb *v, const char *fmt, ...)
+{
+	va_list	 ap;
+
+	fprintf(stderr, "asyncexec-admin: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n");
+	synopsis(stderr, v != NULL ? v->noun : NULL);
 	return 2;
 }
 
-#define MIGRATE_LOCK_WAIT	60	/* seconds a second migrate waits */
-
-/* migrate [--to N]: applies the pending migrations (up to N). */
-static int
-cmd_migrate(struct ctx *c, int target)
+/* Reports a runtime failure on stderr; 1. */
+int
+admin_fail(const char *fmt, ...)
 {
-	int	 applied, version, rc;
+	va_list	 ap;
 
-	rc = repo_migrate(c->db, target, MIGRATE_LOCK_WAIT, &applied, &version);
-	if (rc == REPO_BUSY) {
-		fprintf(stderr, "asyncexec-admin: another migrate holds the "
-		    "migration lock of this database (waited %d s); nothing "
-		    "applied, try again when it has finished\n",
-		    MIGRATE_LOCK_WAIT);
-		return 1;
+	fprintf(stderr, "asyncexec-admin: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n");
+	return 1;
+}
+
+/* Stores verb option a (with its value at *i + 1); 0 or -1 (usage). */
+static int
+parse_opt(struct opts *o, int argc, char **argv, int *i)
+{
+	const char	*a = argv[*i];
+	size_t		 k;
+
+	for (k = 0; k < NOPTNAMES; k++)
+		if (strcmp(a, optnames[k].name) == 0)
+			break;
+	if (k == NOPTNAMES)
+		return admin_usage_error(NULL, "unknown option %s", a), -1;
+	if ((O_VAL & OPT(optnames[k].o)) == 0) {
+		o->val[optnames[k].o] = a;
+		return 0;
 	}
-	if (rc != REPO_OK) {
-		fprintf(stderr, "asyncexec-admin: migrate failed after %d "
-		    "migration(s); schema version %d\n", applied, version);
-		return 1;
-	}
-	printf("applied %d migration(s); schema version %d\n", applied, version);
+	if (*i + 1 >= argc)
+		return admin_usage_error(NULL, "%s needs a value", a), -1;
+	a = argv[++*i];
+	if (optnames[k].o == O_ROUTE) {
+		if (o->nroutes == MAX_ROUTES)
+			return admin_usage_error(NULL, "too many --route"), -1;
+		o->routes[o->nroutes++] = a;
+		o->val[O_ROUTE] = a;
+	} else if (o->val[optnames[k].o] != NULL)
+		return admin_usage_error(NULL, "%s given twice",
+		    optnames[k].name), -1;
+	else
+		o->val[optnames[k].o] = a;
 	return 0;
 }
 
-static int
-cmd_route_add(struct ctx *c, int argc, char **argv)
-{
-	char	 env[NAME_MAX_LEN + 1], svc[NAME_MAX_LEN + 1], op[NAME_MAX_LEN + 1];
-	char	*end;
-	long	 days = 7;
-	int	 rc;
+enum mode { M_RUN, M_HELP, M_VERSION };
 
-	if (argc == 3 && strcmp(argv[1], "--retention-days") == 0) {
-		days = strtol(argv[2], &end, 10);
-		if (*end != '\0' || days < 1 || days > 36500) {
-			fprintf(stderr, "asyncexec-admin: --retention-days must "
-			    "be 1..36500\n");
+/* Splits argv into options and words (any order); 0 or 2 (usage). */
+static int
+parse_argv(struct opts *o, int argc, char **argv, const char **words,
+    int *nwords, enum mode *mode)
+{
+	int	 i, dashdash = 0;
+
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (dashdash || a[0] != '-' || a[1] == '\0') {
+			if (*nwords == MAX_POS + 2)
+				return admin_usage_error(NULL, "too many "
+				    "arguments");
+			words[(*nwords)++] = a;
+		} else if (strcmp(a, "--") == 0)
+			dashdash = 1;
+		else if (strcmp(a, "--config") == 0) {
+			if (i + 1 >= argc)
+				return admin_usage_error(NULL,
+				    "--config needs a value");
+			o->config = argv[++i];
+		} else if (strcmp(a, "--json") == 0)
+			o->json = 1;
+		else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)
+			*mode = M_HELP;
+		else if (strcmp(a, "--version") == 0)
+			*mode = *mode == M_HELP ? M_HELP : M_VERSION;
+		else if (parse_opt(o, argc, argv, &i) == -1)
 			return 2;
-		}
-	} else if (argc != 1)
-		return usage();
-	if (!valid_route_triple(argv[0], env, svc, op)) {
-		fprintf(stderr, "asyncexec-admin: route must be ENV/SERVICE/"
-		    "OPERATION, each [a-z0-9][a-z0-9._-]{0,63}\n");
-		return 2;
 	}
-	rc = repo_route_add(c->db, env, svc, op, (unsigned)days, json_now_ms());
-	if (rc == REPO_DUP) {
-		fprintf(stderr, "asyncexec-admin: route %s already exists\n",
-		    argv[0]);
-		return 1;
-	}
-	if (rc != REPO_OK)
-		return 1;
-	printf("route %s added (retention %ld days)\n", argv[0], days);
 	return 0;
 }
 
-/* Parses "--name value" pairs: tenant, label and repeated routes. */
-static int
-key_args(int argc, char **argv, const char **tenant, const char **label,
-    const char **routes, int *nroutes)
+/* The verb named by words; NULL (and *noun_known) when none. */
+static const struct verb *
+find_verb(const char **words, int nwords, int *noun_known)
 {
 	int	 i;
 
-	for (i = 0; i + 1 < argc; i += 2) {
-		if (strcmp(argv[i], "--tenant") == 0 && tenant != NULL)
-			*tenant = argv[i + 1];
-		else if (strcmp(argv[i], "--label") == 0)
-			*label = argv[i + 1];
-		else if (strcmp(argv[i], "--route") == 0 && routes != NULL &&
-		    *nroutes < MAX_ROUTES)
-			routes[(*nroutes)++] = argv[i + 1];
-		else
-			return -1;
-	}
-	return i == argc ? 0 : -1;
-}
+	*noun_known = 0;
+	for (i = 0; i < admin_nverbs; i++) {
+		const struct verb *v = &admin_verbs[i];
 
-static int
-cmd_key_create(struct ctx *c, int argc, char **argv)
-{
-	const char	*tenant = NULL, *label = NULL;
-	unsigned char	 hash[SHA256_LEN];
-	char		 key[3 + SECRET_B64_LEN + 1];
-	uint64_t	 id;
-
-	if (key_args(argc, argv, &tenant, &label, NULL, NULL) == -1 ||
-	    tenant == NULL)
-		return usage();
-	if (!valid_tenant(tenant)) {
-		fprintf(stderr, "asyncexec-admin: tenant must match "
-		    "[A-Za-z0-9._-]{1,64}\n");
-		return 2;
-	}
-	if (crypto_new_secret("ak_", key, sizeof(key), hash) == -1 ||
-	    repo_key_add(c->db, 0, tenant, label, hash, json_now_ms(),
-	    &id) != REPO_OK)
-		return 1;
-	printf("%s\n", key);
-	return 0;
-}
-
-/* Stores a backend key serving routes[0..n) in one transaction. */
-static int
-backend_key_store(struct ctx *c, const char **routes, int n,
-    const char *label, const unsigned char *hash)
-{
-	char		 env[NAME_MAX_LEN + 1], svc[NAME_MAX_LEN + 1];
-	char		 op[NAME_MAX_LEN + 1];
-	struct route_row rt;
-	uint64_t	 id;
-	int		 i, rc;
-
-	if (repo_tx_begin(c->db) != REPO_OK ||
-	    repo_key_add(c->db, 1, NULL, label, hash, json_now_ms(),
-	    &id) != REPO_OK)
-		goto fail;
-	for (i = 0; i < n; i++) {
-		if (!valid_route_triple(routes[i], env, svc, op) ||
-		    (rc = repo_route_get(c->db, env, svc, op, &rt)) ==
-		    REPO_NOTFOUND) {
-			fprintf(stderr, "asyncexec-admin: no route %s\n",
-			    routes[i]);
-			goto fail;
-		}
-		if (rc != REPO_OK ||
-		    (rc = repo_backend_route_add(c->db, id, rt.id)) == REPO_ERR)
-			goto fail;
-	}
-	if (repo_tx_commit(c->db) != REPO_OK)
-		goto fail;
-	return 0;
-fail:
-	repo_tx_rollback(c->db);
-	return -1;
-}
-
-static int
-cmd_backend_key_create(struct ctx *c, int argc, char **argv)
-{
-	const char	*label = NULL, *routes[MAX_ROUTES];
-	unsigned char	 hash[SHA256_LEN];
-	char		 key[3 + SECRET_B64_LEN + 1];
-	int		 n = 0;
-
-	if (key_args(argc, argv, NULL, &label, routes, &n) == -1 || n == 0)
-		return usage();
-	if (crypto_new_secret("bk_", key, sizeof(key), hash) == -1 ||
-	    backend_key_store(c, routes, n, label, hash) == -1)
-		return 1;
-	printf("%s\n", key);
-	return 0;
-}
-
-static int
-cmd_route_set(struct ctx *c, int argc, char **argv, int enabled)
-{
-	char	 env[NAME_MAX_LEN + 1], svc[NAME_MAX_LEN + 1], op[NAME_MAX_LEN + 1];
-	int	 rc;
-
-	if (argc != 1 || !valid_route_triple(argv[0], env, svc, op))
-		return usage();
-	rc = repo_route_set_enabled(c->db, env, svc, op, enabled);
-	if (rc == REPO_NOTFOUND)
-		fprintf(stderr, "asyncexec-admin: no route %s\n", argv[0]);
-	if (rc != REPO_OK)
-		return 1;
-	printf("route %s %s\n", argv[0], enabled ? "enabled" : "disabled");
-	return 0;
-}
-
-static int
-cmd_route_disable(struct ctx *c, int argc, char **argv)
-{
-	return cmd_route_set(c, argc, argv, 0);
-}
-
-static int
-cmd_route_enable(struct ctx *c, int argc, char **argv)
-{
-	return cmd_route_set(c, argc, argv, 1);
-}
-
-/* Prints one listing row as tab-separated columns. */
-static void
-print_row(void *arg, const char *const *cols, int n)
-{
-	int	 i;
-
-	(void)arg;
-	for (i = 0; i < n; i++)
-		printf("%s%s", i ? "\t" : "", cols[i][0] ? cols[i] : "-");
-	printf("\n");
-}
-
-static int
-cmd_route_list(struct ctx *c, int argc, char **argv)
-{
-	(void)argv;
-	if (argc != 0)
-		return usage();
-	printf("route\tretention_days\tenabled\n");
-	return repo_route_list(c->db, print_row, NULL) == REPO_OK ? 0 : 1;
-}
-
-static int
-key_list(struct ctx *c, int argc, int backend)
-{
-	if (argc != 0)
-		return usage();
-	printf("id\ttenant\tlabel\trevoked\troutes\n");
-	return repo_key_list(c->db, backend, print_row, NULL) == REPO_OK ? 0 : 1;
-}
-
-static int
-cmd_key_list(struct ctx *c, int argc, char **argv)
-{
-	(void)argv;
-	return key_list(c, argc, 0);
-}
-
-static int
-cmd_backend_key_list(struct ctx *c, int argc, char **argv)
-{
-	(void)argv;
-	return key_list(c, argc, 1);
-}
-
-/* Revokes the key named by its id or by the key itself. */
-static int
-key_revoke(struct ctx *c, int argc, char **argv, int backend)
-{
-	unsigned char	 h[SHA256_LEN];
-	struct key_row	 k;
-	uint64_t	 id;
-	int		 rc;
-
-	if (argc != 1)
-		return usage();
-	if (valid_secret(argv[0], backend ? "bk_" : "ak_")) {
-		crypto_sha256(argv[0], strlen(argv[0]), h);
-		if ((rc = repo_key_by_hash(c->db, h, &k)) == REPO_ERR)
-			return 1;
-		id = rc == REPO_OK ? k.id : 0;
-	} else if (!valid_exec_id(argv[0], &id))
-		return usage();
-	rc = id ? repo_key_revoke(c->db, backend, id, json_now_ms()) :
-	    REPO_NOTFOUND;
-	if (rc == REPO_NOTFOUND)
-		fprintf(stderr, "asyncexec-admin: no such %s key\n",
-		    backend ? "backend" : "consumer");
-	if (rc != REPO_OK)
-		return 1;
-	printf("key %llu revoked\n", (unsigned long long)id);
-	return 0;
-}
-
-static int
-cmd_key_revoke(struct ctx *c, int argc, char **argv)
-{
-	return key_revoke(c, argc, argv, 0);
-}
-
-static int
-cmd_backend_key_revoke(struct ctx *c, int argc, char **argv)
-{
-	return key_revoke(c, argc, argv, 1);
-}
-
-static int
-cmd_stats(struct ctx *c, int argc, char **argv)
-{
-	(void)argv;
-	if (argc != 0)
-		return usage();
-	printf("route\tstatus\tcount\n");
-	return repo_stats(c->db, print_row, NULL) == REPO_OK ? 0 : 1;
-}
-
-static int
-cmd_migrate_v(struct ctx *c, int argc, char **argv)
-{
-	char	*end;
-	long	 to;
-
-	if (argc == 0)
-		return cmd_migrate(c, 0);
-	if (argc != 2 || strcmp(argv[0], "--to") != 0)
-		return usage();
-	to = strtol(argv[1], &end, 10);
-	if (*argv[1] == '\0' || *end != '\0' || to < 1 || to > SCHEMA_VERSION) {
-		fprintf(stderr, "asyncexec-admin: --to must be 1..%d\n",
-		    SCHEMA_VERSION);
-		return 2;
-	}
-	return cmd_migrate(c, (int)to);
-}
-
-enum verb {
-	VERB_MIGRATE, VERB_ROUTE_ADD, VERB_ROUTE_LIST, VERB_ROUTE_DISABLE,
-	VERB_ROUTE_ENABLE, VERB_KEY_CREATE, VERB_KEY_LIST, VERB_KEY_REVOKE,
-	VERB_BKEY_CREATE, VERB_BKEY_LIST, VERB_BKEY_REVOKE, VERB_STATS,
-	VERB__MAX
-};
-
-static const struct {
-	const char	*noun, *verb;	/* verb NULL: the noun alone */
-	int		(*fn)(struct ctx *, int, char **);
-} verbs[VERB__MAX] = {
-	{ "migrate", NULL, cmd_migrate_v },		/* VERB_MIGRATE */
-	{ "route", "add", cmd_route_add },		/* VERB_ROUTE_ADD */
-	{ "route", "list", cmd_route_list },		/* VERB_ROUTE_LIST */
-	{ "route", "disable", cmd_route_disable },	/* VERB_ROUTE_DISABLE */
-	{ "route", "enable", cmd_route_enable },	/* VERB_ROUTE_ENABLE */
-	{ "key", "create", cmd_key_create },		/* VERB_KEY_CREATE */
-	{ "key", "list", cmd_key_list },		/* VERB_KEY_LIST */
-	{ "key", "revoke", cmd_key_revoke },		/* VERB_KEY_REVOKE */
-	{ "backend-key", "create", cmd_backend_key_create }, /* VERB_BKEY_CREATE */
-	{ "backend-key", "list", cmd_backend_key_list },	/* VERB_BKEY_LIST */
-	{ "backend-key", "revoke", cmd_backend_key_revoke }, /* VERB_BKEY_REVOKE */
-	{ "stats", NULL, cmd_stats },			/* VERB_STATS */
-};
-
-/* Dispatches argv (after the global options) to a verb. */
-static int
-dispatch(struct ctx *c, int argc, char **argv)
-{
-	int	 i, skip;
-
-	for (i = 0; i < VERB__MAX; i++) {
-		if (strcmp(argv[0], verbs[i].noun) != 0)
+		if (strcmp(words[0], v->noun) != 0)
 			continue;
-		skip = verbs[i].verb ? 2 : 1;
-		if (verbs[i].verb != NULL &&
-		    (argc < 2 || strcmp(argv[1], verbs[i].verb) != 0))
-			continue;
-		return verbs[i].fn(c, argc - skip, argv + skip);
+		*noun_known = 1;
+		if (v->verb == NULL ||
+		    (nwords > 1 && strcmp(words[1], v->verb) == 0))
+			return v;
 	}
-	return usage();
+	return NULL;
+}
+
+/* Checks the verb's options and arguments; 0 or 2 (usage). */
+static int
+check_verb(const struct verb *v, struct opts *o, const char **words,
+    int nwords)
+{
+	int	 i, skip = v->verb ? 2 : 1;
+
+	for (i = 0; i < O__MAX; i++)
+		if (o->val[i] != NULL && (v->opts & OPT(i)) == 0)
+			return admin_usage_error(v, "%s %s takes no such "
+			    "option", v->noun, v->verb ? v->verb : "");
+	if (o->json && !v->json)
+		return admin_usage_error(v, "%s has no --json form",
+		    v->synopsis);
+	for (i = skip; i < nwords; i++)
+		o->pos[o->npos++] = words[i];
+	if (o->npos < v->pmin || o->npos > v->pmax)
+		return admin_usage_error(v, "wrong number of arguments");
+	return v->check != NULL ? v->check(o) : 0;
+}
+
+/* Parses and checks the command line; *vp gets the verb. -1: run it. */
+static int
+parse(int argc, char **argv, struct opts *o, const struct verb **vp)
+{
+	const char	*words[MAX_POS + 2];
+	enum mode	 mode = M_RUN;
+	int		 nwords = 0, known, rc;
+
+	if ((rc = parse_argv(o, argc, argv, words, &nwords, &mode)) != 0)
+		return rc;
+	if (mode == M_VERSION) {
+		printf("asyncexec-admin %s\n", ASYNCEXEC_VERSION);
+		return 0;
+	}
+	if (nwords > 0 && strcmp(words[0], "help") == 0) {
+		synopsis(stdout, nwords > 1 ? words[1] : NULL);
+		return 0;
+	}
+	if (nwords == 0) {
+		synopsis(mode == M_HELP ? stdout : stderr, NULL);
+		return mode == M_HELP ? 0 : 2;
+	}
+	*vp = find_verb(words, nwords, &known);
+	if (mode == M_HELP) {
+		synopsis(stdout, known ? words[0] : NULL);
+		return 0;
+	}
+	if (*vp == NULL)
+		return known ? admin_usage_error(&(struct verb){ .noun =
+		    words[0] }, "%s: which verb?", words[0]) :
+		    admin_usage_error(NULL, "unknown verb %s", words[0]);
+	rc = check_verb(*vp, o, words, nwords);
+	return rc != 0 ? rc : -1;
 }
 
 int
 main(int argc, char *argv[])
 {
-	struct ctx	 c;
-	const char	*path = CONFIG_DEFAULT_PATH;
-	char		 err[512];
-	int		 i = 1, rc;
+	struct opts		 o;
+	struct ctx		 c;
+	const struct verb	*v = NULL;
+	char			 err[512];
+	int			 rc;
 
-	if (argc > 2 && strcmp(argv[1], "--config") == 0) {
-		path = argv[2];
-		i = 3;
-	}
-	if (i >= argc)
-		return usage();
-	if (config_load(&c.cfg, path, err, sizeof(err)) == -1) {
+	memset(&o, 0, sizeof(o));
+	memset(&c, 0, sizeof(c));
+	if ((rc = parse(argc, argv, &o, &v)) != -1)
+		return rc;
+	c.o = &o;
+	c.path = o.config != NULL ? o.config : CONFIG_DEFAULT_PATH;
+	if (v->run == cmd_check)	/* check reads the file itself */
+		return cmd_check(&c);
+	if (config_load(&c.cfg, c.path, err, sizeof(err)) == -1) {
 		fprintf(stderr, "asyncexec-admin: %s\n", err);
 		return 2;
 	}
 	log_set_level(LOG_WARN);
-	if ((c.db = repo_open(&c.cfg, 0)) == NULL)
-		return 1;
-	rc = dispatch(&c, argc - i, argv + i);
+	if ((c.db = repo_open(&c.cfg, 0)) == NULL ||
+	    (c.adb = repo_admin_open(&c.cfg)) == NULL)
+		rc = 1;
+	else
+		rc = v->run(&c);
+	repo_admin_close(c.adb);
 	repo_close(c.db);
 	return rc;
 }

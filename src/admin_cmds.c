@@ -1,0 +1,482 @@
+/*
+ * admin_cmds.c - asyncexec-admin's route and key verbs, stats, and the
+ * output of listings (tab-separated text, or one JSON document).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "admin.h"
+#include "crypto.h"
+#include "json.h"
+#include "repo.h"
+
+/* Parses a decimal in [min, max] into *v; 0 or -1. */
+int
+admin_uint_arg(const char *s, long min, long max, long *v)
+{
+	char	*end;
+
+	if (s == NULL || s[0] < '0' || s[0] > '9')
+		return -1;
+	*v = strtol(s, &end, 10);
+	return *end == '\0' && *v >= min && *v <= max ? 0 : -1;
+}
+
+/* Splits route s into o->env/svc/op; 0 or 2 (usage). */
+int
+admin_route_arg(struct opts *o, const char *s)
+{
+	if (valid_route_triple(s, o->env, o->svc, o->op))
+		return 0;
+	return admin_usage_error(NULL, "route must be ENV/SERVICE/OPERATION, "
+	    "each [a-z0-9][a-z0-9._-]{0,63}: %s", s);
+}
+
+int
+chk_route(struct opts *o)
+{
+	return admin_route_arg(o, o->pos[0]);
+}
+
+int
+chk_route_add(struct opts *o)
+{
+	o->num = 7;
+	if (o->val[O_DAYS] != NULL &&
+	    admin_uint_arg(o->val[O_DAYS], 1, 36500, &o->num) == -1)
+		return admin_usage_error(NULL, "--retention-days must be "
+		    "1..36500");
+	return chk_route(o);
+}
+
+int
+chk_route_set(struct opts *o)
+{
+	if (o->val[O_DAYS] == NULL)
+		return admin_usage_error(NULL, "route set needs "
+		    "--retention-days N");
+	return chk_route_add(o);
+}
+
+int
+chk_key_create(struct opts *o)
+{
+	if (o->val[O_TENANT] == NULL)
+		return admin_usage_error(NULL, "key create needs --tenant");
+	if (!valid_tenant(o->val[O_TENANT]))
+		return admin_usage_error(NULL, "tenant must match "
+		    "[A-Za-z0-9._-]{1,64}");
+	return 0;
+}
+
+int
+chk_bkey_create(struct opts *o)
+{
+	int	 i, rc;
+
+	if (o->nroutes == 0)
+		return admin_usage_error(NULL, "backend-key create needs "
+		    "--route");
+	for (i = 0; i < o->nroutes; i++)
+		if ((rc = admin_route_arg(o, o->routes[i])) != 0)
+			return rc;
+	return 0;
+}
+
+/* pos[0] is a key id or the key itself (bk_/ak_ checked at run time). */
+int
+chk_key_ref(struct opts *o)
+{
+	if (valid_secret(o->pos[0], "ak_") || valid_secret(o->pos[0], "bk_") ||
+	    valid_exec_id(o->pos[0], &o->id))
+		return 0;
+	return admin_usage_error(NULL, "not a key id or key: %s", o->pos[0]);
+}
+
+int
+chk_bkey_grant(struct opts *o)
+{
+	int	 rc;
+
+	if ((rc = chk_key_ref(o)) != 0)
+		return rc;
+	return admin_route_arg(o, o->pos[1]);
+}
+
+int
+cmd_route_add(struct ctx *c)
+{
+	struct opts	*o = c->o;
+	int		 rc;
+
+	rc = repo_route_add(c->db, o->env, o->svc, o->op, (unsigned)o->num,
+	    json_now_ms());
+	if (rc == REPO_DUP && o->val[O_IFNE] != NULL) {
+		printf("route %s exists\n", o->pos[0]);
+		return 0;
+	}
+	if (rc == REPO_DUP)
+		return admin_fail("route %s already exists", o->pos[0]);
+	if (rc != REPO_OK)
+		return 1;
+	printf("route %s added (retention %ld days)\n", o->pos[0], o->num);
+	return 0;
+}
+
+int
+cmd_route_set(struct ctx *c)
+{
+	struct opts	*o = c->o;
+	int		 rc;
+
+	rc = repo_route_set_retention(c->adb, o->env, o->svc, o->op,
+	    (unsigned)o->num);
+	if (rc == REPO_NOTFOUND)
+		return admin_fail("no route %s", o->pos[0]);
+	if (rc != REPO_OK)
+		return 1;
+	printf("route %s: retention %ld days (executions submitted from now "
+	    "on)\n", o->pos[0], o->num);
+	return 0;
+}
+
+/* Enables or disables the route of c's options. */
+static int
+route_enable(struct ctx *c, int enabled)
+{
+	struct opts	*o = c->o;
+	int		 rc;
+
+	rc = repo_route_set_enabled(c->db, o->env, o->svc, o->op, enabled);
+	if (rc == REPO_NOTFOUND)
+		return admin_fail("no route %s", o->pos[0]);
+	if (rc != REPO_OK)
+		return 1;
+	printf("route %s %s\n", o->pos[0], enabled ? "enabled" : "disabled");
+	return 0;
+}
+
+int
+cmd_route_disable(struct ctx *c)
+{
+	return route_enable(c, 0);
+}
+
+int
+cmd_route_enable(struct ctx *c)
+{
+	return route_enable(c, 1);
+}
+
+int
+cmd_key_create(struct ctx *c)
+{
+	unsigned char	 hash[SHA256_LEN];
+	char		 key[3 + SECRET_B64_LEN + 1];
+	uint64_t	 id;
+
+	if (crypto_new_secret("ak_", key, sizeof(key), hash) == -1 ||
+	    repo_key_add(c->db, 0, c->o->val[O_TENANT], c->o->val[O_LABEL],
+	    hash, json_now_ms(), &id) != REPO_OK)
+		return 1;
+	printf("%s\n", key);
+	return 0;
+}
+
+/* Stores a backend key serving the options' routes in one transaction. */
+static int
+backend_key_store(struct ctx *c, const unsigned char *hash)
+{
+	struct opts	*o = c->o;
+	struct route_row rt;
+	uint64_t	 id;
+	int		 i, rc;
+
+	if (repo_tx_begin(c->db) != REPO_OK ||
+	    repo_key_add(c->db, 1, NULL, o->val[O_LABEL], hash, json_now_ms(),
+	    &id) != REPO_OK)
+		goto fail;
+	for (i = 0; i < o->nroutes; i++) {
+		valid_route_triple(o->routes[i], o->env, o->svc, o->op);
+		rc = repo_route_get(c->db, o->env, o->svc, o->op, &rt);
+		if (rc == REPO_NOTFOUND)
+			admin_fail("no route %s", o->routes[i]);
+		if (rc != REPO_OK ||
+		    repo_backend_route_add(c->db, id, rt.id) == REPO_ERR)
+			goto fail;
+	}
+	if (repo_tx_commit(c->db) != REPO_OK)
+		goto fail;
+	return 0;
+fail:
+	repo_tx_rollback(c->db);
+	return -1;
+}
+
+int
+cmd_bkey_create(struct ctx *c)
+{
+	unsigned char	 hash[SHA256_LEN];
+	char		 key[3 + SECRET_B64_LEN + 1];
+
+	if (crypto_new_secret("bk_", key, sizeof(key), hash) == -1 ||
+	    backend_key_store(c, hash) == -1)
+		return 1;
+	printf("%s\n", key);
+	return 0;
+}
+
+/*
+ * The id of the key pos[0] names (its id, or the key itself) if it is
+ * of the kind; 0 with a message when there is none, -1 on error.
+ */
+static int
+key_resolve(struct ctx *c, int backend, uint64_t *id)
+{
+	unsigned char	 h[SHA256_LEN];
+	struct key_row	 k;
+	int		 rc;
+
+	*id = 0;
+	if (c->o->id == 0) {
+		crypto_sha256(c->o->pos[0], strlen(c->o->pos[0]), h);
+		rc = repo_key_by_hash(c->db, h, &k);
+	} else
+		rc = repo_key_get(c->adb, c->o->id, &k);
+	if (rc == REPO_ERR)
+		return -1;
+	if (rc == REPO_OK && k.backend == backend)
+		*id = k.id;
+	else
+		admin_fail("no such %s key", backend ? "backend" : "consumer");
+	return 0;
+}
+
+/* Revokes the key named by its id or by the key itself. */
+static int
+key_revoke(struct ctx *c, int backend)
+{
+	uint64_t	 id;
+	int		 rc;
+
+	if (key_resolve(c, backend, &id) == -1)
+		return 1;
+	if (id == 0)
+		return 1;
+	rc = repo_key_revoke(c->db, backend, id, json_now_ms());
+	if (rc == REPO_NOTFOUND)
+		return admin_fail("no such %s key", backend ? "backend" :
+		    "consumer");
+	if (rc != REPO_OK)
+		return 1;
+	printf("key %llu revoked\n", (unsigned long long)id);
+	return 0;
+}
+
+int
+cmd_key_revoke(struct ctx *c)
+{
+	return key_revoke(c, 0);
+}
+
+int
+cmd_bkey_revoke(struct ctx *c)
+{
+	return key_revoke(c, 1);
+}
+
+/* Grants (grant 1) or revokes backend key pos[0] the route pos[1]. */
+static int
+bkey_route(struct ctx *c, int grant)
+{
+	struct opts	*o = c->o;
+	uint64_t	 kid, rid;
+	int		 rc;
+
+	if (key_resolve(c, 1, &kid) == -1 || kid == 0)
+		return 1;
+	if ((rc = repo_route_id(c->adb, o->env, o->svc, o->op, &rid)) ==
+	    REPO_NOTFOUND)
+		return admin_fail("no route %s", o->pos[1]);
+	if (rc != REPO_OK)
+		return 1;
+	rc = repo_backend_grant(c->adb, kid, rid, grant);
+	if (rc == REPO_ERR)
+		return 1;
+	printf("backend key %llu %s %s%s\n", (unsigned long long)kid,
+	    grant ? "serves" : "no longer serves", o->pos[1],
+	    rc == REPO_OK ? "" : grant ? " (already)" : " (was not granted)");
+	return 0;
+}
+
+int
+cmd_bkey_grant(struct ctx *c)
+{
+	return bkey_route(c, 1);
+}
+
+int
+cmd_bkey_revoke_route(struct ctx *c)
+{
+	return bkey_route(c, 0);
+}
+
+struct listing {
+	int			 json;
+	const char *const	*names;
+	const char		*kinds;
+	struct json_object	*arr;
+};
+
+/* A listing (header printed now in text form); NULL out of memory. */
+struct listing *
+listing_new(int json, const char *const *names, const char *kinds)
+{
+	struct listing	*l;
+	size_t		 i;
+
+	if ((l = calloc(1, sizeof(*l))) == NULL)
+		return NULL;
+	l->json = json;
+	l->names = names;
+	l->kinds = kinds;
+	if (json && (l->arr = json_object_new_array()) == NULL) {
+		free(l);
+		return NULL;
+	}
+	for (i = 0; !json && kinds[i] != '\0'; i++)
+		printf("%s%s", i ? "\t" : "", names[i]);
+	if (!json)
+		printf("\n");
+	return l;
+}
+
+/* Column value s of kind k as a JSON value (NULL: null). */
+static struct json_object *
+cell(char k, const char *s)
+{
+	struct json_object	*a;
+	size_t			 n;
+
+	if (k == 'n')
+		return json_object_new_int64(strtoll(s, NULL, 10));
+	if (k == 'b')
+		return json_object_new_boolean(strcmp(s, "yes") == 0);
+	if (k == 's')
+		return s[0] ? json_object_new_string(s) : NULL;
+	a = json_object_new_array();
+	while (a != NULL && *s != '\0') {
+		n = strcspn(s, ",");
+		json_object_array_add(a, json_object_new_string_len(s, (int)n));
+		s += n + (s[n] == ',');
+	}
+	return a;
+}
+
+/* Row callback (repo_row_fn): one line, or one object of the array. */
+void
+listing_row(void *arg, const char *const *cols, int n)
+{
+	struct listing		*l = arg;
+	struct json_object	*o;
+	int			 i;
+
+	if (!l->json) {
+		for (i = 0; i < n; i++)
+			printf("%s%s", i ? "\t" : "", cols[i][0] ? cols[i] :
+			    "-");
+		printf("\n");
+		return;
+	}
+	if ((o = json_object_new_object()) == NULL)
+		return;
+	for (i = 0; i < n && l->kinds[i] != '\0'; i++)
+		json_object_object_add(o, l->names[i], cell(l->kinds[i],
+		    cols[i]));
+	json_object_array_add(l->arr, o);
+}
+
+/* Prints obj as one JSON document on stdout and releases it; 0 or 1. */
+int
+admin_print_json(struct json_object *obj)
+{
+	const char	*s;
+	int		 rc = 1;
+
+	if (obj != NULL && (s = json_object_to_json_string_ext(obj,
+	    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)) != NULL) {
+		printf("%s\n", s);
+		rc = 0;
+	}
+	json_object_put(obj);
+	return rc;
+}
+
+/* Ends listing l (ok: the repository's answer); the exit status. */
+int
+listing_end(struct listing *l, int ok)
+{
+	int	 rc = ok == REPO_OK ? 0 : 1;
+
+	if (l == NULL)
+		return 1;
+	if (l->json) {
+		if (rc == 0)
+			rc = admin_print_json(l->arr);
+		else
+			json_object_put(l->arr);
+	}
+	free(l);
+	return rc;
+}
+
+int
+cmd_route_list(struct ctx *c)
+{
+	static const char *const names[] = { "route", "retention_days",
+	    "enabled" };
+	struct listing	*l;
+
+	if ((l = listing_new(c->o->json, names, "snb")) == NULL)
+		return 1;
+	return listing_end(l, repo_route_list(c->db, listing_row, l));
+}
+
+/* key list / backend-key list */
+static int
+key_list(struct ctx *c, int backend)
+{
+	static const char *const names[] = { "id", "tenant", "label",
+	    "revoked", "routes" };
+	struct listing	*l;
+
+	if ((l = listing_new(c->o->json, names, "nssbl")) == NULL)
+		return 1;
+	return listing_end(l, repo_key_list(c->db, backend, listing_row, l));
+}
+
+int
+cmd_key_list(struct ctx *c)
+{
+	return key_list(c, 0);
+}
+
+int
+cmd_bkey_list(struct ctx *c)
+{
+	return key_list(c, 1);
+}
+
+int
+cmd_stats(struct ctx *c)
+{
+	static const char *const names[] = { "route", "status", "count" };
+	struct listing	*l;
+
+	if ((l = listing_new(c->o->json, names, "ssn")) == NULL)
+		return 1;
+	return listing_end(l, repo_stats(c->db, listing_row, l));
+}
