@@ -1,0 +1,404 @@
+#!/usr/bin/env bash
+# scripts/test-deploy.sh - the deployment test: the Debian package in a booted Debian 12.
+#
+#  1. builds the .deb (scripts/package.sh);
+#  2. makes a minimal Debian 12 root file system with debootstrap (cached as a tarball in
+#     .local/deploy/rootfs-cache, with apt's downloaded packages) and boots a fresh copy
+#     of it with systemd-nspawn --boot (systemd as PID 1; the host's network);
+#  3. inside, installs ./asyncexec_*.deb with nginx and mariadb-server (apt);
+#  4. runs the README's deployment blocks (the ```sh blocks after a line
+#     "<!-- deploy-block -->" in "Deployment on Debian"), literally, as root;
+#  5. checks through the system nginx on port 80 (127.0.0.1:80 on the host too): the life
+#     cycle, /metrics, the expiry timer, restart and reload under load, a killed worker,
+#     the socket's permissions, journalctl -p err, apt remove and apt purge;
+#  6. powers the container off and removes it, whatever happened (trap; by pid).
+#
+# Run as root on a Debian 12 host; installs systemd-container, debootstrap and curl with
+# apt-get when missing. Port 80 must be free on the host (the container shares its
+# network). Ends with "N passed, N failed"; exit 0 only when nothing failed.
+#   ASYNCEXEC_DEPLOY_DIR     state directory (default .local/deploy)
+#   ASYNCEXEC_DEPLOY_RELOAD  1: check `systemctl reload` under load (the master's SIGHUP
+#                            reload); unset, the check is reported as not run
+#   ASYNCEXEC_KEEP=1         keep the container's root file system after a failure
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+repo=$PWD
+state=${ASYNCEXEC_DEPLOY_DIR:-$repo/.local/deploy}
+cache=$state/rootfs-cache
+suite=bookworm
+t0=$(date +%s)
+pass=0
+fail=0
+work=
+nspawn_pid=
+ct=
+loaders=()
+
+say() { printf '[%4ds] %s\n' "$(($(date +%s) - t0))" "$*"; }
+ok() { pass=$((pass + 1)); say "ok   $*"; }
+bad() { fail=$((fail + 1)); say "FAIL $*"; }
+die() { say "fatal: $*"; fail=$((fail + 1)); exit 1; }
+# check NAME CMD...: one check, passed when CMD succeeds.
+check() { local n=$1; shift; if "$@"; then ok "$n"; else bad "$n"; fi; }
+not() { ! "$@" >/dev/null 2>&1; }
+quiet() { "$@" >/dev/null 2>&1; }
+# has STATUS FILE TEXT...: STATUS is 200 and FILE contains every TEXT (fixed strings).
+has() {
+	local st=$1 f=$2; shift 2
+	[ "$st" = 200 ] || { say "     status $st: $(head -c 300 "$f")"; return 1; }
+	while [ $# -gt 0 ]; do
+		grep -qF -- "$1" "$f" || { say "     missing $1 in $(head -c 300 "$f")"; return 1; }
+		shift
+	done
+}
+atleast() { [ "$(wc -l <"$1")" -ge "$2" ]; }
+
+# Runs a command inside the container as root, with a clean environment.
+in_ct() {
+	nsenter -t "$ct" -a -- env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+	    HOME=/root LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive "$@"
+}
+
+# wait_for SECONDS CMD...: polls CMD every 0.2 s until it succeeds; 1 after SECONDS.
+wait_for() {
+	local end=$(($(date +%s) + $1)); shift
+	until "$@"; do
+		[ "$(date +%s)" -lt "$end" ] || return 1
+		sleep 0.2
+	done
+}
+
+cleanup() {
+	local p rc=$?
+	for p in "${loaders[@]}"; do
+		kill "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	if [ -n "$nspawn_pid" ] && kill -0 "$nspawn_pid" 2>/dev/null; then
+		[ -n "$ct" ] && in_ct systemctl poweroff >/dev/null 2>&1
+		if ! wait_for 60 eval '! kill -0 "$nspawn_pid" 2>/dev/null'; then
+			say "container did not power off; SIGTERM to systemd-nspawn $nspawn_pid"
+			kill -TERM "$nspawn_pid" 2>/dev/null
+			if ! wait_for 15 eval '! kill -0 "$nspawn_pid" 2>/dev/null'; then
+				kill -KILL "$nspawn_pid" 2>/dev/null
+				[ -n "$ct" ] && kill -KILL "$ct" 2>/dev/null
+			fi
+		fi
+		wait "$nspawn_pid" 2>/dev/null
+	fi
+	if [ -n "$work" ] && [ -d "$work" ]; then
+		if [ "${ASYNCEXEC_KEEP:-0}" = 1 ] && [ "$fail" -gt 0 ]; then
+			say "kept $work (boot log: $work/boot.log)"
+		else
+			rm -rf "$work"
+		fi
+	fi
+	say "total $(($(date +%s) - t0)) s"
+	echo "$pass passed, $fail failed"
+	[ "$fail" -eq 0 ] && [ "$rc" -eq 0 ] && exit 0
+	exit 1
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
+
+[ "$(id -u)" -eq 0 ] || die "run as root (debootstrap, systemd-nspawn)"
+
+# ---- host tools, port 80 ---------------------------------------------------------------
+need=()
+command -v systemd-nspawn >/dev/null || need+=(systemd-container)
+command -v debootstrap >/dev/null || need+=(debootstrap)
+command -v curl >/dev/null || need+=(curl)
+command -v nsenter >/dev/null || need+=(util-linux)
+if [ ${#need[@]} -gt 0 ]; then
+	say "installing ${need[*]}"
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" \
+	    >/dev/null || die "apt-get install ${need[*]}"
+fi
+# The site's loopback-only metrics port, if it has one.
+mport=$(sed -n 's/^ *listen 127\.0\.0\.1:\([0-9][0-9]*\);.*/\1/p' nginx/asyncexec.conf | head -n 1)
+for port in 80 $mport; do
+	if [ -n "$(ss -Hltn "sport = :$port")" ]; then
+		die "something on this host listens on port $port (the container shares the network)"
+	fi
+done
+# An address of this host other than loopback (for the "not from outside" checks).
+ext=$(ip -4 -o addr show scope global 2>/dev/null | awk '{ sub("/.*", "", $4); print $4; exit }')
+
+# ---- 1. the package --------------------------------------------------------------------
+say "building the package"
+deb=$(scripts/package.sh "$state/package" | tail -n 1) && [ -f "$deb" ] || die "scripts/package.sh"
+say "package: $deb"
+
+# ---- 2. root file system and boot ------------------------------------------------------
+mkdir -p "$cache/apt-archives"
+tarball=$cache/$suite-minbase.tar
+if [ ! -f "$tarball" ]; then
+	say "debootstrap $suite (first run; cached in $tarball)"
+	rm -rf "$cache/build"
+	debootstrap --variant=minbase --include=systemd,systemd-sysv,dbus "$suite" \
+	    "$cache/build" >"$cache/debootstrap.log" 2>&1 || die "debootstrap (see $cache/debootstrap.log)"
+	tar --numeric-owner -C "$cache/build" -cpf "$tarball.tmp" . && mv "$tarball.tmp" "$tarball" \
+	    || die "tar"
+	rm -rf "$cache/build"
+fi
+mkdir -p "$state"
+work=$(mktemp -d "$state/run.XXXXXX") || die mktemp
+root=$work/root
+mkdir "$root" && tar --numeric-owner -C "$root" -xpf "$tarball" || die "unpack $tarball"
+cp "$deb" "$root/root/" || die "copy the .deb"
+# Test harness only: the container's MariaDB must not take port 3306 of the shared
+# network (the deployment uses its unix socket).
+mkdir -p "$root/etc/mysql/mariadb.conf.d"
+printf '[mysqld]\nskip-networking\n' >"$root/etc/mysql/mariadb.conf.d/99-deploy-test.cnf"
+# The README's deployment blocks, in order.
+awk '/^<!-- deploy-block -->$/ { want = 1; next }
+     want == 1 && /^```sh$/ { want = 2; next }
+     want == 2 && /^```$/ { want = 0; print ""; next }
+     want == 2 { print }
+     want == 1 { want = 0 }' README.md >"$root/root/deploy-block.sh"
+[ -s "$root/root/deploy-block.sh" ] || die "no deploy-block in README.md"
+
+say "booting the container"
+systemd-nspawn -D "$root" --boot --register=no --keep-unit -q \
+    --bind="$cache/apt-archives:/var/cache/apt/archives" >"$work/boot.log" 2>&1 &
+nspawn_pid=$!
+ct_pid() { ct=$(pgrep -P "$nspawn_pid" | head -n 1); [ -n "$ct" ]; }
+wait_for 30 ct_pid || die "no container process (see $work/boot.log)"
+booted() { case $(in_ct systemctl is-system-running 2>/dev/null) in running|degraded) return 0;; esac; return 1; }
+wait_for 60 booted || die "the container did not boot: $(in_ct systemctl is-system-running 2>&1)"
+ok "container booted: systemd is PID 1 ($(in_ct systemctl is-system-running))"
+
+# ---- 3. install ------------------------------------------------------------------------
+say "apt install ./$(basename "$deb") nginx mariadb-server curl"
+if in_ct sh -c 'apt-get update -qq && cd /root && apt-get install -y -qq --no-install-recommends \
+    ./'"$(basename "$deb")"' nginx mariadb-server curl' >"$work/apt.log" 2>&1; then
+	ok "apt installed the package with nginx and mariadb-server"
+else
+	tail -n 20 "$work/apt.log"
+	die "apt install"
+fi
+check "installing enabled nothing: asyncexec-fcgi.socket/.service, timer disabled" \
+    test "$(in_ct systemctl is-enabled asyncexec-fcgi.socket asyncexec-fcgi.service \
+    asyncexec-expire.timer 2>/dev/null | sort -u)" = disabled
+check "system user asyncexec, group asyncexec, not in www-data" \
+    test "$(in_ct id -Gn asyncexec)" = asyncexec
+check "/etc/asyncexec/asyncexec.conf is 0640 root:asyncexec" \
+    test "$(in_ct stat -c '%a %U:%G' /etc/asyncexec/asyncexec.conf)" = "640 root:asyncexec"
+verify() {
+	in_ct systemd-analyze verify --man=no asyncexec-fcgi.socket asyncexec-fcgi.service \
+	    asyncexec-expire.service asyncexec-expire.timer >"$work/verify" 2>&1
+	local rc=$?
+	sed 's/^/    /' "$work/verify"
+	[ "$rc" -eq 0 ] && [ ! -s "$work/verify" ]
+}
+check "systemd-analyze verify of the four units: clean" verify
+say "systemd-analyze security: asyncexec-fcgi.service $(in_ct systemd-analyze security \
+    asyncexec-fcgi.service 2>/dev/null | sed -n 's/.*Overall exposure level for [^:]*: //p'), \
+asyncexec-expire.service $(in_ct systemd-analyze security asyncexec-expire.service 2>/dev/null | \
+    sed -n 's/.*Overall exposure level for [^:]*: //p')"
+
+# ---- 4. the README's deployment blocks -------------------------------------------------
+say "running the README's deployment blocks"
+if in_ct sh -eux /root/deploy-block.sh >"$work/deploy.log" 2>&1; then
+	ok "README deployment blocks ran (set -eu)"
+else
+	tail -n 30 "$work/deploy.log"
+	die "README deployment blocks"
+fi
+ak=$(cat "$root/root/asyncexec-demo.ak" 2>/dev/null)
+bk=$(cat "$root/root/asyncexec-demo.bk" 2>/dev/null)
+[ -n "$ak" ] && [ -n "$bk" ] || die "the blocks left no keys in /root/asyncexec-demo.ak/.bk"
+check "password file is 0640 root:asyncexec" \
+    test "$(in_ct stat -c '%a %U:%G' /etc/asyncexec/db-password)" = "640 root:asyncexec"
+grants() {
+	in_ct mariadb -N -e "SHOW GRANTS FOR 'asyncexec'@'localhost'" >"$work/grants" 2>&1 || return 1
+	sed 's/^/    /' "$work/grants"
+	# USAGE (the login) plus the four run-time privileges on the database, nothing else.
+	[ "$(grep -c . "$work/grants")" -eq 2 ] &&
+	    grep -q '^GRANT SELECT, INSERT, UPDATE, DELETE ON `asyncexec`\.\* TO' "$work/grants"
+}
+check "the database user has SELECT, INSERT, UPDATE, DELETE on asyncexec.* only" grants
+
+# ---- 5. checks -------------------------------------------------------------------------
+base=http://127.0.0.1
+route=demo/echo/run
+# http OUT METHOD PATH [curl args]: prints the status, the body goes to OUT.
+http() { local o=$1 m=$2 p=$3; shift 3; curl -sS -o "$o" -w '%{http_code}' -X "$m" "$base$p" "$@"; }
+json_str() { sed -n 's/.*"'"$1"'":"\([^"]*\)".*/\1/p' "$2"; }
+json_num() { sed -n 's/.*"'"$1"'":\([0-9][0-9]*\).*/\1/p' "$2"; }
+
+# Ready within 15 s of the deployment (workers connect to the database after the fork).
+ready() { [ "$(http "$work/b" GET /readyz 2>/dev/null)" = 200 ]; }
+wait_for 15 ready
+check "GET /readyz through nginx on port 80: 200 ready" has "$(http "$work/b" GET /readyz)" "$work/b" '"status":"ready"'
+
+cid=deploy-$$
+st=$(http "$work/sub" POST "/v1/executions/$route" -H "Authorization: Bearer $ak" \
+    -H 'Content-Type: application/json' -H "X-Correlation-Id: $cid" --data '{"n":1}')
+check "submit: 202" test "$st" = 202
+tok=$(json_str pollToken "$work/sub")
+st=$(http "$work/p1" GET "/v1/executions/$route/$cid" -H "Authorization: Bearer $ak" \
+    -H "X-Poll-Token: $tok")
+check "poll: 200 waiting_callback" has "$st" "$work/p1" '"status":"waiting_callback"'
+st=$(http "$work/cl" POST "/v1/backend/$route/claim" -H "Authorization: Bearer $bk" \
+    -H 'Content-Type: application/json' --data '{"max":1,"leaseSeconds":60}')
+id=$(json_num id "$work/cl")
+cbt=$(json_str callbackToken "$work/cl")
+check "claim: 200 with the execution and its request" \
+    has "$st" "$work/cl" '"request":{"n":1}' "\"id\":$id," "\"callbackToken\":\"$cbt\""
+st=$(http "$work/hb" POST "/v1/callbacks/$id/heartbeat" -H "Authorization: Bearer $bk" \
+    -H "X-Callback-Token: $cbt" -H 'Content-Type: application/json' --data '{"leaseSeconds":60}')
+check "heartbeat: 200" test "$st" = 200
+st=$(http "$work/co" POST "/v1/callbacks/$id/complete" -H "Authorization: Bearer $bk" \
+    -H "X-Callback-Token: $cbt" -H 'Content-Type: application/json' --data '{"result":{"echo":1}}')
+check "complete: 200" test "$st" = 200
+st=$(http "$work/p2" GET "/v1/executions/$route/$cid" -H "Authorization: Bearer $ak" \
+    -H "X-Poll-Token: $tok")
+check "poll: 200 completed with the result" \
+    has "$st" "$work/p2" '"status":"completed"' '"result":{"echo":1}'
+
+# /metrics: on the site's loopback-only server when it has one, else loopback on port 80.
+if [ -n "$mport" ]; then
+	st=$(curl -sS -o "$work/m" -w '%{http_code}' "http://127.0.0.1:$mport/metrics")
+	check "/metrics on 127.0.0.1:$mport: 200 with asyncexec_requests_total" \
+	    has "$st" "$work/m" 'asyncexec_requests_total{'
+	check "/metrics on port 80: 404" test "$(http /dev/null GET /metrics)" = 404
+	if [ -n "$ext" ]; then
+		curl -s -o /dev/null --max-time 5 "http://$ext:$mport/metrics"
+		check "/metrics port $mport from $ext (not loopback): connection refused" test $? -eq 7
+	fi
+else
+	st=$(http "$work/m" GET /metrics)
+	check "/metrics from loopback: 200 with asyncexec_requests_total" \
+	    has "$st" "$work/m" 'asyncexec_requests_total{'
+	if [ -n "$ext" ]; then
+		st=$(curl -sS -o /dev/null -w '%{http_code}' "http://$ext/metrics")
+		check "/metrics from $ext (not loopback): 404" test "$st" = 404
+	fi
+fi
+
+# The expiry: a run now, and the timer's own.
+check "timer asyncexec-expire.timer active" test "$(in_ct systemctl is-active asyncexec-expire.timer)" = active
+check "systemctl start asyncexec-expire.service: success" in_ct systemctl start asyncexec-expire.service
+summary() { in_ct journalctl -u asyncexec-expire --no-pager -o cat | grep 'asyncexec-expire: result=complete' | tail -n 1 | sed 's/^/    /' | grep .; }
+check "journalctl -u asyncexec-expire shows the summary line" summary
+t_timer=$(date +%s)
+
+# Load: one curl after another polling the execution; every status on its own line.
+load_start() {
+	local out=$1
+	: >"$out"
+	(
+		while :; do
+			curl -s -o /dev/null -w '%{http_code}\n' -H "Authorization: Bearer $ak" \
+			    -H "X-Poll-Token: $tok" "$base/v1/executions/$route/$cid"
+		done >>"$out"
+	) &
+	loader=$!
+	loaders+=("$loader")
+}
+load_stop() { kill "$loader" 2>/dev/null; wait "$loader" 2>/dev/null; }
+lines() { wc -l <"$1"; }
+mainpid() { in_ct systemctl show -P MainPID asyncexec-fcgi.service; }
+workers() { in_ct sh -c 'cat /proc/$(systemctl show -P MainPID asyncexec-fcgi.service)/task/*/children' 2>/dev/null | tr ' ' '\n' | grep . | sort -n; }
+
+# Restart under load: the socket stays open, nginx's connections queue: no 502.
+m1=$(mainpid)
+load_start "$work/codes.restart"
+wait_for 10 atleast "$work/codes.restart" 20
+n0=$(lines "$work/codes.restart")
+in_ct systemctl restart asyncexec-fcgi.service
+wait_for 10 atleast "$work/codes.restart" $((n0 + 50))
+load_stop
+m2=$(mainpid)
+n502=$(grep -c '^502$' "$work/codes.restart")
+nbad=$(grep -vc '^2' "$work/codes.restart")
+say "restart under load: $(lines "$work/codes.restart") requests, $n502 answered 502, $nbad not 2xx"
+check "restart: a new master ($m1 -> $m2)" test -n "$m2" -a "$m2" != 0 -a "$m2" != "$m1"
+check "restart under load: no 502" test "$n502" -eq 0
+check "restart under load: every request 2xx" test "$nbad" -eq 0
+
+# Reload under load: needs the master's SIGHUP reload.
+if [ "${ASYNCEXEC_DEPLOY_RELOAD:-0}" = 1 ]; then
+	old=$(workers | tr '\n' ' ')
+	m1=$(mainpid)
+	load_start "$work/codes.reload"
+	wait_for 10 atleast "$work/codes.reload" 20
+	n0=$(lines "$work/codes.reload")
+	in_ct systemctl reload asyncexec-fcgi.service
+	replaced() {
+		local w new
+		new=$(workers)
+		[ "$(echo "$new" | grep -c .)" -eq "$(echo "$old" | wc -w)" ] || return 1
+		for w in $old; do echo "$new" | grep -qx "$w" && return 1; done
+		return 0
+	}
+	wait_for 30 replaced
+	rc_repl=$?
+	wait_for 10 atleast "$work/codes.reload" $((n0 + 50))
+	load_stop
+	nbad=$(grep -vc '^2' "$work/codes.reload")
+	say "reload under load: $(lines "$work/codes.reload") requests, $nbad not 2xx"
+	check "reload: same master, every worker replaced" \
+	    test "$rc_repl" -eq 0 -a "$(mainpid)" = "$m1"
+	check "reload under load: no failed request" test "$nbad" -eq 0
+else
+	say "NOT RUN reload under load: the master's SIGHUP reload is not implemented yet;" \
+	    "ASYNCEXEC_DEPLOY_RELOAD=1 checks it (not counted as passed)"
+fi
+
+# A killed worker is replaced.
+before=$(workers)
+nw=$(echo "$before" | grep -c .)
+victim=$(echo "$before" | head -n 1)
+in_ct kill -KILL "$victim"
+repl() {
+	local now; now=$(workers)
+	[ "$(echo "$now" | grep -c .)" -eq "$nw" ] && ! echo "$now" | grep -qx "$victim"
+}
+check "worker $victim SIGKILLed: replaced ($nw workers again)" wait_for 10 repl
+
+# Only nginx's group may connect to the socket.
+sock=/run/asyncexec/asyncexec.sock
+check "socket $sock is srw-rw---- asyncexec:www-data" \
+    test "$(in_ct stat -c '%A %U:%G' "$sock")" = "srw-rw---- asyncexec:www-data"
+in_ct runuser -u nobody -- curl -s -o /dev/null --max-time 5 --unix-socket "$sock" http://x/ 2>/dev/null
+rc_nobody=$?
+in_ct runuser -u www-data -- curl -s -o /dev/null --max-time 5 --unix-socket "$sock" http://x/ 2>/dev/null
+rc_www=$?
+say "connect to the socket: nobody curl rc=$rc_nobody, www-data curl rc=$rc_www (7: cannot connect)"
+check "user nobody cannot connect to the socket" test "$rc_nobody" -eq 7
+check "user www-data can connect to the socket (control)" test "$rc_www" -ne 7
+
+# The timer's own run (enabled at deployment, fires every minute).
+fired() { [ "$(in_ct journalctl -u asyncexec-expire --no-pager -o cat | grep -c 'asyncexec-expire: result=')" -ge 2 ]; }
+check "asyncexec-expire.timer fired by itself (waited at most 90 s)" \
+    wait_for $((90 - ($(date +%s) - t_timer))) fired
+
+# No error in the asyncexec units' journal, except the line of the worker killed above.
+in_ct journalctl -p err --no-pager -o cat -u asyncexec-fcgi.service -u asyncexec-fcgi.socket \
+    -u asyncexec-expire.service -u asyncexec-expire.timer >"$work/err.log" 2>&1
+grep -v "worker $victim killed by signal 9" "$work/err.log" | grep -v '^-- No entries --$' >"$work/err.other"
+say "journalctl -p err: $(grep -c "worker $victim killed by signal 9" "$work/err.log") line(s) for the killed worker, $(grep -c . "$work/err.other") other"
+[ -s "$work/err.other" ] && sed 's/^/    /' "$work/err.other"
+check "journalctl -p err of the asyncexec units: empty (but the killed worker)" test ! -s "$work/err.other"
+
+# apt remove keeps the configuration and the user; purge removes them.
+in_ct apt-get remove -y -qq asyncexec >"$work/remove.log" 2>&1
+check "apt remove: binaries gone" not in_ct test -e /usr/sbin/asyncexec-fcgi
+check "apt remove: units stopped" \
+    test "$(in_ct systemctl is-active asyncexec-fcgi.socket asyncexec-fcgi.service | sort -u)" = inactive
+check "apt remove: /etc/asyncexec kept (config and password file)" \
+    in_ct test -f /etc/asyncexec/asyncexec.conf -a -f /etc/asyncexec/db-password
+check "apt remove: user asyncexec kept" quiet in_ct getent passwd asyncexec
+in_ct apt-get purge -y -qq asyncexec >"$work/purge.log" 2>&1
+check "apt purge: /etc/asyncexec gone" not in_ct test -e /etc/asyncexec
+check "apt purge: user asyncexec gone" not in_ct getent passwd asyncexec
+check "apt purge: group asyncexec gone" not in_ct getent group asyncexec
+check "apt purge: nginx site and its enabled link gone" \
+    not in_ct sh -c 'test -e /etc/nginx/sites-available/asyncexec || test -L /etc/nginx/sites-enabled/asyncexec'
+check "apt purge: nginx -t still passes" in_ct nginx -q -t
+check "apt purge: no enable links left" test -z "$(in_ct find /etc/systemd/system -name 'asyncexec-*')"
+check "apt purge: no statoverride left" not in_ct sh -c 'dpkg-statoverride --list | grep -q asyncexec'
+check "apt purge: dpkg has no record of asyncexec" not in_ct dpkg -s asyncexec
+exit 0
