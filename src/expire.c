@@ -191,7 +191,8 @@ apply_batch(struct run *run, const struct rule *ru, size_t n,
 			return rc == REPO_OK ? 0 : -1;
 		if (k == EXPIRE_RETRY_MAX) {
 			log_error("expire: a batch was undone %d times by "
-			    "deadlocks or lock wait timeouts; giving up", k + 1);
+			    "deadlocks or lock wait timeouts; giving up",
+			    k + 1);
 			return -1;
 		}
 		run->r->retries++;

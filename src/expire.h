@@ -12,9 +12,9 @@
  *   PURGE    terminal executions with expires_at < now - grace days
  *            are deleted (waiting ones never are).
  * A step ends when a batch comes back short. A batch undone by a
- * deadlock or lock wait timeout is run again (bounded, with backoff). The run holds a named lock
- * (per database) and skips when another run holds it. A dry run takes no
- * lock and only counts.
+ * deadlock or lock wait timeout is run again (bounded, with backoff).
+ * The run holds a named lock (per database) and skips when another run
+ * holds it. A dry run takes no lock and only counts.
  */
 #ifndef ASYNCEXEC_EXPIRE_H
 #define ASYNCEXEC_EXPIRE_H

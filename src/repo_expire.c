@@ -313,7 +313,8 @@ repo_expire_apply(struct db *db, const uint64_t *ids, size_t n, int64_t now,
 	db_bind_time(&p[1], &t[0], now);
 	db_bind_time(&p[2], &t[1], now);
 	db_bind_time(&p[3], &t[2], now);
-	rc = applied(db, XSTMT_EXPIRE_APPLY, db_run(db, XSTMT_EXPIRE_APPLY, p), changed);
+	rc = applied(db, XSTMT_EXPIRE_APPLY, db_run(db, XSTMT_EXPIRE_APPLY, p),
+	    changed);
 	free(json);
 	return rc;
 }
@@ -416,7 +417,8 @@ repo_abandon_apply(struct db *db, const uint64_t *ids, size_t n,
 	db_bind_time(&p[2], &t[1], now);
 	db_bind_u32(&p[3], &max_attempts);
 	db_bind_time(&p[4], &t[2], now);
-	rc = applied(db, XSTMT_ABANDON_APPLY, db_run(db, XSTMT_ABANDON_APPLY, p), changed);
+	rc = applied(db, XSTMT_ABANDON_APPLY,
+	    db_run(db, XSTMT_ABANDON_APPLY, p), changed);
 	free(json);
 	return rc;
 }
@@ -465,7 +467,8 @@ repo_purge_apply(struct db *db, const uint64_t *ids, size_t n,
 		return REPO_ERR;
 	db_bind_str(&p[0], json);
 	db_bind_time(&p[1], &t, cutoff);
-	rc = applied(db, XSTMT_PURGE_APPLY, db_run(db, XSTMT_PURGE_APPLY, p), deleted);
+	rc = applied(db, XSTMT_PURGE_APPLY, db_run(db, XSTMT_PURGE_APPLY, p),
+	    deleted);
 	free(json);
 	return rc;
 }

@@ -7,8 +7,9 @@
  * The handle is its own struct db (own statement table, own connection):
  * open it with repo_expire_open, close it with repo_expire_close.
  * Functions return enum repo_rc (REPO_OK or REPO_ERR; REPO_ERR is
- * already logged), the *_apply ones also REPO_RETRY. All times are UTC milliseconds passed in by the
- * caller, so tests can run the rules at any "now".
+ * already logged), the *_apply ones also REPO_RETRY. All times are UTC
+ * milliseconds passed in by the caller, so tests can run the rules at
+ * any "now".
  *
  * Every rule runs in two steps per batch: *_due selects up to limit
  * candidate ids with a plain (lock-free) read, continuing from a

@@ -427,8 +427,8 @@ cancel_step(void)
 	claim_rounds("cn5", 5, now - MIN, NULL);
 	for (i = 0; i < 5; i++)
 		if (i != 3)
-			CHECK(repo_exec_request_cancel(db, id[i], now - 2 * MIN) ==
-			    REPO_OK);
+			CHECK(repo_exec_request_cancel(db, id[i],
+			    now - 2 * MIN) == REPO_OK);
 	o.dry_run = 1;
 	CHECK(expire_run(xdb, &o, &r) == 0);
 	CHECK_EQ_INT(r.count[EXPIRE_STEP_CANCEL], 3);

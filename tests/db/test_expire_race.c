@@ -407,8 +407,9 @@ race_check(int i, long *expired, long *abandoned)
 	struct exec_row	 x;
 	char		 want[48];
 	size_t		 len;
-	int		 rc = repo_exec_by_id(db, race_id[i], json_now_ms(), &x);
+	int		 rc;
 
+	rc = repo_exec_by_id(db, race_id[i], json_now_ms(), &x);
 	CHECK(rc == REPO_OK);
 	if (rc != REPO_OK)
 		return;
@@ -491,7 +492,8 @@ race_round(int round, void *(*driver)(void *))
 	cb_left = RACE_CB;
 	pthread_barrier_init(&bar, NULL, RACE_CB + 1);
 	for (i = 0; i < RACE_CB; i++)
-		pthread_create(&th[i], NULL, race_callback, (void *)(intptr_t)i);
+		pthread_create(&th[i], NULL, race_callback,
+		    (void *)(intptr_t)i);
 	pthread_create(&th[RACE_CB], NULL, driver, &x);
 	for (i = 0; i <= RACE_CB; i++)
 		pthread_join(th[i], NULL);
@@ -508,8 +510,8 @@ race_round(int round, void *(*driver)(void *))
 	CHECK(wins > 0 && expired + abandoned > 0);	/* they did race */
 	printf("race %d (%s): %d executions, %ld won by a callback, %ld "
 	    "expired, %ld abandoned; %ld expiry runs, %ld failed, %ld "
-	    "retries\n", round, driver == race_lib ? "library" : driver == race_bin ? "binary" :
-	    "library loop",
+	    "retries\n", round, driver == race_lib ? "library" :
+	    driver == race_bin ? "binary" : "library loop",
 	    race_n, wins, expired, abandoned, x.runs, x.failed, x.retries);
 	wipe();
 	return x.failed;
