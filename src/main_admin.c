@@ -2,6 +2,7 @@
  * main_admin.c - asyncexec-admin: schema, routes, keys and executions.
  *
  * usage: asyncexec-admin [--config FILE] [--json] VERB ... (see --help)
+ *        asyncexec-admin [--config FILE] --check-config (= check)
  * Options may come in any order, before or after the verb. The command
  * line is checked completely before the configuration is read, so a
  * usage error is reported as such even without a configuration file.
@@ -89,7 +90,8 @@ synopsis(FILE *f, const char *noun)
 	int	 i;
 
 	fprintf(f, "usage: asyncexec-admin [--config FILE] [--json] VERB ...\n"
-	    "       asyncexec-admin --help | --version | help [NOUN]\n");
+	    "       asyncexec-admin --help | --version | help [NOUN] | "
+	    "--check-config\n");
 	for (i = 0; i < admin_nverbs; i++)
 		if (noun == NULL || strcmp(noun, admin_verbs[i].noun) == 0)
 			fprintf(f, "  %s\n", admin_verbs[i].synopsis);
@@ -161,7 +163,7 @@ parse_opt(struct opts *o, int argc, char **argv, int *i)
 	return 0;
 }
 
-enum mode { M_RUN, M_HELP, M_VERSION };
+enum mode { M_RUN, M_HELP, M_VERSION, M_CHECK };
 
 /* Splits argv into options and words (any order); 0 or 2 (usage). */
 static int
@@ -191,6 +193,8 @@ parse_argv(struct opts *o, int argc, char **argv, const char **words,
 			*mode = M_HELP;
 		else if (strcmp(a, "--version") == 0)
 			*mode = *mode == M_HELP ? M_HELP : M_VERSION;
+		else if (strcmp(a, "--check-config") == 0)	/* = check */
+			*mode = *mode == M_RUN ? M_CHECK : *mode;
 		else if (parse_opt(o, argc, argv, &i) == -1)
 			return 2;
 	}
@@ -251,6 +255,13 @@ parse(int argc, char **argv, struct opts *o, const struct verb **vp)
 	if (mode == M_VERSION) {
 		printf("asyncexec-admin %s\n", ASYNCEXEC_VERSION);
 		return 0;
+	}
+	if (mode == M_CHECK) {
+		if (nwords > 0)
+			return admin_usage_error(NULL, "--check-config takes "
+			    "no verb (it is the verb check)");
+		words[nwords++] = "check";
+		mode = M_RUN;
 	}
 	if (nwords > 0 && strcmp(words[0], "help") == 0) {
 		synopsis(stdout, nwords > 1 ? words[1] : NULL);
