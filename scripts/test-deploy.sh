@@ -71,8 +71,7 @@ wait_for() {
 cleanup() {
 	local p rc=$?
 	for p in "${loaders[@]}"; do
-		kill "$p" 2>/dev/null
-		wait "$p" 2>/dev/null
+		kill "$p" 2>/dev/null && wait "$p" 2>/dev/null
 	done
 	if [ -n "$nspawn_pid" ] && kill -0 "$nspawn_pid" 2>/dev/null; then
 		[ -n "$ct" ] && in_ct systemctl poweroff >/dev/null 2>&1
@@ -284,33 +283,66 @@ summary() { in_ct journalctl -u asyncexec-expire --no-pager -o cat | grep 'async
 check "journalctl -u asyncexec-expire shows the summary line" summary
 t_timer=$(date +%s)
 
-# Load: one curl after another polling the execution; every status on its own line.
+# The cron variant (hosts without systemd): the example line, run as cron would (as
+# asyncexec, bash, the file's PATH). Success: the summary reaches syslog as daemon.info,
+# exit 0. A failure (here: the --config path replaced by a missing file) reaches it as
+# daemon.err with "exited with status N", and the job exits with the run's status.
+cronf=/usr/share/doc/asyncexec/examples/asyncexec-expire
+cron_cmd=$(sed -n 's/^\* \* \* \* \* asyncexec //p' "$root$cronf")
+cron_path=$(sed -n 's/^PATH=//p' "$root$cronf")
+cron_run() { in_ct runuser -u asyncexec -- env -i PATH="$cron_path" bash -c "$1"; }
+cron_run "$cron_cmd"
+rc_cron=$?
+cron_log() { in_ct journalctl -t asyncexec-expire --no-pager -o cat "$@" 2>/dev/null; }
+cron_ok() { cron_log -p info..info | grep -q 'asyncexec-expire: result=complete'; }
+check "cron line: exit 0, the summary in syslog as info (tag asyncexec-expire)" \
+    eval '[ $rc_cron -eq 0 ] && wait_for 5 cron_ok'
+cron_run "${cron_cmd/--config \/etc\/asyncexec\/asyncexec.conf/--config /nonexistent.conf}"
+rc_cron=$?
+cron_err() { [ "$(cron_log -p err | grep -c 'nonexistent.conf\|exited with status 2')" -ge 2 ]; }
+check "cron line, failing run: exit 2, the error and 'exited with status 2' in syslog as err" \
+    eval '[ $rc_cron -eq 2 ] && wait_for 5 cron_err'
+cron_log -p err | sed 's/^/    /'
+
+# Load: 4 clients, each polling the execution with one curl after another; every status
+# on its own line. load_stop ends each loop after its current request (--max-time).
 load_start() {
-	local out=$1
+	local out=$1 i
 	: >"$out"
-	(
-		while :; do
-			curl -s -o /dev/null -w '%{http_code}\n' -H "Authorization: Bearer $ak" \
-			    -H "X-Poll-Token: $tok" "$base/v1/executions/$route/$cid"
-		done >>"$out"
-	) &
-	loader=$!
-	loaders+=("$loader")
+	rm -f "$out.stop"
+	cur=()
+	for i in 1 2 3 4; do
+		(
+			while [ ! -e "$out.stop" ]; do
+				curl -s -o /dev/null --max-time 10 -w '%{http_code}\n' \
+				    -H "Authorization: Bearer $ak" -H "X-Poll-Token: $tok" \
+				    "$base/v1/executions/$route/$cid"
+			done >>"$out"
+		) &
+		cur+=($!)
+		loaders+=($!)
+	done
+	loader_out=$out
 }
-load_stop() { kill "$loader" 2>/dev/null; wait "$loader" 2>/dev/null; }
+load_stop() { local p; touch "$loader_out.stop"; for p in "${cur[@]}"; do wait "$p" 2>/dev/null; done; }
 lines() { wc -l <"$1"; }
 mainpid() { in_ct systemctl show -P MainPID asyncexec-fcgi.service; }
 workers() { in_ct sh -c 'cat /proc/$(systemctl show -P MainPID asyncexec-fcgi.service)/task/*/children' 2>/dev/null | tr ' ' '\n' | grep . | sort -n; }
 
 # Restart under load: the socket stays open, nginx's connections queue: no 502.
 m1=$(mainpid)
+s1=$(in_ct systemctl show -P ActiveEnterTimestampMonotonic asyncexec-fcgi.socket)
 load_start "$work/codes.restart"
-wait_for 10 atleast "$work/codes.restart" 20
+wait_for 10 atleast "$work/codes.restart" 40
 n0=$(lines "$work/codes.restart")
 in_ct systemctl restart asyncexec-fcgi.service
-wait_for 10 atleast "$work/codes.restart" $((n0 + 50))
+n1=$(lines "$work/codes.restart")
+wait_for 10 atleast "$work/codes.restart" $((n1 + 100))
 load_stop
 m2=$(mainpid)
+say "restart: $((n1 - n0)) requests answered while systemctl restart ran"
+check "restart: the socket unit stayed up (same activation)" \
+    test "$(in_ct systemctl show -P ActiveEnterTimestampMonotonic asyncexec-fcgi.socket)" = "$s1"
 n502=$(grep -c '^502$' "$work/codes.restart")
 nbad=$(grep -vc '^2' "$work/codes.restart")
 say "restart under load: $(lines "$work/codes.restart") requests, $n502 answered 502, $nbad not 2xx"
@@ -323,7 +355,7 @@ if [ "${ASYNCEXEC_DEPLOY_RELOAD:-0}" = 1 ]; then
 	old=$(workers | tr '\n' ' ')
 	m1=$(mainpid)
 	load_start "$work/codes.reload"
-	wait_for 10 atleast "$work/codes.reload" 20
+	wait_for 10 atleast "$work/codes.reload" 40
 	n0=$(lines "$work/codes.reload")
 	in_ct systemctl reload asyncexec-fcgi.service
 	replaced() {
@@ -335,7 +367,7 @@ if [ "${ASYNCEXEC_DEPLOY_RELOAD:-0}" = 1 ]; then
 	}
 	wait_for 30 replaced
 	rc_repl=$?
-	wait_for 10 atleast "$work/codes.reload" $((n0 + 50))
+	wait_for 10 atleast "$work/codes.reload" $((n0 + 100))
 	load_stop
 	nbad=$(grep -vc '^2' "$work/codes.reload")
 	say "reload under load: $(lines "$work/codes.reload") requests, $nbad not 2xx"
