@@ -35,6 +35,11 @@ cflags="$(dpkg-buildflags --get CFLAGS) $(dpkg-buildflags --get CPPFLAGS)"
 cflags="$cflags -ffile-prefix-map=$root=."
 ldflags=$(dpkg-buildflags --get LDFLAGS)
 
+# A build directory of another source tree (another clone) is started afresh.
+if [ -f "$build/CMakeCache.txt" ] &&
+    ! grep -qx "CMAKE_HOME_DIRECTORY:INTERNAL=$root" "$build/CMakeCache.txt"; then
+	rm -rf "$build"
+fi
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr \
 	-DBUILD_TESTING=OFF -DASYNCEXEC_WERROR=OFF \
 	-DCMAKE_C_FLAGS="$cflags" -DCMAKE_EXE_LINKER_FLAGS="$ldflags" >/dev/null

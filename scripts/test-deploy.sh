@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/test-deploy.sh - the deployment test: the Debian package in a booted Debian 12.
 #
-#  1. builds the .deb (scripts/package.sh);
+#  1. builds the .deb (scripts/package.sh) and runs lintian on it (no error allowed);
 #  2. makes a minimal Debian 12 root file system with debootstrap (cached as a tarball in
 #     .local/deploy/rootfs-cache, with apt's downloaded packages) and boots a fresh copy
 #     of it with systemd-nspawn --boot (systemd as PID 1; the host's network);
@@ -13,8 +13,8 @@
 #     the socket's permissions, journalctl -p err, apt remove and apt purge;
 #  6. powers the container off and removes it, whatever happened (trap; by pid).
 #
-# Run as root on a Debian 12 host; installs systemd-container, debootstrap and curl with
-# apt-get when missing. Port 80 must be free on the host (the container shares its
+# Run as root on a Debian 12 host; installs systemd-container, debootstrap, curl and
+# lintian with apt-get when missing. Port 80 must be free on the host (the container shares its
 # network). Ends with "N passed, N failed"; exit 0 only when nothing failed.
 #   ASYNCEXEC_DEPLOY_DIR     state directory (default .local/deploy)
 #   ASYNCEXEC_DEPLOY_RELOAD  1: check `systemctl reload` under load (the master's SIGHUP
@@ -108,6 +108,7 @@ command -v systemd-nspawn >/dev/null || need+=(systemd-container)
 command -v debootstrap >/dev/null || need+=(debootstrap)
 command -v curl >/dev/null || need+=(curl)
 command -v nsenter >/dev/null || need+=(util-linux)
+command -v lintian >/dev/null || need+=(lintian)
 if [ ${#need[@]} -gt 0 ]; then
 	say "installing ${need[*]}"
 	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" \
@@ -127,6 +128,13 @@ ext=$(ip -4 -o addr show scope global 2>/dev/null | awk '{ sub("/.*", "", $4); p
 say "building the package"
 deb=$(scripts/package.sh "$state/package" | tail -n 1) && [ -f "$deb" ] || die "scripts/package.sh"
 say "package: $deb"
+lint() {
+	lintian --fail-on error "$deb" >"$state/lintian.log" 2>&1
+	local rc=$?
+	grep -v '^running with root privileges' "$state/lintian.log" | sed 's/^/    /'
+	return "$rc"
+}
+check "lintian: no errors" lint
 
 # ---- 2. root file system and boot ------------------------------------------------------
 mkdir -p "$cache/apt-archives"

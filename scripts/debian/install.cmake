@@ -10,6 +10,9 @@
 #   cpack -G DEB (in BUILD)        asyncexec_<version>-<release>_<arch>.deb
 
 set(ASYNCEXEC_DEB_RELEASE 1 CACHE STRING "Debian revision of the package")
+# The Maintainer field; set your own address when you publish the package.
+set(ASYNCEXEC_DEB_MAINTAINER "asyncexec maintainers <asyncexec@example.org>"
+  CACHE STRING "Maintainer of the Debian package")
 # bookworm's debhelper (13.11) installs units in /lib/systemd/system; systemd also reads
 # PREFIX/lib/systemd/system for other prefixes (/usr/local).
 if(CMAKE_INSTALL_PREFIX STREQUAL "/usr")
@@ -91,9 +94,6 @@ install(FILES ${_gen}/cron/asyncexec-expire ${_src}/examples/asyncexec.conf
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME asyncexec)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
-# The Maintainer field; set your own address when you publish the package.
-set(ASYNCEXEC_DEB_MAINTAINER "asyncexec maintainers <asyncexec@example.org>"
-  CACHE STRING "Maintainer of the Debian package")
 set(CPACK_PACKAGE_CONTACT "${ASYNCEXEC_DEB_MAINTAINER}")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "durable asynchronous request-reply service (FastCGI)")
 set(CPACK_PACKAGE_DESCRIPTION "\
