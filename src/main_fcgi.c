@@ -62,7 +62,7 @@ main(int argc, char *argv[])
 		return 1;
 	/* master_run unlinks the socket it created as its stop begins. */
 	(void)created;
-	rc = master_run(&cfg, fd);
+	rc = master_run(&cfg, path, fd);
 	log_info("master: stopped");
 	return rc;
 }

@@ -13,13 +13,29 @@
  * crash loop or a fork that keeps failing costs little and logs little
  * (the first exits, then one line per LOG_EVERY_MS).
  *
+ * SIGHUP (systemctl reload): the master loads its configuration file
+ * again into a new struct, whole, before anything changes; an invalid
+ * file is refused with config_load's "FILE:LINE: key: reason" and the
+ * running workers keep serving. A valid one becomes the master's
+ * configuration (log level included), a new generation of workers is
+ * forked with it (a fork copies it) on the same listening socket, and
+ * only then does the old generation get SIGTERM: each old worker
+ * answers the request it serves and exits; it is reaped, never
+ * replaced. The socket is kept: changes of listen, listen_mode,
+ * listen_group and listen_backlog are logged as needing a restart. Old
+ * workers still running STOP_KILL_SECONDS after their SIGTERM get
+ * SIGKILL; until then SIGTERM is repeated to them every RETIRE_KICK_MS
+ * (a worker sees it only while it waits for a connection, so one is
+ * enough; the repeats cost nothing and bound the SIGKILL's lateness).
+ *
  * SIGTERM/SIGINT: the master unlinks the socket it created (new
- * connections are refused), sends SIGTERM to every worker and repeats
- * it until all have exited (each answers its request in flight first),
- * reaps them all and exits 0. Workers still running STOP_KILL_SECONDS
- * after the SIGTERM get SIGKILL and the master exits 1; that deadline
- * is below the unit's TimeoutStopSec (30 s), so the master, not
- * systemd, ends the stop and reaps every child.
+ * connections are refused), sends SIGTERM to every worker of every
+ * generation and repeats it until all have exited (each answers its
+ * request in flight first), reaps them all and exits 0. Workers still
+ * running STOP_KILL_SECONDS after the SIGTERM get SIGKILL and the
+ * master exits 1; that deadline is below the unit's TimeoutStopSec
+ * (30 s), so the master, not systemd, ends the stop and reaps every
+ * child.
  */
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -48,8 +64,9 @@
 #define HEALTHY_MS		10000	/* a life this long: no delay */
 #define CRASH_LOOP		3	/* quick exits in a row: a loop */
 #define LOG_EVERY_MS		10000	/* one repeated line per */
+#define RETIRE_KICK_MS		1000	/* SIGTERM again to old workers */
 
-static volatile sig_atomic_t got_term, got_chld, got_alrm;
+static volatile sig_atomic_t got_term, got_chld, got_alrm, got_hup;
 
 /* The socket file master_listen created, unlinked when the stop begins. */
 static char	 owned_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
@@ -60,6 +77,26 @@ struct child {
 	long long	 due;		/* ms, refill time if empty */
 	unsigned	 backoff;	/* ms, the slot's current delay */
 	unsigned	 quick;		/* quick exits in a row */
+};
+
+/*
+ * The master's state: its configuration (the current generation's),
+ * the file it came from, the socket, the current generation's slots,
+ * and the old generations' workers still running (pid, and in started
+ * the time of their first SIGTERM), never refilled. oldcap is kept at
+ * least nold + n, so that the stop can always move the current
+ * generation there.
+ */
+struct master {
+	struct config	 cfg;
+	const char	*path;
+	int		 fd;
+	struct child	*kids;
+	unsigned	 n;
+	struct child	*old;
+	size_t		 nold, oldcap;
+	long long	 kick;		/* ms, the next SIGTERM to old ones */
+	unsigned	 generation;
 };
 
 /* One kind of repeated line: when it was last logged, how many held. */
@@ -78,6 +115,8 @@ on_signal(int sig)
 		got_chld = 1;
 	else if (sig == SIGALRM)
 		got_alrm = 1;
+	else if (sig == SIGHUP)
+		got_hup = 1;
 	else
 		got_term = 1;
 }
@@ -342,41 +381,69 @@ slot_exited(struct child *c, unsigned i, pid_t pid, int status)
 	    BACKOFF_MAX_MS / 1000, held);
 }
 
-/* Reaps every exited worker and marks its slot empty. */
+/* Removes old worker i of m after its exit with status (logged). */
 static void
-reap(struct child *kids, unsigned n)
+old_exited(struct master *m, size_t i, int status)
+{
+	char	 why[64];
+
+	exit_text(status, why, sizeof(why));
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		log_info("master: old worker %ld %s", (long)m->old[i].pid, why);
+	else
+		log_warn("master: old worker %ld %s", (long)m->old[i].pid, why);
+	m->old[i] = m->old[--m->nold];
+}
+
+/*
+ * Reaps every exited worker: a current one's slot becomes empty (to be
+ * refilled), an old one is forgotten.
+ */
+static void
+reap(struct master *m)
 {
 	pid_t		 pid;
 	int		 status;
 	unsigned	 i;
+	size_t		 j;
 
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-		for (i = 0; i < n && kids[i].pid != pid; i++)
+		for (i = 0; i < m->n && m->kids[i].pid != pid; i++)
 			;
-		if (i < n)
-			slot_exited(&kids[i], i, pid, status);
+		if (i < m->n) {
+			slot_exited(&m->kids[i], i, pid, status);
+			continue;
+		}
+		for (j = 0; j < m->nold && m->old[j].pid != pid; j++)
+			;
+		if (j < m->nold)
+			old_exited(m, j, status);
 	}
 }
 
 /*
  * Forks a worker into every empty slot that is due, then arms the tick
- * (one-shot ITIMER_REAL) for the earliest slot still empty, or disarms
- * it when every slot is full.
+ * (one-shot ITIMER_REAL) for the earliest slot still empty or, while
+ * old workers run, their next SIGTERM; it is disarmed when every slot
+ * is full and no old worker is left.
  */
 static void
-refill(const struct config *cfg, int fd, struct child *kids, unsigned n)
+refill(struct master *m)
 {
 	struct itimerval it;
 	long long	 now = now_ms(), next = -1, left;
 	unsigned	 i;
 
-	for (i = 0; i < n; i++) {
-		if (kids[i].pid == 0 && kids[i].due <= now &&
-		    spawn(cfg, fd, &kids[i], i) == 0)
+	for (i = 0; i < m->n; i++) {
+		if (m->kids[i].pid == 0 && m->kids[i].due <= now &&
+		    spawn(&m->cfg, m->fd, &m->kids[i], i) == 0)
 			metrics_worker_restart();
-		if (kids[i].pid == 0 && (next == -1 || kids[i].due < next))
-			next = kids[i].due;
+		if (m->kids[i].pid == 0 &&
+		    (next == -1 || m->kids[i].due < next))
+			next = m->kids[i].due;
 	}
+	if (m->nold > 0 && (next == -1 || m->kick < next))
+		next = m->kick;
 	memset(&it, 0, sizeof(it));
 	if (next != -1) {
 		if ((left = next - now) < 1)
@@ -387,11 +454,134 @@ refill(const struct config *cfg, int fd, struct child *kids, unsigned n)
 	(void)setitimer(ITIMER_REAL, &it, NULL);
 }
 
+/*
+ * Sends SIGTERM to every old worker when due (every RETIRE_KICK_MS),
+ * SIGKILL to those running STOP_KILL_SECONDS after their first one.
+ */
+static void
+kick_old(struct master *m)
+{
+	long long	 now = now_ms();
+	size_t		 i;
+
+	if (m->nold == 0 || now < m->kick)
+		return;
+	for (i = 0; i < m->nold; i++) {
+		if (now - m->old[i].started < STOP_KILL_SECONDS * 1000LL) {
+			kill(m->old[i].pid, SIGTERM);
+			continue;
+		}
+		if (m->old[i].quick++ == 0)	/* "killed" mark: log once */
+			log_error("master: old worker %ld still running %d s "
+			    "after the reload; killing it",
+			    (long)m->old[i].pid, STOP_KILL_SECONDS);
+		kill(m->old[i].pid, SIGKILL);
+	}
+	m->kick = now + RETIRE_KICK_MS;
+}
+
+/*
+ * Moves the live workers of the current generation to the old ones
+ * (room is there: oldcap >= nold + n), with now as the time of their
+ * SIGTERM, and sends it. Their slots are left empty.
+ */
+static void
+retire_current(struct master *m)
+{
+	long long	 now = now_ms();
+	unsigned	 i;
+
+	for (i = 0; i < m->n; i++) {
+		if (m->kids[i].pid == 0)
+			continue;
+		kill(m->kids[i].pid, SIGTERM);
+		m->old[m->nold].pid = m->kids[i].pid;
+		m->old[m->nold].started = now;
+		m->old[m->nold].quick = 0;
+		m->nold++;
+		m->kids[i].pid = 0;
+	}
+	m->kick = now + RETIRE_KICK_MS;
+}
+
+/* Warns about each setting of the socket that differs in next. */
+static void
+socket_changes(const struct config *cur, const struct config *next)
+{
+	const char	*what = NULL;
+
+	if (strcmp(cur->listen, next->listen) != 0)
+		what = "listen";
+	else if (cur->listen_mode != next->listen_mode)
+		what = "listen_mode";
+	else if (strcmp(cur->listen_group, next->listen_group) != 0)
+		what = "listen_group";
+	else if (cur->listen_backlog != next->listen_backlog)
+		what = "listen_backlog";
+	if (what != NULL)
+		log_warn("master: reload: %s (or another listen setting) "
+		    "changed; the listening socket is kept as it is: restart "
+		    "the service to apply it", what);
+}
+
+/*
+ * SIGHUP: loads m->path into a new struct and checks it whole; an
+ * invalid file is refused (one error line; the running configuration
+ * and workers stay). Else the new configuration becomes m's, a new
+ * generation of workers is forked with it on the same socket, and the
+ * old one is told to stop (retire_current). 0, or -1 when refused.
+ */
+static int
+reload(struct master *m)
+{
+	struct config	 next;
+	struct child	*kids, *old;
+	char		 err[512];
+	unsigned	 n, i, up = 0;
+	size_t		 need;
+
+	if (config_load(&next, m->path, err, sizeof(err)) == -1) {
+		log_error("master: reload refused, the running configuration "
+		    "and workers stay: %s", err);
+		return -1;
+	}
+	if ((n = config_workers(&next)) > MAX_WORKERS)
+		n = MAX_WORKERS;
+	need = m->nold + m->n + n;
+	if (need > m->oldcap) {
+		if ((old = reallocarray(m->old, need, sizeof(*old))) == NULL)
+			goto fail;
+		m->old = old;
+		m->oldcap = need;
+	}
+	if ((kids = calloc(n, sizeof(*kids))) == NULL)
+		goto fail;
+	socket_changes(&m->cfg, &next);
+	m->cfg = next;
+	log_set_level((enum log_level)m->cfg.log_level);
+	for (i = 0; i < n; i++)		/* the new generation first */
+		if (spawn(&m->cfg, m->fd, &kids[i], i) == 0)
+			up++;
+	retire_current(m);
+	free(m->kids);
+	m->kids = kids;
+	m->n = n;
+	metrics_workers(n);
+	log_info("master: reloaded %s: generation %u, %u of %u workers "
+	    "forked; %zu old workers finish their requests and exit",
+	    m->path, ++m->generation, up, n, m->nold);
+	return 0;
+fail:
+	log_error("master: reload refused: out of memory");
+	return -1;
+}
+
 /* Reaps every exited worker without blocking; returns how many live. */
 static unsigned
-reap_stopped(struct child *kids, unsigned n)
+reap_stopped(struct child *kids, size_t n)
 {
-	unsigned	 i, live = 0;
+	size_t		 i;
+	unsigned	 live = 0;
 
 	for (i = 0; i < n; i++) {
 		if (kids[i].pid > 0 && waitpid(kids[i].pid, NULL, WNOHANG) ==
@@ -410,13 +600,13 @@ reap_stopped(struct child *kids, unsigned n)
  * SIGTERM the stragglers get SIGKILL. 0, or -1 when some were killed.
  */
 static int
-stop_all(struct child *kids, unsigned n)
+stop_all(struct child *kids, size_t n)
 {
 	struct itimerval off;
 	struct timespec	 tick;
 	sigset_t	 chld;
 	long long	 deadline, left;
-	unsigned	 i;
+	size_t		 i;
 	int		 sig = SIGTERM;
 
 	deadline = now_ms() + STOP_KILL_SECONDS * 1000LL;
@@ -451,66 +641,88 @@ master_signals(sigset_t *old)
 {
 	struct sigaction sa;
 	sigset_t	 block;
+	const int	 sigs[] = { SIGTERM, SIGINT, SIGCHLD, SIGALRM, SIGHUP };
+	size_t		 i;
 
 	sigemptyset(&block);
-	sigaddset(&block, SIGTERM);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGCHLD);
-	sigaddset(&block, SIGALRM);
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaddset(&block, sigs[i]);
 	sigprocmask(SIG_BLOCK, &block, old);
 	memset(&sa, 0, sizeof(sa));
 	sigemptyset(&sa.sa_mask);
 	sa.sa_handler = on_signal;
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGCHLD, &sa, NULL);
-	sigaction(SIGALRM, &sa, NULL);
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+}
+
+/* Sets up m for cfg (read from path) and socket fd. 0, or -1 (logged). */
+static int
+master_init(struct master *m, const struct config *cfg, const char *path,
+    int fd)
+{
+	memset(m, 0, sizeof(*m));
+	m->cfg = *cfg;
+	m->path = path;
+	m->fd = fd;
+	if ((m->n = config_workers(cfg)) > MAX_WORKERS)
+		m->n = MAX_WORKERS;
+	m->oldcap = m->n;
+	if ((m->kids = calloc(m->n, sizeof(*m->kids))) == NULL ||
+	    (m->old = calloc(m->oldcap, sizeof(*m->old))) == NULL) {
+		log_error("master: out of memory");
+		free(m->kids);
+		return -1;
+	}
+	return 0;
 }
 
 /*
- * Runs the master until SIGTERM/SIGINT; returns the exit status: 0
- * after a clean stop, 1 when it could not start its workers or had to
- * SIGKILL some at the stop deadline.
+ * Runs the master until SIGTERM/SIGINT, reloading path on SIGHUP;
+ * returns the exit status: 0 after a clean stop, 1 when it could not
+ * start its workers or had to SIGKILL some at the stop deadline.
  */
 int
-master_run(const struct config *cfg, int fd)
+master_run(const struct config *cfg, const char *path, int fd)
 {
-	struct child	*kids;
+	struct master	 m;
 	sigset_t	 old;
-	unsigned	 i, n = config_workers(cfg);
+	unsigned	 i;
 	int		 rc = 0;
 
-	if (n > MAX_WORKERS)
-		n = MAX_WORKERS;
-	if ((kids = calloc(n, sizeof(*kids))) == NULL) {
-		log_error("master: out of memory");
+	if (master_init(&m, cfg, path, fd) == -1) {
 		if (owned_path[0] != '\0')
 			(void)unlink(owned_path);
 		return 1;
 	}
 	master_signals(&old);
-	metrics_workers(n);
-	for (i = 0; i < n && rc == 0; i++)
-		rc = spawn(cfg, fd, &kids[i], i);
+	metrics_workers(m.n);
+	for (i = 0; i < m.n && rc == 0; i++)
+		rc = spawn(&m.cfg, fd, &m.kids[i], i);
 	if (rc == 0)
-		log_info("master: %u workers serving %s", n, cfg->listen);
+		log_info("master: %u workers serving %s", m.n, m.cfg.listen);
 	while (rc == 0 && !got_term) {
 		sigsuspend(&old);
 		if (got_term)
 			break;
 		got_chld = got_alrm = 0;
-		reap(kids, n);
-		refill(cfg, fd, kids, n);
+		reap(&m);
+		if (got_hup) {
+			got_hup = 0;
+			(void)reload(&m);
+		}
+		kick_old(&m);
+		refill(&m);
 	}
 	if (owned_path[0] != '\0')
 		(void)unlink(owned_path);	/* refuse new connections */
-	log_info("master: stopping %u workers", n);
-	if (stop_all(kids, n) == -1)
+	retire_current(&m);	/* every generation stops together */
+	log_info("master: stopping %zu workers", m.nold);
+	if (stop_all(m.old, m.nold) == -1)
 		rc = -1;
-	free(kids);
+	free(m.kids);
+	free(m.old);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	return rc == 0 ? 0 : 1;
 }

@@ -3,14 +3,21 @@
  * request -> router -> handler -> response.
  *
  * The worker connects to the database after fork and prepares every
- * statement. SIGTERM (installed without SA_RESTART) calls
- * FCGX_ShutdownPending(), so a blocked accept returns and the worker
- * exits. SIGTERM is blocked while a request is served, so the request
- * in flight is answered first; the master repeats SIGTERM until every
- * worker is gone, which also covers libfcgi's window between its
- * shutdown check and accept().
+ * statement. SIGTERM and SIGINT are blocked all the time except while
+ * the worker waits for a connection in ppoll(2), which lets them in
+ * atomically: the handler sets stopping (and FCGX_ShutdownPending()),
+ * ppoll returns EINTR and the worker exits. A signal arriving anywhere
+ * else waits for the request to be answered, including libfcgi's own
+ * accept, its wait for the new connection's first bytes and its read of
+ * the params inside FCGX_Accept_r: a signal there would close that
+ * connection unanswered, and libfcgi's OS_Accept then spins on the
+ * closed descriptor for ever. The listening socket is made non-blocking,
+ * so the workers that lose the race for a connection get EAGAIN and
+ * wait again instead of blocking in accept with the signals held.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <string.h>
 #include <time.h>
@@ -107,6 +114,33 @@ serve(struct app *app, FCGX_Request *fr)
 }
 
 /*
+ * Waits for a connection on listen_fd with the signal mask waitmask
+ * (SIGTERM let in) for that wait only. 0 when one may be there, else -1
+ * (errno EINTR after SIGTERM or SIGINT, stopping set).
+ */
+static int
+wait_conn(int listen_fd, const sigset_t *waitmask)
+{
+	struct pollfd	 pfd;
+	sigset_t	 pend;
+
+	pfd.fd = listen_fd;
+	pfd.events = POLLIN;
+	pfd.revents = 0;
+	if (ppoll(&pfd, 1, NULL, waitmask) == -1)
+		return -1;
+	/* A ppoll that finds the socket ready restores the mask without
+	 * delivering a pending signal: under load it always is. */
+	if (sigpending(&pend) == 0 && (sigismember(&pend, SIGTERM) == 1 ||
+	    sigismember(&pend, SIGINT) == 1)) {
+		stopping = 1;
+		errno = EINTR;
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * Runs the accept loop on listen_fd until SIGTERM. Returns the process
  * exit status: 0 after a clean stop, 1 when accept keeps failing.
  */
@@ -115,8 +149,8 @@ worker_run(const struct config *cfg, int listen_fd)
 {
 	struct app	 app = { 0 };	/* idkey_ok 0: the key loads on first use */
 	FCGX_Request	 fr;
-	sigset_t	 term;
-	int		 failures = 0, rc;
+	sigset_t	 term, waitmask;
+	int		 failures = 0, rc, fl;
 
 	worker_signals();
 	app.cfg = cfg;
@@ -131,14 +165,22 @@ worker_run(const struct config *cfg, int listen_fd)
 	sigemptyset(&term);
 	sigaddset(&term, SIGTERM);
 	sigaddset(&term, SIGINT);
+	sigprocmask(SIG_BLOCK, &term, &waitmask);
+	if ((fl = fcntl(listen_fd, F_GETFL)) == -1 ||
+	    fcntl(listen_fd, F_SETFL, fl | O_NONBLOCK) == -1) {
+		log_error("worker: listening socket: %s", strerror(errno));
+		return 1;
+	}
 	while (!stopping) {
-		/* SIGTERM only while waiting in accept: a request in flight
-		 * never sees EINTR and always runs to its end. */
-		sigprocmask(SIG_UNBLOCK, &term, NULL);
-		rc = FCGX_Accept_r(&fr);
-		sigprocmask(SIG_BLOCK, &term, NULL);
+		/* SIGTERM only while waiting in ppoll: an accepted
+		 * connection never sees EINTR and always runs to its end. */
+		if (wait_conn(listen_fd, &waitmask) == 0)
+			rc = FCGX_Accept_r(&fr);
+		else
+			rc = -1;
 		if (rc < 0) {
-			if (stopping || errno == EINTR)
+			if (stopping || errno == EINTR || errno == EAGAIN ||
+			    errno == EWOULDBLOCK)
 				continue;
 			log_error("worker: accept failed: %s", strerror(errno));
 			if (++failures > 100)

@@ -8,6 +8,6 @@ struct config;
 
 int	worker_run(const struct config *, int listen_fd);
 int	master_listen(const struct config *, int *created);
-int	master_run(const struct config *, int listen_fd);
+int	master_run(const struct config *, const char *path, int listen_fd);
 
 #endif

@@ -400,6 +400,10 @@ blocked_in(pid_t pid)
 	return nr;
 }
 
+/*
+ * Whether system call nr is an idle worker's wait for a connection:
+ * ppoll(2) on the listening socket (accept(2) in older workers).
+ */
 int
 in_accept(long nr)
 {
@@ -407,7 +411,7 @@ in_accept(long nr)
 	if (nr == SYS_accept)
 		return 1;
 #endif
-	return nr == SYS_accept4;
+	return nr == SYS_accept4 || nr == SYS_ppoll;
 }
 
 /* The mask of signals of a "SigPnd:"/"ShdPnd:"/"SigBlk:" line of pid. */

@@ -1,0 +1,693 @@
+/*
+ * test_master_reload.c - graceful reload of asyncexec-fcgi on SIGHUP
+ * (systemctl reload: ExecReload sends SIGHUP to the master), each
+ * scenario on its own master in this test's temp dir, spoken to in raw
+ * FastCGI (GET /healthz and POST submits with the stack's database).
+ *
+ *   1. reload under load: LOAD_THREADS clients (half of them pausing
+ *      between connect and the request, as a busy web server may),
+ *      RELOADS SIGHUPs with a changed `workers` value each time: no
+ *      request fails (every one answered whole with its status), every
+ *      worker pid changes, the count follows `workers`, the old workers
+ *      exit 0 and are not replaced, the master stops with exit 0 and
+ *      leaves no process
+ *   2. an invalid file: one error line naming FILE:LINE: key, the same
+ *      workers keep serving; fixed (listen_mode changed, log_level
+ *      error): a new generation, a warning about listen_mode, the
+ *      socket's mode unchanged, the master's info lines silenced
+ *   3. a request in flight in an old worker (a half-sent submit) is
+ *      answered whole after the reload; its worker then exits 0
+ *   4. SIGTERM during a reload (an old worker still serving): both
+ *      generations stop, the request in flight is answered, exit 0
+ *
+ * Figures are printed as "figure: ..." lines.
+ */
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "fcgi_client.h"
+#include "proc_util.h"
+
+#define LOAD_THREADS	4
+#define RELOADS		8
+#define SLOW_MS		3	/* a slow client's pause after connect */
+#define BURST		5	/* SIGHUPs sent back to back */
+#define REPLACE_MS	10000	/* a generation replaced, at most */
+
+static const char	 half_body[] = "{\"n\":\"0123456789ab\"}";
+
+/* What one load client saw. */
+struct load {
+	pthread_t	 tid;
+	const char	*sock;
+	int		 no;
+	long		 answered, failed;
+	char		 why[160];	/* the last failure */
+};
+
+static volatile int	 load_stop;
+
+/*
+ * One request of l: even n a /healthz (200), odd n a submit (202). The
+ * odd-numbered clients pause SLOW_MS between connect and the first
+ * record, as a busy web server may: a worker stopped while it waits
+ * for those bytes must not drop the connection.
+ */
+static void
+load_one(struct load *l, long n)
+{
+	static const char *const hz[] = { "REQUEST_METHOD", "GET",
+	    "REQUEST_URI", "/healthz", "SCRIPT_NAME", "/healthz" };
+	struct fcgi_resp	 r;
+	long long		 dl = now_ms() + REQ_MS;
+	char			 cid[96], body[64];
+	int			 fd = -1, rc = -1, want = n % 2 ? 202 : 200;
+
+	memset(&r, 0, sizeof(r));
+	snprintf(cid, sizeof(cid), "reload-%ld-%d-%ld", (long)getpid(),
+	    l->no, n);
+	snprintf(body, sizeof(body), "{\"n\":%ld}", n);
+	errno = 0;
+	if (n % 2 == 0) {
+		if ((fd = fcgi_connect(l->sock)) != -1 &&
+		    (l->no % 2 == 0 || (sleep_ms(SLOW_MS), 1)) &&
+		    fcgi_begin(fd, dl) == 0 &&
+		    fcgi_params(fd, hz, 3, dl) == 0 &&
+		    fcgi_stdin(fd, NULL, 0, dl) == 0)
+			rc = fcgi_read(fd, &r, dl);
+	} else if ((fd = submit_start(l->sock, cid, body, strlen(body),
+	    dl)) != -1)
+		rc = fcgi_read(fd, &r, dl);
+	if (rc == 0 && r.status == want && r.proto_status == 0 &&
+	    (want == 200 || (r.body != NULL && strstr(r.body, "pollToken"))))
+		l->answered++;
+	else {
+		l->failed++;
+		snprintf(l->why, sizeof(l->why), "request %ld: %s, status %d, "
+		    "%zu bytes (errno %d)", n, fd == -1 ? "no connection" :
+		    rc == -1 ? "no whole answer" : "unexpected answer",
+		    r.status, r.out_len, errno);
+	}
+	if (fd != -1)
+		close(fd);
+	fcgi_resp_free(&r);
+}
+
+static void *
+load_main(void *arg)
+{
+	struct load	*l = arg;
+	long		 n = 0;
+
+	while (!load_stop)
+		load_one(l, n++);
+	return NULL;
+}
+
+/* Starts the load clients on sock. 0 or -1. */
+static int
+load_start(struct load *ls, const char *sock)
+{
+	const char	*uri, *auth;
+	int		 i;
+
+	if (proc_route_key(&uri, &auth) == -1)
+		return -1;
+	load_stop = 0;
+	for (i = 0; i < LOAD_THREADS; i++) {
+		memset(&ls[i], 0, sizeof(ls[i]));
+		ls[i].sock = sock;
+		ls[i].no = i;
+		if (pthread_create(&ls[i].tid, NULL, load_main, &ls[i]) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Stops the clients; sums their outcomes into *t. */
+static void
+load_join(struct load *ls, struct load *t)
+{
+	int	 i;
+
+	load_stop = 1;
+	memset(t, 0, sizeof(*t));
+	for (i = 0; i < LOAD_THREADS; i++) {
+		(void)pthread_join(ls[i].tid, NULL);
+		t->answered += ls[i].answered;
+		t->failed += ls[i].failed;
+		if (ls[i].failed > 0)
+			memcpy(t->why, ls[i].why, sizeof(t->why));
+	}
+}
+
+struct more_wait {
+	const struct load	*ls;
+	long			 until;
+};
+
+static long
+answered(const struct load *ls)
+{
+	long	 n = 0;
+	int	 i;
+
+	for (i = 0; i < LOAD_THREADS; i++)
+		n += ls[i].answered;
+	return n;
+}
+
+static int
+more_answered(void *arg)
+{
+	struct more_wait	*m = arg;
+
+	return answered(m->ls) >= m->until;
+}
+
+/* Waits for n more answered requests of the load. */
+static int
+load_more(const struct load *ls, long n)
+{
+	struct more_wait	 m = { ls, answered(ls) + n };
+
+	return wait_for(more_answered, &m, START_MS);
+}
+
+/* Starts a master for cfg and waits for n workers; pid or -1. */
+static pid_t
+up(const char *cfg, const char *sock, const char *log, size_t n)
+{
+	struct up_wait		 u = { 0, sock, -1 };
+	struct n_workers	 nw;
+	struct exit_wait	 w;
+	pid_t			 m;
+
+	if ((m = start_master(cfg, log, -1)) <= 0)
+		return -1;
+	u.pid = w.pid = nw.master = m;
+	nw.want = n;
+	if (!wait_for(answers, &u, START_MS) || has_exited(&w) ||
+	    u.status != 200 || !wait_for(has_n_workers, &nw, START_MS)) {
+		CHECK(!"asyncexec-fcgi came up");
+		dump_log(log);
+		kill_master(m);
+		return -1;
+	}
+	return m;
+}
+
+/* A generation of master's workers: none of before, want of them. */
+struct gen_wait {
+	pid_t		 master;
+	const pid_t	*before;
+	size_t		 nbefore, want;
+	pid_t		 keep;		/* an old one allowed to run, or 0 */
+	pid_t		 now[MAX_PIDS];
+	size_t		 nnow;
+};
+
+/*
+ * Whether master's workers are want new ones (not in before), with no
+ * old one left but keep; their pids into now.
+ */
+static int
+replaced(void *arg)
+{
+	struct gen_wait	*g = arg;
+	pid_t		 pids[MAX_PIDS];
+	size_t		 n, i;
+
+	n = workers_of(g->master, pids, MAX_PIDS);
+	g->nnow = 0;
+	for (i = 0; i < n && i < MAX_PIDS; i++) {
+		if (has_pid(g->before, g->nbefore, pids[i])) {
+			if (pids[i] != g->keep)
+				return 0;
+			continue;
+		}
+		g->now[g->nnow++] = pids[i];
+	}
+	return g->nnow == g->want;
+}
+
+/*
+ * Polls every 2 ms (the replacement is the figure) until replaced(g);
+ * the time since t0, or -1 after ms.
+ */
+static long long
+time_replacement(struct gen_wait *g, long long t0, int ms)
+{
+	while (!replaced(g)) {
+		if (now_ms() - t0 > ms)
+			return -1;
+		sleep_ms(2);
+	}
+	return now_ms() - t0;
+}
+
+/* Whether the log file holds the text s. */
+static int
+log_has(const char *log, const char *s)
+{
+	char	*t = read_file(log);
+	int	 yes = t != NULL && strstr(t, s) != NULL;
+
+	free(t);
+	return yes;
+}
+
+struct log_wait {
+	const char	*log, *text;
+};
+
+static int
+logged(void *arg)
+{
+	struct log_wait	*w = arg;
+
+	return log_has(w->log, w->text);
+}
+
+/* Whether each of pids is gone and its exit 0 was logged by master. */
+static int
+exited_zero(const char *log, const pid_t *pids, size_t n)
+{
+	struct log_wait	 w = { log, NULL };
+	char		 line[96];
+	size_t		 i;
+	int		 ok = 1;
+
+	for (i = 0; i < n; i++) {
+		snprintf(line, sizeof(line), "old worker %ld exited with "
+		    "status 0", (long)pids[i]);
+		w.text = line;
+		if (!wait_for(logged, &w, STOP_MS) || alive(pids[i])) {
+			fprintf(stderr, "no \"%s\"\n", line);
+			ok = 0;
+		}
+	}
+	return ok;
+}
+
+/*
+ * Whether master keeps exactly the workers of g->now at 10 samples
+ * 20 ms apart: no old one replaced, no extra one forked.
+ */
+static int
+steady(const struct gen_wait *g)
+{
+	pid_t	 pids[MAX_PIDS];
+	size_t	 n, i;
+	int	 k;
+
+	for (k = 0; k < 10; k++) {
+		n = workers_of(g->master, pids, MAX_PIDS);
+		if (n != g->nnow)
+			return 0;
+		for (i = 0; i < n; i++)
+			if (!has_pid(g->now, g->nnow, pids[i]))
+				return 0;
+		sleep_ms(TICK_MS);
+	}
+	return 1;
+}
+
+/* One SIGHUP of scenario 1 to `workers` w; 0 when it checked out. */
+static int
+reload_once(pid_t m, const char *cfg, const char *sock, const char *log,
+    unsigned w, long long *took)
+{
+	struct gen_wait	 g;
+	pid_t		 before[MAX_PIDS];
+	char		 wv[16];
+	size_t		 nb;
+	long long	 t0;
+
+	memset(&g, 0, sizeof(g));
+	nb = workers_of(m, before, MAX_PIDS);
+	snprintf(wv, sizeof(wv), "%u", w);
+	CHECK_EQ_INT(derive_config(cfg, sock, wv, NULL), 0);
+	g.master = m, g.before = before, g.nbefore = nb, g.want = w;
+	t0 = now_ms();
+	CHECK_EQ_INT(kill(m, SIGHUP), 0);
+	*took = time_replacement(&g, t0, REPLACE_MS);
+	CHECK(*took >= 0);
+	if (*took < 0)
+		return -1;
+	CHECK(exited_zero(log, before, nb));
+	CHECK(steady(&g));
+	return 0;
+}
+
+/* Children of master that have exited and were not reaped (zombies). */
+static size_t
+zombies_of(pid_t master)
+{
+	DIR		*d;
+	struct dirent	*e;
+	struct pstat	 ps;
+	char		*end;
+	long		 pid;
+	size_t		 n = 0;
+
+	if ((d = opendir("/proc")) == NULL)
+		return 0;
+	while ((e = readdir(d)) != NULL) {
+		pid = strtol(e->d_name, &end, 10);
+		if (*end == '\0' && pid > 0 &&
+		    proc_stat((pid_t)pid, &ps) == 0 &&
+		    ps.ppid == master && ps.state == 'Z')
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+/*
+ * BURST SIGHUPs back to back (they may merge into fewer reloads): in
+ * the end WORKERS new workers, every old one gone and reaped.
+ */
+static void
+reload_burst(pid_t m, const char *cfg, const char *sock)
+{
+	struct gen_wait	 g;
+	pid_t		 before[MAX_PIDS];
+	long long	 t0;
+	int		 k;
+
+	memset(&g, 0, sizeof(g));
+	g.nbefore = workers_of(m, before, MAX_PIDS);
+	g.master = m, g.before = before, g.want = WORKERS;
+	CHECK_EQ_INT(derive_config(cfg, sock, WORKERS_STR, NULL), 0);
+	t0 = now_ms();
+	for (k = 0; k < BURST; k++)
+		CHECK_EQ_INT(kill(m, SIGHUP), 0);
+	CHECK(time_replacement(&g, t0, REPLACE_MS) >= 0);
+	CHECK(steady(&g));
+	CHECK_EQ_INT(zombies_of(m), 0);
+	printf("figure: %d SIGHUPs back to back under load: %zu new workers "
+	    "%lld ms later, no old one left, no child unreaped\n", BURST,
+	    g.nnow, now_ms() - t0);
+}
+
+/* 1. SIGHUP RELOADS times under load, `workers` changing each time. */
+static void
+scenario_under_load(void)
+{
+	static const unsigned	 counts[RELOADS] = { 3, 1, 4, 2, 3, 1, 4, 2 };
+	const char		*cfg = path_in_tmp("load.conf");
+	const char		*sock = path_in_tmp("load.sock");
+	const char		*log = path_in_tmp("load.log");
+	struct load		 ls[LOAD_THREADS], t;
+	long long		 took[RELOADS], worst = 0;
+	pid_t			 m;
+	int			 k, st;
+
+	CHECK_EQ_INT(derive_config(cfg, sock, WORKERS_STR, NULL), 0);
+	if ((m = up(cfg, sock, log, WORKERS)) == -1)
+		return;
+	CHECK_EQ_INT(load_start(ls, sock), 0);
+	CHECK(load_more(ls, 200));
+	for (k = 0; k < RELOADS; k++) {
+		if (reload_once(m, cfg, sock, log, counts[k], &took[k]) == -1)
+			break;
+		if (took[k] > worst)
+			worst = took[k];
+		printf("figure: reload %d under load: %u new workers, every "
+		    "old one gone %lld ms after SIGHUP\n", k + 1, counts[k],
+		    took[k]);
+		CHECK(load_more(ls, 200));
+	}
+	if (k == RELOADS) {
+		reload_burst(m, cfg, sock);
+		CHECK(load_more(ls, 200));
+	}
+	load_join(ls, &t);
+	printf("figure: %d reloads and a burst under load (%d clients): %ld "
+	    "requests answered, %ld failed%s%s; slowest replacement %lld ms\n",
+	    k, LOAD_THREADS, t.answered, t.failed, t.failed ? ": " : "",
+	    t.why, worst);
+	CHECK_EQ_INT(k, RELOADS);
+	CHECK(t.answered > 0);
+	CHECK_EQ_INT(t.failed, 0);
+	CHECK(log_has(log, "generation 8"));
+	(void)kill(m, SIGTERM);
+	st = wait_master_exit(m, STOP_MS);
+	CHECK(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	if (check_fail_ > 0)
+		dump_log(log);
+}
+
+/* Whether master has exactly the n workers of pids. */
+static int
+same_workers(pid_t m, const pid_t *pids, size_t n)
+{
+	pid_t	 now[MAX_PIDS];
+	size_t	 k, i;
+
+	if ((k = workers_of(m, now, MAX_PIDS)) != n)
+		return 0;
+	for (i = 0; i < k; i++)
+		if (!has_pid(pids, n, now[i]))
+			return 0;
+	return 1;
+}
+
+/* 2. An invalid file is refused, the old workers serve; fixed: reload. */
+static void
+scenario_invalid(void)
+{
+	const char	*cfg = path_in_tmp("bad.conf");
+	const char	*sock = path_in_tmp("bad.sock");
+	const char	*log = path_in_tmp("bad.log");
+	struct gen_wait	 g;
+	struct log_wait	 lw = { log, NULL };
+	struct stat	 st0, st1;
+	pid_t		 m, before[MAX_PIDS];
+	char		 want[600];
+	unsigned	 line = 0;
+	size_t		 nb;
+	int		 i, ok = 0, st, refused;
+
+	CHECK_EQ_INT(derive_config(cfg, sock, WORKERS_STR, NULL), 0);
+	if ((m = up(cfg, sock, log, WORKERS)) == -1)
+		return;
+	nb = workers_of(m, before, MAX_PIDS);
+	CHECK(lstat(sock, &st0) == 0);
+	CHECK_EQ_INT(derive_config(cfg, sock, "lots", &line), 0);
+	CHECK_EQ_INT(kill(m, SIGHUP), 0);
+	snprintf(want, sizeof(want), "reload refused, the running "
+	    "configuration and workers stay: %s:%u: workers: ", cfg, line);
+	lw.text = want;
+	refused = wait_for(logged, &lw, STOP_MS);
+	CHECK(refused);
+	for (i = 0; i < 20; i++)
+		ok += healthz(sock) == 200;
+	CHECK_EQ_INT(ok, 20);
+	CHECK(same_workers(m, before, nb));
+	printf("figure: invalid configuration: %s \"%s...\"; %d of 20 "
+	    "requests answered 200 by the %s workers\n", refused ?
+	    "refused with" : "NO line", want, ok,
+	    same_workers(m, before, nb) ? "same" : "CHANGED");
+
+	CHECK_EQ_INT(derive_config_x(cfg, sock, "3", "listen_mode = 0600\n"
+	    "log_level = error\n", NULL), 0);
+	memset(&g, 0, sizeof(g));
+	g.master = m, g.before = before, g.nbefore = nb, g.want = 3;
+	CHECK_EQ_INT(kill(m, SIGHUP), 0);
+	CHECK(wait_for(replaced, &g, REPLACE_MS));
+	lw.text = "listen_mode (or another listen setting) changed";
+	CHECK(wait_for(logged, &lw, STOP_MS));
+	CHECK(lstat(sock, &st1) == 0 && st1.st_mode == st0.st_mode &&
+	    st1.st_ino == st0.st_ino);
+	CHECK_EQ_INT(healthz(sock), 200);
+	(void)kill(m, SIGTERM);
+	st = wait_master_exit(m, STOP_MS);
+	CHECK(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	CHECK(!log_has(log, "stopping"));	/* log_level = error */
+	if (check_fail_ > 0)
+		dump_log(log);
+}
+
+struct holder_wait {
+	pid_t	 master, pid;
+};
+
+/*
+ * Whether one worker of master has been blocked in read(2) at five
+ * samples 20 ms apart (the one holding the half-sent submit); into pid.
+ */
+static int
+holder(void *arg)
+{
+	struct holder_wait	*h = arg;
+	pid_t			 pids[MAX_PIDS];
+	size_t			 n, i;
+	int			 k, reading;
+
+	n = workers_of(h->master, pids, MAX_PIDS);
+	for (i = 0; i < n; i++) {
+		for (k = 0, reading = 1; k < 5 && reading; k++) {
+			reading = blocked_in(pids[i]) == SYS_read;
+			if (reading && k < 4)
+				sleep_ms(TICK_MS);
+		}
+		if (reading) {
+			h->pid = pids[i];
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Sends the rest of the half-sent submit on fd: a whole 202 answer? */
+static int
+finish_inflight(int fd)
+{
+	struct fcgi_resp	 r;
+	long long		 dl = now_ms() + REQ_MS;
+	int			 ok;
+
+	memset(&r, 0, sizeof(r));
+	ok = fcgi_stdin(fd, half_body + 10, strlen(half_body) - 10, dl) == 0 &&
+	    fcgi_stdin(fd, NULL, 0, dl) == 0 && fcgi_read(fd, &r, dl) == 0 &&
+	    r.ended && r.proto_status == 0 && r.status == 202 &&
+	    r.body != NULL && strstr(r.body, "\"pollToken\"") != NULL;
+	if (!ok)
+		fprintf(stderr, "in flight: status %d, %zu bytes\n", r.status,
+		    r.out_len);
+	fcgi_resp_free(&r);
+	close(fd);
+	return ok;
+}
+
+/*
+ * A master with WORKERS workers, one of them holding a half-sent
+ * submit (*fd, *h), reloaded: the new generation is up, the holder
+ * still runs, the idle old worker is gone. Files NAME.conf, .sock and
+ * .log (its path into log). The master's pid or -1.
+ */
+static pid_t
+reload_with_inflight(const char *name, char *log, size_t logsz, int *fd,
+    struct holder_wait *h)
+{
+	char		 cfg[520], sock[520];
+	struct gen_wait	 g;
+	pid_t		 m, before[MAX_PIDS];
+	size_t		 nb;
+
+	snprintf(cfg, sizeof(cfg), "%s.conf", path_in_tmp(name));
+	snprintf(sock, sizeof(sock), "%s.sock", path_in_tmp(name));
+	snprintf(log, logsz, "%s.log", path_in_tmp(name));
+	CHECK_EQ_INT(derive_config(cfg, sock, WORKERS_STR, NULL), 0);
+	if ((m = up(cfg, sock, log, WORKERS)) == -1)
+		return -1;
+	nb = workers_of(m, before, MAX_PIDS);
+	*fd = submit_start(sock, name, half_body, 10, now_ms() + REQ_MS);
+	CHECK(*fd != -1);
+	h->master = m, h->pid = 0;
+	CHECK(wait_for(holder, h, START_MS));
+	memset(&g, 0, sizeof(g));
+	g.master = m, g.before = before, g.nbefore = nb, g.want = WORKERS;
+	g.keep = h->pid;
+	CHECK_EQ_INT(kill(m, SIGHUP), 0);
+	CHECK(wait_for(replaced, &g, REPLACE_MS));
+	CHECK(h->pid > 0 && alive(h->pid));	/* it serves its request */
+	CHECK_EQ_INT(healthz(sock), 200);	/* the new ones serve */
+	if (*fd == -1 || h->pid == 0) {
+		kill_master(m);
+		return -1;
+	}
+	return m;
+}
+
+/* 3. A request in flight in an old worker is answered whole. */
+static void
+scenario_inflight(void)
+{
+	struct holder_wait	 h;
+	char			 log[520];
+	pid_t			 m;
+	int			 fd, st, whole, gone;
+
+	if ((m = reload_with_inflight("inflight", log, sizeof(log), &fd,
+	    &h)) == -1)
+		return;
+	whole = finish_inflight(fd);
+	CHECK(whole);
+	gone = exited_zero(log, &h.pid, 1);
+	CHECK(gone);
+	printf("figure: request in flight in an old worker during a reload: "
+	    "%s; the worker then %s\n", whole ? "answered 202 in full" :
+	    "NOT ANSWERED", gone ? "exited 0" : "did NOT exit 0");
+	(void)kill(m, SIGTERM);
+	st = wait_master_exit(m, STOP_MS);
+	CHECK(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	if (check_fail_ > 0)
+		dump_log(log);
+}
+
+/* 4. SIGTERM while an old worker still serves: all stop, exit 0. */
+static void
+scenario_term_during_reload(void)
+{
+	struct holder_wait	 h;
+	struct exit_wait	 w;
+	char			 log[520];
+	pid_t			 m, pids[MAX_PIDS];
+	size_t			 n;
+	int			 fd, st, whole;
+
+	if ((m = reload_with_inflight("termreload", log, sizeof(log), &fd,
+	    &h)) == -1)
+		return;
+	w.pid = m;
+	n = workers_of(m, pids, MAX_PIDS);	/* both generations */
+	CHECK_EQ_INT(n, WORKERS + 1);
+	CHECK_EQ_INT(kill(m, SIGTERM), 0);
+	CHECK(!has_exited(&w));		/* held by the request in flight */
+	whole = finish_inflight(fd);
+	CHECK(whole);
+	st = wait_master_exit(m, STOP_MS);	/* no process left behind */
+	CHECK(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	printf("figure: SIGTERM during a reload (%zu workers of two "
+	    "generations): the request in flight %s, master exit %d\n", n,
+	    whole ? "answered in full" : "NOT ANSWERED",
+	    st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	if (check_fail_ > 0)
+		dump_log(log);
+}
+
+int
+main(int argc, char *argv[])
+{
+	const char	*only = argc > 1 ? argv[1] : NULL;
+
+	if (proc_init("reload") == -1)
+		return 1;
+	signal(SIGPIPE, SIG_IGN);
+	if (only == NULL || strcmp(only, "load") == 0)
+		scenario_under_load();
+	if (only == NULL || strcmp(only, "invalid") == 0)
+		scenario_invalid();
+	if (only == NULL || strcmp(only, "inflight") == 0)
+		scenario_inflight();
+	if (only == NULL || strcmp(only, "term") == 0)
+		scenario_term_during_reload();
+	kill_all();
+	remove_tmpdir();
+	return check_done("proc_master_reload");
+}
