@@ -423,6 +423,19 @@ say "journalctl -p err: $(grep -c "worker $victim killed by signal 9" "$work/err
 [ -s "$work/err.other" ] && sed 's/^/    /' "$work/err.other"
 check "journalctl -p err of the asyncexec units: empty (but the killed worker)" test ! -s "$work/err.other"
 
+# An upgrade (the same package again): the operator's edit of the conffile, its mode and
+# group stay; the running service is restarted (postinst try-restart) and serves again.
+in_ct sh -c 'echo "# local edit" >>/etc/asyncexec/asyncexec.conf'
+m1=$(mainpid)
+in_ct sh -c "cd /root && apt-get install -y -qq --reinstall ./$(basename "$deb")" \
+    </dev/null >"$work/reinstall.log" 2>&1
+check "reinstall: exit 0" test $? -eq 0
+check "reinstall: conffile keeps the local edit and 0640 root:asyncexec" \
+    eval 'in_ct grep -qx "# local edit" /etc/asyncexec/asyncexec.conf &&
+    [ "$(in_ct stat -c "%a %U:%G" /etc/asyncexec/asyncexec.conf)" = "640 root:asyncexec" ]'
+check "reinstall: the service was restarted and is ready" \
+    eval '[ "$(mainpid)" != "$m1" ] && wait_for 15 ready'
+
 # apt remove keeps the configuration and the user; purge removes them.
 in_ct apt-get remove -y -qq asyncexec >"$work/remove.log" 2>&1
 check "apt remove: binaries gone" not in_ct test -e /usr/sbin/asyncexec-fcgi
