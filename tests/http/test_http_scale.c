@@ -493,15 +493,16 @@ once_part(void)
 	fx_setup(&o.F, "scl-x");
 	CHECK(submit_all(&o.F, "x", o.s, o.n));
 	once_claim_all(&o);
-	/* a quarter falls due while the callbacks run (spread over o.spread ms from now):
-	 * the expiry in its loop races their callbacks */
-	o.spread = (int)(3000 * scale()) < 200 ? 200 : (int)(3000 * scale());
+	/* a quarter falls due while the callbacks run (spread over o.spread ms, the first
+	 * quarter of them due already): the expiry in its loop races their callbacks */
+	o.spread = (int)(3000 * scale()) < 400 ? 400 : (int)(3000 * scale());
 	o.due_end = now_ms() + o.spread + 1000;
 	snprintf(q, sizeof q, "UPDATE s2r_async_execution SET expires_at = NOW(3) + INTERVAL "
-	    "(CAST(SUBSTRING(correlation_id, 3) AS UNSIGNED) * %d DIV %d) * 1000 MICROSECOND "
+	    "(CAST(SUBSTRING(correlation_id, 3) AS UNSIGNED) * %d DIV %d - %d) * 1000 "
+	    "MICROSECOND "
 	    "WHERE environment = '%s' AND service_key = '%s' AND operation_key = '%s' "
 	    "AND CAST(SUBSTRING(correlation_id, 3) AS UNSIGNED) %% 4 = 0", o.spread, o.n,
-	    o.F.env, o.F.svc, o.F.op);
+	    o.spread / 4, o.F.env, o.F.svc, o.F.op);
 	db_exec(m, q);
 	mysql_close(m);
 	t1 = now_ms();
