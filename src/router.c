@@ -42,6 +42,8 @@ static const struct route_def routes[ROUTE__MAX] = {
 	{ "GET", "healthz", P_NONE, handle_healthz, "healthz" },	/* ROUTE_HEALTHZ */
 	{ "GET", "readyz", P_NONE, handle_readyz, "readyz" },	/* ROUTE_READYZ */
 	{ "GET", "metrics", P_NONE, handle_metrics, "metrics" },	/* ROUTE_METRICS */
+	{ "GET", "v1/openapi.json", P_NONE, handle_openapi,
+	  "openapi" },					/* ROUTE_OPENAPI */
 };
 
 /* Whether req's segments match pattern; fills vars with the "*" ones. */

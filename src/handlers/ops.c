@@ -1,12 +1,14 @@
 /*
  * ops.c - GET /healthz (process up), /readyz (database reachable and
- * schema current), /metrics (Prometheus text).
+ * schema current), /metrics (Prometheus text), /v1/openapi.json (the
+ * API's OpenAPI document, embedded at build time).
  */
 #include <stdlib.h>
 
 #include "../json.h"
 #include "../log.h"
 #include "../metrics.h"
+#include "../openapi.h"
 #include "handlers.h"
 
 enum herr
@@ -97,5 +99,16 @@ handle_metrics(struct app *app, struct req *req, struct resp *resp)
 	metrics_db(app, &resp->body);
 	resp->status = 200;
 	resp->content_type = "text/plain; version=0.0.4";
+	return HERR_OK;
+}
+
+/* The embedded OpenAPI document, as application/json; no key needed. */
+enum herr
+handle_openapi(struct app *app, struct req *req, struct resp *resp)
+{
+	(void)app;
+	(void)req;
+	buf_append(&resp->body, asyncexec_openapi, asyncexec_openapi_len);
+	resp_json(resp, 200);
 	return HERR_OK;
 }

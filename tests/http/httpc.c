@@ -7,7 +7,9 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -429,6 +431,113 @@ parse_response(const char *method, const struct dbuf *raw, struct http_resp *out
 	return parse_body(method, raw->p + off, raw->len - (size_t)off, out);
 }
 
+/* ---- exchange recorder ---------------------------------------------------------------- */
+
+/*
+ * When ASYNCEXEC_TEST_RECORD names a directory, every exchange that got a response is
+ * appended to RECORD/<program>.<pid>.jsonl as one JSON line: {"program","pid","seq",
+ * "target","method","path","status","headers":{lower-case name: value},"body"}. "path" is
+ * the raw request target; "body" holds the response's bytes, one code point U+0000..U+00FF
+ * per byte (decode: encode as Latin-1). tests/http/openapi_conformance.py checks them
+ * against src/openapi.json. One write(2) per line on an O_APPEND file, under a mutex.
+ */
+static pthread_mutex_t rec_mu = PTHREAD_MUTEX_INITIALIZER;
+static int rec_fd = -2;		/* -2: not opened yet, -1: not recording */
+static unsigned long rec_seq;
+
+static void
+rec_str(struct dbuf *b, const char *s, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	char e[7] = "\\u00";
+	size_t i;
+
+	dbuf_str(b, "\"");
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c == '"' || c == '\\') {
+			e[1] = (char)c;
+			dbuf_add(b, e, 2);
+			e[1] = 'u';
+		} else if (c < 0x20 || c >= 0x7f) {
+			e[4] = hex[c >> 4];
+			e[5] = hex[c & 15];
+			dbuf_add(b, e, 6);
+		} else
+			dbuf_add(b, &s[i], 1);
+	}
+	dbuf_str(b, "\"");
+}
+
+/* Opens the record file on first use (rec_mu held); its descriptor or -1. */
+static int
+rec_open(void)
+{
+	const char *dir = getenv("ASYNCEXEC_TEST_RECORD");
+	char path[4096];
+
+	if (rec_fd != -2)
+		return rec_fd;
+	rec_fd = -1;
+	if (dir == NULL || *dir == '\0')
+		return -1;
+	snprintf(path, sizeof path, "%s/%s.%ld.jsonl", dir, program_invocation_short_name,
+	    (long)getpid());
+	rec_fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (rec_fd < 0)
+		fprintf(stderr, "httpc: cannot record to %s: %s\n", path, strerror(errno));
+	return rec_fd;
+}
+
+/* Appends the exchange METHOD PATH -> R to the record file, when recording. */
+static void
+rec_exchange(const char *method, const char *path, const struct http_resp *r)
+{
+	struct dbuf b = { 0 };
+	char num[96];
+	size_t i, off = 0;
+	ssize_t w;
+
+	if (rec_fd == -1)
+		return;
+	pthread_mutex_lock(&rec_mu);
+	if (rec_open() >= 0) {
+		snprintf(num, sizeof num, "{\"pid\":%ld,\"seq\":%lu,\"program\":",
+		    (long)getpid(), rec_seq++);
+		dbuf_str(&b, num);
+		rec_str(&b, program_invocation_short_name, strlen(program_invocation_short_name));
+		dbuf_str(&b, ",\"target\":");
+		rec_str(&b, target_hp ? target_hp : getenv("ASYNCEXEC_TEST_HTTP"),
+		    strlen(target_hp ? target_hp : getenv("ASYNCEXEC_TEST_HTTP")));
+		dbuf_str(&b, ",\"method\":");
+		rec_str(&b, method, strlen(method));
+		dbuf_str(&b, ",\"path\":");
+		rec_str(&b, path, strlen(path));
+		snprintf(num, sizeof num, ",\"status\":%d,\"headers\":{", r->status);
+		dbuf_str(&b, num);
+		for (i = 0; i < r->nhdrs; i++) {
+			char name[128];
+			size_t k, n = strlen(r->hdrs[i].name);
+
+			for (k = 0; k < n && k < sizeof name - 1; k++)
+				name[k] = (char)tolower((unsigned char)r->hdrs[i].name[k]);
+			dbuf_str(&b, i ? "," : "");
+			rec_str(&b, name, k);
+			dbuf_str(&b, ":");
+			rec_str(&b, r->hdrs[i].value, strlen(r->hdrs[i].value));
+		}
+		dbuf_str(&b, "},\"body\":");
+		rec_str(&b, r->body ? r->body : "", r->body ? r->body_len : 0);
+		dbuf_str(&b, "}\n");
+		while (off < b.len && ((w = write(rec_fd, b.p + off, b.len - off)) > 0 ||
+		    (w < 0 && errno == EINTR)))
+			off += w > 0 ? (size_t)w : 0;
+	}
+	pthread_mutex_unlock(&rec_mu);
+	free(b.p);
+}
+
 /* ---- public HTTP API ------------------------------------------------------------------ */
 
 int
@@ -449,6 +558,8 @@ http_do(const char *method, const char *path, const char *const *headers,
 	}
 	free(req.p);
 	free(raw.p);
+	if (rc == 0)
+		rec_exchange(method, path, out);
 	if (rc != 0) {
 		fprintf(stderr, "httpc: %s %.120s failed\n", method, path);
 		http_resp_free(out);

@@ -65,6 +65,10 @@ main(void)
 	expect("GET", "/healthz", ROUTE_HEALTHZ, HERR_OK);
 	expect("GET", "/readyz", ROUTE_READYZ, HERR_OK);
 	expect("GET", "/metrics", ROUTE_METRICS, HERR_OK);
+	expect("GET", "/v1/openapi.json", ROUTE_OPENAPI, HERR_OK);
+	expect("HEAD", "/v1/openapi.json", ROUTE_OPENAPI, HERR_OK);
+	expect("POST", "/v1/openapi.json", ROUTE_OPENAPI, HERR_METHOD_NOT_ALLOWED);
+	expect("GET", "/v1/openapi.json/x", ROUTE_NONE, HERR_NOT_FOUND);
 	expect("GET", "/nope", ROUTE_NONE, HERR_NOT_FOUND);
 	expect("GET", "/v1/executions/p/b", ROUTE_NONE, HERR_NOT_FOUND);
 	expect("GET", "/v1/executions/p/b/c/x/", ROUTE_NONE, HERR_NOT_FOUND);
