@@ -464,9 +464,14 @@ claim_one(struct fexec *e, int64_t lease_until, struct claim_item *it)
 	return 0;
 }
 
+/*
+ * As repo.c: waiting, unleased, not cancel-requested executions of the
+ * route that are not past expires_at and have used fewer than
+ * max_attempts attempts, oldest first.
+ */
 int
 repo_claim(struct db *db, const char *env, const char *svc, const char *op,
-    unsigned max, unsigned lease_seconds, int64_t now,
+    unsigned max, unsigned lease_seconds, unsigned max_attempts, int64_t now,
     struct claim_item **out, size_t *n)
 {
 	struct claim_item *it;
@@ -483,7 +488,8 @@ repo_claim(struct db *db, const char *env, const char *svc, const char *op,
 		if (!e->used || e->row.status != ST_WAITING ||
 		    e->row.cancel_requested || strcmp(e->row.env, env) != 0 ||
 		    strcmp(e->row.svc, svc) != 0 || strcmp(e->row.op, op) != 0 ||
-		    (e->has_cb && e->lease_until > now))
+		    (e->has_cb && e->lease_until > now) ||
+		    e->row.expires_at <= now || e->row.attempts >= max_attempts)
 			continue;
 		if (claim_one(e, now + (int64_t)lease_seconds * 1000,
 		    &it[*n]) == -1) {
@@ -555,5 +561,53 @@ repo_schema_version(struct db *db, int *version)
 	if (failing())
 		return REPO_ERR;
 	*version = SCHEMA_VERSION;
+	return REPO_OK;
+}
+
+/* REPO_OK when the database answers (the fake: unless failing). */
+int
+repo_ping(struct db *db)
+{
+	int	 v;
+
+	return repo_schema_version(db, &v);
+}
+
+/*
+ * As repo_metrics.c: per route (both of the fake's), the waiting
+ * executions and the created_at of the oldest waiting one that is not
+ * cancel-requested (0 when none).
+ */
+int
+repo_metrics_waiting(struct db *db, struct route_waiting *w, size_t max,
+    size_t *n)
+{
+	static const char *const ops[] = { "charge", "off" };
+	struct exec_row	*r;
+	size_t		 i, j;
+
+	(void)db;
+	*n = 0;
+	if (failing())
+		return REPO_ERR;
+	for (j = 0; j < sizeof(ops) / sizeof(ops[0]) && *n < max; j++) {
+		memset(&w[*n], 0, sizeof(w[*n]));
+		snprintf(w[*n].env, sizeof(w[*n].env), "prod");
+		snprintf(w[*n].svc, sizeof(w[*n].svc), "billing");
+		snprintf(w[*n].op, sizeof(w[*n].op), "%s", ops[j]);
+		for (i = 0; i < NEXEC; i++) {
+			r = &tab[i].row;
+			if (!tab[i].used || r->status != ST_WAITING ||
+			    strcmp(r->op, ops[j]) != 0 ||
+			    strcmp(r->env, "prod") != 0 ||
+			    strcmp(r->svc, "billing") != 0)
+				continue;
+			w[*n].waiting++;
+			if (!r->cancel_requested && (w[*n].oldest_ms == 0 ||
+			    r->created_at < w[*n].oldest_ms))
+				w[*n].oldest_ms = r->created_at;
+		}
+		(*n)++;
+	}
 	return REPO_OK;
 }
