@@ -1,3 +1,4 @@
+-- compatible-from: 3
 -- asyncexec schema, migration 4: failure payloads as large as results.
 -- fail accepts a body of up to max_result_bytes (default 4 MiB), but
 -- error_payload was a BLOB (65,535 bytes): a larger error got MariaDB

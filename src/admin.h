@@ -26,6 +26,7 @@ enum opt {
 	O_MESSAGE,		/* O_MESSAGE --message TEXT */
 	O_TO,			/* O_TO --to VERSION */
 	O_STATUS,		/* O_STATUS --status */
+	O_GRACE,		/* O_GRACE --grace-hours N */
 	O__MAX
 };
 #define OPT(o)	(1u << (o))
@@ -117,5 +118,10 @@ int	cmd_check(struct ctx *);
 int	chk_exec(struct opts *);
 int	chk_exec_fail(struct opts *);
 int	chk_migrate(struct opts *);
+
+/* admin_keys.c */
+int	cmd_pollkey_rotate(struct ctx *);
+int	cmd_pollkey_list(struct ctx *);
+int	chk_pollkey_rotate(struct opts *);
 
 #endif

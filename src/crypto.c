@@ -16,6 +16,22 @@
 static const char b64[] =
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
+/* The base64url digit of v (0..63). */
+char
+b64url_digit(unsigned v)
+{
+	return b64[v & 63];
+}
+
+/* The value of base64url digit c, or -1 when c is none. */
+int
+b64url_value(char c)
+{
+	const char	*p = c != '\0' ? strchr(b64, c) : NULL;
+
+	return p != NULL ? (int)(p - b64) : -1;
+}
+
 void
 crypto_sha256(const void *p, size_t n, unsigned char out[SHA256_LEN])
 {

@@ -17,8 +17,12 @@
 #define UUID_TEXT_LEN	36
 #define IDKEY_LEN	16	/* AES-128 key that seals execution ids */
 #define SEALED_B64_LEN	22	/* base64url of one sealed 16-byte block */
-/* poll token: the sealed execution id, then the secret (see sql/003) */
+/* poll token: the sealed execution id, then the secret (see sql/003);
+ * sealed with key version N >= 1 (sql/005), one more digit naming N
+ * comes first */
 #define POLL_TOKEN_LEN	(SEALED_B64_LEN + SECRET_B64_LEN)
+#define POLL_TOKEN_MAX	(POLL_TOKEN_LEN + 1)
+#define POLL_KEY_VERSIONS	64	/* key versions 0..63: one digit */
 
 void	crypto_sha256(const void *, size_t, unsigned char out[SHA256_LEN]);
 int	crypto_random(void *, size_t);
@@ -27,6 +31,8 @@ size_t	b64url_encode(const unsigned char *, size_t, char *out, size_t outsz);
 int	b64url_decode(const char *, size_t, unsigned char *out, size_t outsz,
 	    size_t *outlen);
 void	hex_encode(const unsigned char *, size_t, char *out);
+char	b64url_digit(unsigned);
+int	b64url_value(char);
 int	crypto_new_secret(const char *prefix, char *out, size_t outsz,
 	    unsigned char hash[SHA256_LEN]);
 void	crypto_uuid(char out[UUID_TEXT_LEN + 1]);

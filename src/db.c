@@ -118,15 +118,38 @@ conn_lost(unsigned e)
 	    e == ER_SERVER_SHUTDOWN || e == 4031 /* MySQL 8 idle kick */;
 }
 
+/* What to do about a statement that does not prepare, by its error. */
+static const char *
+prepare_hint(unsigned e)
+{
+	if (e == ER_TABLEACCESS_DENIED_ERROR || e == ER_COLUMNACCESS_DENIED_ERROR ||
+	    e == ER_DBACCESS_DENIED_ERROR)
+		return "the database user lacks a privilege: run "
+		    "asyncexec-admin check";
+	return "is the schema current? run asyncexec-admin migrate";
+}
+
+/* The statement's name for the log (its number when it has none). */
+static const char *
+stmt_name(const struct db *db, size_t id, char *buf, size_t sz)
+{
+	if (db->defs[id].name != NULL)
+		return db->defs[id].name;
+	snprintf(buf, sz, "#%zu", id);
+	return buf;
+}
+
 /*
  * Prepares statement id on the live connection; 0 or -1 (last_errno
- * set). A failure is logged once per connection and statement (a
- * missing table fails every use until `migrate` runs; db_drop resets).
+ * set). A failure is logged once per connection and statement unless
+ * quiet (db_connect sums them up in one line); a missing table fails
+ * every use until `migrate` runs, db_drop resets.
  */
 static int
-db_prepare(struct db *db, size_t id)
+db_prepare(struct db *db, size_t id, int quiet)
 {
 	MYSQL_STMT	*st;
+	char		 nb[24];
 
 	if ((st = mysql_stmt_init(db->conn)) == NULL) {
 		db->last_errno = mysql_errno(db->conn);
@@ -135,15 +158,49 @@ db_prepare(struct db *db, size_t id)
 	if (mysql_stmt_prepare(st, db->defs[id].sql,
 	    strlen(db->defs[id].sql)) != 0) {
 		db->last_errno = mysql_stmt_errno(st);
-		if (!db->prep_logged[id])
-			log_error("db: prepare statement %zu: %s (is the "
-			    "schema current? run asyncexec-admin migrate)",
-			    id, mysql_stmt_error(st));
+		snprintf(db->errmsg, sizeof(db->errmsg), "%s",
+		    mysql_stmt_error(st));
+		if (!db->prep_logged[id] && !quiet)
+			log_error("db: prepare %s: %s (%s)", stmt_name(db, id,
+			    nb, sizeof(nb)), mysql_stmt_error(st),
+			    prepare_hint(db->last_errno));
 		db->prep_logged[id] = 1;
 		mysql_stmt_close(st);
 		return -1;
 	}
 	db->stmts[id] = st;
+	return 0;
+}
+
+/*
+ * Prepares every statement (eager handles) after a connect. One that
+ * does not prepare (a table of a newer schema missing) stays NULL and
+ * is retried on use: the others work, and /readyz can say that the
+ * schema is not current; all such are logged in one line. 0, or -1
+ * when the connection was lost meanwhile.
+ */
+static int
+prepare_all(struct db *db)
+{
+	char	 nb[24], first[320] = "";
+	size_t	 i, failed = 0;
+	unsigned e = 0;
+
+	for (i = 0; i < db->n; i++) {
+		if (db_prepare(db, i, 1) == 0)
+			continue;
+		if (conn_lost(db->last_errno))
+			return -1;
+		if (failed++ == 0) {
+			e = db->last_errno;
+			snprintf(first, sizeof(first), "%.40s: %.250s",
+			    stmt_name(db, i, nb, sizeof(nb)), db->errmsg);
+		}
+	}
+	if (failed > 0)
+		log_error("db: %zu of %zu statements do not prepare (first, %s; "
+		    "%s); they are retried on use", failed, db->n, first,
+		    prepare_hint(e));
 	return 0;
 }
 
@@ -176,7 +233,6 @@ db_connect(struct db *db)
 {
 	const struct config	*c = db->cfg;
 	unsigned long		 flags = CLIENT_FOUND_ROWS;
-	size_t			 i;
 
 	if ((db->conn = mysql_init(NULL)) == NULL)
 		return -1;
@@ -192,12 +248,8 @@ db_connect(struct db *db)
 		    mysql_error(db->conn));
 		goto fail;
 	}
-	/* A statement that does not prepare (a table of a newer schema
-	 * missing) stays NULL and is retried on use: the others work, and
-	 * /readyz can say that the schema is not current. */
-	for (i = 0; db->eager && i < db->n; i++)
-		if (db_prepare(db, i) == -1 && conn_lost(db->last_errno))
-			goto fail;
+	if (db->eager && prepare_all(db) == -1)
+		goto fail;
 	db->last_used = time(NULL);
 	return 0;
 fail:
@@ -305,7 +357,7 @@ exec_once(struct db *db, int id, MYSQL_BIND *params)
 {
 	MYSQL_STMT	*st;
 
-	if (db->stmts[id] == NULL && db_prepare(db, (size_t)id) == -1)
+	if (db->stmts[id] == NULL && db_prepare(db, (size_t)id, 0) == -1)
 		return db->last_errno ? db->last_errno : CR_UNKNOWN_ERROR;
 	st = db->stmts[id];
 	if ((params != NULL && mysql_stmt_bind_param(st, params) != 0) ||
@@ -326,6 +378,7 @@ MYSQL_STMT *
 db_run(struct db *db, int id, MYSQL_BIND *params)
 {
 	unsigned	 e;
+	char		 nb[24];
 
 	db->last_errno = 0;
 	if (db_ready(db) == -1)
@@ -345,7 +398,8 @@ db_run(struct db *db, int id, MYSQL_BIND *params)
 		metrics_db_error();	/* not prepared: db_prepare logged it */
 	} else if (e != ER_DUP_ENTRY) {
 		metrics_db_error();
-		log_error("db: statement %d failed: error %u %s", id, e,
+		log_error("db: statement %s failed: error %u %s",
+		    stmt_name(db, (size_t)id, nb, sizeof(nb)), e,
 		    db->conn && db->stmts[id] ?
 		    mysql_stmt_error(db->stmts[id]) : "");
 	}

@@ -20,6 +20,7 @@ struct config;
 struct db_stmt_def {
 	const char	*sql;
 	int		 retry_safe;	/* may be re-run after a reconnect */
+	const char	*name;		/* for the log; NULL: its number */
 };
 
 struct db;

@@ -72,8 +72,18 @@ struct app {
 	const struct config	*cfg;
 	struct db		*db;
 	struct lookup		*lookup;	/* worker caches; may be NULL */
-	unsigned char		 idkey[IDKEY_LEN]; /* poll-token id key, once read */
+	/* poll-token keys (lookup_idkey, re-read every cache TTL): idkey
+	 * (version idkey_version, the newest live one) seals new tokens,
+	 * pkey[v] opens tokens of version v while live */
+	unsigned char		 idkey[IDKEY_LEN];
 	int			 idkey_ok;
+	unsigned		 idkey_version;
+	int64_t			 idkeys_read;	/* ms */
+	struct {
+		int		 present;
+		unsigned char	 key[IDKEY_LEN];
+		int64_t		 retire_at;	/* ms; 0: never */
+	}			 pkey[POLL_KEY_VERSIONS];
 };
 
 typedef enum herr (*handler_fn)(struct app *, struct req *, struct resp *);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cache.h"
+#include "config.h"
 #include "crypto.h"
 #include "json.h"
 #include "log.h"
@@ -111,27 +112,69 @@ lookup_serves(struct app *app, uint64_t key_id, const char *env,
 	return rc;
 }
 
+/* Whether key version v of app opens tokens at now. */
+int
+lookup_idkey_live(const struct app *app, unsigned v, int64_t now)
+{
+	return v < POLL_KEY_VERSIONS && app->pkey[v].present &&
+	    (app->pkey[v].retire_at == 0 || app->pkey[v].retire_at > now);
+}
+
+/* Installs the n keys read into app; 0, or -1 when none is live. */
+static int
+idkeys_install(struct app *app, const struct poll_key_row *k, size_t n,
+    int64_t now)
+{
+	size_t	 i;
+	int	 newest = -1;
+
+	memset(app->pkey, 0, sizeof(app->pkey));
+	for (i = 0; i < n; i++) {
+		app->pkey[k[i].version].present = 1;
+		memcpy(app->pkey[k[i].version].key, k[i].key, IDKEY_LEN);
+		app->pkey[k[i].version].retire_at = k[i].retire_at;
+		if (lookup_idkey_live(app, k[i].version, now) &&
+		    (int)k[i].version > newest)
+			newest = (int)k[i].version;
+	}
+	if (newest == -1)
+		return -1;
+	app->idkey_version = (unsigned)newest;
+	memcpy(app->idkey, app->pkey[newest].key, IDKEY_LEN);
+	return 0;
+}
+
 /*
- * Reads the key that seals execution ids in poll tokens (migration 3)
- * into app->idkey, once per process: it never changes. REPO_OK, or
- * REPO_ERR (database down, or the row missing or malformed: logged).
+ * Reads the poll-token keys (migrations 3 and 5; rotated by
+ * asyncexec-admin poll-key rotate) into app, again once they are older
+ * than the cache TTL, so a rotation reaches every worker within it.
+ * While the database cannot be read, the keys already read stay in use.
+ * REPO_OK, or REPO_ERR (database down before any key was read, or no
+ * live key: logged).
  */
 int
 lookup_idkey(struct app *app)
 {
-	size_t	 len = 0;
-	int	 rc;
+	struct poll_key_row	 k[POLL_KEY_VERSIONS];
+	unsigned		 ttl = app->cfg->cache_ttl_seconds;
+	int64_t			 now = json_now_ms();
+	size_t			 n = 0;
+	int			 rc;
 
-	if (app->idkey_ok)
+	if (app->idkey_ok && now - app->idkeys_read < (int64_t)ttl * 1000)
 		return REPO_OK;
-	rc = repo_secret_get(app->db, "poll_token_id_key", app->idkey,
-	    sizeof(app->idkey), &len);
-	if (rc == REPO_OK && len == IDKEY_LEN) {
+	rc = repo_poll_keys(app->db, k, POLL_KEY_VERSIONS, &n);
+	if (rc == REPO_OK && idkeys_install(app, k, n, now) == 0) {
 		app->idkey_ok = 1;
+		app->idkeys_read = now;
+		explicit_bzero(k, sizeof(k));
 		return REPO_OK;
 	}
-	if (rc != REPO_ERR)
-		log_error("s2r_secret: poll_token_id_key missing or not %d "
-		    "bytes (run asyncexec-admin migrate)", IDKEY_LEN);
-	return REPO_ERR;
+	explicit_bzero(k, sizeof(k));
+	if (rc != REPO_ERR) {
+		log_error("s2r_secret: no live poll-token key (run "
+		    "asyncexec-admin migrate)");
+		app->idkey_ok = 0;
+	}
+	return app->idkey_ok ? REPO_OK : REPO_ERR;
 }

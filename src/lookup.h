@@ -24,5 +24,7 @@ int		 lookup_route(struct app *, const char *env, const char *svc,
 int		 lookup_serves(struct app *, uint64_t key_id, const char *env,
 		    const char *svc, const char *op);
 int		 lookup_idkey(struct app *);
+int		 lookup_idkey_live(const struct app *, unsigned version,
+		    int64_t now);
 
 #endif

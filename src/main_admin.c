@@ -23,7 +23,7 @@
 #endif
 
 #define O_VAL	(OPT(O_TENANT) | OPT(O_LABEL) | OPT(O_ROUTE) | OPT(O_DAYS) | \
-		OPT(O_MESSAGE) | OPT(O_TO))	/* the options taking a value */
+		OPT(O_MESSAGE) | OPT(O_TO) | OPT(O_GRACE))	/* taking a value */
 #define EXEC_BY	"ID | --tenant TENANT ENV/SERVICE/OPERATION CORRELATION_ID"
 
 const struct verb admin_verbs[] = {
@@ -68,6 +68,11 @@ const struct verb admin_verbs[] = {
 	{ "execution", "fail", OPT(O_TENANT) | OPT(O_MESSAGE), 1, 2, 0,
 	  "execution fail " EXEC_BY " --message TEXT", chk_exec_fail,
 	  cmd_exec_fail },
+	{ "poll-key", "rotate", OPT(O_GRACE), 0, 0, 0,
+	  "poll-key rotate [--grace-hours N]", chk_pollkey_rotate,
+	  cmd_pollkey_rotate },
+	{ "poll-key", "list", 0, 0, 0, 1, "poll-key list", NULL,
+	  cmd_pollkey_list },
 	{ "stats", NULL, 0, 0, 0, 1, "stats", NULL, cmd_stats },
 };
 const int admin_nverbs = sizeof(admin_verbs) / sizeof(admin_verbs[0]);
@@ -80,6 +85,7 @@ static const struct {
 	{ "--route", O_ROUTE }, { "--retention-days", O_DAYS },
 	{ "--if-not-exists", O_IFNE }, { "--message", O_MESSAGE },
 	{ "--to", O_TO }, { "--status", O_STATUS },
+	{ "--grace-hours", O_GRACE },
 };
 #define NOPTNAMES	(sizeof(optnames) / sizeof(optnames[0]))
 

@@ -11,6 +11,7 @@ struct migration {
 	const char	*name;
 	const char	*sql;
 	size_t		 len;
+	int		 compat;	/* "-- compatible-from: N", 0: none */
 };
 
 extern const struct migration	asyncexec_migrations[];

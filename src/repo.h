@@ -19,7 +19,7 @@
 struct config;
 struct db;
 
-#define SCHEMA_VERSION	4	/* the newest migration in sql/ */
+#define SCHEMA_VERSION	5	/* the newest migration in sql/ */
 
 enum repo_rc {
 	REPO_ERR = -1,
@@ -214,5 +214,22 @@ struct route_waiting {
 };
 int	repo_metrics_waiting(struct db *, struct route_waiting *, size_t max,
 	    size_t *n);
+
+/* poll-token keys and schema compatibility (repo_keys.c) */
+#define POLL_KEY_SCHEMA		5	/* the migration that versions keys */
+struct poll_key_row {
+	unsigned	 version;
+	unsigned char	 key[IDKEY_LEN];
+	int64_t		 retire_at;	/* ms; 0: never */
+};
+int	repo_poll_keys(struct db *, struct poll_key_row *, size_t max,
+	    size_t *n);
+int	repo_poll_key_insert(struct db *, unsigned version,
+	    const unsigned char *key, int64_t now);
+int	repo_poll_key_rotate(struct db *, unsigned grace_seconds, int64_t now,
+	    unsigned *version);
+int	repo_schema_compat(struct db *, int built_for, int *version,
+	    int *needs);
+int	repo_schema_set_compat(struct db *, int version, int compat);
 
 #endif

@@ -8,6 +8,7 @@
 
 #include <mysqld_error.h>
 
+#include "crypto.h"
 #include "db.h"
 #include "json.h"
 #include "log.h"
@@ -31,38 +32,46 @@ insert(struct db *db, enum stmt id, MYSQL_BIND *p)
 	return db_errno(db) == ER_DUP_ENTRY ? REPO_DUP : REPO_ERR;
 }
 
-#define POLL_KEY_NAME	"poll_token_id_key"
-
 /*
- * Makes sure the poll-token key of migration 3 exists: a new one is
- * drawn from this process's random source (crypto_random, not the
- * server's RANDOM_BYTES, which MariaDB < 10.10 and MySQL lack) and
+ * Makes sure the poll-token key of migration 3 (version 0) exists: a new
+ * one is drawn from this process's random source (crypto_random, not
+ * the server's RANDOM_BYTES, which MariaDB < 10.10 and MySQL lack) and
  * inserted with INSERT IGNORE, so an existing key is never replaced and
- * of two racing inserts one wins. The value goes in as a hex literal of
- * bytes this function made (no outside input); db_script because the
- * migration connection's prepared table has no such statement.
- * REPO_OK or REPO_ERR.
+ * of two racing inserts one wins. REPO_OK or REPO_ERR.
  */
 static int
 poll_key_ensure(struct db *db)
 {
 	unsigned char	 key[IDKEY_LEN];
-	char		 hex[IDKEY_LEN * 2 + 1], sql[256];
-	int		 n;
+	int		 rc;
 
 	if (crypto_random(key, sizeof(key)) == -1)
 		return REPO_ERR;
-	hex_encode(key, sizeof(key), hex);
+	rc = repo_poll_key_insert(db, 0, key, json_now_ms());
 	explicit_bzero(key, sizeof(key));
-	n = snprintf(sql, sizeof(sql), "INSERT IGNORE INTO s2r_secret "
-	    "(name, secret, created_at) VALUES ('" POLL_KEY_NAME "', "
-	    "X'%s', UTC_TIMESTAMP(3))", hex);
-	explicit_bzero(hex, sizeof(hex));
-	if (n < 0 || (size_t)n >= sizeof(sql))
-		return REPO_ERR;
-	n = db_script(db, sql, (size_t)n);
-	explicit_bzero(sql, sizeof(sql));
-	return n == 0 ? REPO_OK : REPO_ERR;
+	return rc;
+}
+
+/*
+ * Records the "-- compatible-from" of every applied migration that has
+ * one (from migration 5 on the column exists; earlier rows get theirs
+ * the first time). REPO_OK or REPO_ERR.
+ */
+static int
+record_compat(struct db *db, int version)
+{
+	size_t	 i;
+
+	if (version < POLL_KEY_SCHEMA)
+		return REPO_OK;
+	for (i = 0; i < asyncexec_nmigrations; i++) {
+		const struct migration *m = &asyncexec_migrations[i];
+
+		if (m->compat > 0 && m->version <= version &&
+		    repo_schema_set_compat(db, m->version, m->compat) != REPO_OK)
+			return REPO_ERR;
+	}
+	return REPO_OK;
 }
 
 /* Applies migration m and records it; REPO_OK or REPO_ERR. */
@@ -155,6 +164,8 @@ repo_migrate(struct db *db, int target, unsigned lock_wait, int *applied,
 	}
 	/* also repairs a database whose key row went missing */
 	rc = *version >= POLL_KEY_VERSION ? poll_key_ensure(db) : REPO_OK;
+	if (rc == REPO_OK)
+		rc = record_compat(db, *version);
 fail:
 	repo_migrate_unlock(db);
 	return rc;
@@ -335,37 +346,37 @@ enum astmt {
 static const struct db_stmt_def astmts[ASTMT__MAX] = {
 	[ASTMT_ROUTE_RETENTION] = {
 	    "UPDATE s2r_route SET retention_days = ? WHERE environment = ? "
-	    "AND service_key = ? AND operation_key = ?", 1 },
+	    "AND service_key = ? AND operation_key = ?", 1, "admin_route_retention" },
 	[ASTMT_ROUTE_ID] = {
 	    "SELECT id FROM s2r_route WHERE environment = ? AND "
-	    "service_key = ? AND operation_key = ?", 1 },
+	    "service_key = ? AND operation_key = ?", 1, "admin_route_id" },
 	[ASTMT_KEY_GET] = {
 	    "SELECT id, kind = 'backend', revoked_at IS NOT NULL "
-	    "FROM s2r_api_key WHERE id = ?", 1 },
+	    "FROM s2r_api_key WHERE id = ?", 1, "admin_key_get" },
 	[ASTMT_GRANT] = {
 	    "INSERT INTO s2r_backend_key_route (key_id, route_id) "
-	    "VALUES (?, ?)", 0 },
+	    "VALUES (?, ?)", 0, "admin_grant" },
 	[ASTMT_REVOKE_ROUTE] = {
 	    "DELETE FROM s2r_backend_key_route WHERE key_id = ? AND "
-	    "route_id = ?", 1 },
+	    "route_id = ?", 1, "admin_revoke_route" },
 	[ASTMT_EXEC_ID] = {
-	    "SELECT " SHOW_COLS "WHERE id = ?", 1 },
+	    "SELECT " SHOW_COLS "WHERE id = ?", 1, "admin_exec_id" },
 	[ASTMT_EXEC_KEY] = {
 	    "SELECT " SHOW_COLS "WHERE initiator_tenant_id = ? AND "
 	    "environment = ? AND service_key = ? AND operation_key = ? AND "
-	    "correlation_id = ?", 1 },
+	    "correlation_id = ?", 1, "admin_exec_key" },
 	/* the claim is dropped: claimable at once, the old token loses */
 	[ASTMT_REQUEUE] = {
 	    "UPDATE s2r_async_execution SET callback_token_hash = NULL, "
 	    "lease_expires_at = NULL, updated_at = ? WHERE id = ? AND "
-	    "status = 'waiting_callback' AND cancel_requested = 0", 0 },
+	    "status = 'waiting_callback' AND cancel_requested = 0", 0, "admin_requeue" },
 	[ASTMT_OPFAIL] = {
 	    "UPDATE s2r_async_execution SET status = 'failed', "
 	    "error_payload = ?, completed_at = ?, updated_at = ? WHERE id = ? "
-	    "AND status = 'waiting_callback'", 0 },
+	    "AND status = 'waiting_callback'", 0, "admin_opfail" },
 	[ASTMT_MIGRATIONS] = {
 	    "SELECT version, applied_at FROM s2r_schema_version "
-	    "ORDER BY version", 1 },
+	    "ORDER BY version", 1, "admin_migrations" },
 };
 
 struct adb {

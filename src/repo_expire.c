@@ -79,49 +79,49 @@ enum xstmt {
  */
 static const struct db_stmt_def xstmts[XSTMT__MAX] = {
 	{ "SET SESSION innodb_lock_wait_timeout = "
-	  REPO_EXPIRE_LOCK_WAIT_STR, 0 },		/* XSTMT_SESSION */
-	{ "SELECT GET_LOCK(" LOCK_NAME ", 0)", 0 },	/* XSTMT_LOCK */
-	{ "SELECT RELEASE_LOCK(" LOCK_NAME ")", 0 },	/* XSTMT_UNLOCK */
+	  REPO_EXPIRE_LOCK_WAIT_STR, 0, "session" },		/* XSTMT_SESSION */
+	{ "SELECT GET_LOCK(" LOCK_NAME ", 0)", 0, "lock" },	/* XSTMT_LOCK */
+	{ "SELECT RELEASE_LOCK(" LOCK_NAME ")", 0, "unlock" },	/* XSTMT_UNLOCK */
 	{ "SELECT id, expires_at FROM s2r_async_execution WHERE status = "
 	  "'waiting_callback' AND expires_at <= ? AND (expires_at > ? OR "
 	  "(expires_at = ? AND id > ?)) ORDER BY expires_at, id LIMIT ?",
-	  0 },						/* XSTMT_EXPIRE_DUE */
+	  0, "expire_due" },						/* XSTMT_EXPIRE_DUE */
 	{ IDS_JOIN "e.status = 'expired', e.completed_at = ?, "
 	  "e.updated_at = ? WHERE e.status = 'waiting_callback' AND "
-	  "e.expires_at <= ?", 0 },			/* XSTMT_EXPIRE_APPLY */
+	  "e.expires_at <= ?", 0, "expire_apply" },			/* XSTMT_EXPIRE_APPLY */
 	{ "SELECT e.id, 0 " CANCEL_FROM "AND e.id > ? ORDER BY e.id LIMIT ?",
-	  0 },						/* XSTMT_CANCEL_DUE */
+	  0, "cancel_due" },						/* XSTMT_CANCEL_DUE */
 	{ IDS_JOIN "e.status = 'cancelled', e.completed_at = ?, "
 	  "e.updated_at = ? WHERE e.status = 'waiting_callback' AND "
 	  "e.cancel_requested = 1 AND (e.lease_expires_at IS NULL OR "
-	  "e.lease_expires_at <= ?)", 0 },		/* XSTMT_CANCEL_APPLY */
+	  "e.lease_expires_at <= ?)", 0, "cancel_apply" },		/* XSTMT_CANCEL_APPLY */
 	{ "SELECT id, attempts FROM s2r_async_execution WHERE status = "
 	  "'waiting_callback' AND attempts >= ? AND lease_expires_at <= ? "
 	  "AND (attempts > ? OR (attempts = ? AND id > ?)) "
-	  "ORDER BY attempts, id LIMIT ?", 0 },		/* XSTMT_ABANDON_DUE */
+	  "ORDER BY attempts, id LIMIT ?", 0, "abandon_due" },		/* XSTMT_ABANDON_DUE */
 	{ IDS_JOIN "e.status = 'failed', e.error_payload = "
 	  "CONCAT('{\"message\":\"abandoned after ', e.attempts, "
 	  "' claims\"}'), e.completed_at = ?, e.updated_at = ? WHERE "
 	  "e.status = 'waiting_callback' AND e.attempts >= ? AND "
-	  "e.lease_expires_at <= ?", 0 },		/* XSTMT_ABANDON_APPLY */
+	  "e.lease_expires_at <= ?", 0, "abandon_apply" },		/* XSTMT_ABANDON_APPLY */
 	{ "SELECT id, expires_at FROM s2r_async_execution WHERE status = ? "
 	  "AND expires_at < ? AND (expires_at > ? OR (expires_at = ? AND "
-	  "id > ?)) ORDER BY expires_at, id LIMIT ?", 0 },	/* XSTMT_PURGE_DUE */
+	  "id > ?)) ORDER BY expires_at, id LIMIT ?", 0, "purge_due" },	/* XSTMT_PURGE_DUE */
 	{ "DELETE e FROM " IDS_TABLE "WHERE e.status <> 'waiting_callback' "
-	  "AND e.expires_at < ?", 0 },			/* XSTMT_PURGE_APPLY */
+	  "AND e.expires_at < ?", 0, "purge_apply" },			/* XSTMT_PURGE_APPLY */
 	{ "SELECT COUNT(*) FROM s2r_async_execution WHERE status = "
-	  "'waiting_callback' AND expires_at <= ?", 0 },	/* XSTMT_COUNT_EXPIRE */
+	  "'waiting_callback' AND expires_at <= ?", 0, "count_expire" },	/* XSTMT_COUNT_EXPIRE */
 	{ "SELECT COUNT(*) " CANCEL_FROM "AND e.expires_at > ?",
-	  0 },						/* XSTMT_COUNT_CANCEL */
+	  0, "count_cancel" },						/* XSTMT_COUNT_CANCEL */
 	{ "SELECT COUNT(*) FROM s2r_async_execution WHERE status = "
 	  "'waiting_callback' AND attempts >= ? AND lease_expires_at <= ? "
 	  "AND expires_at > ? AND cancel_requested = 0",
-	  0 },						/* XSTMT_COUNT_ABANDON */
+	  0, "count_abandon" },						/* XSTMT_COUNT_ABANDON */
 	/* every status (as an IN list, so ix_exec_expiry serves it): a
 	 * waiting row this old is expired and then purged by the same run */
 	{ "SELECT COUNT(*) FROM s2r_async_execution WHERE status IN "
 	  "('waiting_callback', 'completed', 'failed', 'expired', "
-	  "'cancelled') AND expires_at < ?", 0 },	/* XSTMT_COUNT_PURGE */
+	  "'cancelled') AND expires_at < ?", 0, "count_purge" },	/* XSTMT_COUNT_PURGE */
 };
 
 /* Opens the expiry repository (connects on first use). NULL: no memory. */

@@ -23,31 +23,37 @@ handle_healthz(struct app *app, struct req *req, struct resp *resp)
 
 /*
  * 200 when the database answers and its schema is the version this
- * build needs, else 503 (the detail says what to run). A schema change
- * is logged once per worker and state, not once per probe.
+ * build needs, or a newer one whose every newer migration is marked
+ * compatible with this build (a rolling upgrade: see sql/005), else 503
+ * (the detail says what to do). A schema state is logged once per
+ * worker, not once per probe.
  */
 enum herr
 handle_readyz(struct app *app, struct req *req, struct resp *resp)
 {
 	static int	 logged_version = -1;
-	int		 v;
+	int		 v, needs;
 
 	(void)req;
-	if (repo_schema_version(app->db, &v) != REPO_OK)
+	if (repo_schema_compat(app->db, SCHEMA_VERSION, &v, &needs) != REPO_OK)
 		return HERR_UNAVAILABLE;
-	if (v != SCHEMA_VERSION) {
+	if (v < SCHEMA_VERSION || (v > SCHEMA_VERSION && needs > SCHEMA_VERSION)) {
 		if (logged_version != v)
 			log_warn("not ready: the database schema is version %d, "
-			    "this build needs %d: run asyncexec-admin migrate",
-			    v, SCHEMA_VERSION);
+			    "this build needs %d%s", v, SCHEMA_VERSION,
+			    v < SCHEMA_VERSION ? ": run asyncexec-admin migrate" :
+			    " and the newer schema is not compatible with it: "
+			    "upgrade this host");
 		logged_version = v;
-		resp->detail = "the database schema is not at the version this "
-		    "build needs; run asyncexec-admin migrate";
+		resp->detail = v < SCHEMA_VERSION ? "the database schema is not "
+		    "at the version this build needs; run asyncexec-admin "
+		    "migrate" : "the database schema is newer than this build "
+		    "and not compatible with it; upgrade this host";
 		return HERR_UNAVAILABLE;
 	}
 	logged_version = -1;
-	buf_printf(&resp->body, "{\"status\":\"ready\",\"schemaVersion\":%d}",
-	    v);
+	buf_printf(&resp->body, "{\"status\":\"ready\",\"schemaVersion\":%d,"
+	    "\"buildSchemaVersion\":%d}", v, SCHEMA_VERSION);
 	resp_json(resp, 200);
 	return HERR_OK;
 }

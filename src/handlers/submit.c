@@ -47,15 +47,20 @@ accepted(struct app *app, struct req *req, struct resp *resp,
 
 /*
  * Writes the poll token of execution id with secret (SECRET_B64_LEN
- * characters) into tok. 0, or -1 (logged by crypto).
+ * characters) into tok: the id sealed with the newest poll-token key,
+ * preceded by the digit of its version when that is not 0 (version-0
+ * tokens keep the form older builds open). 0, or -1 (logged by crypto).
  */
 static int
 poll_token(struct app *app, uint64_t id, const char *secret,
-    char tok[POLL_TOKEN_LEN + 1])
+    char tok[POLL_TOKEN_MAX + 1])
 {
-	if (crypto_id_seal(app->idkey, id, tok) == -1)
+	size_t	 off = app->idkey_version > 0;
+
+	tok[0] = b64url_digit(app->idkey_version);
+	if (crypto_id_seal(app->idkey, id, tok + off) == -1)
 		return -1;
-	memcpy(tok + SEALED_B64_LEN, secret, SECRET_B64_LEN + 1);
+	memcpy(tok + off + SEALED_B64_LEN, secret, SECRET_B64_LEN + 1);
 	return 0;
 }
 
@@ -68,7 +73,7 @@ resubmit(struct app *app, struct req *req, struct resp *resp,
     const struct exec_new *n, const char *secret, const char *tenant)
 {
 	struct exec_row	 r;
-	char		 tok[POLL_TOKEN_LEN + 1];
+	char		 tok[POLL_TOKEN_MAX + 1];
 	int		 rc, same;
 
 	rc = repo_exec_by_key(app->db, tenant, req->env, req->svc, req->op,
@@ -118,7 +123,7 @@ handle_submit(struct app *app, struct req *req, struct resp *resp)
 	struct exec_row	 r;
 	struct key_row	 key;
 	char		 uuid[UUID_TEXT_LEN + 1], secret[SECRET_B64_LEN + 1];
-	char		 tok[POLL_TOKEN_LEN + 1];
+	char		 tok[POLL_TOKEN_MAX + 1];
 	uint64_t	 id = 0;
 	unsigned	 retention = 0;
 	enum herr	 e;

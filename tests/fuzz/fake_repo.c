@@ -291,6 +291,23 @@ repo_secret_get(struct db *db, const char *name, unsigned char *out,
 	return REPO_OK;
 }
 
+/* The poll-token keys: version 0 alone (FAKE_IDKEY), never retired. */
+int
+repo_poll_keys(struct db *db, struct poll_key_row *k, size_t max, size_t *n)
+{
+	(void)db;
+	*n = 0;
+	if (failing())
+		return REPO_ERR;
+	if (max < 1)
+		return REPO_ERR;
+	k[0].version = 0;
+	memcpy(k[0].key, FAKE_IDKEY, IDKEY_LEN);
+	k[0].retire_at = 0;
+	*n = 1;
+	return REPO_OK;
+}
+
 /* A new waiting row; REPO_DUP when the unique key is taken, REPO_ERR when full. */
 int
 repo_exec_insert(struct db *db, const struct exec_new *n, uint64_t *id)

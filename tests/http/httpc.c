@@ -839,7 +839,9 @@ is_token43(const char *s)
 int
 is_poll_token(const char *s)
 {
-	return is_b64url(s, 65) ? 1 : say_no("a 65-char base64url poll token", s);
+	/* 65: sealed with key version 0; 66: a version digit first (rotated key) */
+	return is_b64url(s, 65) || is_b64url(s, 66) ? 1 :
+	    say_no("a 65- or 66-char base64url poll token", s);
 }
 
 int

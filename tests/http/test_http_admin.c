@@ -646,7 +646,8 @@ test_check_schema(void)
 	CHECK_EQ_INT(check_config("asyncexec-fcgi", cfg), 0);
 	CHECK(strstr(out, "ok    schema: ") != NULL);
 	/* ahead of this build: a warning */
-	snprintf(sql, sizeof sql, "INSERT INTO %s.s2r_schema_version VALUES (999, "
+	snprintf(sql, sizeof sql, "INSERT INTO %s.s2r_schema_version (version, "
+	    "applied_at) VALUES (999, "
 	    "UTC_TIMESTAMP(3))", scratch);
 	CHECK(root_sql(sql) == 0);
 	CHECK_EQ_INT(check_config("asyncexec-expire", cfg), 0);

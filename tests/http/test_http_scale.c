@@ -498,7 +498,7 @@ once_part(void)
 	o.spread = (int)(3000 * scale()) < 400 ? 400 : (int)(3000 * scale());
 	o.due_end = now_ms() + o.spread + 1000;
 	snprintf(q, sizeof q, "UPDATE s2r_async_execution SET expires_at = NOW(3) + INTERVAL "
-	    "(CAST(SUBSTRING(correlation_id, 3) AS UNSIGNED) * %d DIV %d - %d) * 1000 "
+	    "(CAST(SUBSTRING(correlation_id, 3) AS SIGNED) * %d DIV %d - %d) * 1000 "
 	    "MICROSECOND "
 	    "WHERE environment = '%s' AND service_key = '%s' AND operation_key = '%s' "
 	    "AND CAST(SUBSTRING(correlation_id, 3) AS UNSIGNED) %% 4 = 0", o.spread, o.n,
