@@ -19,9 +19,10 @@
  * running workers keep serving. A valid one becomes the master's
  * configuration (log level included), a new generation of workers is
  * forked with it (a fork copies it) on the same listening socket, and
- * only then does the old generation get SIGTERM: each old worker
- * answers the request it serves and exits; it is reaped, never
- * replaced. The socket is kept: changes of listen, listen_mode,
+ * only then does the old generation get SIGTERM (when not one new
+ * worker can be forked, the reload fails and nothing changes): each
+ * old worker answers the request it serves and exits; it is reaped,
+ * never replaced. The socket is kept: changes of listen, listen_mode,
  * listen_group and listen_backlog are logged as needing a restart. Old
  * workers still running STOP_KILL_SECONDS after their SIGTERM get
  * SIGKILL; until then SIGTERM is repeated to them every RETIRE_KICK_MS
@@ -525,11 +526,41 @@ socket_changes(const struct config *cur, const struct config *next)
 }
 
 /*
+ * Forks the n workers of a new generation into kids with next, which
+ * becomes m's configuration (log level included). When not one fork
+ * succeeds, m keeps its configuration and -1 is returned (logged); else
+ * the number forked (the rest are refilled by the tick).
+ */
+static int
+fork_generation(struct master *m, const struct config *next,
+    struct child *kids, unsigned n)
+{
+	struct config	 prev = m->cfg;
+	unsigned	 i;
+	int		 up = 0;
+
+	m->cfg = *next;		/* what a fork copies */
+	for (i = 0; i < n; i++)
+		if (spawn(&m->cfg, m->fd, &kids[i], i) == 0)
+			up++;
+	if (up == 0) {
+		m->cfg = prev;
+		log_error("master: reload failed: no worker of the new "
+		    "generation could be forked; the running configuration "
+		    "and workers stay");
+		return -1;
+	}
+	socket_changes(&prev, &m->cfg);	/* at the old level */
+	log_set_level((enum log_level)m->cfg.log_level);
+	return up;
+}
+
+/*
  * SIGHUP: loads m->path into a new struct and checks it whole; an
  * invalid file is refused (one error line; the running configuration
- * and workers stay). Else the new configuration becomes m's, a new
- * generation of workers is forked with it on the same socket, and the
- * old one is told to stop (retire_current). 0, or -1 when refused.
+ * and workers stay). Else a new generation of workers is forked with
+ * it on the same socket (fork_generation), and the old one is told to
+ * stop (retire_current). 0, or -1 when refused.
  */
 static int
 reload(struct master *m)
@@ -537,8 +568,9 @@ reload(struct master *m)
 	struct config	 next;
 	struct child	*kids, *old;
 	char		 err[512];
-	unsigned	 n, i, up = 0;
+	unsigned	 n;
 	size_t		 need;
+	int		 up;
 
 	if (config_load(&next, m->path, err, sizeof(err)) == -1) {
 		log_error("master: reload refused, the running configuration "
@@ -556,18 +588,16 @@ reload(struct master *m)
 	}
 	if ((kids = calloc(n, sizeof(*kids))) == NULL)
 		goto fail;
-	socket_changes(&m->cfg, &next);
-	m->cfg = next;
-	log_set_level((enum log_level)m->cfg.log_level);
-	for (i = 0; i < n; i++)		/* the new generation first */
-		if (spawn(&m->cfg, m->fd, &kids[i], i) == 0)
-			up++;
+	if ((up = fork_generation(m, &next, kids, n)) == -1) {
+		free(kids);
+		return -1;
+	}
 	retire_current(m);
 	free(m->kids);
 	m->kids = kids;
 	m->n = n;
 	metrics_workers(n);
-	log_info("master: reloaded %s: generation %u, %u of %u workers "
+	log_info("master: reloaded %s: generation %u, %d of %u workers "
 	    "forked; %zu old workers finish their requests and exit",
 	    m->path, ++m->generation, up, n, m->nold);
 	return 0;

@@ -19,6 +19,8 @@
  *      answered whole after the reload; its worker then exits 0
  *   4. SIGTERM during a reload (an old worker still serving): both
  *      generations stop, the request in flight is answered, exit 0
+ *   5. no new worker can be forked (RLIMIT_NPROC, as an unused uid):
+ *      the reload fails with a line, the old workers keep serving
  *
  * Figures are printed as "figure: ..." lines.
  */
@@ -29,6 +31,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <grp.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -44,6 +47,7 @@
 #define RELOADS		8
 #define SLOW_MS		3	/* a slow client's pause after connect */
 #define BURST		5	/* SIGHUPs sent back to back */
+#define NOGROUP		65534
 #define REPLACE_MS	10000	/* a generation replaced, at most */
 
 static const char	 half_body[] = "{\"n\":\"0123456789ab\"}";
@@ -186,16 +190,20 @@ load_more(const struct load *ls, long n)
 	return wait_for(more_answered, &m, START_MS);
 }
 
-/* Starts a master for cfg and waits for n workers; pid or -1. */
+/*
+ * Starts a master for cfg as *as (NULL: as this process) and waits for
+ * n workers; pid or -1.
+ */
 static pid_t
-up(const char *cfg, const char *sock, const char *log, size_t n)
+up_as(const char *cfg, const char *sock, const char *log, size_t n,
+    const struct run_as *as)
 {
 	struct up_wait		 u = { 0, sock, -1 };
 	struct n_workers	 nw;
 	struct exit_wait	 w;
 	pid_t			 m;
 
-	if ((m = start_master(cfg, log, -1)) <= 0)
+	if ((m = start_master_as(cfg, log, -1, as)) <= 0)
 		return -1;
 	u.pid = w.pid = nw.master = m;
 	nw.want = n;
@@ -258,15 +266,18 @@ time_replacement(struct gen_wait *g, long long t0, int ms)
 	return now_ms() - t0;
 }
 
-/* Whether the log file holds the text s. */
+/* How many times the log file holds the text s. */
 static int
-log_has(const char *log, const char *s)
+log_count(const char *log, const char *s)
 {
-	char	*t = read_file(log);
-	int	 yes = t != NULL && strstr(t, s) != NULL;
+	char		*t = read_file(log);
+	const char	*p;
+	int		 n = 0;
 
+	for (p = t; p != NULL && (p = strstr(p, s)) != NULL; p++)
+		n++;
 	free(t);
-	return yes;
+	return n;
 }
 
 struct log_wait {
@@ -278,7 +289,7 @@ logged(void *arg)
 {
 	struct log_wait	*w = arg;
 
-	return log_has(w->log, w->text);
+	return log_count(w->log, w->text) > 0;
 }
 
 /* Whether each of pids is gone and its exit 0 was logged by master. */
@@ -323,6 +334,13 @@ steady(const struct gen_wait *g)
 		sleep_ms(TICK_MS);
 	}
 	return 1;
+}
+
+/* Whether replaced(arg) holds and then stays so (steady). */
+static int
+settled(void *arg)
+{
+	return replaced(arg) && steady(arg);
 }
 
 /* One SIGHUP of scenario 1 to `workers` w; 0 when it checked out. */
@@ -381,12 +399,12 @@ zombies_of(pid_t master)
  * the end WORKERS new workers, every old one gone and reaped.
  */
 static void
-reload_burst(pid_t m, const char *cfg, const char *sock)
+reload_burst(pid_t m, const char *cfg, const char *sock, const char *log)
 {
 	struct gen_wait	 g;
 	pid_t		 before[MAX_PIDS];
 	long long	 t0;
-	int		 k;
+	int		 k, gens = log_count(log, "master: reloaded");
 
 	memset(&g, 0, sizeof(g));
 	g.nbefore = workers_of(m, before, MAX_PIDS);
@@ -395,12 +413,14 @@ reload_burst(pid_t m, const char *cfg, const char *sock)
 	t0 = now_ms();
 	for (k = 0; k < BURST; k++)
 		CHECK_EQ_INT(kill(m, SIGHUP), 0);
-	CHECK(time_replacement(&g, t0, REPLACE_MS) >= 0);
-	CHECK(steady(&g));
+	/* One generation may be replaced by the next: until it holds. */
+	CHECK(wait_for(settled, &g, REPLACE_MS));
 	CHECK_EQ_INT(zombies_of(m), 0);
-	printf("figure: %d SIGHUPs back to back under load: %zu new workers "
-	    "%lld ms later, no old one left, no child unreaped\n", BURST,
-	    g.nnow, now_ms() - t0);
+	gens = log_count(log, "master: reloaded") - gens;
+	CHECK(gens >= 1 && gens <= BURST);
+	printf("figure: %d SIGHUPs back to back under load: %d reloads; %zu "
+	    "new workers, no old one left, none unreaped, steady for 200 ms, "
+	    "%lld ms after the first\n", BURST, gens, g.nnow, now_ms() - t0);
 }
 
 /* 1. SIGHUP RELOADS times under load, `workers` changing each time. */
@@ -417,7 +437,7 @@ scenario_under_load(void)
 	int			 k, st;
 
 	CHECK_EQ_INT(derive_config(cfg, sock, WORKERS_STR, NULL), 0);
-	if ((m = up(cfg, sock, log, WORKERS)) == -1)
+	if ((m = up_as(cfg, sock, log, WORKERS, NULL)) == -1)
 		return;
 	CHECK_EQ_INT(load_start(ls, sock), 0);
 	CHECK(load_more(ls, 200));
@@ -432,7 +452,7 @@ scenario_under_load(void)
 		CHECK(load_more(ls, 200));
 	}
 	if (k == RELOADS) {
-		reload_burst(m, cfg, sock);
+		reload_burst(m, cfg, sock, log);
 		CHECK(load_more(ls, 200));
 	}
 	load_join(ls, &t);
@@ -443,7 +463,7 @@ scenario_under_load(void)
 	CHECK_EQ_INT(k, RELOADS);
 	CHECK(t.answered > 0);
 	CHECK_EQ_INT(t.failed, 0);
-	CHECK(log_has(log, "generation 8"));
+	CHECK(log_count(log, "generation 8") > 0);
 	(void)kill(m, SIGTERM);
 	st = wait_master_exit(m, STOP_MS);
 	CHECK(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
@@ -483,7 +503,7 @@ scenario_invalid(void)
 	int		 i, ok = 0, st, refused;
 
 	CHECK_EQ_INT(derive_config(cfg, sock, WORKERS_STR, NULL), 0);
-	if ((m = up(cfg, sock, log, WORKERS)) == -1)
+	if ((m = up_as(cfg, sock, log, WORKERS, NULL)) == -1)
 		return;
 	nb = workers_of(m, before, MAX_PIDS);
 	CHECK(lstat(sock, &st0) == 0);
@@ -517,7 +537,7 @@ scenario_invalid(void)
 	(void)kill(m, SIGTERM);
 	st = wait_master_exit(m, STOP_MS);
 	CHECK(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	CHECK(!log_has(log, "stopping"));	/* log_level = error */
+	CHECK_EQ_INT(log_count(log, "stopping"), 0);	/* log_level = error */
 	if (check_fail_ > 0)
 		dump_log(log);
 }
@@ -593,7 +613,7 @@ reload_with_inflight(const char *name, char *log, size_t logsz, int *fd,
 	snprintf(sock, sizeof(sock), "%s.sock", path_in_tmp(name));
 	snprintf(log, logsz, "%s.log", path_in_tmp(name));
 	CHECK_EQ_INT(derive_config(cfg, sock, WORKERS_STR, NULL), 0);
-	if ((m = up(cfg, sock, log, WORKERS)) == -1)
+	if ((m = up_as(cfg, sock, log, WORKERS, NULL)) == -1)
 		return -1;
 	nb = workers_of(m, before, MAX_PIDS);
 	*fd = submit_start(sock, name, half_body, 10, now_ms() + REQ_MS);
@@ -671,6 +691,89 @@ scenario_term_during_reload(void)
 		dump_log(log);
 }
 
+/* A uid no process uses (no passwd entry needed). */
+static uid_t
+unused_uid(void)
+{
+	uid_t	 u = 63000 + (uid_t)(getpid() % 2000);
+
+	while (procs_of_uid(u) > 0)
+		u++;
+	return u;
+}
+
+/*
+ * cfg for a master running as uid: in tmpdir/NAME (owned by uid), with
+ * the socket there and a copy of the base's password file readable by
+ * uid. 0 or -1.
+ */
+static int
+user_config(const char *name, uid_t uid, char *cfg, char *sock, size_t sz)
+{
+	char		*dir = path_in_tmp(name), pw[600], extra[700];
+	char		*base, *text;
+	const char	*v;
+
+	extra[0] = '\0';
+	if (chmod(tmpdir, 0711) == -1 || mkdir(dir, 0755) == -1 ||
+	    chown(dir, uid, NOGROUP) == -1 || (base = read_file(base_cfg)) ==
+	    NULL)
+		return -1;
+	if ((v = config_value(base, "db_password_file")) != NULL &&
+	    (text = read_file(v)) != NULL) {
+		snprintf(pw, sizeof(pw), "%s/pw", dir);
+		if (write_file(pw, text) == 0 && chown(pw, uid, NOGROUP) == 0)
+			snprintf(extra, sizeof(extra),
+			    "db_password_file = %s\n", pw);
+		free(text);
+	}
+	free(base);
+	snprintf(cfg, sz, "%s/%s.conf", dir, name);
+	snprintf(sock, sz, "%s/%s.sock", dir, name);
+	return derive_config_x(cfg, sock, WORKERS_STR, extra, NULL);
+}
+
+/* 5. Not one new worker can be forked: the reload fails, nothing changes. */
+static void
+scenario_fork_fails(void)
+{
+	const char	*log = path_in_tmp("nproc.log");
+	struct run_as	 as;
+	struct log_wait	 lw = { log, "master: reload failed: no worker of "
+	    "the new generation could be forked" };
+	char		 cfg[600], sock[600];
+	pid_t		 m, before[MAX_PIDS];
+	uid_t		 uid = unused_uid();
+	size_t		 nb;
+	int		 i, ok = 0, failed;
+
+	if (user_config("nproc", uid, cfg, sock, sizeof(cfg)) == -1) {
+		CHECK(!"configuration for the unprivileged master");
+		return;
+	}
+	/* master + WORKERS workers = the limit: no fork beyond them */
+	as.uid = uid, as.gid = NOGROUP, as.nproc = WORKERS + 1;
+	if ((m = up_as(cfg, sock, log, WORKERS, &as)) == -1)
+		return;
+	nb = workers_of(m, before, MAX_PIDS);
+	CHECK_EQ_INT(kill(m, SIGHUP), 0);
+	failed = wait_for(logged, &lw, STOP_MS);
+	CHECK(failed);
+	for (i = 0; i < 20; i++)
+		ok += healthz(sock) == 200;
+	CHECK_EQ_INT(ok, 20);
+	CHECK(same_workers(m, before, nb));
+	printf("figure: reload with every fork failing (RLIMIT_NPROC): %s; "
+	    "%d of 20 requests answered 200 by the %s workers\n", failed ?
+	    "refused with a line" : "NO line", ok,
+	    same_workers(m, before, nb) ? "same" : "CHANGED");
+	(void)kill(m, SIGTERM);
+	i = wait_master_exit(m, STOP_MS);
+	CHECK(i != -1 && WIFEXITED(i) && WEXITSTATUS(i) == 0);
+	if (check_fail_ > 0)
+		dump_log(log);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -687,6 +790,8 @@ main(int argc, char *argv[])
 		scenario_inflight();
 	if (only == NULL || strcmp(only, "term") == 0)
 		scenario_term_during_reload();
+	if (only == NULL || strcmp(only, "nproc") == 0)
+		scenario_fork_fails();
 	kill_all();
 	remove_tmpdir();
 	return check_done("proc_master_reload");
