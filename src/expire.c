@@ -10,6 +10,7 @@
 
 #include "config.h"
 #include "expire.h"
+#include "json.h"
 #include "log.h"
 #include "repo_expire.h"
 
@@ -284,6 +285,24 @@ dry_run(struct run *run)
 	return rc == REPO_OK ? 0 : -1;
 }
 
+/*
+ * Records how the run ended (rc of its steps) for GET /metrics; a
+ * failure to record (no s2r_job_run before migration 6, or the database
+ * gone) is logged and does not change the run's outcome.
+ */
+static void
+record(struct run *run, int rc)
+{
+	const char	*result = rc != 0 ? "error" : run->r->complete ?
+			    "complete" : "stopped";
+
+	if (repo_expire_record(run->db, result, rc == 0, run->r->count,
+	    run->r->retries, (uint64_t)(mono_ms() - run->start),
+	    json_now_ms()) != REPO_OK)
+		log_warn("expire: the run was not recorded for /metrics (is "
+		    "the schema current? run asyncexec-admin migrate)");
+}
+
 /* Runs the selected steps in order under the run lock. 0 or -1. */
 static int
 locked_run(struct run *run)
@@ -307,6 +326,7 @@ locked_run(struct run *run)
 		    step_rule(run, (enum expire_step)step);
 		run->r->step_ms[step] = mono_ms() - t0;
 	}
+	record(run, rc);
 	if (repo_expire_unlock(run->db) != REPO_OK)
 		rc = -1;
 	return rc;

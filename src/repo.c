@@ -197,6 +197,10 @@ static const struct db_stmt_def stmts[STMT__MAX] = {
 	    "UPDATE s2r_schema_version SET compatible_from = ? "
 	    "WHERE version = ? AND compatible_from IS NULL",
 	    0, "schema_set_compat" },
+	[STMT_METRICS_EXPIRY] = {
+	    "SELECT last_run_at, last_result, last_success_at, expired, "
+	    "cancelled, abandoned, purged, duration_ms FROM s2r_job_run "
+	    "WHERE job = 'expire'", 1, "metrics_expiry" },
 	[STMT_SECRET_GET] = {
 	    "SELECT secret FROM s2r_secret WHERE name = ?",
 	    1, "secret_get" },

@@ -19,7 +19,7 @@
 struct config;
 struct db;
 
-#define SCHEMA_VERSION	5	/* the newest migration in sql/ */
+#define SCHEMA_VERSION	6	/* the newest migration in sql/ */
 
 enum repo_rc {
 	REPO_ERR = -1,
@@ -214,6 +214,14 @@ struct route_waiting {
 };
 int	repo_metrics_waiting(struct db *, struct route_waiting *, size_t max,
 	    size_t *n);
+/* the last asyncexec-expire run (s2r_job_run, migration 6) */
+struct job_run {
+	int64_t		 last_run_ms, last_success_ms;	/* 0: never */
+	char		 result[16];	/* complete, stopped or error */
+	uint64_t	 count[4];	/* expired, cancelled, abandoned, purged */
+	uint64_t	 duration_ms;
+};
+int	repo_metrics_expiry(struct db *, struct job_run *);
 
 /* poll-token keys and schema compatibility (repo_keys.c) */
 #define POLL_KEY_SCHEMA		5	/* the migration that versions keys */

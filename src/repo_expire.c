@@ -66,6 +66,7 @@ enum xstmt {
 	XSTMT_COUNT_CANCEL,	/* XSTMT_COUNT_CANCEL */
 	XSTMT_COUNT_ABANDON,	/* XSTMT_COUNT_ABANDON */
 	XSTMT_COUNT_PURGE,	/* XSTMT_COUNT_PURGE */
+	XSTMT_RECORD,		/* XSTMT_RECORD */
 	XSTMT__MAX
 };
 
@@ -122,6 +123,16 @@ static const struct db_stmt_def xstmts[XSTMT__MAX] = {
 	{ "SELECT COUNT(*) FROM s2r_async_execution WHERE status IN "
 	  "('waiting_callback', 'completed', 'failed', 'expired', "
 	  "'cancelled') AND expires_at < ?", 0, "count_purge" },	/* XSTMT_COUNT_PURGE */
+	{ "INSERT INTO s2r_job_run (job, last_run_at, last_result, "
+	  "last_success_at, expired, cancelled, abandoned, purged, retries, "
+	  "duration_ms) VALUES ('expire', ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+	  "ON DUPLICATE KEY UPDATE last_run_at = VALUES(last_run_at), "
+	  "last_result = VALUES(last_result), last_success_at = "
+	  "COALESCE(VALUES(last_success_at), last_success_at), expired = "
+	  "VALUES(expired), cancelled = VALUES(cancelled), abandoned = "
+	  "VALUES(abandoned), purged = VALUES(purged), retries = "
+	  "VALUES(retries), duration_ms = VALUES(duration_ms)", 0,
+	  "record" },					/* XSTMT_RECORD */
 };
 
 /* Opens the expiry repository (connects on first use). NULL: no memory. */
@@ -519,4 +530,33 @@ repo_purge_count(struct db *db, int64_t cutoff, uint64_t *n)
 
 	db_bind_time(&p[0], &t, cutoff);
 	return query_u64(db, XSTMT_COUNT_PURGE, p, n, NULL);
+}
+
+/*
+ * Records the end of a run (result "complete", "stopped" or "error"; a
+ * run that succeeded also sets last_success_at) in s2r_job_run for
+ * GET /metrics: counts[] by enum expire_step order (expired, cancelled,
+ * abandoned, purged). REPO_OK or REPO_ERR (a database before migration
+ * 6 has no such table: the caller only warns).
+ */
+int
+repo_expire_record(struct db *db, const char *result, int success,
+    const uint64_t counts[4], uint64_t retries, uint64_t duration_ms,
+    int64_t now)
+{
+	MYSQL_BIND	 p[9];
+	MYSQL_TIME	 t[2];
+	int		 i;
+
+	db_bind_time(&p[0], &t[0], now);
+	db_bind_str(&p[1], result);
+	if (success)
+		db_bind_time(&p[2], &t[1], now);
+	else
+		db_bind_str(&p[2], NULL);	/* keeps the last success */
+	for (i = 0; i < 4; i++)
+		db_bind_u64(&p[3 + i], &counts[i]);
+	db_bind_u64(&p[7], &retries);
+	db_bind_u64(&p[8], &duration_ms);
+	return db_run(db, XSTMT_RECORD, p) != NULL ? REPO_OK : REPO_ERR;
 }

@@ -82,6 +82,9 @@ int	repo_purge_apply(struct db *, const uint64_t *ids, size_t n,
 
 /* Dry-run counts: what the three rules would touch right now. */
 int	repo_expire_count(struct db *, int64_t now, uint64_t *n);
+int	repo_expire_record(struct db *, const char *result, int success,
+	    const uint64_t counts[4], uint64_t retries, uint64_t duration_ms,
+	    int64_t now);
 int	repo_cancel_count(struct db *, int64_t now, uint64_t *n);
 int	repo_abandon_count(struct db *, unsigned max_attempts, int64_t now,
 	    uint64_t *n);

@@ -89,3 +89,34 @@ repo_metrics_waiting(struct db *db, struct route_waiting *w, size_t max,
 	}
 	return REPO_OK;
 }
+
+/*
+ * Reads the record of the last asyncexec-expire run into j. REPO_OK,
+ * REPO_NOTFOUND (no run recorded yet) or REPO_ERR.
+ */
+int
+repo_metrics_expiry(struct db *db, struct job_run *j)
+{
+	MYSQL_STMT	*st;
+	struct db_cols	 c;
+	MYSQL_TIME	 t[2];
+	int		 i, rc;
+
+	memset(j, 0, sizeof(*j));
+	if ((st = db_run(db, STMT_METRICS_EXPIRY, NULL)) == NULL)
+		return REPO_ERR;
+	db_rcol(&c, 0, MYSQL_TYPE_DATETIME, &t[0], sizeof(t[0]));
+	db_rcol(&c, 1, MYSQL_TYPE_STRING, j->result, sizeof(j->result));
+	db_rcol(&c, 2, MYSQL_TYPE_DATETIME, &t[1], sizeof(t[1]));
+	for (i = 0; i < 4; i++)
+		db_rcol(&c, 3 + i, MYSQL_TYPE_LONGLONG, &j->count[i], 0);
+	db_rcol(&c, 7, MYSQL_TYPE_LONGLONG, &j->duration_ms, 0);
+	rc = db_fetch_row(st, &c);
+	mysql_stmt_free_result(st);
+	if (rc != 0)
+		return rc == 1 ? REPO_NOTFOUND : REPO_ERR;
+	db_rstr(&c, 1, j->result, sizeof(j->result));
+	j->last_run_ms = db_time_ms(&t[0]);
+	j->last_success_ms = c.null[2] ? 0 : db_time_ms(&t[1]);
+	return REPO_OK;
+}

@@ -4,6 +4,7 @@
  * API's OpenAPI document, embedded at build time).
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "../json.h"
 #include "../log.h"
@@ -59,6 +60,43 @@ handle_readyz(struct app *app, struct req *req, struct resp *resp)
 }
 
 /*
+ * The last asyncexec-expire run (s2r_job_run): when it ran and last
+ * succeeded (Unix seconds, 0: never), whether it failed, what it changed.
+ */
+static void
+metrics_expiry(struct app *app, struct buf *b)
+{
+	static const char *const steps[4] = { "expired", "cancelled",
+	    "abandoned", "purged" };
+	struct job_run	 j;
+	int		 i;
+
+	if (repo_metrics_expiry(app->db, &j) == REPO_ERR)
+		return;
+	buf_printf(b, "# HELP asyncexec_expire_last_run_timestamp_seconds When "
+	    "asyncexec-expire last ran (0: never).\n# TYPE "
+	    "asyncexec_expire_last_run_timestamp_seconds gauge\n"
+	    "asyncexec_expire_last_run_timestamp_seconds %.3f\n"
+	    "# HELP asyncexec_expire_last_success_timestamp_seconds When a run "
+	    "last ended without an error (0: never).\n# TYPE "
+	    "asyncexec_expire_last_success_timestamp_seconds gauge\n"
+	    "asyncexec_expire_last_success_timestamp_seconds %.3f\n"
+	    "# HELP asyncexec_expire_last_run_failed Whether the last run ended "
+	    "with an error.\n# TYPE asyncexec_expire_last_run_failed gauge\n"
+	    "asyncexec_expire_last_run_failed %d\n"
+	    "# HELP asyncexec_expire_last_run_duration_seconds How long the "
+	    "last run took.\n# TYPE asyncexec_expire_last_run_duration_seconds "
+	    "gauge\nasyncexec_expire_last_run_duration_seconds %.3f\n"
+	    "# HELP asyncexec_expire_last_run_rows Executions the last run "
+	    "changed, by step.\n# TYPE asyncexec_expire_last_run_rows gauge\n",
+	    (double)j.last_run_ms / 1000, (double)j.last_success_ms / 1000,
+	    strcmp(j.result, "error") == 0, (double)j.duration_ms / 1000);
+	for (i = 0; i < 4; i++)
+		buf_printf(b, "asyncexec_expire_last_run_rows{step=\"%s\"} %llu\n",
+		    steps[i], (unsigned long long)j.count[i]);
+}
+
+/*
  * The database's part of /metrics: asyncexec_db_up, and per route the
  * waiting executions (capped) and the age of the oldest one, read at
  * scrape time with bounded index probes (repo_metrics_waiting).
@@ -94,6 +132,7 @@ metrics_db(struct app *app, struct buf *b)
 		    w[i].oldest_ms && now > w[i].oldest_ms ?
 		    (double)(now - w[i].oldest_ms) / 1000 : 0.0);
 	free(w);
+	metrics_expiry(app, b);
 }
 
 enum herr

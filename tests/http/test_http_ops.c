@@ -216,6 +216,29 @@ metrics_has(const char *prefix)
 }
 
 /*
+ * The last asyncexec-expire run shows in /metrics: one run of the binary moves the last
+ * run and last success times to now, and it did not fail.
+ */
+static void
+test_expiry_metrics(void)
+{
+	char cmd[1024];
+	long long before = (long long)time(NULL) - 1, ran, ok;
+	int st;
+
+	snprintf(cmd, sizeof cmd, "'%s' --config '%s' >/dev/null", test_env("ASYNCEXEC_EXPIRE"),
+	    test_env("ASYNCEXEC_TEST_CONFIG"));
+	st = system(cmd);
+	CHECK(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	ran = counter("asyncexec_expire_last_run_timestamp_seconds");
+	ok = counter("asyncexec_expire_last_success_timestamp_seconds");
+	CHECK(ran >= before && ran <= (long long)time(NULL) + 1);
+	CHECK(ok >= before);
+	CHECK_EQ_INT(counter("asyncexec_expire_last_run_failed"), 0);
+	CHECK(metrics_has("asyncexec_expire_last_run_rows{step=\"purged\"} "));
+}
+
+/*
  * The series operators watch: HELP text, build info, every endpoint/status series from
  * the start, workers and busy workers, the database's reachability, callbacks refused by
  * reason, and per route the waiting executions and the oldest one's age.
@@ -252,6 +275,7 @@ test_metrics_series(void)
 	snprintf(name, sizeof name, "asyncexec_oldest_waiting_seconds{route=\"%s\"}", F.route);
 	oldest = counter(name);		/* integer part of the seconds */
 	CHECK(oldest >= 0 && oldest < 600);
+	test_expiry_metrics();
 }
 
 static void
