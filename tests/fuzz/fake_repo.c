@@ -581,6 +581,24 @@ repo_schema_version(struct db *db, int *version)
 	return REPO_OK;
 }
 
+/* As repo_keys.c: the fake's schema is the build's, with nothing newer. */
+int
+repo_schema_compat(struct db *db, int built_for, int *version, int *needs)
+{
+	(void)built_for;
+	*needs = 0;
+	return repo_schema_version(db, version);
+}
+
+/* As repo_metrics.c: no expiry run recorded yet. */
+int
+repo_metrics_expiry(struct db *db, struct job_run *j)
+{
+	(void)db;
+	memset(j, 0, sizeof(*j));
+	return failing() ? REPO_ERR : REPO_NOTFOUND;
+}
+
 /* REPO_OK when the database answers (the fake: unless failing). */
 int
 repo_ping(struct db *db)
