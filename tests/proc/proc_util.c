@@ -291,21 +291,36 @@ derive_config(const char *dst, const char *listen, const char *workers_value,
 /* ---- /proc ---- */
 
 
-int
-proc_stat(pid_t pid, struct pstat *ps)
+/*
+ * The start of /proc/PID/WHAT (one read, NUL-terminated) into buf.
+ * 0, or -1 when it cannot be read or is empty.
+ */
+static int
+read_proc(pid_t pid, const char *what, char *buf, size_t sz)
 {
-	char	 path[64], buf[1024], *p;
+	char	 path[64];
 	ssize_t	 n;
-	int	 fd, ppid, pgrp;
+	int	 fd;
 
-	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+	snprintf(path, sizeof(path), "/proc/%ld/%s", (long)pid, what);
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
 		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
+	n = read(fd, buf, sz - 1);
 	close(fd);
 	if (n <= 0)
 		return -1;
 	buf[n] = '\0';
+	return 0;
+}
+
+int
+proc_stat(pid_t pid, struct pstat *ps)
+{
+	char	 buf[1024], *p;
+	int	 ppid, pgrp;
+
+	if (read_proc(pid, "stat", buf, sizeof(buf)) == -1)
+		return -1;
 	/* "pid (comm) S ppid pgrp ..."; comm may hold anything, even ")" */
 	if ((p = strrchr(buf, ')')) == NULL ||
 	    sscanf(p + 1, " %c %d %d", &ps->state, &ppid, &pgrp) != 3)
@@ -324,17 +339,11 @@ alive(pid_t pid)
 	return proc_stat(pid, &ps) == 0 && ps.state != 'Z' && ps.state != 'X';
 }
 
-/*
- * Live (non-zombie) processes whose parent (by_group 0) or process
- * group (by_group 1) is id, except id itself, into pids (sorted by
- * /proc order). Returns the count.
- */
 size_t
-scan(pid_t id, int by_group, pid_t *pids, size_t max)
+proc_walk(int (*match)(pid_t, void *), void *arg, pid_t *pids, size_t max)
 {
 	DIR		*d;
 	struct dirent	*e;
-	struct pstat	 ps;
 	char		*end;
 	long		 pid;
 	size_t		 n = 0;
@@ -343,11 +352,7 @@ scan(pid_t id, int by_group, pid_t *pids, size_t max)
 		return 0;
 	while ((e = readdir(d)) != NULL) {
 		pid = strtol(e->d_name, &end, 10);
-		if (*end != '\0' || pid <= 0 || (pid_t)pid == id ||
-		    proc_stat((pid_t)pid, &ps) == -1 ||
-		    ps.state == 'Z' || ps.state == 'X')
-			continue;
-		if ((by_group ? ps.pgrp : ps.ppid) != id)
+		if (*end != '\0' || pid <= 0 || !match((pid_t)pid, arg))
 			continue;
 		if (n < max)
 			pids[n] = (pid_t)pid;
@@ -355,6 +360,45 @@ scan(pid_t id, int by_group, pid_t *pids, size_t max)
 	}
 	closedir(d);
 	return n;
+}
+
+struct scan_arg {
+	pid_t	 id;
+	int	 by_group, zombies;
+};
+
+/*
+ * Whether pid's parent (by_group 0) or process group (by_group 1) is
+ * id, pid not id itself, and pid live (zombies 0) or a zombie (zombies
+ * 1, state Z).
+ */
+static int
+scan_match(pid_t pid, void *arg)
+{
+	struct scan_arg	*a = arg;
+	struct pstat	 ps;
+
+	if (pid == a->id || proc_stat(pid, &ps) == -1)
+		return 0;
+	if (a->zombies ? ps.state != 'Z' : (ps.state == 'Z' || ps.state == 'X'))
+		return 0;
+	return (a->by_group ? ps.pgrp : ps.ppid) == a->id;
+}
+
+size_t
+scan(pid_t id, int by_group, pid_t *pids, size_t max)
+{
+	struct scan_arg	 a = { id, by_group, 0 };
+
+	return proc_walk(scan_match, &a, pids, max);
+}
+
+size_t
+zombies_of(pid_t master)
+{
+	struct scan_arg	 a = { master, 0, 1 };
+
+	return proc_walk(scan_match, &a, NULL, 0);
 }
 
 size_t
@@ -381,19 +425,11 @@ has_pid(const pid_t *pids, size_t n, pid_t pid)
 long
 blocked_in(pid_t pid)
 {
-	char	 path[64], buf[256], *end;
-	ssize_t	 n;
+	char	 buf[256], *end;
 	long	 nr;
-	int	 fd;
 
-	snprintf(path, sizeof(path), "/proc/%ld/syscall", (long)pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+	if (read_proc(pid, "syscall", buf, sizeof(buf)) == -1)
 		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
 	nr = strtol(buf, &end, 10);
 	if (end == buf || nr < 0)
 		return -1;
@@ -694,42 +730,6 @@ remove_tmpdir(void)
 {
 	if (tmpdir[0] != '\0')
 		remove_dir(tmpdir, 1);
-}
-
-/* The real uid of pid (first field of the Uid: line), or -1. */
-static long
-uid_of(pid_t pid)
-{
-	char	 path[64], *s, *p;
-	long	 uid = -1;
-
-	snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
-	if ((s = read_file(path)) == NULL)
-		return -1;
-	if ((p = strstr(s, "\nUid:")) != NULL)
-		uid = strtol(p + 5, NULL, 10);
-	free(s);
-	return uid;
-}
-
-size_t
-procs_of_uid(uid_t uid)
-{
-	DIR		*d;
-	struct dirent	*e;
-	char		*end;
-	long		 pid;
-	size_t		 n = 0;
-
-	if ((d = opendir("/proc")) == NULL)
-		return 0;
-	while ((e = readdir(d)) != NULL) {
-		pid = strtol(e->d_name, &end, 10);
-		if (*end == '\0' && pid > 0 && uid_of((pid_t)pid) == (long)uid)
-			n++;
-	}
-	closedir(d);
-	return n;
 }
 
 int

@@ -76,10 +76,21 @@ int		 derive_config_x(const char *dst, const char *listen,
 		    unsigned *workers_line);
 int		 proc_stat(pid_t pid, struct pstat *ps);
 int		 alive(pid_t pid);
+/*
+ * Calls match(pid, arg) for every process in /proc; the pids it matched
+ * (1) into pids (up to max, in /proc order). Returns how many matched.
+ */
+size_t		 proc_walk(int (*match)(pid_t, void *), void *arg,
+		    pid_t *pids, size_t max);
+/*
+ * Live (non-zombie) processes whose parent (by_group 0) or process
+ * group (by_group 1) is id, except id itself, into pids (sorted by
+ * /proc order). Returns the count.
+ */
 size_t		 scan(pid_t id, int by_group, pid_t *pids, size_t max);
+/* Children of master that have exited and were not reaped (zombies). */
+size_t		 zombies_of(pid_t master);
 size_t		 workers_of(pid_t master, pid_t *pids, size_t max);
-/* Live processes whose real uid is uid. */
-size_t		 procs_of_uid(uid_t uid);
 int		 has_pid(const pid_t *pids, size_t n, pid_t pid);
 long		 blocked_in(pid_t pid);
 int		 in_accept(long nr);

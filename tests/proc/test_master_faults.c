@@ -37,77 +37,12 @@
 #include "check.h"
 #include "fcgi_client.h"
 #include "proc_util.h"
+#include "load.h"
 
-#define NOGROUP		65534
 #define BACKOFF_KILLS	6	/* quick deaths in a row, scenario 2 */
 #define HEALTHY_MS	10500	/* above the master's healthy life */
 
 static pid_t	 filler;
-
-/* Occurrences of needle in the file at path. */
-static int
-log_count(const char *path, const char *needle)
-{
-	char		*s = read_file(path);
-	const char	*p;
-	int		 n = 0;
-
-	for (p = s; p != NULL && (p = strstr(p, needle)) != NULL; p++)
-		n++;
-	free(s);
-	return n;
-}
-
-struct log_wait {
-	const char	*path, *needle;
-};
-
-static int
-log_has(void *arg)
-{
-	struct log_wait	*l = arg;
-
-	return log_count(l->path, l->needle) > 0;
-}
-
-/* A uid no process uses (no passwd entry needed). */
-static uid_t
-unused_uid(void)
-{
-	uid_t	 u = 61000 + (uid_t)(getpid() % 2000);
-
-	while (procs_of_uid(u) > 0)
-		u++;
-	return u;
-}
-
-/*
- * tmpdir/NAME, a directory owned by uid (0755), with tmpdir made
- * traversable; and a copy of the base's password file in it, readable
- * by uid, named in *extra as db_password_file. Returns the directory.
- */
-static const char *
-user_dir(const char *name, uid_t uid, char *extra, size_t sz)
-{
-	char		*dir = path_in_tmp(name), pw[600], *base, *text;
-	const char	*v;
-
-	extra[0] = '\0';
-	if (chmod(tmpdir, 0711) == -1 || mkdir(dir, 0755) == -1 ||
-	    chown(dir, uid, NOGROUP) == -1)
-		return NULL;
-	if ((base = read_file(base_cfg)) == NULL)
-		return NULL;
-	if ((v = config_value(base, "db_password_file")) != NULL &&
-	    (text = read_file(v)) != NULL) {
-		snprintf(pw, sizeof(pw), "%s/pw", dir);
-		if (write_file(pw, text) == 0 && chown(pw, uid, NOGROUP) == 0)
-			snprintf(extra, sz, "db_password_file = %s\n", pw);
-		free(text);
-	}
-	free(base);
-	return dir;
-}
 
 /* Forks a process that becomes uid and waits to be killed. */
 static pid_t
@@ -149,44 +84,6 @@ uid_count(void *arg)
 	return procs_of_uid(u->uid) == u->want;
 }
 
-/* Starts a master for cfg (as *as) and waits for n workers; pid or -1. */
-static pid_t
-up(const char *cfg, const char *sock, const char *log, size_t n,
-    const struct run_as *as)
-{
-	struct up_wait		 u = { 0, sock, -1 };
-	struct n_workers	 nw;
-	struct exit_wait	 w;
-	pid_t			 m;
-
-	if ((m = start_master_as(cfg, log, -1, as)) <= 0)
-		return -1;
-	u.pid = w.pid = nw.master = m;
-	nw.want = n;
-	if (!wait_for(answers, &u, START_MS) || has_exited(&w) ||
-	    u.status != 200 || !wait_for(has_n_workers, &nw, START_MS)) {
-		CHECK(!"asyncexec-fcgi came up");
-		dump_log(log);
-		kill_master(m);
-		return -1;
-	}
-	return m;
-}
-
-/* SIGTERM, then the exit status within ms (-1: none, or not clean). */
-static int
-term_and_wait(pid_t m, int ms, long long *took)
-{
-	long long	 t0 = now_ms();
-	int		 st;
-
-	(void)kill(m, SIGTERM);
-	st = wait_master_exit(m, ms);
-	if (took != NULL)
-		*took = now_ms() - t0;
-	return st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 /* 1. fork() fails while a slot is empty; the tick refills it later. */
 static void
 scenario_fork_failure(void)
@@ -195,19 +92,16 @@ scenario_fork_failure(void)
 	struct uid_wait		 uw;
 	struct n_workers	 nw;
 	struct log_wait		 lw;
-	char			 extra[700], cfg[600], sock[600];
-	const char		*dir, *log = path_in_tmp("fork.log");
+	char			 cfg[600], sock[600];
+	const char		*log = path_in_tmp("fork.log");
 	pid_t			 m, pids[MAX_PIDS];
-	uid_t			 uid = unused_uid();
+	uid_t			 uid = unused_uid(61000);
 	long long		 t0;
 
-	if ((dir = user_dir("fork", uid, extra, sizeof(extra))) == NULL) {
-		CHECK(!"directory for the unprivileged master");
+	if (user_config("fork", uid, cfg, sock, sizeof(cfg)) == -1) {
+		CHECK(!"configuration for the unprivileged master");
 		return;
 	}
-	snprintf(cfg, sizeof(cfg), "%s/fork.conf", dir);
-	snprintf(sock, sizeof(sock), "%s/fork.sock", dir);
-	CHECK_EQ_INT(derive_config_x(cfg, sock, "2", extra, NULL), 0);
 	/* master + 2 workers = the limit: no fork beyond them succeeds */
 	as.uid = uid, as.gid = NOGROUP, as.nproc = 3;
 	if ((m = up(cfg, sock, log, 2, &as)) == -1)
@@ -220,7 +114,7 @@ scenario_fork_failure(void)
 	CHECK_EQ_INT(workers_of(m, pids, MAX_PIDS), 2);
 	CHECK_EQ_INT(kill(pids[0], SIGKILL), 0);
 	lw.path = log, lw.needle = "fork: ";
-	CHECK(wait_for(log_has, &lw, RESPAWN_MS));
+	CHECK(wait_for(logged, &lw, RESPAWN_MS));
 	CHECK_EQ_INT(workers_of(m, pids, MAX_PIDS), 1);
 	CHECK_EQ_INT(healthz(sock), 200);	/* the other one serves */
 
@@ -528,8 +422,7 @@ scenario_stop_deadline(void)
 	CHECK_EQ_INT(derive_config(cfg, sock, "1", NULL), 0);
 	if ((m = up(cfg, sock, log, 1, NULL)) == -1)
 		return;
-	fd = submit_start(sock, "stuck", "{\"n\":\"0123456789ab\"}", 10,
-	    now_ms() + REQ_MS);
+	fd = inflight_start(sock, "stuck");
 	CHECK(fd != -1);
 	CHECK(wait_for(worker_reading, &m, START_MS));
 	rc = term_and_wait(m, unit * 1000 + 5000, &took);
@@ -552,25 +445,18 @@ scenario_stop_deadline(void)
 int
 main(int argc, char *argv[])
 {
-	const char	*only = argc > 1 ? argv[1] : NULL;
+	static const struct scenario sc[] = {
+		{ "fork", scenario_fork_failure },
+		{ "crash", scenario_crash_loop },
+		{ "reset", scenario_backoff_reset },
+		{ "umask", scenario_umask },
+		{ "twice", scenario_second_instance },
+		{ "deadline", scenario_stop_deadline },
+	};
 
-	if (proc_init("faults") == -1)
-		return 1;
 	atexit(stop_filler);
-	if (only == NULL || strcmp(only, "fork") == 0)
-		scenario_fork_failure();
-	stop_filler();
-	if (only == NULL || strcmp(only, "crash") == 0)
-		scenario_crash_loop();
-	if (only == NULL || strcmp(only, "reset") == 0)
-		scenario_backoff_reset();
-	if (only == NULL || strcmp(only, "umask") == 0)
-		scenario_umask();
-	if (only == NULL || strcmp(only, "twice") == 0)
-		scenario_second_instance();
-	if (only == NULL || strcmp(only, "deadline") == 0)
-		scenario_stop_deadline();
-	kill_all();
-	remove_tmpdir();
+	if (run_scenarios("faults", sc, sizeof(sc) / sizeof(sc[0]), argc,
+	    argv) == -1)
+		return 1;
 	return check_done("proc_master_faults");
 }

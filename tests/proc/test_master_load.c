@@ -27,7 +27,6 @@
 
 #include <errno.h>
 #include <grp.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,315 +37,10 @@
 #include "fcgi_client.h"
 #include "proc_util.h"
 
-#define LOAD_THREADS	4
-#define MAX_ACKS	20000	/* acknowledged submits kept per thread */
+#include "load.h"
+
 #define REPLACE_MS	1000	/* the bound of the proof */
 #define FCGI_PARAMS_T	4
-#define NOGROUP		65534
-
-/* What one load client saw. */
-struct load {
-	pthread_t	 tid;
-	const char	*sock;
-	int		 no, stop_on_refusal;
-	long		 answered, refused, closed, half, bad;
-	int		 last_errno, bad_status;
-	char		(*acks)[2][96];	/* correlation id, token */
-	long		 nacks;
-};
-
-static volatile int	 load_stop;
-
-/* The value of "name":"..." in body into out; 0 or -1. */
-static int
-json_str(const char *body, const char *name, char *out, size_t sz)
-{
-	char		 pat[64];
-	const char	*p, *e;
-
-	snprintf(pat, sizeof(pat), "\"%s\":\"", name);
-	if (body == NULL || (p = strstr(body, pat)) == NULL)
-		return -1;
-	p += strlen(pat);
-	if ((e = strchr(p, '"')) == NULL || (size_t)(e - p) >= sz)
-		return -1;
-	memcpy(out, p, (size_t)(e - p));
-	out[e - p] = '\0';
-	return 0;
-}
-
-/* Files one finished (or failed) request of l. */
-static void
-tally(struct load *l, int rc, struct fcgi_resp *r, int want, const char *cid)
-{
-	if (rc == -1) {
-		if (r->out_len > 0 || r->err_len > 0)
-			l->half++;
-		else
-			l->closed++;
-		return;
-	}
-	l->answered++;
-	if (r->status != want || r->proto_status != 0) {
-		l->bad++;
-		l->bad_status = r->status;
-		return;
-	}
-	if (cid != NULL && l->nacks < MAX_ACKS &&
-	    json_str(r->body, "pollToken", l->acks[l->nacks][1], 96) == 0) {
-		snprintf(l->acks[l->nacks][0], 96, "%s", cid);
-		l->nacks++;
-	}
-}
-
-/* One request of l: even n a /healthz, odd n a submit. 0, or -1 refused. */
-static int
-load_one(struct load *l, long n)
-{
-	static const char *const hz[] = { "REQUEST_METHOD", "GET",
-	    "REQUEST_URI", "/healthz", "SCRIPT_NAME", "/healthz" };
-	struct fcgi_resp	 r;
-	long long		 dl = now_ms() + REQ_MS;
-	char			 cid[96], body[64];
-	int			 fd, rc = -1;
-
-	memset(&r, 0, sizeof(r));
-	snprintf(cid, sizeof(cid), "load-%ld-%d-%ld", (long)getpid(), l->no, n);
-	snprintf(body, sizeof(body), "{\"n\":%ld}", n);
-	if (n % 2 == 0) {
-		if ((fd = fcgi_connect(l->sock)) == -1) {
-			l->last_errno = errno;
-			l->refused++;
-			return -1;
-		}
-		if (fcgi_begin(fd, dl) == 0 &&
-		    fcgi_params(fd, hz, 3, dl) == 0 &&
-		    fcgi_stdin(fd, NULL, 0, dl) == 0)
-			rc = fcgi_read(fd, &r, dl);
-	} else {
-		errno = 0;
-		if ((fd = submit_start(l->sock, cid, body, strlen(body), dl)) ==
-		    -1 && (errno == ENOENT || errno == ECONNREFUSED)) {
-			l->last_errno = errno;
-			l->refused++;
-			return -1;
-		}
-		if (fd != -1)
-			rc = fcgi_read(fd, &r, dl);
-	}
-	tally(l, rc, &r, n % 2 == 0 ? 200 : 202, n % 2 ? cid : NULL);
-	if (fd != -1)
-		close(fd);
-	fcgi_resp_free(&r);
-	return 0;
-}
-
-static void *
-load_main(void *arg)
-{
-	struct load	*l = arg;
-	long		 n = 0;
-
-	while (!load_stop)
-		if (load_one(l, n++) == -1 && l->stop_on_refusal)
-			break;
-	return NULL;
-}
-
-/* Starts the load clients on sock. 0 or -1. */
-static int
-load_start(struct load *ls, const char *sock, int stop_on_refusal)
-{
-	const char	*uri, *auth;
-	int		 i;
-
-	if (proc_route_key(&uri, &auth) == -1)
-		return -1;
-	load_stop = 0;
-	for (i = 0; i < LOAD_THREADS; i++) {
-		memset(&ls[i], 0, sizeof(ls[i]));
-		ls[i].sock = sock;
-		ls[i].no = i;
-		ls[i].stop_on_refusal = stop_on_refusal;
-		ls[i].acks = calloc(MAX_ACKS, sizeof(*ls[i].acks));
-		if (ls[i].acks == NULL ||
-		    pthread_create(&ls[i].tid, NULL, load_main, &ls[i]) != 0)
-			return -1;
-	}
-	return 0;
-}
-
-static void
-load_join(struct load *ls)
-{
-	int	 i;
-
-	load_stop = 1;
-	for (i = 0; i < LOAD_THREADS; i++)
-		(void)pthread_join(ls[i].tid, NULL);
-}
-
-static long
-answered(const struct load *ls)
-{
-	long	 n = 0;
-	int	 i;
-
-	for (i = 0; i < LOAD_THREADS; i++)
-		n += ls[i].answered;
-	return n;
-}
-
-struct more_wait {
-	const struct load	*ls;
-	long			 until;
-};
-
-static int
-more_answered(void *arg)
-{
-	struct more_wait	*m = arg;
-
-	return answered(m->ls) >= m->until;
-}
-
-/* Waits for n more answered requests of the load. */
-static int
-load_more(const struct load *ls, long n)
-{
-	struct more_wait	 m = { ls, answered(ls) + n };
-
-	return wait_for(more_answered, &m, START_MS);
-}
-
-/* Prints and sums the load's outcomes into *t; frees the ack lists not. */
-static void
-load_report(const char *what, const struct load *ls, struct load *t)
-{
-	int	 i;
-
-	memset(t, 0, sizeof(*t));
-	for (i = 0; i < LOAD_THREADS; i++) {
-		t->answered += ls[i].answered;
-		t->refused += ls[i].refused;
-		t->closed += ls[i].closed;
-		t->half += ls[i].half;
-		t->bad += ls[i].bad;
-		t->nacks += ls[i].nacks;
-		if (ls[i].bad > 0)
-			t->bad_status = ls[i].bad_status;
-	}
-	printf("figure: %s: %ld answered (%ld submits acknowledged), %ld "
-	    "refused at connect, %ld closed without an answer, %ld half "
-	    "answers, %ld unexpected statuses (last %d)\n", what, t->answered,
-	    t->nacks, t->refused, t->closed, t->half, t->bad, t->bad_status);
-}
-
-/* Polls every acknowledged submit of ls on sock; how many came back. */
-static long
-poll_back(const struct load *ls, const char *sock)
-{
-	struct fcgi_resp	 r;
-	const char		*uri, *auth, *kv[10];
-	char			 path[256], want[160];
-	long			 ok = 0, j;
-	int			 i, fd;
-
-	if (proc_route_key(&uri, &auth) == -1)
-		return -1;
-	for (i = 0; i < LOAD_THREADS; i++)
-		for (j = 0; j < ls[i].nacks; j++) {
-			long long	 dl = now_ms() + REQ_MS;
-
-			snprintf(path, sizeof(path), "%s/%s", uri,
-			    ls[i].acks[j][0]);
-			kv[0] = "REQUEST_METHOD", kv[1] = "GET";
-			kv[2] = "REQUEST_URI", kv[3] = path;
-			kv[4] = "SCRIPT_NAME", kv[5] = path;
-			kv[6] = "HTTP_AUTHORIZATION", kv[7] = auth;
-			kv[8] = "HTTP_X_POLL_TOKEN", kv[9] = ls[i].acks[j][1];
-			memset(&r, 0, sizeof(r));
-			if ((fd = fcgi_connect(sock)) == -1)
-				continue;
-			snprintf(want, sizeof(want), "\"correlationId\":\"%s\"",
-			    ls[i].acks[j][0]);
-			if (fcgi_begin(fd, dl) == 0 &&
-			    fcgi_params(fd, kv, 5, dl) == 0 &&
-			    fcgi_stdin(fd, NULL, 0, dl) == 0 &&
-			    fcgi_read(fd, &r, dl) == 0 && r.status == 200 &&
-			    r.body != NULL && strstr(r.body, want) != NULL)
-				ok++;
-			fcgi_resp_free(&r);
-			close(fd);
-		}
-	return ok;
-}
-
-static void
-load_free(struct load *ls)
-{
-	int	 i;
-
-	for (i = 0; i < LOAD_THREADS; i++) {
-		free(ls[i].acks);
-		ls[i].acks = NULL;
-	}
-}
-
-/* Starts a master for cfg and waits for n workers; pid or -1. */
-static pid_t
-up(const char *cfg, const char *sock, const char *log, size_t n)
-{
-	struct up_wait		 u = { 0, sock, -1 };
-	struct n_workers	 nw;
-	struct exit_wait	 w;
-	pid_t			 m;
-
-	if ((m = start_master(cfg, log, -1)) <= 0)
-		return -1;
-	u.pid = w.pid = nw.master = m;
-	nw.want = n;
-	if (!wait_for(answers, &u, START_MS) || has_exited(&w) ||
-	    u.status != 200 || !wait_for(has_n_workers, &nw, START_MS)) {
-		CHECK(!"asyncexec-fcgi came up");
-		dump_log(log);
-		kill_master(m);
-		return -1;
-	}
-	return m;
-}
-
-struct holder_wait {
-	pid_t	 master, pid;
-};
-
-/*
- * Whether one worker of master has been blocked in read(2) at five
- * samples 20 ms apart (the one holding the half-sent submit: the load's
- * requests arrive whole); into pid.
- */
-static int
-holder(void *arg)
-{
-	struct holder_wait	*h = arg;
-	pid_t			 pids[MAX_PIDS];
-	size_t			 n, i;
-	int			 k, steady;
-
-	n = workers_of(h->master, pids, MAX_PIDS);
-	for (i = 0; i < n; i++) {
-		for (k = 0, steady = 1; k < 5 && steady; k++) {
-			steady = blocked_in(pids[i]) == SYS_read;
-			if (steady && k < 4)
-				sleep_ms(TICK_MS);
-		}
-		if (steady) {
-			h->pid = pids[i];
-			return 1;
-		}
-	}
-	return 0;
-}
 
 struct replace_wait {
 	pid_t	 master, killed;
@@ -364,33 +58,16 @@ replaced(void *arg)
 	return n == WORKERS && !has_pid(pids, n, r->killed);
 }
 
-/*
- * Polls every 2 ms (the replacement is the figure) until master has
- * WORKERS workers without killed; the time it took, or -1 after ms.
- */
-static long long
-time_replacement(pid_t master, pid_t killed, long long t0, int ms)
-{
-	struct replace_wait	 r = { master, killed };
-
-	while (!replaced(&r)) {
-		if (now_ms() - t0 > ms)
-			return -1;
-		sleep_ms(2);
-	}
-	return now_ms() - t0;
-}
-
 /* 1. SIGKILL of the worker holding a half-sent submit, under load. */
 static void
 scenario_sigkill(void)
 {
-	static const char	 body[] = "{\"n\":\"0123456789ab\"}";
 	const char		*cfg = path_in_tmp("kill.conf");
 	const char		*sock = path_in_tmp("kill.sock");
 	const char		*log = path_in_tmp("kill.log");
 	struct load		 ls[LOAD_THREADS], t;
 	struct holder_wait	 h;
+	struct replace_wait	 rw;
 	struct fcgi_resp	 r;
 	char			 cid[64];
 	long long		 t0, took[2];
@@ -399,13 +76,13 @@ scenario_sigkill(void)
 	int			 k, fd;
 
 	CHECK_EQ_INT(derive_config(cfg, sock, WORKERS_STR, NULL), 0);
-	if ((m = up(cfg, sock, log, WORKERS)) == -1)
+	if ((m = up(cfg, sock, log, WORKERS, NULL)) == -1)
 		return;
-	CHECK_EQ_INT(load_start(ls, sock, 0), 0);
+	CHECK_EQ_INT(load_start(ls, sock, "load", LOAD_ACKS), 0);
 	CHECK(load_more(ls, 300));
 	for (k = 0; k < 2; k++) {
 		snprintf(cid, sizeof(cid), "kill-%ld-%d", (long)getpid(), k);
-		fd = submit_start(sock, cid, body, 10, now_ms() + REQ_MS);
+		fd = inflight_start(sock, cid);
 		CHECK(fd != -1);
 		h.master = m, h.pid = 0;
 		CHECK(wait_for(holder, &h, START_MS));
@@ -413,7 +90,8 @@ scenario_sigkill(void)
 			break;
 		t0 = now_ms();
 		CHECK_EQ_INT(kill(h.pid, SIGKILL), 0);
-		took[k] = time_replacement(m, h.pid, t0, 5000);
+		rw.master = m, rw.killed = h.pid;
+		took[k] = time_until(replaced, &rw, t0, 5000);
 		CHECK(took[k] >= 0 && took[k] < REPLACE_MS);
 		/* The request in flight: its connection closed, no answer. */
 		CHECK_EQ_INT(fcgi_read(fd, &r, now_ms() + REQ_MS), -1);
@@ -424,7 +102,7 @@ scenario_sigkill(void)
 		    "request in flight: connection closed, no answer\n", k + 1,
 		    took[k]);
 		/* The client may retry it: the whole submit is accepted. */
-		fd = submit_start(sock, cid, body, strlen(body),
+		fd = submit_start(sock, cid, HALF_BODY, strlen(HALF_BODY),
 		    now_ms() + REQ_MS);
 		CHECK(fd != -1 && fcgi_read(fd, &r, now_ms() + REQ_MS) == 0 &&
 		    r.status == 202);
@@ -433,8 +111,8 @@ scenario_sigkill(void)
 			close(fd);
 		CHECK(load_more(ls, 300));
 	}
-	load_join(ls);
-	load_report("worker SIGKILL under load", ls, &t);
+	load_join(ls, &t);
+	load_report("worker SIGKILL under load", &t);
 	CHECK(t.answered > 0 && t.nacks > 0);
 	CHECK_EQ_INT(t.refused + t.closed + t.half + t.bad, 0);
 	back = poll_back(ls, sock);
@@ -442,8 +120,7 @@ scenario_sigkill(void)
 	    "submits poll back (lost %ld)\n", back, t.nacks, t.nacks - back);
 	CHECK_EQ_INT(back, t.nacks);
 	load_free(ls);
-	(void)kill(m, SIGTERM);
-	CHECK_EQ_INT(wait_master_exit(m, STOP_MS), 0);
+	CHECK_EQ_INT(term_and_wait(m, STOP_MS, NULL), 0);
 	if (check_fail_ > 0)
 		dump_log(log);
 }
@@ -496,27 +173,10 @@ other_worker(pid_t master, pid_t pid)
 	return 0;
 }
 
-/* Finishes the half-sent submit on fd (10 of its 20 bytes sent): 202. */
-static void
-finish_inflight(int fd, const char *body)
-{
-	struct fcgi_resp	 r;
-	long long		 dl = now_ms() + REQ_MS;
-
-	CHECK_EQ_INT(fcgi_stdin(fd, body + 10, strlen(body) - 10, dl), 0);
-	CHECK_EQ_INT(fcgi_stdin(fd, NULL, 0, dl), 0);
-	CHECK_EQ_INT(fcgi_read(fd, &r, dl), 0);
-	CHECK(r.ended && r.proto_status == 0);
-	CHECK_EQ_INT(r.status, 202);
-	fcgi_resp_free(&r);
-	close(fd);
-}
-
 /* 2. SIGTERM under load: accepted requests answered, exit 0. */
 static void
 scenario_sigterm(void)
 {
-	static const char	 body[] = "{\"n\":\"0123456789ab\"}";
 	const char		*cfg = path_in_tmp("term.conf");
 	const char		*sock = path_in_tmp("term.sock");
 	const char		*sock2 = path_in_tmp("term2.sock");
@@ -532,12 +192,13 @@ scenario_sigterm(void)
 	int			 fd, st;
 
 	CHECK_EQ_INT(derive_config(cfg, sock, WORKERS_STR, NULL), 0);
-	if ((m = up(cfg, sock, log, WORKERS)) == -1)
+	if ((m = up(cfg, sock, log, WORKERS, NULL)) == -1)
 		return;
 	w.pid = m;
-	CHECK_EQ_INT(load_start(ls, sock, 1), 0);
+	CHECK_EQ_INT(load_start(ls, sock, "load", LOAD_STOP_ON_REFUSAL |
+	    LOAD_ACKS), 0);
 	CHECK(load_more(ls, 300));
-	fd = submit_start(sock, "term-inflight", body, 10, now_ms() + REQ_MS);
+	fd = inflight_start(sock, "term-inflight");
 	CHECK(fd != -1);
 	h.master = m;
 	CHECK(wait_for(holder, &h, START_MS));
@@ -552,29 +213,28 @@ scenario_sigterm(void)
 	CHECK(!has_exited(&w));	/* held by the request in flight */
 	CHECK(alive(h.pid));
 	if (fd != -1)
-		finish_inflight(fd, body);
+		CHECK(finish_inflight(fd));
 	st = wait_master_exit(m, STOP_MS);
 	CHECK(wait_for(load_stopped, &sw, STOP_MS));
 	CHECK(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	printf("figure: SIGTERM under load: master exited %lld ms after "
 	    "SIGTERM, status %d\n", now_ms() - t0,
 	    st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1);
-	load_join(ls);
-	load_report("SIGTERM under load", ls, &t);
+	load_join(ls, &t);
+	load_report("SIGTERM under load", &t);
 	CHECK_EQ_INT(t.half + t.bad, 0);	/* nothing accepted was cut */
 	/* Only connections waiting in the backlog (never accepted), at
 	 * most one per client, may close unanswered. */
 	CHECK(t.closed <= LOAD_THREADS);
 
 	CHECK_EQ_INT(derive_config(cfg, sock2, WORKERS_STR, NULL), 0);
-	if ((m = up(cfg, sock2, log, WORKERS)) != -1) {
+	if ((m = up(cfg, sock2, log, WORKERS, NULL)) != -1) {
 		back = poll_back(ls, sock2);
 		printf("figure: SIGTERM under load: %ld of %ld acknowledged "
 		    "submits poll back (lost %ld)\n", back, t.nacks,
 		    t.nacks - back);
 		CHECK_EQ_INT(back, t.nacks);
-		(void)kill(m, SIGTERM);
-		CHECK_EQ_INT(wait_master_exit(m, STOP_MS), 0);
+		CHECK_EQ_INT(term_and_wait(m, STOP_MS, NULL), 0);
 	}
 	load_free(ls);
 	if (check_fail_ > 0)
@@ -625,7 +285,7 @@ scenario_other_user(void)
 	snprintf(sock, sizeof(sock), "%s/app.sock", dir);
 	CHECK_EQ_INT(derive_config_x(cfg, sock, "1", "listen_mode = 0660\n"
 	    "listen_group = daemon\n", NULL), 0);
-	if ((m = up(cfg, sock, log, 1)) == -1)
+	if ((m = up(cfg, sock, log, 1, NULL)) == -1)
 		return;
 	CHECK(lstat(sock, &st) == 0 && (st.st_mode & 07777) == 0660 &&
 	    st.st_gid == g->gr_gid);
@@ -633,8 +293,7 @@ scenario_other_user(void)
 	CHECK_EQ_INT(connect_as(uid, g->gr_gid, sock), 0);
 	printf("figure: socket 0660 group daemon: uid %ld not in it: EACCES; "
 	    "in it: connected\n", (long)uid);
-	(void)kill(m, SIGTERM);
-	CHECK_EQ_INT(wait_master_exit(m, STOP_MS), 0);
+	CHECK_EQ_INT(term_and_wait(m, STOP_MS, NULL), 0);
 	if (check_fail_ > 0)
 		dump_log(log);
 }
@@ -716,10 +375,10 @@ scenario_malformed(void)
 	int		 fd;
 
 	CHECK_EQ_INT(derive_config(cfg, sock, WORKERS_STR, NULL), 0);
-	if ((m = up(cfg, sock, log, WORKERS)) == -1)
+	if ((m = up(cfg, sock, log, WORKERS, NULL)) == -1)
 		return;
 	nb = workers_of(m, before, MAX_PIDS);
-	CHECK_EQ_INT(load_start(ls, sock, 0), 0);
+	CHECK_EQ_INT(load_start(ls, sock, "load", LOAD_ACKS), 0);
 	CHECK(load_more(ls, 300));
 	t0 = now_ms();
 	fd = send_poison(sock);
@@ -737,13 +396,12 @@ scenario_malformed(void)
 	    "(%s) and was replaced %lld ms after it was sent\n",
 	    death_line(log, why, sizeof(why)), now_ms() - t0);
 	CHECK(load_more(ls, 300));
-	load_join(ls);
-	load_report("malformed record under load", ls, &t);
+	load_join(ls, &t);
+	load_report("malformed record under load", &t);
 	CHECK_EQ_INT(t.refused + t.closed + t.half + t.bad, 0);
 	CHECK_EQ_INT(healthz(sock), 200);
 	load_free(ls);
-	(void)kill(m, SIGTERM);
-	CHECK_EQ_INT(wait_master_exit(m, STOP_MS), 0);
+	CHECK_EQ_INT(term_and_wait(m, STOP_MS, NULL), 0);
 	if (check_fail_ > 0)
 		dump_log(log);
 }
@@ -751,20 +409,15 @@ scenario_malformed(void)
 int
 main(int argc, char *argv[])
 {
-	const char	*only = argc > 1 ? argv[1] : NULL;
+	static const struct scenario sc[] = {
+		{ "kill", scenario_sigkill },
+		{ "term", scenario_sigterm },
+		{ "user", scenario_other_user },
+		{ "malformed", scenario_malformed },
+	};
 
-	if (proc_init("load") == -1)
+	if (run_scenarios("load", sc, sizeof(sc) / sizeof(sc[0]), argc,
+	    argv) == -1)
 		return 1;
-	signal(SIGPIPE, SIG_IGN);
-	if (only == NULL || strcmp(only, "kill") == 0)
-		scenario_sigkill();
-	if (only == NULL || strcmp(only, "term") == 0)
-		scenario_sigterm();
-	if (only == NULL || strcmp(only, "user") == 0)
-		scenario_other_user();
-	if (only == NULL || strcmp(only, "malformed") == 0)
-		scenario_malformed();
-	kill_all();
-	remove_tmpdir();
 	return check_done("proc_master_load");
 }

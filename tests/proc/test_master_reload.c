@@ -29,10 +29,8 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 
-#include <dirent.h>
 #include <errno.h>
 #include <grp.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,180 +40,11 @@
 #include "check.h"
 #include "fcgi_client.h"
 #include "proc_util.h"
+#include "load.h"
 
-#define LOAD_THREADS	4
 #define RELOADS		8
-#define SLOW_MS		3	/* a slow client's pause after connect */
 #define BURST		5	/* SIGHUPs sent back to back */
-#define NOGROUP		65534
 #define REPLACE_MS	10000	/* a generation replaced, at most */
-
-static const char	 half_body[] = "{\"n\":\"0123456789ab\"}";
-
-/* What one load client saw. */
-struct load {
-	pthread_t	 tid;
-	const char	*sock;
-	int		 no;
-	long		 answered, failed;
-	char		 why[160];	/* the last failure */
-};
-
-static volatile int	 load_stop;
-
-/*
- * One request of l: even n a /healthz (200), odd n a submit (202). The
- * odd-numbered clients pause SLOW_MS between connect and the first
- * record, as a busy web server may: a worker stopped while it waits
- * for those bytes must not drop the connection.
- */
-static void
-load_one(struct load *l, long n)
-{
-	static const char *const hz[] = { "REQUEST_METHOD", "GET",
-	    "REQUEST_URI", "/healthz", "SCRIPT_NAME", "/healthz" };
-	struct fcgi_resp	 r;
-	long long		 dl = now_ms() + REQ_MS;
-	char			 cid[96], body[64];
-	int			 fd = -1, rc = -1, want = n % 2 ? 202 : 200;
-
-	memset(&r, 0, sizeof(r));
-	snprintf(cid, sizeof(cid), "reload-%ld-%d-%ld", (long)getpid(),
-	    l->no, n);
-	snprintf(body, sizeof(body), "{\"n\":%ld}", n);
-	errno = 0;
-	if (n % 2 == 0) {
-		if ((fd = fcgi_connect(l->sock)) != -1 &&
-		    (l->no % 2 == 0 || (sleep_ms(SLOW_MS), 1)) &&
-		    fcgi_begin(fd, dl) == 0 &&
-		    fcgi_params(fd, hz, 3, dl) == 0 &&
-		    fcgi_stdin(fd, NULL, 0, dl) == 0)
-			rc = fcgi_read(fd, &r, dl);
-	} else if ((fd = submit_start(l->sock, cid, body, strlen(body),
-	    dl)) != -1)
-		rc = fcgi_read(fd, &r, dl);
-	if (rc == 0 && r.status == want && r.proto_status == 0 &&
-	    (want == 200 || (r.body != NULL && strstr(r.body, "pollToken"))))
-		l->answered++;
-	else {
-		l->failed++;
-		snprintf(l->why, sizeof(l->why), "request %ld: %s, status %d, "
-		    "%zu bytes (errno %d)", n, fd == -1 ? "no connection" :
-		    rc == -1 ? "no whole answer" : "unexpected answer",
-		    r.status, r.out_len, errno);
-	}
-	if (fd != -1)
-		close(fd);
-	fcgi_resp_free(&r);
-}
-
-static void *
-load_main(void *arg)
-{
-	struct load	*l = arg;
-	long		 n = 0;
-
-	while (!load_stop)
-		load_one(l, n++);
-	return NULL;
-}
-
-/* Starts the load clients on sock. 0 or -1. */
-static int
-load_start(struct load *ls, const char *sock)
-{
-	const char	*uri, *auth;
-	int		 i;
-
-	if (proc_route_key(&uri, &auth) == -1)
-		return -1;
-	load_stop = 0;
-	for (i = 0; i < LOAD_THREADS; i++) {
-		memset(&ls[i], 0, sizeof(ls[i]));
-		ls[i].sock = sock;
-		ls[i].no = i;
-		if (pthread_create(&ls[i].tid, NULL, load_main, &ls[i]) != 0)
-			return -1;
-	}
-	return 0;
-}
-
-/* Stops the clients; sums their outcomes into *t. */
-static void
-load_join(struct load *ls, struct load *t)
-{
-	int	 i;
-
-	load_stop = 1;
-	memset(t, 0, sizeof(*t));
-	for (i = 0; i < LOAD_THREADS; i++) {
-		(void)pthread_join(ls[i].tid, NULL);
-		t->answered += ls[i].answered;
-		t->failed += ls[i].failed;
-		if (ls[i].failed > 0)
-			memcpy(t->why, ls[i].why, sizeof(t->why));
-	}
-}
-
-struct more_wait {
-	const struct load	*ls;
-	long			 until;
-};
-
-static long
-answered(const struct load *ls)
-{
-	long	 n = 0;
-	int	 i;
-
-	for (i = 0; i < LOAD_THREADS; i++)
-		n += ls[i].answered;
-	return n;
-}
-
-static int
-more_answered(void *arg)
-{
-	struct more_wait	*m = arg;
-
-	return answered(m->ls) >= m->until;
-}
-
-/* Waits for n more answered requests of the load. */
-static int
-load_more(const struct load *ls, long n)
-{
-	struct more_wait	 m = { ls, answered(ls) + n };
-
-	return wait_for(more_answered, &m, START_MS);
-}
-
-/*
- * Starts a master for cfg as *as (NULL: as this process) and waits for
- * n workers; pid or -1.
- */
-static pid_t
-up_as(const char *cfg, const char *sock, const char *log, size_t n,
-    const struct run_as *as)
-{
-	struct up_wait		 u = { 0, sock, -1 };
-	struct n_workers	 nw;
-	struct exit_wait	 w;
-	pid_t			 m;
-
-	if ((m = start_master_as(cfg, log, -1, as)) <= 0)
-		return -1;
-	u.pid = w.pid = nw.master = m;
-	nw.want = n;
-	if (!wait_for(answers, &u, START_MS) || has_exited(&w) ||
-	    u.status != 200 || !wait_for(has_n_workers, &nw, START_MS)) {
-		CHECK(!"asyncexec-fcgi came up");
-		dump_log(log);
-		kill_master(m);
-		return -1;
-	}
-	return m;
-}
 
 /* A generation of master's workers: none of before, want of them. */
 struct gen_wait {
@@ -251,47 +80,6 @@ replaced(void *arg)
 	return g->nnow == g->want;
 }
 
-/*
- * Polls every 2 ms (the replacement is the figure) until replaced(g);
- * the time since t0, or -1 after ms.
- */
-static long long
-time_replacement(struct gen_wait *g, long long t0, int ms)
-{
-	while (!replaced(g)) {
-		if (now_ms() - t0 > ms)
-			return -1;
-		sleep_ms(2);
-	}
-	return now_ms() - t0;
-}
-
-/* How many times the log file holds the text s. */
-static int
-log_count(const char *log, const char *s)
-{
-	char		*t = read_file(log);
-	const char	*p;
-	int		 n = 0;
-
-	for (p = t; p != NULL && (p = strstr(p, s)) != NULL; p++)
-		n++;
-	free(t);
-	return n;
-}
-
-struct log_wait {
-	const char	*log, *text;
-};
-
-static int
-logged(void *arg)
-{
-	struct log_wait	*w = arg;
-
-	return log_count(w->log, w->text) > 0;
-}
-
 /* Whether each of pids is gone and its exit 0 was logged by master. */
 static int
 exited_zero(const char *log, const pid_t *pids, size_t n)
@@ -304,7 +92,7 @@ exited_zero(const char *log, const pid_t *pids, size_t n)
 	for (i = 0; i < n; i++) {
 		snprintf(line, sizeof(line), "old worker %ld exited with "
 		    "status 0", (long)pids[i]);
-		w.text = line;
+		w.needle = line;
 		if (!wait_for(logged, &w, STOP_MS) || alive(pids[i])) {
 			fprintf(stderr, "no \"%s\"\n", line);
 			ok = 0;
@@ -361,37 +149,13 @@ reload_once(pid_t m, const char *cfg, const char *sock, const char *log,
 	g.master = m, g.before = before, g.nbefore = nb, g.want = w;
 	t0 = now_ms();
 	CHECK_EQ_INT(kill(m, SIGHUP), 0);
-	*took = time_replacement(&g, t0, REPLACE_MS);
+	*took = time_until(replaced, &g, t0, REPLACE_MS);
 	CHECK(*took >= 0);
 	if (*took < 0)
 		return -1;
 	CHECK(exited_zero(log, before, nb));
 	CHECK(steady(&g));
 	return 0;
-}
-
-/* Children of master that have exited and were not reaped (zombies). */
-static size_t
-zombies_of(pid_t master)
-{
-	DIR		*d;
-	struct dirent	*e;
-	struct pstat	 ps;
-	char		*end;
-	long		 pid;
-	size_t		 n = 0;
-
-	if ((d = opendir("/proc")) == NULL)
-		return 0;
-	while ((e = readdir(d)) != NULL) {
-		pid = strtol(e->d_name, &end, 10);
-		if (*end == '\0' && pid > 0 &&
-		    proc_stat((pid_t)pid, &ps) == 0 &&
-		    ps.ppid == master && ps.state == 'Z')
-			n++;
-	}
-	closedir(d);
-	return n;
 }
 
 /*
@@ -434,12 +198,12 @@ scenario_under_load(void)
 	struct load		 ls[LOAD_THREADS], t;
 	long long		 took[RELOADS], worst = 0;
 	pid_t			 m;
-	int			 k, st;
+	int			 k;
 
 	CHECK_EQ_INT(derive_config(cfg, sock, WORKERS_STR, NULL), 0);
-	if ((m = up_as(cfg, sock, log, WORKERS, NULL)) == -1)
+	if ((m = up(cfg, sock, log, WORKERS, NULL)) == -1)
 		return;
-	CHECK_EQ_INT(load_start(ls, sock), 0);
+	CHECK_EQ_INT(load_start(ls, sock, "reload", LOAD_SLOW), 0);
 	CHECK(load_more(ls, 200));
 	for (k = 0; k < RELOADS; k++) {
 		if (reload_once(m, cfg, sock, log, counts[k], &took[k]) == -1)
@@ -464,9 +228,7 @@ scenario_under_load(void)
 	CHECK(t.answered > 0);
 	CHECK_EQ_INT(t.failed, 0);
 	CHECK(log_count(log, "generation 8") > 0);
-	(void)kill(m, SIGTERM);
-	st = wait_master_exit(m, STOP_MS);
-	CHECK(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	CHECK_EQ_INT(term_and_wait(m, STOP_MS, NULL), 0);
 	if (check_fail_ > 0)
 		dump_log(log);
 }
@@ -486,6 +248,24 @@ same_workers(pid_t m, const pid_t *pids, size_t n)
 	return 1;
 }
 
+/*
+ * After a refused reload of m: 20 /healthz on sock (how many answered
+ * 200 into *ok; all must), by the nb workers of before (whether so).
+ */
+static int
+still_serving(pid_t m, const char *sock, const pid_t *before, size_t nb,
+    int *ok)
+{
+	int	 i, same;
+
+	for (*ok = 0, i = 0; i < 20; i++)
+		*ok += healthz(sock) == 200;
+	CHECK_EQ_INT(*ok, 20);
+	same = same_workers(m, before, nb);
+	CHECK(same);
+	return same;
+}
+
 /* 2. An invalid file is refused, the old workers serve; fixed: reload. */
 static void
 scenario_invalid(void)
@@ -500,10 +280,10 @@ scenario_invalid(void)
 	char		 want[600];
 	unsigned	 line = 0;
 	size_t		 nb;
-	int		 i, ok = 0, st, refused;
+	int		 ok, same, refused;
 
 	CHECK_EQ_INT(derive_config(cfg, sock, WORKERS_STR, NULL), 0);
-	if ((m = up_as(cfg, sock, log, WORKERS, NULL)) == -1)
+	if ((m = up(cfg, sock, log, WORKERS, NULL)) == -1)
 		return;
 	nb = workers_of(m, before, MAX_PIDS);
 	CHECK(lstat(sock, &st0) == 0);
@@ -511,17 +291,13 @@ scenario_invalid(void)
 	CHECK_EQ_INT(kill(m, SIGHUP), 0);
 	snprintf(want, sizeof(want), "reload refused, the running "
 	    "configuration and workers stay: %s:%u: workers: ", cfg, line);
-	lw.text = want;
+	lw.needle = want;
 	refused = wait_for(logged, &lw, STOP_MS);
 	CHECK(refused);
-	for (i = 0; i < 20; i++)
-		ok += healthz(sock) == 200;
-	CHECK_EQ_INT(ok, 20);
-	CHECK(same_workers(m, before, nb));
+	same = still_serving(m, sock, before, nb, &ok);
 	printf("figure: invalid configuration: %s \"%s...\"; %d of 20 "
 	    "requests answered 200 by the %s workers\n", refused ?
-	    "refused with" : "NO line", want, ok,
-	    same_workers(m, before, nb) ? "same" : "CHANGED");
+	    "refused with" : "NO line", want, ok, same ? "same" : "CHANGED");
 
 	CHECK_EQ_INT(derive_config_x(cfg, sock, "3", "listen_mode = 0600\n"
 	    "log_level = error\n", NULL), 0);
@@ -529,69 +305,15 @@ scenario_invalid(void)
 	g.master = m, g.before = before, g.nbefore = nb, g.want = 3;
 	CHECK_EQ_INT(kill(m, SIGHUP), 0);
 	CHECK(wait_for(replaced, &g, REPLACE_MS));
-	lw.text = "listen_mode (or another listen setting) changed";
+	lw.needle = "listen_mode (or another listen setting) changed";
 	CHECK(wait_for(logged, &lw, STOP_MS));
 	CHECK(lstat(sock, &st1) == 0 && st1.st_mode == st0.st_mode &&
 	    st1.st_ino == st0.st_ino);
 	CHECK_EQ_INT(healthz(sock), 200);
-	(void)kill(m, SIGTERM);
-	st = wait_master_exit(m, STOP_MS);
-	CHECK(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	CHECK_EQ_INT(term_and_wait(m, STOP_MS, NULL), 0);
 	CHECK_EQ_INT(log_count(log, "stopping"), 0);	/* log_level = error */
 	if (check_fail_ > 0)
 		dump_log(log);
-}
-
-struct holder_wait {
-	pid_t	 master, pid;
-};
-
-/*
- * Whether one worker of master has been blocked in read(2) at five
- * samples 20 ms apart (the one holding the half-sent submit); into pid.
- */
-static int
-holder(void *arg)
-{
-	struct holder_wait	*h = arg;
-	pid_t			 pids[MAX_PIDS];
-	size_t			 n, i;
-	int			 k, reading;
-
-	n = workers_of(h->master, pids, MAX_PIDS);
-	for (i = 0; i < n; i++) {
-		for (k = 0, reading = 1; k < 5 && reading; k++) {
-			reading = blocked_in(pids[i]) == SYS_read;
-			if (reading && k < 4)
-				sleep_ms(TICK_MS);
-		}
-		if (reading) {
-			h->pid = pids[i];
-			return 1;
-		}
-	}
-	return 0;
-}
-
-/* Sends the rest of the half-sent submit on fd: a whole 202 answer? */
-static int
-finish_inflight(int fd)
-{
-	struct fcgi_resp	 r;
-	long long		 dl = now_ms() + REQ_MS;
-	int			 ok;
-
-	memset(&r, 0, sizeof(r));
-	ok = fcgi_stdin(fd, half_body + 10, strlen(half_body) - 10, dl) == 0 &&
-	    fcgi_stdin(fd, NULL, 0, dl) == 0 && fcgi_read(fd, &r, dl) == 0 &&
-	    r.ended && r.proto_status == 0 && r.status == 202 &&
-	    r.body != NULL && strstr(r.body, "\"pollToken\"") != NULL;
-	if (!ok)
-		fprintf(stderr, "in flight: status %d, %zu bytes\n", r.status,
-		    r.out_len);
-	fcgi_resp_free(&r);
-	close(fd);
-	return ok;
 }
 
 /*
@@ -613,10 +335,10 @@ reload_with_inflight(const char *name, char *log, size_t logsz, int *fd,
 	snprintf(sock, sizeof(sock), "%s.sock", path_in_tmp(name));
 	snprintf(log, logsz, "%s.log", path_in_tmp(name));
 	CHECK_EQ_INT(derive_config(cfg, sock, WORKERS_STR, NULL), 0);
-	if ((m = up_as(cfg, sock, log, WORKERS, NULL)) == -1)
+	if ((m = up(cfg, sock, log, WORKERS, NULL)) == -1)
 		return -1;
 	nb = workers_of(m, before, MAX_PIDS);
-	*fd = submit_start(sock, name, half_body, 10, now_ms() + REQ_MS);
+	*fd = inflight_start(sock, name);
 	CHECK(*fd != -1);
 	h->master = m, h->pid = 0;
 	CHECK(wait_for(holder, h, START_MS));
@@ -641,7 +363,7 @@ scenario_inflight(void)
 	struct holder_wait	 h;
 	char			 log[520];
 	pid_t			 m;
-	int			 fd, st, whole, gone;
+	int			 fd, whole, gone;
 
 	if ((m = reload_with_inflight("inflight", log, sizeof(log), &fd,
 	    &h)) == -1)
@@ -653,9 +375,7 @@ scenario_inflight(void)
 	printf("figure: request in flight in an old worker during a reload: "
 	    "%s; the worker then %s\n", whole ? "answered 202 in full" :
 	    "NOT ANSWERED", gone ? "exited 0" : "did NOT exit 0");
-	(void)kill(m, SIGTERM);
-	st = wait_master_exit(m, STOP_MS);
-	CHECK(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	CHECK_EQ_INT(term_and_wait(m, STOP_MS, NULL), 0);
 	if (check_fail_ > 0)
 		dump_log(log);
 }
@@ -691,48 +411,6 @@ scenario_term_during_reload(void)
 		dump_log(log);
 }
 
-/* A uid no process uses (no passwd entry needed). */
-static uid_t
-unused_uid(void)
-{
-	uid_t	 u = 63000 + (uid_t)(getpid() % 2000);
-
-	while (procs_of_uid(u) > 0)
-		u++;
-	return u;
-}
-
-/*
- * cfg for a master running as uid: in tmpdir/NAME (owned by uid), with
- * the socket there and a copy of the base's password file readable by
- * uid. 0 or -1.
- */
-static int
-user_config(const char *name, uid_t uid, char *cfg, char *sock, size_t sz)
-{
-	char		*dir = path_in_tmp(name), pw[600], extra[700];
-	char		*base, *text;
-	const char	*v;
-
-	extra[0] = '\0';
-	if (chmod(tmpdir, 0711) == -1 || mkdir(dir, 0755) == -1 ||
-	    chown(dir, uid, NOGROUP) == -1 || (base = read_file(base_cfg)) ==
-	    NULL)
-		return -1;
-	if ((v = config_value(base, "db_password_file")) != NULL &&
-	    (text = read_file(v)) != NULL) {
-		snprintf(pw, sizeof(pw), "%s/pw", dir);
-		if (write_file(pw, text) == 0 && chown(pw, uid, NOGROUP) == 0)
-			snprintf(extra, sizeof(extra),
-			    "db_password_file = %s\n", pw);
-		free(text);
-	}
-	free(base);
-	snprintf(cfg, sz, "%s/%s.conf", dir, name);
-	snprintf(sock, sz, "%s/%s.sock", dir, name);
-	return derive_config_x(cfg, sock, WORKERS_STR, extra, NULL);
-}
-
 /* 5. Not one new worker can be forked: the reload fails, nothing changes. */
 static void
 scenario_fork_fails(void)
@@ -743,9 +421,9 @@ scenario_fork_fails(void)
 	    "the new generation could be forked" };
 	char		 cfg[600], sock[600];
 	pid_t		 m, before[MAX_PIDS];
-	uid_t		 uid = unused_uid();
+	uid_t		 uid = unused_uid(63000);
 	size_t		 nb;
-	int		 i, ok = 0, failed;
+	int		 ok, same, failed;
 
 	if (user_config("nproc", uid, cfg, sock, sizeof(cfg)) == -1) {
 		CHECK(!"configuration for the unprivileged master");
@@ -753,23 +431,17 @@ scenario_fork_fails(void)
 	}
 	/* master + WORKERS workers = the limit: no fork beyond them */
 	as.uid = uid, as.gid = NOGROUP, as.nproc = WORKERS + 1;
-	if ((m = up_as(cfg, sock, log, WORKERS, &as)) == -1)
+	if ((m = up(cfg, sock, log, WORKERS, &as)) == -1)
 		return;
 	nb = workers_of(m, before, MAX_PIDS);
 	CHECK_EQ_INT(kill(m, SIGHUP), 0);
 	failed = wait_for(logged, &lw, STOP_MS);
 	CHECK(failed);
-	for (i = 0; i < 20; i++)
-		ok += healthz(sock) == 200;
-	CHECK_EQ_INT(ok, 20);
-	CHECK(same_workers(m, before, nb));
+	same = still_serving(m, sock, before, nb, &ok);
 	printf("figure: reload with every fork failing (RLIMIT_NPROC): %s; "
 	    "%d of 20 requests answered 200 by the %s workers\n", failed ?
-	    "refused with a line" : "NO line", ok,
-	    same_workers(m, before, nb) ? "same" : "CHANGED");
-	(void)kill(m, SIGTERM);
-	i = wait_master_exit(m, STOP_MS);
-	CHECK(i != -1 && WIFEXITED(i) && WEXITSTATUS(i) == 0);
+	    "refused with a line" : "NO line", ok, same ? "same" : "CHANGED");
+	CHECK_EQ_INT(term_and_wait(m, STOP_MS, NULL), 0);
 	if (check_fail_ > 0)
 		dump_log(log);
 }
@@ -777,22 +449,16 @@ scenario_fork_fails(void)
 int
 main(int argc, char *argv[])
 {
-	const char	*only = argc > 1 ? argv[1] : NULL;
+	static const struct scenario sc[] = {
+		{ "load", scenario_under_load },
+		{ "invalid", scenario_invalid },
+		{ "inflight", scenario_inflight },
+		{ "term", scenario_term_during_reload },
+		{ "nproc", scenario_fork_fails },
+	};
 
-	if (proc_init("reload") == -1)
+	if (run_scenarios("reload", sc, sizeof(sc) / sizeof(sc[0]), argc,
+	    argv) == -1)
 		return 1;
-	signal(SIGPIPE, SIG_IGN);
-	if (only == NULL || strcmp(only, "load") == 0)
-		scenario_under_load();
-	if (only == NULL || strcmp(only, "invalid") == 0)
-		scenario_invalid();
-	if (only == NULL || strcmp(only, "inflight") == 0)
-		scenario_inflight();
-	if (only == NULL || strcmp(only, "term") == 0)
-		scenario_term_during_reload();
-	if (only == NULL || strcmp(only, "nproc") == 0)
-		scenario_fork_fails();
-	kill_all();
-	remove_tmpdir();
 	return check_done("proc_master_reload");
 }
