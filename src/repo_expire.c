@@ -281,6 +281,77 @@ ids_json(const uint64_t *ids, size_t n)
 	return s;
 }
 
+/*
+ * Runs *_DUE statement id with the binds p and reads its (id, key) rows
+ * into ids[0..limit) and *pos (fetch_ids; is_time: the key is a
+ * DATETIME). REPO_OK or REPO_ERR.
+ */
+static int
+due_ids(struct db *db, enum xstmt id, MYSQL_BIND *p, unsigned limit,
+    struct repo_pos *pos, uint64_t *ids, size_t *n, int is_time)
+{
+	MYSQL_STMT	*st;
+
+	*n = 0;
+	if ((st = db_run(db, id, p)) == NULL)
+		return REPO_ERR;
+	return fetch_ids(st, limit, ids, n, pos, is_time);
+}
+
+/*
+ * Binds the keyset after *pos of a DATETIME-keyed *_DUE statement and
+ * its batch size into p[0..4): "key > ? OR (key = ? AND id > ?)",
+ * "LIMIT ?"; t[0..2) hold the times.
+ */
+static void
+bind_time_keyset(MYSQL_BIND *p, MYSQL_TIME *t, struct repo_pos *pos,
+    unsigned *limit)
+{
+	db_bind_time(&p[0], &t[0], pos->key);
+	db_bind_time(&p[1], &t[1], pos->key);
+	db_bind_u64(&p[2], &pos->id);
+	db_bind_u32(&p[3], limit);
+}
+
+/*
+ * Runs apply statement id over ids[0..n) in one autocommit statement:
+ * the ids as a JSON array into p[0], the caller bound the rest of p.
+ * *changed gets its matched rows. REPO_OK (n 0: nothing to run),
+ * REPO_RETRY (a deadlock or lock wait timeout undid it: run it again)
+ * or REPO_ERR.
+ */
+static int
+apply_ids(struct db *db, enum xstmt id, const uint64_t *ids, size_t n,
+    MYSQL_BIND *p, unsigned *changed)
+{
+	char	*json;
+	int	 rc;
+
+	*changed = 0;
+	if (n == 0)
+		return REPO_OK;
+	if ((json = ids_json(ids, n)) == NULL)
+		return REPO_ERR;
+	db_bind_str(&p[0], json);
+	rc = applied(db, id, db_run(db, id, p), changed);
+	free(json);
+	return rc;
+}
+
+/* apply_ids of id whose three other binds are all now. */
+static int
+apply_at(struct db *db, enum xstmt id, const uint64_t *ids, size_t n,
+    int64_t now, unsigned *changed)
+{
+	MYSQL_BIND	 p[4];
+	MYSQL_TIME	 t[3];
+
+	db_bind_time(&p[1], &t[0], now);
+	db_bind_time(&p[2], &t[1], now);
+	db_bind_time(&p[3], &t[2], now);
+	return apply_ids(db, id, ids, n, p, changed);
+}
+
 /* Candidates for expiry after *pos: waiting, expires_at <= now. */
 int
 repo_expire_due(struct db *db, int64_t now, unsigned limit,
@@ -288,17 +359,10 @@ repo_expire_due(struct db *db, int64_t now, unsigned limit,
 {
 	MYSQL_BIND	 p[5];
 	MYSQL_TIME	 t[3];
-	MYSQL_STMT	*st;
 
-	*n = 0;
 	db_bind_time(&p[0], &t[0], now);
-	db_bind_time(&p[1], &t[1], pos->key);
-	db_bind_time(&p[2], &t[2], pos->key);
-	db_bind_u64(&p[3], &pos->id);
-	db_bind_u32(&p[4], &limit);
-	if ((st = db_run(db, XSTMT_EXPIRE_DUE, p)) == NULL)
-		return REPO_ERR;
-	return fetch_ids(st, limit, ids, n, pos, 1);
+	bind_time_keyset(&p[1], &t[1], pos, &limit);
+	return due_ids(db, XSTMT_EXPIRE_DUE, p, limit, pos, ids, n, 1);
 }
 
 /*
@@ -310,24 +374,7 @@ int
 repo_expire_apply(struct db *db, const uint64_t *ids, size_t n, int64_t now,
     unsigned *changed)
 {
-	MYSQL_BIND	 p[4];
-	MYSQL_TIME	 t[3];
-	char		*json;
-	int		 rc = REPO_ERR;
-
-	*changed = 0;
-	if (n == 0)
-		return REPO_OK;
-	if ((json = ids_json(ids, n)) == NULL)
-		return REPO_ERR;
-	db_bind_str(&p[0], json);
-	db_bind_time(&p[1], &t[0], now);
-	db_bind_time(&p[2], &t[1], now);
-	db_bind_time(&p[3], &t[2], now);
-	rc = applied(db, XSTMT_EXPIRE_APPLY, db_run(db, XSTMT_EXPIRE_APPLY, p),
-	    changed);
-	free(json);
-	return rc;
+	return apply_at(db, XSTMT_EXPIRE_APPLY, ids, n, now, changed);
 }
 
 /*
@@ -341,15 +388,11 @@ repo_cancel_due(struct db *db, int64_t now, unsigned limit,
 {
 	MYSQL_BIND	 p[3];
 	MYSQL_TIME	 t;
-	MYSQL_STMT	*st;
 
-	*n = 0;
 	db_bind_time(&p[0], &t, now);
 	db_bind_u64(&p[1], &pos->id);
 	db_bind_u32(&p[2], &limit);
-	if ((st = db_run(db, XSTMT_CANCEL_DUE, p)) == NULL)
-		return REPO_ERR;
-	return fetch_ids(st, limit, ids, n, pos, 0);
+	return due_ids(db, XSTMT_CANCEL_DUE, p, limit, pos, ids, n, 0);
 }
 
 /*
@@ -361,24 +404,7 @@ int
 repo_cancel_apply(struct db *db, const uint64_t *ids, size_t n, int64_t now,
     unsigned *changed)
 {
-	MYSQL_BIND	 p[4];
-	MYSQL_TIME	 t[3];
-	char		*json;
-	int		 rc;
-
-	*changed = 0;
-	if (n == 0)
-		return REPO_OK;
-	if ((json = ids_json(ids, n)) == NULL)
-		return REPO_ERR;
-	db_bind_str(&p[0], json);
-	db_bind_time(&p[1], &t[0], now);
-	db_bind_time(&p[2], &t[1], now);
-	db_bind_time(&p[3], &t[2], now);
-	rc = applied(db, XSTMT_CANCEL_APPLY, db_run(db, XSTMT_CANCEL_APPLY, p),
-	    changed);
-	free(json);
-	return rc;
+	return apply_at(db, XSTMT_CANCEL_APPLY, ids, n, now, changed);
 }
 
 /* Candidates for abandon after *pos: waiting, attempts >= max, lapsed. */
@@ -388,19 +414,15 @@ repo_abandon_due(struct db *db, unsigned max_attempts, int64_t now,
 {
 	MYSQL_BIND	 p[6];
 	MYSQL_TIME	 t;
-	MYSQL_STMT	*st;
 	unsigned	 k = pos->key < 0 ? 0 : (unsigned)pos->key;
 
-	*n = 0;
 	db_bind_u32(&p[0], &max_attempts);
 	db_bind_time(&p[1], &t, now);
 	db_bind_u32(&p[2], &k);
 	db_bind_u32(&p[3], &k);
 	db_bind_u64(&p[4], &pos->id);
 	db_bind_u32(&p[5], &limit);
-	if ((st = db_run(db, XSTMT_ABANDON_DUE, p)) == NULL)
-		return REPO_ERR;
-	return fetch_ids(st, limit, ids, n, pos, 0);
+	return due_ids(db, XSTMT_ABANDON_DUE, p, limit, pos, ids, n, 0);
 }
 
 /*
@@ -415,23 +437,12 @@ repo_abandon_apply(struct db *db, const uint64_t *ids, size_t n,
 {
 	MYSQL_BIND	 p[5];
 	MYSQL_TIME	 t[3];
-	char		*json;
-	int		 rc = REPO_ERR;
 
-	*changed = 0;
-	if (n == 0)
-		return REPO_OK;
-	if ((json = ids_json(ids, n)) == NULL)
-		return REPO_ERR;
-	db_bind_str(&p[0], json);
 	db_bind_time(&p[1], &t[0], now);
 	db_bind_time(&p[2], &t[1], now);
 	db_bind_u32(&p[3], &max_attempts);
 	db_bind_time(&p[4], &t[2], now);
-	rc = applied(db, XSTMT_ABANDON_APPLY,
-	    db_run(db, XSTMT_ABANDON_APPLY, p), changed);
-	free(json);
-	return rc;
+	return apply_ids(db, XSTMT_ABANDON_APPLY, ids, n, p, changed);
 }
 
 /* Candidates for purge after *pos: status st (terminal), expired < cutoff. */
@@ -441,20 +452,14 @@ repo_purge_due(struct db *db, enum exec_status st, int64_t cutoff,
 {
 	MYSQL_BIND	 p[6];
 	MYSQL_TIME	 t[3];
-	MYSQL_STMT	*s;
 
 	*n = 0;
 	if (st == ST_WAITING || st >= ST__MAX)
 		return REPO_ERR;
 	db_bind_str(&p[0], exec_status_name(st));
 	db_bind_time(&p[1], &t[0], cutoff);
-	db_bind_time(&p[2], &t[1], pos->key);
-	db_bind_time(&p[3], &t[2], pos->key);
-	db_bind_u64(&p[4], &pos->id);
-	db_bind_u32(&p[5], &limit);
-	if ((s = db_run(db, XSTMT_PURGE_DUE, p)) == NULL)
-		return REPO_ERR;
-	return fetch_ids(s, limit, ids, n, pos, 1);
+	bind_time_keyset(&p[2], &t[1], pos, &limit);
+	return due_ids(db, XSTMT_PURGE_DUE, p, limit, pos, ids, n, 1);
 }
 
 /*
@@ -468,20 +473,9 @@ repo_purge_apply(struct db *db, const uint64_t *ids, size_t n,
 {
 	MYSQL_BIND	 p[2];
 	MYSQL_TIME	 t;
-	char		*json;
-	int		 rc = REPO_ERR;
 
-	*deleted = 0;
-	if (n == 0)
-		return REPO_OK;
-	if ((json = ids_json(ids, n)) == NULL)
-		return REPO_ERR;
-	db_bind_str(&p[0], json);
 	db_bind_time(&p[1], &t, cutoff);
-	rc = applied(db, XSTMT_PURGE_APPLY, db_run(db, XSTMT_PURGE_APPLY, p),
-	    deleted);
-	free(json);
-	return rc;
+	return apply_ids(db, XSTMT_PURGE_APPLY, ids, n, p, deleted);
 }
 
 /* Dry run: how many the expiry would expire at now. */
