@@ -11,5 +11,7 @@ enum key_kind { KEY_CONSUMER, KEY_BACKEND };
 
 enum herr	auth_key(struct app *, const struct req *, enum key_kind,
 		    struct key_row *, unsigned char hash[SHA256_LEN]);
+void		auth_lineage(const struct key_row *,
+		    unsigned char out[SHA256_LEN]);
 
 #endif

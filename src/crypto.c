@@ -6,6 +6,7 @@
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <openssl/rand.h>
 #include <openssl/sha.h>
 #include <uuid/uuid.h>
@@ -255,5 +256,23 @@ crypto_id_open(const unsigned char key[IDKEY_LEN], const char *in,
 		return -1;
 	for (*id = 0, i = 0; i < 8; i++)
 		*id = *id << 8 | pt[i];
+	return 0;
+}
+
+/*
+ * HMAC-SHA256 of the n bytes at p under key (klen bytes) into out (what
+ * list page tokens carry, cut short). 0, or -1 (logged).
+ */
+int
+crypto_mac(const unsigned char *key, size_t klen, const void *p, size_t n,
+    unsigned char out[SHA256_LEN])
+{
+	unsigned int	 len = SHA256_LEN;
+
+	if (HMAC(EVP_sha256(), key, (int)klen, p, n, out, &len) == NULL ||
+	    len != SHA256_LEN) {
+		log_error("HMAC-SHA256 failed");
+		return -1;
+	}
 	return 0;
 }

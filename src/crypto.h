@@ -40,5 +40,7 @@ int	crypto_id_seal(const unsigned char key[IDKEY_LEN], uint64_t id,
 	    char out[SEALED_B64_LEN + 1]);
 int	crypto_id_open(const unsigned char key[IDKEY_LEN], const char *in,
 	    uint64_t *id);
+int	crypto_mac(const unsigned char *key, size_t klen, const void *,
+	    size_t, unsigned char out[SHA256_LEN]);
 
 #endif

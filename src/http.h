@@ -40,6 +40,7 @@ enum herr {
 struct req {
 	char		 method[16];
 	char		*path;		/* REQUEST_URI without the query */
+	char		*query;		/* what follows '?', NULL without one */
 	char		*authorization;	/* header copies, NULL when absent */
 	char		*poll_token;
 	char		*correlation_id;

@@ -30,11 +30,12 @@
 /* what poll and cancel read first: no payloads (see repo_exec_poll) */
 #define POLL_COLS \
 	"id, status, initiator_key_hash, poll_token_hash, cancel_requested, " \
-	"created_at, updated_at, completed_at, expires_at"
+	"created_at, updated_at, completed_at, expires_at, initiator_lineage"
 
 static const struct db_stmt_def stmts[STMT__MAX] = {
 	[STMT_KEY_BY_HASH] = {
-	    "SELECT id, kind = 'backend', tenant_id, revoked_at IS NOT NULL "
+	    "SELECT id, kind = 'backend', tenant_id, revoked_at IS NOT NULL, "
+	    "revoked_at, COALESCE(lineage_id, id) "
 	    "FROM s2r_api_key WHERE key_hash = ?", 1, "key_by_hash" },
 	[STMT_BACKEND_SERVES] = {
 	    "SELECT 1 FROM s2r_backend_key_route kr JOIN s2r_route r "
@@ -49,8 +50,9 @@ static const struct db_stmt_def stmts[STMT__MAX] = {
 	    "INSERT INTO s2r_async_execution (correlation_id, environment, "
 	    "service_key, operation_key, status, request_payload, "
 	    "request_sha256, initiator_tenant_id, initiator_key_hash, "
-	    "poll_token_hash, created_at, updated_at, expires_at) VALUES "
-	    "(?, ?, ?, ?, 'waiting_callback', ?, ?, ?, ?, ?, ?, ?, ?)",
+	    "poll_token_hash, created_at, updated_at, expires_at, "
+	    "initiator_lineage) VALUES "
+	    "(?, ?, ?, ?, 'waiting_callback', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 	    1, "exec_insert" },
 	[STMT_EXEC_BY_KEY] = {
 	    "SELECT " EXEC_COLS " FROM s2r_async_execution "
@@ -124,8 +126,8 @@ static const struct db_stmt_def stmts[STMT__MAX] = {
 	    "LEFT JOIN s2r_route r ON r.id = kr.route_id WHERE k.kind = ? "
 	    "GROUP BY k.id ORDER BY k.id", 1, "key_list" },
 	[STMT_KEY_REVOKE] = {
-	    "UPDATE s2r_api_key SET revoked_at = COALESCE(revoked_at, ?) "
-	    "WHERE id = ? AND kind = ?", 1, "key_revoke" },
+	    "UPDATE s2r_api_key SET revoked_at = LEAST(COALESCE(revoked_at, "
+	    "?), ?) WHERE id = ? AND kind = ?", 1, "key_revoke" },
 	[STMT_STATS] = {
 	    "SELECT CONCAT(environment, '/', service_key, '/', operation_key), "
 	    "status, COUNT(*) FROM s2r_async_execution GROUP BY environment, "
@@ -201,6 +203,22 @@ static const struct db_stmt_def stmts[STMT__MAX] = {
 	    "SELECT last_run_at, last_result, last_success_at, expired, "
 	    "cancelled, abandoned, purged, duration_ms FROM s2r_job_run "
 	    "WHERE job = 'expire'", 1, "metrics_expiry" },
+	/* list (repo_list.c): ix_exec_list / ix_exec_list_status, newest
+	 * first from below the page token's id; status + 0 is the ENUM's
+	 * index, 1-based in enum exec_status order */
+	[STMT_EXEC_LIST] = {
+	    "SELECT id, correlation_id, status + 0, created_at, updated_at, "
+	    "completed_at, expires_at FROM s2r_async_execution "
+	    "FORCE INDEX (ix_exec_list) WHERE initiator_lineage = ? AND "
+	    "environment = ? AND service_key = ? AND operation_key = ? AND "
+	    "id < ? ORDER BY id DESC LIMIT ?", 1, "exec_list" },
+	[STMT_EXEC_LIST_STATUS] = {
+	    "SELECT id, correlation_id, status + 0, created_at, updated_at, "
+	    "completed_at, expires_at FROM s2r_async_execution "
+	    "FORCE INDEX (ix_exec_list_status) WHERE initiator_lineage = ? AND "
+	    "environment = ? AND service_key = ? AND operation_key = ? AND "
+	    "status = ? AND id < ? ORDER BY id DESC LIMIT ?", 1,
+	    "exec_list_status" },
 	[STMT_SECRET_GET] = {
 	    "SELECT secret FROM s2r_secret WHERE name = ?",
 	    1, "secret_get" },
@@ -282,6 +300,7 @@ repo_key_by_hash(struct db *db, const unsigned char *hash, struct key_row *k)
 	MYSQL_BIND	 p[1];
 	MYSQL_STMT	*st;
 	struct db_cols	 c;
+	MYSQL_TIME	 t;
 	int		 backend = 0, revoked = 0, rc;
 
 	db_bind_blob(&p[0], hash, SHA256_LEN);
@@ -292,9 +311,13 @@ repo_key_by_hash(struct db *db, const unsigned char *hash, struct key_row *k)
 	db_rcol(&c, 1, MYSQL_TYPE_LONG, &backend, 0);
 	db_rcol(&c, 2, MYSQL_TYPE_STRING, k->tenant, sizeof(k->tenant));
 	db_rcol(&c, 3, MYSQL_TYPE_LONG, &revoked, 0);
+	db_rcol(&c, 4, MYSQL_TYPE_DATETIME, &t, sizeof(t));
+	db_rcol(&c, 5, MYSQL_TYPE_LONGLONG, &k->lineage, 0);
 	rc = fetch_one(st, &c);
-	if (rc == REPO_OK)	/* no row: c's lengths were never set */
+	if (rc == REPO_OK) {	/* no row: c's lengths were never set */
 		db_rstr(&c, 2, k->tenant, sizeof(k->tenant));
+		k->revoke_at = revoked && !c.null[4] ? db_time_ms(&t) : 0;
+	}
 	k->backend = backend;
 	k->revoked = revoked;
 	return rc;
@@ -377,7 +400,7 @@ repo_route_get(struct db *db, const char *env, const char *svc,
 int
 repo_exec_insert(struct db *db, const struct exec_new *n, uint64_t *id)
 {
-	MYSQL_BIND	 p[12];
+	MYSQL_BIND	 p[13];
 	MYSQL_TIME	 t[3];
 	MYSQL_STMT	*st;
 
@@ -393,6 +416,7 @@ repo_exec_insert(struct db *db, const struct exec_new *n, uint64_t *id)
 	db_bind_time(&p[9], &t[0], n->now);
 	db_bind_time(&p[10], &t[1], n->now);
 	db_bind_time(&p[11], &t[2], n->expires_at);
+	db_bind_blob(&p[12], n->lineage, SHA256_LEN);
 	if ((st = db_run(db, STMT_EXEC_INSERT, p)) == NULL)
 		return write_failed(db);
 	*id = mysql_stmt_insert_id(st);
@@ -524,6 +548,7 @@ poll_cols(struct db_cols *c, struct exec_row *r, char *status, size_t ssz,
 	db_rcol(c, 6, MYSQL_TYPE_DATETIME, &t[1], sizeof(t[1]));
 	db_rcol(c, 7, MYSQL_TYPE_DATETIME, &t[2], sizeof(t[2]));
 	db_rcol(c, 8, MYSQL_TYPE_DATETIME, &t[3], sizeof(t[3]));
+	db_rcol(c, 9, MYSQL_TYPE_BLOB, r->lineage, SHA256_LEN);
 }
 
 /* Copies the fetched poll columns into r; 0, or -1 for an unknown status. */
@@ -535,6 +560,7 @@ poll_finish(struct db_cols *c, struct exec_row *r, char *status, size_t ssz,
 	r->status = status_parse(status);
 	r->key_hash_null = c->null[2] || c->len[2] != SHA256_LEN;
 	r->poll_hash_null = c->null[3] || c->len[3] != SHA256_LEN;
+	r->lineage_null = c->null[9] || c->len[9] != SHA256_LEN;
 	r->created_at = db_time_ms(&t[0]);
 	r->updated_at = db_time_ms(&t[1]);
 	r->completed_at = c->null[7] ? 0 : db_time_ms(&t[2]);

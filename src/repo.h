@@ -19,7 +19,7 @@
 struct config;
 struct db;
 
-#define SCHEMA_VERSION	6	/* the newest migration in sql/ */
+#define SCHEMA_VERSION	7	/* the newest migration in sql/ */
 
 enum repo_rc {
 	REPO_ERR = -1,
@@ -41,8 +41,10 @@ enum exec_status {
 struct key_row {
 	uint64_t	 id;
 	int		 backend;	/* 1 backend key, 0 consumer key */
-	int		 revoked;
+	int		 revoked;	/* revoked_at is set (maybe ahead) */
 	char		 tenant[TENANT_MAX_LEN + 1];	/* "" for backend */
+	int64_t		 revoke_at;	/* ms: revoked from then on; 0 none */
+	uint64_t	 lineage;	/* the first key of its lineage */
 };
 
 struct route_row {
@@ -64,6 +66,8 @@ struct exec_row {
 	int		 key_hash_null;
 	unsigned char	 poll_hash[SHA256_LEN];
 	int		 poll_hash_null;
+	unsigned char	 lineage[SHA256_LEN];	/* initiator_lineage (poll) */
+	int		 lineage_null;
 	unsigned char	 request_sha[SHA256_LEN];
 	unsigned	 attempts;
 	int		 cancel_requested;
@@ -83,6 +87,7 @@ struct exec_new {
 	unsigned char	 request_sha[SHA256_LEN];
 	unsigned char	 key_hash[SHA256_LEN];
 	unsigned char	 poll_hash[SHA256_LEN];
+	unsigned char	 lineage[SHA256_LEN];	/* auth_lineage of the key */
 	int64_t		 now, expires_at;
 };
 
@@ -127,6 +132,19 @@ int	repo_exec_payload(struct db *, struct exec_row *);
 int	repo_exec_rotate_poll(struct db *, uint64_t, const unsigned char *);
 int	repo_exec_cancel(struct db *, uint64_t, int64_t now);
 int	repo_exec_request_cancel(struct db *, uint64_t, int64_t now);
+/* one item of a listing (repo_list.c): no payload, no secret */
+#define LIST_MAX	100	/* items a page holds at most */
+struct list_item {
+	uint64_t	 id;
+	char		 cid[CID_MAX_LEN + 1];
+	enum exec_status status;
+	int64_t		 created_at, updated_at, expires_at;	/* ms */
+	int64_t		 completed_at;	/* 0 when NULL */
+};
+int	repo_exec_list(struct db *, const unsigned char *lineage,
+	    const char *env, const char *svc, const char *op,
+	    enum exec_status status, uint64_t before, unsigned max,
+	    struct list_item *, size_t *n);
 int	repo_claim(struct db *, const char *env, const char *svc,
 	    const char *op, unsigned max, unsigned lease_seconds,
 	    unsigned max_attempts, int64_t now, struct claim_item **, size_t *);

@@ -303,12 +303,14 @@ repo_stats(struct db *db, repo_row_fn fn, void *arg)
 int
 repo_key_revoke(struct db *db, int backend, uint64_t id, int64_t now)
 {
-	MYSQL_BIND	 p[3];
+	MYSQL_BIND	 p[4];
 	MYSQL_TIME	 t;
 
+	/* a key in a rotation's grace is revoked now as well */
 	db_bind_time(&p[0], &t, now);
-	db_bind_u64(&p[1], &id);
-	db_bind_str(&p[2], backend ? "backend" : "consumer");
+	db_bind_time(&p[1], &t, now);
+	db_bind_u64(&p[2], &id);
+	db_bind_str(&p[3], backend ? "backend" : "consumer");
 	if (db_run(db, STMT_KEY_REVOKE, p) == NULL)
 		return REPO_ERR;
 	return db_affected(db, STMT_KEY_REVOKE) > 0 ? REPO_OK : REPO_NOTFOUND;

@@ -137,6 +137,8 @@ req_from_params(struct req *req, void *fr)
 	if ((req->path = strndup(uri, n)) == NULL || split_path(req) == -1 ||
 	    params_copy(req, r) == -1)
 		return -1;
+	if (uri[n] == '?' && (req->query = strdup(uri + n + 1)) == NULL)
+		return -1;
 	if (req->request_id != NULL && !valid_request_id(req->request_id)) {
 		free(req->request_id);		/* never echo or log junk */
 		req->request_id = NULL;
@@ -149,6 +151,7 @@ void
 req_free(struct req *req)
 {
 	free(req->path);
+	free(req->query);
 	free(req->segbuf);
 	free(req->authorization);
 	free(req->poll_token);

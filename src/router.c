@@ -6,6 +6,7 @@
  * Route parameters are validated here: a bad route name is
  * unknown_route, a bad correlation id or execution id is not_found.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "handlers/handlers.h"
@@ -44,6 +45,8 @@ static const struct route_def routes[ROUTE__MAX] = {
 	{ "GET", "metrics", P_NONE, handle_metrics, "metrics" },	/* ROUTE_METRICS */
 	{ "GET", "v1/openapi.json", P_NONE, handle_openapi,
 	  "openapi" },					/* ROUTE_OPENAPI */
+	{ "GET", "v1/executions/*/*/*", P_ROUTE, handle_list,
+	  "list" },					/* ROUTE_LIST */
 };
 
 /* Whether req's segments match pattern; fills vars with the "*" ones. */
@@ -96,6 +99,23 @@ bind_params(struct req *req, const struct route_def *def, const char **v)
 }
 
 /*
+ * The Allow value of a path served with methods a and then b ("GET,
+ * HEAD" and "POST" for a route's collection: list and submit), or b
+ * when a is NULL. In a static buffer: one request at a time per worker.
+ */
+static const char *
+allow_add(const char *a, const char *b)
+{
+	static char	 both[64];
+
+	if (a == NULL)
+		return b;
+	snprintf(both, sizeof(both), "%s, %s", strcmp(a, b) < 0 ? a : b,
+	    strcmp(a, b) < 0 ? b : a);
+	return both;
+}
+
+/*
  * Finds the route for req's method and path. HEAD is served as GET.
  * On success m->route is set and m->err is HERR_OK; otherwise m->err
  * says why (not_found, method_not_allowed with m->allow, or a parameter
@@ -118,8 +138,9 @@ router_match(struct req *req, struct route_match *m)
 			continue;
 		if (strcmp(routes[i].method, method) != 0) {
 			m->err = HERR_METHOD_NOT_ALLOWED;
-			m->allow = strcmp(routes[i].method, "GET") == 0 ?
-			    "GET, HEAD" : routes[i].method;
+			m->allow = allow_add(m->allow,
+			    strcmp(routes[i].method, "GET") == 0 ?
+			    "GET, HEAD" : routes[i].method);
 			m->route = (enum route)i;
 			continue;
 		}

@@ -25,6 +25,7 @@ enum herr	handle_healthz(struct app *, struct req *, struct resp *);
 enum herr	handle_readyz(struct app *, struct req *, struct resp *);
 enum herr	handle_metrics(struct app *, struct req *, struct resp *);
 enum herr	handle_openapi(struct app *, struct req *, struct resp *);
+enum herr	handle_list(struct app *, struct req *, struct resp *);
 
 /* view.c: the execution status body shared by poll, cancel, callbacks */
 void		view_status(struct buf *, const struct exec_row *);

@@ -154,6 +154,7 @@ handle_submit(struct app *app, struct req *req, struct resp *resp)
 	n.svc = req->svc;
 	n.op = req->op;
 	n.tenant = key.tenant;
+	auth_lineage(&key, n.lineage);
 	n.request = req->body;
 	n.request_len = req->body_len;
 	crypto_sha256(req->body, req->body_len, n.request_sha);

@@ -37,11 +37,12 @@ struct fexec {
 };
 
 static const struct fkey keys[] = {
-	{ FAKE_KEY_A, { 1, 0, 0, "tenant-a" } },
-	{ FAKE_KEY_B, { 2, 0, 0, "tenant-b" } },
-	{ FAKE_KEY_REVOKED, { 3, 0, 1, "tenant-a" } },
-	{ FAKE_KEY_BACKEND, { 4, 1, 0, "" } },
-	{ FAKE_KEY_IDLE, { 5, 1, 0, "" } },
+	/* id, backend, revoked, tenant, revoke_at, lineage (its own id) */
+	{ FAKE_KEY_A, { 1, 0, 0, "tenant-a", 0, 1 } },
+	{ FAKE_KEY_B, { 2, 0, 0, "tenant-b", 0, 2 } },
+	{ FAKE_KEY_REVOKED, { 3, 0, 1, "tenant-a", 0, 3 } },
+	{ FAKE_KEY_BACKEND, { 4, 1, 0, "", 0, 4 } },
+	{ FAKE_KEY_IDLE, { 5, 1, 0, "", 0, 5 } },
 };
 
 static struct fexec	 tab[NEXEC];
@@ -339,6 +340,8 @@ repo_exec_insert(struct db *db, const struct exec_new *n, uint64_t *id)
 	r->status = ST_WAITING;
 	memcpy(r->key_hash, n->key_hash, SHA256_LEN);
 	memcpy(r->poll_hash, n->poll_hash, SHA256_LEN);
+	memcpy(r->lineage, n->lineage, SHA256_LEN);	/* seeded: NULL */
+	r->lineage_null = 0;
 	memcpy(r->request_sha, n->request_sha, SHA256_LEN);
 	r->created_at = r->updated_at = n->now;
 	r->expires_at = n->expires_at;
@@ -642,6 +645,49 @@ repo_metrics_waiting(struct db *db, struct route_waiting *w, size_t max,
 			    r->created_at < w[*n].oldest_ms))
 				w[*n].oldest_ms = r->created_at;
 		}
+		(*n)++;
+	}
+	return REPO_OK;
+}
+
+/* As repo_list.c: the lineage's executions on the route, newest first. */
+int
+repo_exec_list(struct db *db, const unsigned char *lineage, const char *env,
+    const char *svc, const char *op, enum exec_status status,
+    uint64_t before, unsigned max, struct list_item *it, size_t *n)
+{
+	const struct exec_row *r, *best;
+	uint64_t	 below = before;
+	size_t		 i;
+
+	(void)db;
+	*n = 0;
+	if (failing())
+		return REPO_ERR;
+	while (*n < max) {
+		best = NULL;
+		for (i = 0; i < NEXEC; i++) {
+			r = &tab[i].row;
+			if (tab[i].used && !r->lineage_null &&
+			    memcmp(r->lineage, lineage, SHA256_LEN) == 0 &&
+			    strcmp(r->env, env) == 0 &&
+			    strcmp(r->svc, svc) == 0 &&
+			    strcmp(r->op, op) == 0 && r->id < below &&
+			    (status == ST__MAX || r->status == status) &&
+			    (best == NULL || r->id > best->id))
+				best = r;
+		}
+		if (best == NULL)
+			break;
+		memset(&it[*n], 0, sizeof(it[*n]));
+		it[*n].id = best->id;
+		snprintf(it[*n].cid, sizeof(it[*n].cid), "%s", best->cid);
+		it[*n].status = best->status;
+		it[*n].created_at = best->created_at;
+		it[*n].updated_at = best->updated_at;
+		it[*n].expires_at = best->expires_at;
+		it[*n].completed_at = best->completed_at;
+		below = best->id;
 		(*n)++;
 	}
 	return REPO_OK;

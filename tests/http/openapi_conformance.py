@@ -115,7 +115,8 @@ def rules_for(doc, ex):
         return op["operationId"] + (" (HEAD)" if method == "HEAD" else ""), \
             op["responses"], None
     served = [x.upper() for x in METHODS if x in item]
-    allow = "GET, HEAD" if served == ["GET"] else ", ".join(served)
+    # HEAD is served wherever GET is; the application names them sorted
+    allow = ", ".join(sorted(served + (["HEAD"] if "GET" in served else [])))
     return "unmatched.otherMethod (%s)" % key, unmatched["otherMethod"], allow
 
 

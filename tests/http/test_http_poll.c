@@ -334,8 +334,10 @@ test_wrong_method(void)
 	fx_exec_path(path, sizeof path, &F, s.cid, NULL);
 	check_405("DELETE", path, "GET");
 	check_405("PUT", path, "GET");
+	/* the route's collection: submit (POST) and list (GET, HEAD) */
 	fx_exec_path(path, sizeof path, &F, NULL, NULL);
-	check_405("GET", path, "POST");
+	check_405("PUT", path, "GET, HEAD, POST");
+	check_405("DELETE", path, "GET, HEAD, POST");
 }
 
 int

@@ -75,7 +75,10 @@ main(void)
 	expect("GET", "/v1/executions/p//c/x", ROUTE_NONE, HERR_NOT_FOUND);
 	expect("DELETE", "/v1/executions/p/b/c/x", ROUTE_POLL,
 	    HERR_METHOD_NOT_ALLOWED);
-	expect("GET", "/v1/executions/p/b/c", ROUTE_SUBMIT,
+	expect("GET", "/v1/executions/p/b/c", ROUTE_LIST, HERR_OK);
+	expect("HEAD", "/v1/executions/p/b/c", ROUTE_LIST, HERR_OK);
+	expect("GET", "/v1/executions/Prod/b/c", ROUTE_LIST, HERR_UNKNOWN_ROUTE);
+	expect("PUT", "/v1/executions/p/b/c", ROUTE_LIST,
 	    HERR_METHOD_NOT_ALLOWED);
 	expect("POST", "/v1/executions/Prod/b/c", ROUTE_SUBMIT,
 	    HERR_UNKNOWN_ROUTE);

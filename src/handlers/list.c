@@ -1,0 +1,299 @@
+/*
+ * list.c - GET /v1/executions/{env}/{svc}/{op}
+ *
+ * The executions that the caller's key lineage (the key, or a key it was
+ * rotated from: sql/007) submitted on the route, newest first (by id,
+ * descending), limit (1..100, default 20) at a time, optionally of one
+ * status. Items carry no payload, progress or token. A page after the
+ * first starts below the id that the page token names; new submits
+ * never show up in later pages.
+ *
+ * A page token is the digit of the poll-token key version, then the
+ * base64url of the last id (8 bytes, big-endian) and the first 16 bytes
+ * of an HMAC-SHA256 under that key over the lineage identity, the route
+ * and the id: a token cannot be forged, nor moved to another key's
+ * listing or another route. A token whose key is retired is refused.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../auth.h"
+#include "../json.h"
+#include "../lookup.h"
+#include "handlers.h"
+
+#define LIST_DEFAULT	20
+#define PAGE_MAC_LEN	16
+#define PAGE_RAW_LEN	(8 + PAGE_MAC_LEN)
+#define PAGE_TOKEN_LEN	(1 + 32)	/* digit + base64url of 24 bytes */
+
+struct list_q {
+	unsigned	 limit;
+	enum exec_status status;	/* ST__MAX: any */
+	uint64_t	 before;		/* UINT64_MAX: from the newest */
+	const char	*token;		/* pageToken, NULL when absent */
+	size_t		 token_len;
+};
+
+/* The MAC of page token id for lineage and req's route, under key. */
+static int
+page_mac(const unsigned char *key, const unsigned char *lineage,
+    const struct req *req, uint64_t id, unsigned char out[SHA256_LEN])
+{
+	unsigned char	 m[4 + SHA256_LEN + 3 * (NAME_MAX_LEN + 1) + 8];
+	size_t		 n = 0, l;
+	const char	*part[3] = { req->env, req->svc, req->op };
+	int		 i;
+
+	memcpy(m, "list", 4);
+	memcpy(m + 4, lineage, SHA256_LEN);
+	n = 4 + SHA256_LEN;
+	for (i = 0; i < 3; i++) {
+		l = strlen(part[i]) + 1;	/* with its NUL: unambiguous */
+		memcpy(m + n, part[i], l);
+		n += l;
+	}
+	for (i = 0; i < 8; i++)
+		m[n++] = (unsigned char)(id >> (56 - 8 * i));
+	return crypto_mac(key, IDKEY_LEN, m, n, out);
+}
+
+/* Writes the page token naming id into tok; 0 or -1. */
+static int
+page_seal(struct app *app, const unsigned char *lineage,
+    const struct req *req, uint64_t id, char tok[PAGE_TOKEN_LEN + 1])
+{
+	unsigned char	 raw[PAGE_RAW_LEN], mac[SHA256_LEN];
+	int		 i;
+
+	if (page_mac(app->idkey, lineage, req, id, mac) == -1)
+		return -1;
+	for (i = 0; i < 8; i++)
+		raw[i] = (unsigned char)(id >> (56 - 8 * i));
+	memcpy(raw + 8, mac, PAGE_MAC_LEN);
+	tok[0] = b64url_digit(app->idkey_version);
+	if (b64url_encode(raw, sizeof(raw), tok + 1, PAGE_TOKEN_LEN) !=
+	    PAGE_TOKEN_LEN - 1)
+		return -1;
+	return 0;
+}
+
+/* Opens page token q->token into q->before; 0, or -1 (not ours). */
+static int
+page_open(struct app *app, const unsigned char *lineage,
+    const struct req *req, struct list_q *q)
+{
+	unsigned char	 raw[PAGE_RAW_LEN + 2], mac[SHA256_LEN];
+	size_t		 len = 0;
+	uint64_t	 id = 0;
+	int		 v, i;
+
+	if (q->token_len != PAGE_TOKEN_LEN ||
+	    (v = b64url_value(q->token[0])) < 0 ||
+	    !lookup_idkey_live(app, (unsigned)v, json_now_ms()) ||
+	    b64url_decode(q->token + 1, PAGE_TOKEN_LEN - 1, raw, sizeof(raw),
+	    &len) == -1 || len != PAGE_RAW_LEN)
+		return -1;
+	for (i = 0; i < 8; i++)
+		id = id << 8 | raw[i];
+	if (page_mac(app->pkey[v].key, lineage, req, id, mac) == -1 ||
+	    !crypto_equal(mac, raw + 8, PAGE_MAC_LEN) || id == 0)
+		return -1;
+	q->before = id;
+	return 0;
+}
+
+/* Parses limit: [1-9][0-9]* within 1..LIST_MAX. 0, or -1. */
+static int
+parse_limit(const char *v, size_t n, unsigned *out)
+{
+	unsigned	 x = 0;
+	size_t		 i;
+
+	if (n == 0 || n > 3 || v[0] == '0')
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (v[i] < '0' || v[i] > '9')
+			return -1;
+		x = x * 10 + (unsigned)(v[i] - '0');
+	}
+	if (x < 1 || x > LIST_MAX)
+		return -1;
+	*out = x;
+	return 0;
+}
+
+/* Parses status: one of the status names. 0, or -1. */
+static int
+parse_status(const char *v, size_t n, enum exec_status *out)
+{
+	int	 i;
+
+	for (i = 0; i < ST__MAX; i++)
+		if (strlen(exec_status_name((enum exec_status)i)) == n &&
+		    memcmp(exec_status_name((enum exec_status)i), v, n) == 0) {
+			*out = (enum exec_status)i;
+			return 0;
+		}
+	return -1;
+}
+
+/*
+ * Parses one name=value pair of the query (not NUL-terminated, n
+ * bytes) into q; seen has a bit per name already given. 0, or -1 with
+ * resp->detail set.
+ */
+static int
+parse_pair(const char *p, size_t n, struct list_q *q, unsigned *seen,
+    struct resp *resp)
+{
+	static const char *const names[] = { "limit", "status", "pageToken" };
+	const char	*eq = memchr(p, '=', n);
+	size_t		 kl, vl;
+	int		 i, rc = -1;
+
+	kl = eq != NULL ? (size_t)(eq - p) : n;
+	vl = eq != NULL ? n - kl - 1 : 0;
+	for (i = 0; i < 3; i++)
+		if (strlen(names[i]) == kl && memcmp(names[i], p, kl) == 0)
+			break;
+	if (i == 3 || eq == NULL || (*seen & (1u << i))) {
+		resp->detail = i == 3 ? "unknown query parameter (limit, "
+		    "status and pageToken are known)" :
+		    "a query parameter without a value, or given twice";
+		return -1;
+	}
+	*seen |= 1u << i;
+	if (i == 0 && (rc = parse_limit(eq + 1, vl, &q->limit)) == -1)
+		resp->detail = "limit must be an integer 1..100";
+	if (i == 1 && (rc = parse_status(eq + 1, vl, &q->status)) == -1)
+		resp->detail = "status must be waiting_callback, completed, "
+		    "failed, expired or cancelled";
+	if (i == 2) {
+		q->token = eq + 1;
+		q->token_len = vl;
+		rc = 0;
+	}
+	return rc;
+}
+
+/* Parses req's query strictly into q. HERR_OK or HERR_INVALID_REQUEST. */
+static enum herr
+parse_query(const struct req *req, struct list_q *q, struct resp *resp)
+{
+	const char	*p = req->query;
+	unsigned	 seen = 0;
+	size_t		 n;
+
+	q->limit = LIST_DEFAULT;
+	q->status = ST__MAX;
+	q->before = UINT64_MAX;
+	q->token = NULL;
+	q->token_len = 0;
+	while (p != NULL && *p != '\0') {
+		n = strcspn(p, "&");
+		if (parse_pair(p, n, q, &seen, resp) == -1)
+			return HERR_INVALID_REQUEST;
+		p += n;
+		if (*p == '&' && *++p == '\0') {
+			resp->detail = "a query that ends in '&'";
+			return HERR_INVALID_REQUEST;
+		}
+	}
+	return HERR_OK;
+}
+
+/* Appends ,"name":"time" (or null when ms is 0). */
+static void
+put_time(struct buf *b, const char *name, int64_t ms)
+{
+	char	 t[RFC3339_LEN + 1];
+
+	if (ms == 0) {
+		buf_printf(b, ",\"%s\":null", name);
+		return;
+	}
+	json_time(ms, t);
+	buf_printf(b, ",\"%s\":\"%s\"", name, t);
+}
+
+/* Writes the 200 body: n items (the first limit of them) and the token. */
+static void
+page_body(struct buf *b, const struct list_item *it, size_t n,
+    const char *next)
+{
+	size_t	 i;
+
+	buf_puts(b, "{\"executions\":[");
+	for (i = 0; i < n; i++) {
+		buf_puts(b, i > 0 ? ",{\"correlationId\":" :
+		    "{\"correlationId\":");
+		json_put_string(b, it[i].cid);
+		buf_printf(b, ",\"status\":\"%s\"",
+		    exec_status_name(it[i].status));
+		put_time(b, "createdAt", it[i].created_at);
+		put_time(b, "updatedAt", it[i].updated_at);
+		put_time(b, "expiresAt", it[i].expires_at);
+		put_time(b, "completedAt", it[i].completed_at);
+		buf_puts(b, "}");
+	}
+	buf_puts(b, "],\"nextPageToken\":");
+	if (next != NULL)
+		buf_printf(b, "\"%s\"}", next);
+	else
+		buf_puts(b, "null}");
+}
+
+/* Checks the route: HERR_OK when it exists and is enabled. */
+static enum herr
+route_ok(struct app *app, const struct req *req)
+{
+	struct route_row rt;
+	int		 rc;
+
+	rc = lookup_route(app, req->env, req->svc, req->op, &rt);
+	if (rc == REPO_ERR)
+		return HERR_UNAVAILABLE;
+	return rc == REPO_OK && rt.enabled ? HERR_OK : HERR_UNKNOWN_ROUTE;
+}
+
+enum herr
+handle_list(struct app *app, struct req *req, struct resp *resp)
+{
+	unsigned char	 khash[SHA256_LEN], lineage[SHA256_LEN];
+	char		 next[PAGE_TOKEN_LEN + 1];
+	struct list_item *it = NULL;
+	struct key_row	 key;
+	struct list_q	 q;
+	enum herr	 e;
+	size_t		 n = 0;
+	int		 rc;
+
+	if ((e = auth_key(app, req, KEY_CONSUMER, &key, khash)) != HERR_OK ||
+	    (e = route_ok(app, req)) != HERR_OK ||
+	    (e = parse_query(req, &q, resp)) != HERR_OK)
+		return e;
+	if (lookup_idkey(app) != REPO_OK)
+		return HERR_UNAVAILABLE;
+	auth_lineage(&key, lineage);
+	if (q.token != NULL && page_open(app, lineage, req, &q) == -1) {
+		resp->detail = "pageToken is not one this listing gave out";
+		return HERR_INVALID_REQUEST;
+	}
+	if ((it = calloc(LIST_MAX + 1, sizeof(*it))) == NULL)
+		return HERR_INTERNAL;
+	rc = repo_exec_list(app->db, lineage, req->env, req->svc, req->op,
+	    q.status, q.before, q.limit + 1, it, &n);
+	e = rc == REPO_OK ? HERR_OK : HERR_UNAVAILABLE;
+	if (e == HERR_OK && n > q.limit &&
+	    page_seal(app, lineage, req, it[q.limit - 1].id, next) == -1)
+		e = HERR_INTERNAL;
+	if (e == HERR_OK) {
+		page_body(&resp->body, it, n > q.limit ? q.limit : n,
+		    n > q.limit ? next : NULL);
+		resp_json(resp, 200);
+	}
+	free(it);
+	return e;
+}
