@@ -27,6 +27,7 @@ enum opt {
 	O_TO,			/* O_TO --to VERSION */
 	O_STATUS,		/* O_STATUS --status */
 	O_GRACE,		/* O_GRACE --grace-hours N */
+	O_MAXOPEN,		/* O_MAXOPEN --max-open N */
 	O__MAX
 };
 #define OPT(o)	(1u << (o))
@@ -123,5 +124,10 @@ int	chk_migrate(struct opts *);
 int	cmd_pollkey_rotate(struct ctx *);
 int	cmd_pollkey_list(struct ctx *);
 int	chk_pollkey_rotate(struct opts *);
+
+/* admin_tenant.c */
+int	cmd_tenant_set(struct ctx *);
+int	cmd_tenant_list(struct ctx *);
+int	chk_tenant_set(struct opts *);
 
 #endif

@@ -19,6 +19,7 @@
 struct config;
 struct db;
 struct lookup;
+struct quota;
 
 enum herr {
 	HERR_OK,			/* HERR_OK: response filled */
@@ -32,6 +33,7 @@ enum herr {
 	HERR_CORRELATION_CONFLICT,	/* HERR_CORRELATION_CONFLICT */
 	HERR_CONFLICT,			/* HERR_CONFLICT */
 	HERR_METHOD_NOT_ALLOWED,	/* HERR_METHOD_NOT_ALLOWED */
+	HERR_QUOTA_EXCEEDED,		/* HERR_QUOTA_EXCEEDED */
 	HERR_UNAVAILABLE,		/* HERR_UNAVAILABLE */
 	HERR_INTERNAL,			/* HERR_INTERNAL */
 	HERR__MAX
@@ -73,6 +75,7 @@ struct app {
 	const struct config	*cfg;
 	struct db		*db;
 	struct lookup		*lookup;	/* worker caches; may be NULL */
+	struct quota		*quota;		/* tenant quotas; may be NULL */
 	/* poll-token keys (lookup_idkey, re-read every cache TTL): idkey
 	 * (version idkey_version, the newest live one) seals new tokens,
 	 * pkey[v] opens tokens of version v while live */

@@ -23,7 +23,8 @@
 #endif
 
 #define O_VAL	(OPT(O_TENANT) | OPT(O_LABEL) | OPT(O_ROUTE) | OPT(O_DAYS) | \
-		OPT(O_MESSAGE) | OPT(O_TO) | OPT(O_GRACE))	/* taking a value */
+		OPT(O_MESSAGE) | OPT(O_TO) | OPT(O_GRACE) | OPT(O_MAXOPEN))
+							/* taking a value */
 #define EXEC_BY	"ID | --tenant TENANT ENV/SERVICE/OPERATION CORRELATION_ID"
 
 const struct verb admin_verbs[] = {
@@ -73,6 +74,9 @@ const struct verb admin_verbs[] = {
 	  cmd_pollkey_rotate },
 	{ "poll-key", "list", 0, 0, 0, 1, "poll-key list", NULL,
 	  cmd_pollkey_list },
+	{ "tenant", "set", OPT(O_MAXOPEN), 1, 1, 0,
+	  "tenant set TENANT --max-open N", chk_tenant_set, cmd_tenant_set },
+	{ "tenant", "list", 0, 0, 0, 1, "tenant list", NULL, cmd_tenant_list },
 	{ "stats", NULL, 0, 0, 0, 1, "stats", NULL, cmd_stats },
 };
 const int admin_nverbs = sizeof(admin_verbs) / sizeof(admin_verbs[0]);
@@ -85,7 +89,7 @@ static const struct {
 	{ "--route", O_ROUTE }, { "--retention-days", O_DAYS },
 	{ "--if-not-exists", O_IFNE }, { "--message", O_MESSAGE },
 	{ "--to", O_TO }, { "--status", O_STATUS },
-	{ "--grace-hours", O_GRACE },
+	{ "--grace-hours", O_GRACE }, { "--max-open", O_MAXOPEN },
 };
 #define NOPTNAMES	(sizeof(optnames) / sizeof(optnames[0]))
 

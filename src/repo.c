@@ -132,6 +132,26 @@ static const struct db_stmt_def stmts[STMT__MAX] = {
 	    "SELECT CONCAT(environment, '/', service_key, '/', operation_key), "
 	    "status, COUNT(*) FROM s2r_async_execution GROUP BY environment, "
 	    "service_key, operation_key, status", 1, "stats" },
+	/* per-tenant quota (repo_tenant.c, migration 9) */
+	[STMT_TENANT_QUOTA] = {
+	    "SELECT max_open FROM s2r_tenant WHERE tenant_id = ?",
+	    1, "tenant_quota" },
+	/* ix_exec_tenant_open's range of the tenant's waiting executions,
+	 * at most ? entries (the limit + 1): bounded by the quota */
+	[STMT_TENANT_OPEN] = {
+	    "SELECT COUNT(*) FROM (SELECT 1 FROM s2r_async_execution "
+	    "FORCE INDEX (ix_exec_tenant_open) WHERE initiator_tenant_id = ? "
+	    "AND status = 'waiting_callback' LIMIT ?) w", 1, "tenant_open" },
+	[STMT_TENANT_SET] = {
+	    "INSERT INTO s2r_tenant (tenant_id, max_open, updated_at) VALUES "
+	    "(?, ?, ?) ON DUPLICATE KEY UPDATE max_open = VALUES(max_open), "
+	    "updated_at = VALUES(updated_at)", 1, "tenant_set" },
+	[STMT_TENANT_LIST] = {
+	    "SELECT t.tenant_id, t.max_open, (SELECT COUNT(*) FROM "
+	    "s2r_async_execution e FORCE INDEX (ix_exec_tenant_open) WHERE "
+	    "e.initiator_tenant_id = t.tenant_id AND "
+	    "e.status = 'waiting_callback') FROM s2r_tenant t "
+	    "ORDER BY t.tenant_id", 1, "tenant_list" },
 	[STMT_EXEC_PAYLOAD] = {
 	    "SELECT result_payload, error_payload FROM s2r_async_execution "
 	    "WHERE id = ?", 1, "exec_payload" },

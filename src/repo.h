@@ -19,7 +19,7 @@
 struct config;
 struct db;
 
-#define SCHEMA_VERSION	7	/* the newest migration in sql/ */
+#define SCHEMA_VERSION	9	/* the newest migration in sql/ */
 
 enum repo_rc {
 	REPO_ERR = -1,
@@ -257,5 +257,13 @@ int	repo_poll_key_rotate(struct db *, unsigned grace_seconds, int64_t now,
 int	repo_schema_compat(struct db *, int built_for, int *version,
 	    int *needs);
 int	repo_schema_set_compat(struct db *, int version, int compat);
+
+/* per-tenant quota (repo_tenant.c, migration 9) */
+int	repo_tenant_quota(struct db *, const char *tenant, unsigned *max_open);
+int	repo_tenant_open(struct db *, const char *tenant, unsigned cap,
+	    unsigned *open);
+int	repo_tenant_set(struct db *, const char *tenant, unsigned max_open,
+	    int64_t now);
+int	repo_tenant_list(struct db *, repo_row_fn, void *);
 
 #endif

@@ -36,6 +36,9 @@ static const struct herr_def herrs[HERR__MAX] = {
 								/* HERR_CONFLICT */
 	{ 405, "method_not_allowed", "the method is not allowed here" },
 								/* HERR_METHOD_NOT_ALLOWED */
+	{ 429, "quota_exceeded",
+	  "the tenant has as many open executions as its quota allows; "
+	  "retry later" },					/* HERR_QUOTA_EXCEEDED */
 	{ 503, "service_unavailable",
 	  "the service is temporarily unavailable; retry later" },
 								/* HERR_UNAVAILABLE */
@@ -57,6 +60,7 @@ reason(int status)
 	case 409: return "Conflict";
 	case 413: return "Payload Too Large";
 	case 415: return "Unsupported Media Type";
+	case 429: return "Too Many Requests";
 	case 503: return "Service Unavailable";
 	default: return "Internal Server Error";
 	}
@@ -108,7 +112,7 @@ resp_json(struct resp *r, int status)
 /*
  * Replaces the body with the problem+json document for e, using
  * r->detail and r->current_status when set, and adds the headers the
- * error calls for (WWW-Authenticate, Allow). Retry-After on 503 is
+ * error calls for (WWW-Authenticate, Allow). Retry-After on 503 and 429 is
  * added by the caller, who knows the configured value.
  */
 void

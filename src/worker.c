@@ -28,6 +28,7 @@
 #include "http.h"
 #include "log.h"
 #include "lookup.h"
+#include "quota.h"
 #include "metrics.h"
 #include "repo.h"
 #include "router.h"
@@ -101,6 +102,9 @@ serve(struct app *app, FCGX_Request *fr)
 		if (resp.status == 503)
 			resp_header(&resp, "Retry-After", "%u",
 			    app->cfg->retry_after_seconds);
+		else if (err == HERR_QUOTA_EXCEEDED)
+			resp_header(&resp, "Retry-After", "%u",
+			    quota_retry_after(app->cfg));
 	}
 	if (req.request_id != NULL)
 		resp_header(&resp, "X-Request-Id", "%s", req.request_id);
@@ -156,6 +160,7 @@ worker_run(const struct config *cfg, int listen_fd)
 	app.cfg = cfg;
 	if ((app.db = repo_open(cfg, 1)) == NULL ||
 	    (app.lookup = lookup_new(cfg->cache_ttl_seconds)) == NULL ||
+	    (app.quota = quota_new(cfg->cache_ttl_seconds)) == NULL ||
 	    FCGX_Init() != 0 ||
 	    FCGX_InitRequest(&fr, listen_fd, FCGI_FAIL_ACCEPT_ON_INTR) != 0) {
 		log_error("worker: cannot initialise");
@@ -193,6 +198,7 @@ worker_run(const struct config *cfg, int listen_fd)
 	}
 	FCGX_Free(&fr, 1);
 	lookup_free(app.lookup);
+	quota_free(app.quota);
 	repo_close(app.db);
 	return 0;
 }

@@ -9,6 +9,11 @@
  * A poll token is the execution's sealed id (crypto_id_seal, under the
  * key of migration 3) followed by a fresh secret; only the secret's
  * SHA-256 is stored. The sealed id lets poll find the row by primary key.
+ *
+ * A tenant with a quota (asyncexec-admin tenant set --max-open) whose
+ * waiting executions reached it, as this worker knows them (quota.h: at
+ * most cache_ttl_seconds old), gets 429 quota_exceeded for a new
+ * execution; a retry of one it already has is still answered.
  */
 #include <stdio.h>
 #include <string.h>
@@ -17,6 +22,7 @@
 #include "../config.h"
 #include "../json.h"
 #include "../lookup.h"
+#include "../quota.h"
 #include "handlers.h"
 
 #define DAY_MS	(24LL * 3600 * 1000)
@@ -100,6 +106,37 @@ resubmit(struct app *app, struct req *req, struct resp *resp,
 	return rc == REPO_OK ? HERR_OK : HERR_UNAVAILABLE;
 }
 
+/*
+ * The tenant's quota before storing n: HERR_OK when it may be stored.
+ * At the quota, a correlation id the tenant already used on the route is
+ * decided by resubmit (a retry is never refused for quota; *done: resp
+ * is filled or its error returned), anything else is quota_exceeded.
+ */
+static enum herr
+quota_gate(struct app *app, struct req *req, struct resp *resp,
+    const struct exec_new *n, const char *secret, const char *tenant,
+    int *done)
+{
+	struct exec_row	 r;
+	enum herr	 e;
+	int		 rc;
+
+	*done = 0;
+	if ((e = quota_admit(app, tenant)) != HERR_QUOTA_EXCEEDED)
+		return e;
+	if (req->correlation_id == NULL)	/* a fresh id: never a retry */
+		return HERR_QUOTA_EXCEEDED;
+	rc = repo_exec_by_key(app->db, tenant, req->env, req->svc, req->op,
+	    n->cid, n->now, &r);
+	if (rc == REPO_ERR)
+		return HERR_UNAVAILABLE;
+	if (rc != REPO_OK)
+		return HERR_QUOTA_EXCEEDED;
+	exec_row_free(&r);
+	*done = 1;
+	return resubmit(app, req, resp, n, secret, tenant);
+}
+
 /* Checks the route: HERR_OK with its retention, or unknown_route. */
 static enum herr
 route_check(struct app *app, struct req *req, unsigned *retention)
@@ -127,7 +164,7 @@ handle_submit(struct app *app, struct req *req, struct resp *resp)
 	uint64_t	 id = 0;
 	unsigned	 retention = 0;
 	enum herr	 e;
-	int		 rc;
+	int		 rc, done;
 
 	memset(&n, 0, sizeof(n));
 	if ((e = auth_key(app, req, KEY_CONSUMER, &key, n.key_hash)) != HERR_OK)
@@ -162,10 +199,14 @@ handle_submit(struct app *app, struct req *req, struct resp *resp)
 		return HERR_INTERNAL;
 	n.now = json_now_ms();
 	n.expires_at = n.now + (int64_t)retention * DAY_MS;
+	if ((e = quota_gate(app, req, resp, &n, secret, key.tenant, &done)) !=
+	    HERR_OK || done)
+		return e;
 	if ((rc = repo_exec_insert(app->db, &n, &id)) == REPO_DUP)
 		return resubmit(app, req, resp, &n, secret, key.tenant);
 	if (rc != REPO_OK)
 		return HERR_UNAVAILABLE;
+	quota_note(app, key.tenant);
 	if (poll_token(app, id, secret, tok) == -1)
 		return HERR_INTERNAL;
 	memset(&r, 0, sizeof(r));

@@ -692,3 +692,40 @@ repo_exec_list(struct db *db, const unsigned char *lineage, const char *env,
 	}
 	return REPO_OK;
 }
+
+/*
+ * As repo_tenant.c: tenant-b has a quota of 2 open executions (so the
+ * fuzzer reaches 429 and the retry at the quota), every other tenant
+ * none (REPO_NOTFOUND).
+ */
+int
+repo_tenant_quota(struct db *db, const char *tenant, unsigned *max_open)
+{
+	(void)db;
+	*max_open = 0;
+	if (failing())
+		return REPO_ERR;
+	if (strcmp(tenant, "tenant-b") != 0)
+		return REPO_NOTFOUND;
+	*max_open = 2;
+	return REPO_OK;
+}
+
+/* As repo_tenant.c: the tenant's waiting executions, at most cap. */
+int
+repo_tenant_open(struct db *db, const char *tenant, unsigned cap,
+    unsigned *open)
+{
+	size_t	 i;
+
+	(void)db;
+	*open = 0;
+	if (failing())
+		return REPO_ERR;
+	for (i = 0; i < NEXEC && *open < cap; i++)
+		if (tab[i].used && tab[i].row.status == ST_WAITING &&
+		    !tab[i].row.tenant_null &&
+		    strcmp(tab[i].row.tenant, tenant) == 0)
+			(*open)++;
+	return REPO_OK;
+}

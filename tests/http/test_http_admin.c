@@ -290,7 +290,8 @@ static void
 test_json(const struct fx *f)
 {
 	struct json_object *o, *e;
-	int64_t v, b;
+	int64_t v, b, n;
+	char last[40];
 	int yes;
 
 	CHECK_EQ_INT(run("asyncexec-admin", "route list --json --config %s", CONF), 0);
@@ -318,8 +319,12 @@ test_json(const struct fx *f)
 	json_object_put(o);
 	CHECK_EQ_INT(ADMIN("migrate --json --status", CONF), 0);
 	o = parse_out();
+	/* migration numbers are handed out in parallel: the applied ones may have gaps,
+	 * the newest is the build's */
+	snprintf(last, sizeof last, "applied.%ld.version", jlen(o, "applied") - 1);
 	CHECK(o != NULL && jint(o, "database_version", &v) && jint(o, "build_version", &b) &&
-	    v == b && v >= 4 && jlen(o, "pending") == 0 && jlen(o, "applied") == v);
+	    v == b && v >= 4 && jlen(o, "pending") == 0 && jlen(o, "applied") >= 4 &&
+	    jlen(o, "applied") <= v && jint(o, last, &n) && n == v);
 	CHECK(o != NULL && rfc_ms(jstr(o, "applied.0.applied_at")) > 0);
 	json_object_put(o);
 	CHECK_EQ_INT(ADMIN("migrate --status", CONF), 0);
