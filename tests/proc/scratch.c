@@ -86,6 +86,20 @@ scratch_admin(const struct scratch *s, char *out, size_t size, ...)
 }
 
 int
+scratch_route_key(const struct scratch *s, char *auth, size_t size)
+{
+	char	 out[4096];
+
+	if (scratch_admin(s, out, sizeof out, "route", "add", "e/s/o",
+	    NULL) != 0 || scratch_admin(s, out, sizeof out, "key", "create",
+	    "--tenant", "t", NULL) != 0)
+		return -1;
+	out[strcspn(out, "\n")] = '\0';
+	snprintf(auth, size, "Bearer %.100s", out);
+	return 0;
+}
+
+int
 scratch_start(struct scratch *s)
 {
 	struct up_wait	 u;

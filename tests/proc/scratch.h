@@ -25,6 +25,11 @@ int	scratch_sql(const struct scratch *, const char *sql);
 /* asyncexec-admin --config <scratch> a1 .. (NULL-terminated); its exit
  * status (-1: did not run); out gets stdout. */
 int	scratch_admin(const struct scratch *, char *out, size_t size, ...);
+/*
+ * Adds route e/s/o and a key of tenant t to the scratch database; the
+ * "Bearer ak_..." value into auth (size bytes). 0 or -1.
+ */
+int	scratch_route_key(const struct scratch *, char *auth, size_t size);
 /* Starts the scratch master and waits until it answers; 0 or -1. */
 int	scratch_start(struct scratch *);
 /* SIGTERM and wait: the master's wait status, -1 on timeout. */

@@ -110,11 +110,7 @@ main(void)
 	if (proc_init("pollkey") == -1 || scratch_init(&S, "pollkey") == -1)
 		return 1;
 	CHECK_EQ_INT(scratch_admin(&S, out, sizeof out, "migrate", NULL), 0);
-	CHECK_EQ_INT(scratch_admin(&S, out, sizeof out, "route", "add", "e/s/o", NULL), 0);
-	CHECK_EQ_INT(scratch_admin(&S, out, sizeof out, "key", "create", "--tenant", "t",
-	    NULL), 0);
-	out[strcspn(out, "\n")] = '\0';
-	snprintf(auth, sizeof auth, "Bearer %.100s", out);
+	CHECK_EQ_INT(scratch_route_key(&S, auth, sizeof auth), 0);
 	CHECK(scratch_start(&S) == 0);
 
 	/* version 0: the 65-character form older builds open */

@@ -117,11 +117,7 @@ main(void)
 		return 1;
 	/* deployed before migrate: schema 2 lacks s2r_secret (migration 3) */
 	CHECK_EQ_INT(scratch_admin(&S, out, sizeof out, "migrate", "--to", "2", NULL), 0);
-	CHECK_EQ_INT(scratch_admin(&S, out, sizeof out, "route", "add", "e/s/o", NULL), 0);
-	CHECK_EQ_INT(scratch_admin(&S, out, sizeof out, "key", "create", "--tenant", "t",
-	    NULL), 0);
-	out[strcspn(out, "\n")] = '\0';
-	snprintf(auth, sizeof auth, "Bearer %.100s", out);
+	CHECK_EQ_INT(scratch_route_key(&S, auth, sizeof auth), 0);
 	CHECK(scratch_start(&S) == 0);
 	check_behind(2);
 	check_behind(SCHEMA_VERSION - 1);
