@@ -22,12 +22,11 @@
 #include "config.h"
 #include "crypto.h"
 #include "expire.h"
+#include "expire_fixture.h"
 #include "json.h"
 #include "repo.h"
 #include "repo_expire.h"
 
-#define DAY	86400000LL
-#define MIN	60000LL
 #define LOCK_NAME "CONCAT('asyncexec_expire:', " \
 	"LEFT(COALESCE(DATABASE(), ''), 40))"
 
@@ -40,15 +39,7 @@ static char		 env[24], svc[] = "svc", tenant[40];
 static MYSQL *
 side(void)
 {
-	MYSQL	*m = mysql_init(NULL);
-
-	if (mysql_real_connect(m, cfg.db_socket[0] ? NULL : cfg.db_host,
-	    cfg.db_user, cfg.db_password, cfg.db_name, cfg.db_port,
-	    cfg.db_socket[0] ? cfg.db_socket : NULL, 0) == NULL) {
-		fprintf(stderr, "side connection: %s\n", mysql_error(m));
-		exit(1);
-	}
-	return m;
+	return side_open(&cfg, NULL);
 }
 
 /* Takes (1) or releases (0) the run lock on side connection m. */
@@ -66,16 +57,7 @@ hold_lock(MYSQL *m, int take)
 static void
 wipe(void)
 {
-	MYSQL	*m = side();
-	char	 q[128];
-
-	snprintf(q, sizeof(q), "DELETE FROM s2r_async_execution WHERE "
-	    "environment = '%s'", env);
-	if (mysql_query(m, q) != 0) {
-		fprintf(stderr, "wipe: %s\n", mysql_error(m));
-		exit(1);
-	}
-	mysql_close(m);
+	wipe_env(&cfg, env);
 }
 
 static void
@@ -107,25 +89,10 @@ setup(void)
 static uint64_t
 add(const char *op, const char *cid, int64_t expires_at)
 {
-	struct exec_new	 n;
 	struct exec_row	 r;
-	char		 tok[SECRET_B64_LEN + 1];
-	uint64_t	 id = 0, nid = 0;
+	uint64_t	 id = 0;
 
-	memset(&n, 0, sizeof(n));
-	n.cid = cid;
-	n.env = env;
-	n.svc = svc;
-	n.op = op;
-	n.tenant = tenant;
-	n.request = "{}";
-	n.request_len = 2;
-	crypto_sha256(n.request, n.request_len, n.request_sha);
-	CHECK(crypto_new_secret("", tok, sizeof(tok), n.key_hash) == 0);
-	CHECK(crypto_new_secret("", tok, sizeof(tok), n.poll_hash) == 0);
-	n.now = expires_at - DAY;
-	n.expires_at = expires_at;
-	CHECK(repo_exec_insert(db, &n, &nid) == REPO_OK);
+	(void)insert_waiting(db, env, svc, op, tenant, cid, expires_at);
 	if (repo_exec_by_key(db, tenant, env, svc, op, cid, json_now_ms(),
 	    &r) == REPO_OK) {
 		id = r.id;
@@ -563,19 +530,6 @@ run_bin(const char *args, char *out, size_t sz)
 		out[n] = '\0';
 	st = pclose(f);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-/* The N of "name=N" in a summary line, or -1. */
-static long
-field(const char *line, const char *name)
-{
-	char		 key[32];
-	const char	*p;
-
-	snprintf(key, sizeof(key), " %s=", name);
-	if ((p = strstr(line, key)) == NULL)
-		return -1;
-	return strtol(p + strlen(key), NULL, 10);
 }
 
 static pthread_barrier_t bar;

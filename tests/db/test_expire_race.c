@@ -28,12 +28,11 @@
 #include "config.h"
 #include "crypto.h"
 #include "expire.h"
+#include "expire_fixture.h"
 #include "json.h"
 #include "repo.h"
 #include "repo_expire.h"
 
-#define DAY	86400000LL
-#define MIN	60000LL
 #define RACE_MAX	8000
 #define RACE_CB		8
 #define BIN_ROUNDS	2	/* rounds of each loop driver */
@@ -64,39 +63,14 @@ struct xres {
 static MYSQL *
 side(void)
 {
-	MYSQL	*m = mysql_init(NULL);
-
-	if (mysql_real_connect(m, cfg.db_socket[0] ? NULL : cfg.db_host,
-	    cfg.db_user, cfg.db_password, cfg.db_name, cfg.db_port,
-	    cfg.db_socket[0] ? cfg.db_socket : NULL, 0) == NULL ||
-	    mysql_query(m, "SET time_zone = '+00:00'") != 0) {
-		fprintf(stderr, "side connection: %s\n", mysql_error(m));
-		exit(1);
-	}
-	return m;
-}
-
-/* Runs fixture statement q on m; exits on failure. */
-static void
-side_sql(MYSQL *m, const char *q)
-{
-	if (mysql_query(m, q) != 0) {
-		fprintf(stderr, "%s: %s\n", q, mysql_error(m));
-		exit(1);
-	}
+	return side_open(&cfg, "SET time_zone = '+00:00'");
 }
 
 /* Deletes every execution of this round's environment. */
 static void
 wipe(void)
 {
-	MYSQL	*m = side();
-	char	 q[128];
-
-	snprintf(q, sizeof(q), "DELETE FROM s2r_async_execution WHERE "
-	    "environment = '%s'", env);
-	side_sql(m, q);
-	mysql_close(m);
+	wipe_env(&cfg, env);
 }
 
 static void
@@ -131,24 +105,9 @@ setup(void)
 static uint64_t
 add(const char *op, const char *cid, int64_t expires_at)
 {
-	struct exec_new	 n;
-	char		 tok[SECRET_B64_LEN + 1];
-	uint64_t	 id = 0;
+	uint64_t	 id;
 
-	memset(&n, 0, sizeof(n));
-	n.cid = cid;
-	n.env = env;
-	n.svc = svc;
-	n.op = op;
-	n.tenant = tenant;
-	n.request = "{}";
-	n.request_len = 2;
-	crypto_sha256(n.request, n.request_len, n.request_sha);
-	CHECK(crypto_new_secret("", tok, sizeof(tok), n.key_hash) == 0);
-	CHECK(crypto_new_secret("", tok, sizeof(tok), n.poll_hash) == 0);
-	n.now = expires_at - DAY;
-	n.expires_at = expires_at;
-	CHECK(repo_exec_insert(db, &n, &id) == REPO_OK);
+	id = insert_waiting(db, env, svc, op, tenant, cid, expires_at);
 	CHECK(id != 0);
 	return id;
 }
@@ -280,19 +239,6 @@ race_callback(void *arg)
 	return NULL;
 }
 
-/* The N of "name=N" in a summary line, or -1. */
-static long
-field(const char *line, const char *name)
-{
-	char		 key[32];
-	const char	*p;
-
-	snprintf(key, sizeof(key), " %s=", name);
-	if ((p = strstr(line, key)) == NULL)
-		return -1;
-	return strtol(p + strlen(key), NULL, 10);
-}
-
 /* One run of the binary; adds its counts into x, prints a failed one. */
 static void
 bin_once(struct xres *x)
@@ -323,22 +269,61 @@ bin_once(struct xres *x)
 	x->retries += field(out, "retries") > 0 ? field(out, "retries") : 0;
 }
 
+/*
+ * Whether a looping driver goes on after its next run: callbacks are
+ * left or race_now is not yet due (both sampled before that run, so one
+ * run always follows the last callback).
+ */
+static int
+race_on(void)
+{
+	int	 left;
+
+	pthread_mutex_lock(&race_mu);
+	left = cb_left;
+	pthread_mutex_unlock(&race_mu);
+	return left > 0 || json_now_ms() <= race_now;
+}
+
 /* The expiry driver: the binary in a loop while callbacks run, then once. */
 static void *
 race_bin(void *arg)
 {
 	struct xres	*x = arg;
-	int		 left, due;
+	int		 on;
 
 	pthread_barrier_wait(&bar);
 	do {
-		pthread_mutex_lock(&race_mu);
-		left = cb_left;
-		pthread_mutex_unlock(&race_mu);
-		due = json_now_ms() > race_now;
+		on = race_on();
 		bin_once(x);
-	} while (left > 0 || !due);
+	} while (on);
 	return NULL;
+}
+
+/* The options of the race's library runs, in batches of batch. */
+static void
+race_opts(struct expire_opts *o, unsigned batch)
+{
+	expire_opts_init(o, &cfg);
+	o->max_attempts = 5;
+	o->purge_grace_days = 7;
+	o->max_runtime_ms = 60000;
+	o->batch_size = batch;
+}
+
+/* One library run of o on mine, added to x's counts (x->runs too); 0 or -1. */
+static int
+lib_run(struct db *mine, const struct expire_opts *o, struct xres *x)
+{
+	struct expire_result r;
+	int		 failed;
+
+	x->runs++;
+	failed = expire_run(mine, o, &r) != 0 || !r.complete;
+	x->expired += (long)r.count[EXPIRE_STEP_EXPIRE];
+	x->abandoned += (long)r.count[EXPIRE_STEP_ABANDON];
+	x->retries += (long)r.retries;
+	return failed ? -1 : 0;
 }
 
 /* The expiry driver: library runs at the clock's now, in a loop. */
@@ -348,30 +333,18 @@ race_loop(void *arg)
 	struct xres	*x = arg;
 	struct db	*mine = repo_expire_open(&cfg);
 	struct expire_opts o;
-	struct expire_result r;
-	int		 left, due;
+	int		 on;
 
-	expire_opts_init(&o, &cfg);
-	o.max_attempts = 5;
-	o.purge_grace_days = 7;
-	o.max_runtime_ms = 60000;
-	o.batch_size = 50;
+	race_opts(&o, 50);
 	pthread_barrier_wait(&bar);
 	do {
-		pthread_mutex_lock(&race_mu);
-		left = cb_left;
-		pthread_mutex_unlock(&race_mu);
-		due = json_now_ms() > race_now;
+		on = race_on();
 		o.now = json_now_ms();
-		x->runs++;
-		if (expire_run(mine, &o, &r) != 0 || !r.complete) {
+		if (lib_run(mine, &o, x) == -1) {
 			x->failed++;
 			fprintf(stderr, "library run %ld failed\n", x->runs);
 		}
-		x->expired += (long)r.count[EXPIRE_STEP_EXPIRE];
-		x->abandoned += (long)r.count[EXPIRE_STEP_ABANDON];
-		x->retries += (long)r.retries;
-	} while (left > 0 || !due);
+	} while (on);
 	repo_expire_close(mine);
 	return NULL;
 }
@@ -383,20 +356,11 @@ race_lib(void *arg)
 	struct xres	*x = arg;
 	struct db	*mine = repo_expire_open(&cfg);
 	struct expire_opts o;
-	struct expire_result r;
 
-	expire_opts_init(&o, &cfg);
+	race_opts(&o, 5);
 	o.now = race_now;
-	o.max_attempts = 5;
-	o.purge_grace_days = 7;
-	o.max_runtime_ms = 60000;
-	o.batch_size = 5;
 	pthread_barrier_wait(&bar);
-	x->runs = 1;
-	x->failed = expire_run(mine, &o, &r) != 0 || !r.complete;
-	x->expired = (long)r.count[EXPIRE_STEP_EXPIRE];
-	x->abandoned = (long)r.count[EXPIRE_STEP_ABANDON];
-	x->retries = (long)r.retries;
+	x->failed = lib_run(mine, &o, x) == -1;
 	repo_expire_close(mine);
 	return NULL;
 }

@@ -1,0 +1,110 @@
+/*
+ * expire_fixture.h - the fixtures that db_expire and db_expire_race
+ * share: a side connection (fixtures only, outside the repository),
+ * wiping a test's environment, a waiting execution inserted through
+ * the repository, and reading the binary's summary line. Included by
+ * each of them: the functions are static inline so that their CHECKs
+ * count in that test (see check.h).
+ */
+#ifndef ASYNCEXEC_EXPIRE_FIXTURE_H
+#define ASYNCEXEC_EXPIRE_FIXTURE_H
+
+#include <mysql.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "config.h"
+#include "crypto.h"
+#include "repo.h"
+
+#define DAY	86400000LL
+#define MIN	60000LL
+
+/* Runs fixture statement q on m; exits on failure. */
+static inline void
+side_sql(MYSQL *m, const char *q)
+{
+	if (mysql_query(m, q) != 0) {
+		fprintf(stderr, "%s: %s\n", q, mysql_error(m));
+		exit(1);
+	}
+}
+
+/*
+ * A side connection to cfg's database, then statement init (NULL:
+ * none) run on it; exits on failure.
+ */
+static inline MYSQL *
+side_open(const struct config *cfg, const char *init)
+{
+	MYSQL	*m = mysql_init(NULL);
+
+	if (mysql_real_connect(m, cfg->db_socket[0] ? NULL : cfg->db_host,
+	    cfg->db_user, cfg->db_password, cfg->db_name, cfg->db_port,
+	    cfg->db_socket[0] ? cfg->db_socket : NULL, 0) == NULL ||
+	    (init != NULL && mysql_query(m, init) != 0)) {
+		fprintf(stderr, "side connection: %s\n", mysql_error(m));
+		exit(1);
+	}
+	return m;
+}
+
+/* Deletes every execution of environment env; exits on failure. */
+static inline void
+wipe_env(const struct config *cfg, const char *env)
+{
+	MYSQL	*m = side_open(cfg, NULL);
+	char	 q[128];
+
+	snprintf(q, sizeof(q), "DELETE FROM s2r_async_execution WHERE "
+	    "environment = '%s'", env);
+	side_sql(m, q);
+	mysql_close(m);
+}
+
+/*
+ * Inserts waiting execution env/svc/op/cid of tenant with request "{}",
+ * created a day before it expires (expires_at); the id the insert
+ * returned (0: none).
+ */
+static inline uint64_t
+insert_waiting(struct db *db, const char *env, const char *svc,
+    const char *op, const char *tenant, const char *cid, int64_t expires_at)
+{
+	struct exec_new	 n;
+	char		 tok[SECRET_B64_LEN + 1];
+	uint64_t	 id = 0;
+
+	memset(&n, 0, sizeof(n));
+	n.cid = cid;
+	n.env = env;
+	n.svc = svc;
+	n.op = op;
+	n.tenant = tenant;
+	n.request = "{}";
+	n.request_len = 2;
+	crypto_sha256(n.request, n.request_len, n.request_sha);
+	CHECK(crypto_new_secret("", tok, sizeof(tok), n.key_hash) == 0);
+	CHECK(crypto_new_secret("", tok, sizeof(tok), n.poll_hash) == 0);
+	n.now = expires_at - DAY;
+	n.expires_at = expires_at;
+	CHECK(repo_exec_insert(db, &n, &id) == REPO_OK);
+	return id;
+}
+
+/* The N of "name=N" in an asyncexec-expire summary line, or -1. */
+static inline long
+field(const char *line, const char *name)
+{
+	char		 key[32];
+	const char	*p;
+
+	snprintf(key, sizeof(key), " %s=", name);
+	if ((p = strstr(line, key)) == NULL)
+		return -1;
+	return strtol(p + strlen(key), NULL, 10);
+}
+
+#endif
