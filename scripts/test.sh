@@ -87,17 +87,9 @@ cleanup() {
         stack_tail_logs 60
         [[ $MODE != sanitize ]] || stack_san_check "$SAN_DIR"/* || true
     fi
-    stack_stop_all || stack_warn "some test processes did not stop"
-    if ((rc != 0)) && [[ ${ASYNCEXEC_KEEP:-0} == 1 ]]; then
-        stack_log "kept $TMP"
-    else
-        rm -rf "$TMP"
-    fi
-    exit "$rc"
+    stack_finish "$rc" "some test processes did not stop"
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+stack_traps cleanup
 
 # write_dbctl DB_PORT — the ASYNCEXEC_TEST_DBCTL helper: `dbctl stop|start|status`.
 write_dbctl() {

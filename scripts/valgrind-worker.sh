@@ -55,17 +55,9 @@ cleanup() {
         stack_kill_wait "$DRIVER_PID" bench_mixed 5 || true
     fi
     ((rc == 0)) || stack_tail_logs 30
-    stack_stop_all || stack_warn "some processes did not stop"
-    if ((rc != 0)) && [[ ${ASYNCEXEC_KEEP:-0} == 1 ]]; then
-        stack_log "kept $TMP"
-    else
-        rm -rf "$TMP"
-    fi
-    exit "$rc"
+    stack_finish "$rc" "some processes did not stop"
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+stack_traps cleanup
 
 # drive COUNT SECONDS — COUNT mixed requests through nginx, killed after SECONDS.
 drive() {

@@ -503,6 +503,27 @@ stack_stop_all() {
     return "$rc"
 }
 
+# stack_finish RC WARNING — the end of a script's EXIT trap: stop the stack (WARNING if
+# something did not stop), keep the state directory when RC failed and ASYNCEXEC_KEEP=1,
+# else remove it; exit RC.
+stack_finish() {
+    local rc=$1
+    stack_stop_all || stack_warn "$2"
+    if ((rc != 0)) && [[ ${ASYNCEXEC_KEEP:-0} == 1 ]]; then
+        stack_log "kept $STACK_STATE"
+    else
+        rm -rf "$STACK_STATE"
+    fi
+    exit "$rc"
+}
+
+# stack_traps FUNC — run FUNC on exit; INT and TERM exit 130 and 143 (so FUNC runs too).
+stack_traps() {
+    trap "$1" EXIT
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
+}
+
 # ---- throwaway database for the statement benchmarks -----------------------------------
 
 # stack_scratch_init ROOT PREFIX — a temporary state directory for a benchmark that needs
