@@ -25,12 +25,14 @@
 	"request_sha256, attempts, cancel_requested, " \
 	"(callback_token_hash IS NOT NULL AND lease_expires_at > ?), " \
 	"created_at, updated_at, completed_at, expires_at, result_payload, " \
-	"error_payload"
-#define EXEC_NCOLS	19
+	"error_payload, progress_payload, last_error"
+#define EXEC_NCOLS	21
 /* what poll and cancel read first: no payloads (see repo_exec_poll) */
 #define POLL_COLS \
 	"id, status, initiator_key_hash, poll_token_hash, cancel_requested, " \
-	"created_at, updated_at, completed_at, expires_at, initiator_lineage"
+	"created_at, updated_at, completed_at, expires_at, initiator_lineage, " \
+	"attempts, progress_payload IS NOT NULL, " \
+	"(status = 'waiting_callback' AND last_error IS NOT NULL)"
 
 static const struct db_stmt_def stmts[STMT__MAX] = {
 	[STMT_KEY_BY_HASH] = {
@@ -153,7 +155,8 @@ static const struct db_stmt_def stmts[STMT__MAX] = {
 	    "e.status = 'waiting_callback') FROM s2r_tenant t "
 	    "ORDER BY t.tenant_id", 1, "tenant_list" },
 	[STMT_EXEC_PAYLOAD] = {
-	    "SELECT result_payload, error_payload FROM s2r_async_execution "
+	    "SELECT result_payload, error_payload, progress_payload, "
+	    "last_error FROM s2r_async_execution "
 	    "WHERE id = ?", 1, "exec_payload" },
 	[STMT_FIN_COMPLETE] = {
 	    "UPDATE s2r_async_execution SET status = 'completed', "
@@ -170,6 +173,12 @@ static const struct db_stmt_def stmts[STMT__MAX] = {
 	    "completed_at = ?, updated_at = ? WHERE id = ? AND "
 	    "status = 'waiting_callback' AND callback_token_hash = ? AND "
 	    "cancel_requested = 1", 0, "fin_cancelled" },
+	[STMT_HEARTBEAT_PROGRESS] = {
+	    "UPDATE s2r_async_execution SET lease_expires_at = ?, "
+	    "progress_payload = ?, updated_at = ? WHERE id = ? AND "
+	    "status = 'waiting_callback' AND callback_token_hash = ?",
+	    0, "heartbeat_progress" },
+
 	[STMT_EXEC_POLL_ID] = {
 	    "SELECT " POLL_COLS " FROM s2r_async_execution WHERE id = ? AND "
 	    "initiator_tenant_id = ? AND environment = ? AND service_key = ? "
@@ -448,7 +457,9 @@ exec_row_free(struct exec_row *r)
 {
 	free(r->result);
 	free(r->error);
-	r->result = r->error = NULL;
+	free(r->progress);
+	free(r->last_error);
+	r->result = r->error = r->progress = r->last_error = NULL;
 }
 
 /* Binds the EXEC_COLS result columns into r and the scratch slots. */
@@ -475,6 +486,23 @@ exec_cols(struct db_cols *c, struct exec_row *r, char *status, size_t ssz,
 	db_rcol(c, 16, MYSQL_TYPE_DATETIME, &t[3], sizeof(t[3]));
 	db_rcol(c, 17, MYSQL_TYPE_BLOB, NULL, 0);
 	db_rcol(c, 18, MYSQL_TYPE_BLOB, NULL, 0);
+	db_rcol(c, 19, MYSQL_TYPE_BLOB, NULL, 0);
+	db_rcol(c, 20, MYSQL_TYPE_BLOB, NULL, 0);
+}
+
+/* Fetches the migration-8 payloads: progress, and last_error while waiting. */
+static int
+exec_finish_v2(MYSQL_STMT *st, struct db_cols *c, struct exec_row *r)
+{
+	r->has_progress = !c->null[19];
+	r->has_last_error = !c->null[20] && r->status == ST_WAITING;
+	if (r->has_progress && db_fetch_blob(st, &c->b[19], 19, c->len[19],
+	    &r->progress, &r->progress_len) == -1)
+		return -1;
+	if (r->has_last_error && db_fetch_blob(st, &c->b[20], 20, c->len[20],
+	    &r->last_error, &r->last_error_len) == -1)
+		return -1;
+	return 0;
 }
 
 /* Copies the scratch slots into r and fetches the payload columns. */
@@ -503,6 +531,8 @@ exec_finish(MYSQL_STMT *st, struct db_cols *c, struct exec_row *r,
 		return -1;
 	if (!c->null[18] && db_fetch_blob(st, &c->b[18], 18, c->len[18],
 	    &r->error, &r->error_len) == -1)
+		return -1;
+	if (exec_finish_v2(st, c, r) == -1)
 		return -1;
 	return r->status == ST__MAX ? -1 : 0;
 }
@@ -569,6 +599,9 @@ poll_cols(struct db_cols *c, struct exec_row *r, char *status, size_t ssz,
 	db_rcol(c, 7, MYSQL_TYPE_DATETIME, &t[2], sizeof(t[2]));
 	db_rcol(c, 8, MYSQL_TYPE_DATETIME, &t[3], sizeof(t[3]));
 	db_rcol(c, 9, MYSQL_TYPE_BLOB, r->lineage, SHA256_LEN);
+	db_rcol(c, 10, MYSQL_TYPE_LONG, &r->attempts, 0);
+	db_rcol(c, 11, MYSQL_TYPE_LONG, &r->has_progress, 0);
+	db_rcol(c, 12, MYSQL_TYPE_LONG, &r->has_last_error, 0);
 }
 
 /* Copies the fetched poll columns into r; 0, or -1 for an unknown status. */
@@ -633,9 +666,10 @@ repo_exec_poll(struct db *db, uint64_t id, const char *tenant,
 }
 
 /*
- * Reads the result and error payloads of execution r->id into r (after
- * repo_exec_poll matched). REPO_OK (free r with exec_row_free),
- * REPO_NOTFOUND (purged meanwhile) or REPO_ERR.
+ * Reads the result, error and progress payloads of execution r->id
+ * into r (after repo_exec_poll matched), and last_error when r->status
+ * is waiting. REPO_OK (free r with exec_row_free), REPO_NOTFOUND
+ * (purged meanwhile) or REPO_ERR.
  */
 int
 repo_exec_payload(struct db *db, struct exec_row *r)
@@ -650,12 +684,21 @@ repo_exec_payload(struct db *db, struct exec_row *r)
 		return REPO_ERR;
 	db_rcol(&c, 0, MYSQL_TYPE_BLOB, NULL, 0);
 	db_rcol(&c, 1, MYSQL_TYPE_BLOB, NULL, 0);
+	db_rcol(&c, 2, MYSQL_TYPE_BLOB, NULL, 0);
+	db_rcol(&c, 3, MYSQL_TYPE_BLOB, NULL, 0);
 	rc = db_fetch_row(st, &c);
 	if (rc == 0 && !c.null[0] && db_fetch_blob(st, &c.b[0], 0, c.len[0],
 	    &r->result, &r->result_len) == -1)
 		rc = -1;
 	if (rc == 0 && !c.null[1] && db_fetch_blob(st, &c.b[1], 1, c.len[1],
 	    &r->error, &r->error_len) == -1)
+		rc = -1;
+	if (rc == 0 && (r->has_progress = !c.null[2]) && db_fetch_blob(st,
+	    &c.b[2], 2, c.len[2], &r->progress, &r->progress_len) == -1)
+		rc = -1;
+	if (rc == 0 && (r->has_last_error = !c.null[3] &&
+	    r->status == ST_WAITING) && db_fetch_blob(st, &c.b[3], 3,
+	    c.len[3], &r->last_error, &r->last_error_len) == -1)
 		rc = -1;
 	mysql_stmt_free_result(st);
 	if (rc == -1)

@@ -78,7 +78,19 @@ struct exec_row {
 	size_t		 result_len;
 	char		*error;
 	size_t		 error_len;
+	/* migration 8: the last heartbeat's progress (NULL: none reported)
+	 * and the last retryable failure's error (NULL: none, or the
+	 * execution ended); poll's pre-read only sets the has_ flags */
+	char		*progress;
+	size_t		 progress_len;
+	char		*last_error;
+	size_t		 last_error_len;
+	int		 has_progress, has_last_error;
 };
+
+#define PROGRESS_SCHEMA		8	/* progress, retries, the winner */
+/* progress: at most this many bytes as sent (else 413) */
+#define PROGRESS_MAX_BYTES	16384
 
 struct exec_new {
 	const char	*cid, *env, *svc, *op, *tenant;
@@ -152,6 +164,10 @@ int	repo_heartbeat(struct db *, uint64_t, const unsigned char *tokhash,
 	    int64_t lease_until);
 int	repo_finalize(struct db *, uint64_t, const unsigned char *tokhash,
 	    enum exec_status to, const char *payload, size_t len, int64_t now);
+/* progress (repo_callback.c) */
+int	repo_heartbeat_progress(struct db *, uint64_t,
+	    const unsigned char *tokhash, int64_t lease_until,
+	    const char *progress, size_t len, int64_t now);
 
 /* admin */
 int	repo_migrate(struct db *, int target, unsigned lock_wait,

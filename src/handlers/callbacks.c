@@ -5,8 +5,9 @@
  * X-Callback-Token must be the current claim's. Finalization is one
  * compare-and-set UPDATE: exactly one of any number of racing callbacks
  * wins (200 with the status body); every other gets 409 conflict with
- * currentStatus.
+ * currentStatus. A heartbeat may store a progress value.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include <json-c/json.h>
@@ -107,8 +108,8 @@ finalize(struct app *app, struct req *req, struct resp *resp, struct cb *c,
 	rc = repo_finalize(app->db, req->exec_id, c->tokhash, to, p, n,
 	    c->now);
 	cb_free(c);
-	exec_row_free(&r);
 	if (rc == REPO_NOTFOUND) {
+		exec_row_free(&r);
 		if ((rc = repo_exec_by_id(app->db, req->exec_id, c->now,
 		    &r)) != REPO_OK)
 			return rc == REPO_NOTFOUND ? HERR_NOT_FOUND :
@@ -116,14 +117,51 @@ finalize(struct app *app, struct req *req, struct resp *resp, struct cb *c,
 		exec_row_free(&r);
 		return conflict(resp, r.status);
 	}
-	if (rc != REPO_OK)
+	if (rc != REPO_OK) {
+		exec_row_free(&r);
 		return HERR_UNAVAILABLE;
+	}
+	/* the body the row now gives */
+	free(r.result);
+	free(r.error);
 	r.status = to;
 	r.completed_at = r.updated_at = c->now;
 	r.result = r.error = (char *)(uintptr_t)p;
 	r.result_len = r.error_len = n;
+	if (to == ST_CANCELLED)
+		r.cancel_requested = 1;
 	view_status(&resp->body, &r);
+	r.result = r.error = NULL;
+	exec_row_free(&r);
 	resp_json(resp, 200);
+	return HERR_OK;
+}
+
+/*
+ * The heartbeat body: leaseSeconds (5..3600, default 60) into *lease and
+ * the optional progress member (the value as received) into *pv, *pn
+ * (*pv NULL when absent). HERR_OK, HERR_INVALID_REQUEST or
+ * HERR_PAYLOAD_TOO_LARGE (progress over PROGRESS_MAX_BYTES).
+ */
+static enum herr
+hb_body(struct req *req, struct resp *resp, struct json_object *o,
+    int *lease, const char **pv, size_t *pn)
+{
+	*pv = NULL;
+	*pn = 0;
+	if (view_int_member(o, "leaseSeconds", 5, 3600, lease) == -1) {
+		resp->detail = "leaseSeconds must be an integer 5..3600";
+		return HERR_INVALID_REQUEST;
+	}
+	if (json_object_object_get_ex(o, "progress", NULL) &&
+	    json_member(req->body, req->body_len, "progress", pv, pn) != 1) {
+		resp->detail = "progress must be a JSON value";
+		return HERR_INVALID_REQUEST;
+	}
+	if (*pv != NULL && *pn > PROGRESS_MAX_BYTES) {
+		resp->detail = "progress must be at most 16384 bytes";
+		return HERR_PAYLOAD_TOO_LARGE;
+	}
 	return HERR_OK;
 }
 
@@ -133,21 +171,24 @@ handle_heartbeat(struct app *app, struct req *req, struct resp *resp)
 	struct exec_row	 r;
 	struct cb	 c;
 	char		 t[RFC3339_LEN + 1];
+	const char	*pv;
+	size_t		 pn;
 	int		 lease = 60, rc;
+	int64_t		 until;
 	enum herr	 e;
 
 	if ((e = cb_begin(app, req, resp, app->cfg->max_request_bytes, &c)))
 		return e;
-	rc = view_int_member(c.body, "leaseSeconds", 5, 3600, &lease);
+	e = hb_body(req, resp, c.body, &lease, &pv, &pn);
 	cb_free(&c);
-	if (rc == -1) {
-		resp->detail = "leaseSeconds must be an integer 5..3600";
-		return HERR_INVALID_REQUEST;
-	}
+	if (e != HERR_OK)
+		return e;
 	if ((e = hb_load(app, req, &c, &r)) != HERR_OK)
 		return e;
-	rc = repo_heartbeat(app->db, req->exec_id, c.tokhash,
-	    c.now + (int64_t)lease * 1000);
+	until = c.now + (int64_t)lease * 1000;
+	rc = pv != NULL ? repo_heartbeat_progress(app->db, req->exec_id,
+	    c.tokhash, until, pv, pn, c.now) :
+	    repo_heartbeat(app->db, req->exec_id, c.tokhash, until);
 	exec_row_free(&r);
 	if (rc == REPO_NOTFOUND) {	/* lost: report the current status */
 		if ((rc = repo_exec_by_id(app->db, req->exec_id, c.now,
@@ -159,7 +200,7 @@ handle_heartbeat(struct app *app, struct req *req, struct resp *resp)
 	}
 	if (rc != REPO_OK)
 		return HERR_UNAVAILABLE;
-	json_time(c.now + (int64_t)lease * 1000, t);
+	json_time(until, t);
 	buf_printf(&resp->body, "{\"cancelRequested\":%s,\"leaseExpiresAt\":"
 	    "\"%s\"}", r.cancel_requested ? "true" : "false", t);
 	resp_json(resp, 200);

@@ -34,7 +34,9 @@ put_time(struct buf *b, const char *name, int64_t ms)
 
 /*
  * Appends the status body of r: correlationId, status, timestamps,
- * cancelRequested, and result (completed) or error (failed) as stored.
+ * cancelRequested, attempt, result (completed) or error (failed) as
+ * stored, progress once one was reported, and lastError while a retry
+ * is pending (r->last_error is only read for a waiting execution).
  */
 void
 view_status(struct buf *b, const struct exec_row *r)
@@ -50,12 +52,21 @@ view_status(struct buf *b, const struct exec_row *r)
 	put_time(b, "completedAt", r->completed_at);
 	buf_puts(b, r->cancel_requested ? ",\"cancelRequested\":true" :
 	    ",\"cancelRequested\":false");
+	buf_printf(b, ",\"attempt\":%u", r->attempts);
 	if (r->status == ST_COMPLETED && r->result != NULL) {
 		buf_puts(b, ",\"result\":");
 		buf_append(b, r->result, r->result_len);
 	} else if (r->status == ST_FAILED && r->error != NULL) {
 		buf_puts(b, ",\"error\":");
 		buf_append(b, r->error, r->error_len);
+	}
+	if (r->progress != NULL) {
+		buf_puts(b, ",\"progress\":");
+		buf_append(b, r->progress, r->progress_len);
+	}
+	if (r->status == ST_WAITING && r->last_error != NULL) {
+		buf_puts(b, ",\"lastError\":");
+		buf_append(b, r->last_error, r->last_error_len);
 	}
 	buf_puts(b, "}");
 }

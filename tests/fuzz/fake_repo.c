@@ -68,7 +68,9 @@ exec_row_free(struct exec_row *r)
 {
 	free(r->result);
 	free(r->error);
-	r->result = r->error = NULL;
+	free(r->progress);
+	free(r->last_error);
+	r->result = r->error = r->progress = r->last_error = NULL;
 }
 
 void
@@ -204,20 +206,37 @@ by_names(const char *tenant, const char *env, const char *svc,
 	return NULL;
 }
 
+/* Fresh copies of e's payloads into r (last_error only while waiting). */
+static int
+payload_out(const struct fexec *e, struct exec_row *r)
+{
+	const struct exec_row *s = &e->row;
+	int		 le = s->status == ST_WAITING && s->last_error != NULL;
+
+	r->result = dup_bytes(s->result, s->result_len);
+	r->error = dup_bytes(s->error, s->error_len);
+	r->progress = dup_bytes(s->progress, s->progress_len);
+	r->last_error = le ? dup_bytes(s->last_error, s->last_error_len) :
+	    NULL;
+	r->has_progress = s->progress != NULL;
+	r->has_last_error = le;
+	if ((s->result != NULL && r->result == NULL) ||
+	    (s->error != NULL && r->error == NULL) ||
+	    (s->progress != NULL && r->progress == NULL) ||
+	    (le && r->last_error == NULL)) {
+		exec_row_free(r);
+		return REPO_ERR;
+	}
+	return REPO_OK;
+}
+
 /* Copies e into r with fresh payload copies and the claimed flag. */
 static int
 row_out(const struct fexec *e, int64_t now, struct exec_row *r)
 {
 	*r = e->row;
 	r->claimed = e->has_cb && e->lease_until > now;
-	r->result = dup_bytes(e->row.result, e->row.result_len);
-	r->error = dup_bytes(e->row.error, e->row.error_len);
-	if ((e->row.result != NULL && r->result == NULL) ||
-	    (e->row.error != NULL && r->error == NULL)) {
-		exec_row_free(r);
-		return REPO_ERR;
-	}
-	return REPO_OK;
+	return payload_out(e, r);
 }
 
 int
@@ -391,7 +410,10 @@ repo_exec_poll(struct db *db, uint64_t id, const char *tenant,
 	    e != by_names(tenant, env, svc, op, cid))
 		return REPO_NOTFOUND;
 	*r = e->row;
-	r->result = r->error = NULL;
+	r->result = r->error = r->progress = r->last_error = NULL;
+	r->has_progress = e->row.progress != NULL;
+	r->has_last_error = e->row.status == ST_WAITING &&
+	    e->row.last_error != NULL;
 	return REPO_OK;
 }
 
@@ -406,16 +428,7 @@ repo_exec_payload(struct db *db, struct exec_row *r)
 		return REPO_ERR;
 	if ((e = by_id(r->id)) == NULL)
 		return REPO_NOTFOUND;
-	r->result = dup_bytes(e->row.result, e->row.result_len);
-	r->result_len = e->row.result_len;
-	r->error = dup_bytes(e->row.error, e->row.error_len);
-	r->error_len = e->row.error_len;
-	if ((e->row.result != NULL && r->result == NULL) ||
-	    (e->row.error != NULL && r->error == NULL)) {
-		exec_row_free(r);
-		return REPO_ERR;
-	}
-	return REPO_OK;
+	return payload_out(e, r);
 }
 
 int
@@ -571,6 +584,40 @@ repo_finalize(struct db *db, uint64_t id, const unsigned char *tokhash,
 		e->row.error = copy;
 		e->row.error_len = len;
 	}
+	return REPO_OK;
+}
+
+/* Replaces *p (n bytes) with a copy of v; REPO_OK or REPO_ERR. */
+static int
+store(char **p, size_t *n, const char *v, size_t vn)
+{
+	char	*c;
+
+	if ((c = dup_bytes(v, vn)) == NULL)
+		return REPO_ERR;
+	free(*p);
+	*p = c;
+	*n = vn;
+	return REPO_OK;
+}
+
+int
+repo_heartbeat_progress(struct db *db, uint64_t id,
+    const unsigned char *tokhash, int64_t lease_until, const char *progress,
+    size_t len, int64_t now)
+{
+	struct fexec	*e;
+
+	(void)db;
+	if (failing())
+		return REPO_ERR;
+	if (!holds(e = by_id(id), tokhash))
+		return REPO_NOTFOUND;
+	if (store(&e->row.progress, &e->row.progress_len, progress,
+	    len) != REPO_OK)
+		return REPO_ERR;
+	e->lease_until = lease_until;
+	e->row.updated_at = now;
 	return REPO_OK;
 }
 

@@ -65,12 +65,13 @@ check_behind(int v)
 	CHECK_EQ_INT(get("/healthz", NULL, 0), 200);
 	for (i = 0; i < 20; i++) {
 		CHECK_EQ_INT(get("/readyz", body, sizeof body), 503);
-		/* a poll needs the versioned poll-token keys (migration 5) and
-		 * the key lineage (migration 7: the key lookup reads it): 503
-		 * before them, a plain 404 for the unknown id after them */
+		/* a poll needs the versioned poll-token keys (migration 5),
+		 * the key lineage (migration 7: the key lookup reads it) and
+		 * the progress columns (migration 8): 503 before them, a
+		 * plain 404 for the unknown id after them */
 		status = get("/v1/executions/e/s/o/x", NULL, 0);
-		CHECK_EQ_INT(status, v < POLL_KEY_SCHEMA || v < LINEAGE_SCHEMA ?
-		    503 : 404);
+		CHECK_EQ_INT(status, v < POLL_KEY_SCHEMA || v < LINEAGE_SCHEMA ||
+		    v < PROGRESS_SCHEMA ? 503 : 404);
 	}
 	CHECK(strstr(body, "schema") != NULL && strstr(body, "asyncexec-admin migrate") != NULL);
 	if (strstr(body, "asyncexec-admin migrate") == NULL)

@@ -87,7 +87,7 @@ status_body(void)
 	    "\"updatedAt\":\"2026-11-29T02:20:38.000Z\","
 	    "\"expiresAt\":\"2026-12-06T02:20:37.123Z\","
 	    "\"completedAt\":\"2026-11-29T02:20:38.000Z\","
-	    "\"cancelRequested\":false,"
+	    "\"cancelRequested\":false,\"attempt\":0,"
 	    "\"result\":{\"z\":1,\"a\":[1.10,9007199254740993]}}");
 	buf_reset(&b);
 	r.status = ST_WAITING;
@@ -97,6 +97,21 @@ status_body(void)
 	CHECK(strstr(buf_cstr(&b), "\"completedAt\":null") != NULL);
 	CHECK(strstr(buf_cstr(&b), "\"cancelRequested\":true") != NULL);
 	CHECK(strstr(buf_cstr(&b), "result") == NULL);
+	/* progress as stored; lastError only while waiting */
+	buf_reset(&b);
+	r.attempts = 2;
+	r.progress = (char *)"{\"pct\" : 5}";
+	r.progress_len = strlen(r.progress);
+	r.last_error = (char *)"{\"message\":\"m\"}";
+	r.last_error_len = strlen(r.last_error);
+	view_status(&b, &r);
+	CHECK(strstr(buf_cstr(&b), ",\"attempt\":2,\"progress\":{\"pct\" : 5},"
+	    "\"lastError\":{\"message\":\"m\"}}") != NULL);
+	buf_reset(&b);
+	r.status = ST_COMPLETED;
+	view_status(&b, &r);
+	CHECK(strstr(buf_cstr(&b), "lastError") == NULL);
+	CHECK(strstr(buf_cstr(&b), "\"progress\":{\"pct\" : 5}") != NULL);
 	buf_free(&b);
 }
 

@@ -1,0 +1,42 @@
+/*
+ * repo_callback.c - the callback writes of contract v2 (migration 8):
+ * a heartbeat that reports progress.
+ *
+ * The write is one compare-and-set UPDATE on status and callback token
+ * (the statements are in repo.c's table), decided on the rows it
+ * matched (CLIENT_FOUND_ROWS).
+ */
+#include "db.h"
+#include "repo.h"
+#include "repo_sql.h"
+
+/* Runs compare-and-set id; REPO_OK when it matched, REPO_NOTFOUND, REPO_ERR. */
+static int
+cas(struct db *db, enum stmt id, MYSQL_BIND *p)
+{
+	if (db_run(db, id, p) == NULL)
+		return REPO_ERR;
+	return db_affected(db, id) > 0 ? REPO_OK : REPO_NOTFOUND;
+}
+
+/*
+ * Extends the lease of the current claim to lease_until and stores
+ * progress (len bytes, the JSON value as sent; updated_at = now) in the
+ * same UPDATE.
+ * REPO_OK, REPO_NOTFOUND (stale token or final) or REPO_ERR.
+ */
+int
+repo_heartbeat_progress(struct db *db, uint64_t id,
+    const unsigned char *tokhash, int64_t lease_until, const char *progress,
+    size_t len, int64_t now)
+{
+	MYSQL_BIND	 p[5];
+	MYSQL_TIME	 t[2];
+
+	db_bind_time(&p[0], &t[0], lease_until);
+	db_bind_blob(&p[1], progress, len);
+	db_bind_time(&p[2], &t[1], now);
+	db_bind_u64(&p[3], &id);
+	db_bind_blob(&p[4], tokhash, SHA256_LEN);
+	return cas(db, STMT_HEARTBEAT_PROGRESS, p);
+}
