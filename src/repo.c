@@ -85,7 +85,8 @@ static const struct db_stmt_def stmts[STMT__MAX] = {
 	    "WHERE environment = ? AND service_key = ? AND operation_key = ? "
 	    "AND status = 'waiting_callback' AND cancel_requested = 0 AND "
 	    "(lease_expires_at IS NULL OR lease_expires_at <= ?) "
-	    "AND expires_at > ? AND attempts < ? "
+	    "AND expires_at > ? AND (not_before IS NULL OR not_before <= ?) "
+	    "AND attempts < ? "
 	    "ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED", 0, "claim_select" },
 	[STMT_CLAIM_UPDATE] = {
 	    "UPDATE s2r_async_execution SET callback_token_hash = ?, "
@@ -173,6 +174,13 @@ static const struct db_stmt_def stmts[STMT__MAX] = {
 	    "completed_at = ?, updated_at = ? WHERE id = ? AND "
 	    "status = 'waiting_callback' AND callback_token_hash = ? AND "
 	    "cancel_requested = 1", 0, "fin_cancelled" },
+	/* a retryable failure: the claim ends, the retry waits (migration 8) */
+	[STMT_FIN_RETRY] = {
+	    "UPDATE s2r_async_execution SET callback_token_hash = NULL, "
+	    "lease_expires_at = NULL, not_before = ?, last_error = ?, "
+	    "updated_at = ? WHERE id = ? AND status = 'waiting_callback' AND "
+	    "callback_token_hash = ? AND cancel_requested = 0 AND attempts < ?",
+	    0, "fin_retry" },
 	[STMT_HEARTBEAT_PROGRESS] = {
 	    "UPDATE s2r_async_execution SET lease_expires_at = ?, "
 	    "progress_payload = ?, updated_at = ? WHERE id = ? AND "
@@ -873,11 +881,14 @@ claim_take(struct db *db, struct claim_item *it, int64_t lease_until,
 
 /*
  * Claims up to max waiting, unleased, not cancel-requested executions of
- * a route that are not past expires_at (at now) and have used fewer
- * than max_attempts attempts, oldest first, in one transaction whose row
- * locks skip rows that another claim holds. Rows ix_exec_claim yields
- * that fail these filters are read and skipped; asyncexec-expire sweeps
- * the overdue and used-up ones every run, so they do not pile up ahead.
+ * a route that are not past expires_at (at now), whose retry time
+ * (not_before) has come and have used fewer than max_attempts attempts,
+ * oldest first, in one transaction whose row locks skip rows that
+ * another claim holds. Rows ix_exec_claim yields that fail these filters
+ * are read and skipped; asyncexec-expire sweeps the overdue and used-up
+ * ones every run, so they do not pile up ahead; a retry waiting out its
+ * delay is skipped as a live lease is (at most the route's executions
+ * in progress or backing off).
  * The request payloads handed out total at most max_result_bytes (one
  * execution always), so a claim's memory is bounded whatever max is.
  * *out (caller frees with claim_free) gets the claimed items with their
@@ -890,8 +901,8 @@ repo_claim(struct db *db, const char *env, const char *svc, const char *op,
 {
 	struct claim_item *it;
 	unsigned char	(*hash)[SHA256_LEN];
-	MYSQL_BIND	 p[7];
-	MYSQL_TIME	 t[2];
+	MYSQL_BIND	 p[8];
+	MYSQL_TIME	 t[3];
 	MYSQL_STMT	*st;
 	size_t		 i;
 
@@ -910,8 +921,9 @@ repo_claim(struct db *db, const char *env, const char *svc, const char *op,
 	db_bind_str(&p[2], op);
 	db_bind_time(&p[3], &t[0], now);
 	db_bind_time(&p[4], &t[1], now);
-	db_bind_u32(&p[5], &max_attempts);
-	db_bind_u32(&p[6], &max);
+	db_bind_time(&p[5], &t[2], now);	/* not_before */
+	db_bind_u32(&p[6], &max_attempts);
+	db_bind_u32(&p[7], &max);
 	if ((st = db_run(db, STMT_CLAIM_SELECT, p)) == NULL ||
 	    claim_read(st, it, max, db_config(db)->max_result_bytes, n) == -1)
 		goto fail;

@@ -91,6 +91,8 @@ struct exec_row {
 #define PROGRESS_SCHEMA		8	/* progress, retries, the winner */
 /* progress: at most this many bytes as sent (else 413) */
 #define PROGRESS_MAX_BYTES	16384
+/* a retryable failure's delay: 0..RETRY_AFTER_MAX seconds */
+#define RETRY_AFTER_MAX		86400
 
 struct exec_new {
 	const char	*cid, *env, *svc, *op, *tenant;
@@ -164,10 +166,13 @@ int	repo_heartbeat(struct db *, uint64_t, const unsigned char *tokhash,
 	    int64_t lease_until);
 int	repo_finalize(struct db *, uint64_t, const unsigned char *tokhash,
 	    enum exec_status to, const char *payload, size_t len, int64_t now);
-/* progress (repo_callback.c) */
+/* retryable failures, progress, the winner (repo_callback.c) */
 int	repo_heartbeat_progress(struct db *, uint64_t,
 	    const unsigned char *tokhash, int64_t lease_until,
 	    const char *progress, size_t len, int64_t now);
+int	repo_retry(struct db *, uint64_t, const unsigned char *tokhash,
+	    const char *error, size_t len, unsigned max_attempts,
+	    int64_t not_before, int64_t now);
 
 /* admin */
 int	repo_migrate(struct db *, int target, unsigned lock_wait,

@@ -1,8 +1,8 @@
 /*
  * repo_callback.c - the callback writes of contract v2 (migration 8):
- * a heartbeat that reports progress.
+ * a heartbeat that reports progress and a retryable failure.
  *
- * The write is one compare-and-set UPDATE on status and callback token
+ * Each write is one compare-and-set UPDATE on status and callback token
  * (the statements are in repo.c's table), decided on the rows it
  * matched (CLIENT_FOUND_ROWS).
  */
@@ -39,4 +39,41 @@ repo_heartbeat_progress(struct db *db, uint64_t id,
 	db_bind_u64(&p[3], &id);
 	db_bind_blob(&p[4], tokhash, SHA256_LEN);
 	return cas(db, STMT_HEARTBEAT_PROGRESS, p);
+}
+
+/*
+ * A retryable failure of the current claim of execution id: while it is
+ * waiting under tokhash, has no cancel request and has used fewer than
+ * max_attempts attempts, the claim ends (token hash and lease cleared:
+ * the token stops working), not_before and last_error (the error object
+ * as sent, len bytes) are set and the status stays waiting_callback.
+ * REPO_OK, REPO_NOTFOUND (not the current claim's, no attempt left or
+ * cancel requested: the caller fails it for good) or REPO_ERR. When the
+ * answer to the UPDATE is lost, it is run once more only if the row is
+ * still waiting under this token; otherwise the outcome is unknown and
+ * REPO_ERR is returned (a repeat then gets 409: the claim has ended).
+ */
+int
+repo_retry(struct db *db, uint64_t id, const unsigned char *tokhash,
+    const char *error, size_t len, unsigned max_attempts,
+    int64_t not_before, int64_t now)
+{
+	MYSQL_BIND	 p[6];
+	MYSQL_TIME	 t[2];
+	int		 rc, tries;
+
+	db_bind_time(&p[0], &t[0], not_before);
+	db_bind_blob(&p[1], error, len);
+	db_bind_time(&p[2], &t[1], now);
+	db_bind_u64(&p[3], &id);
+	db_bind_blob(&p[4], tokhash, SHA256_LEN);
+	db_bind_u32(&p[5], &max_attempts);
+	for (tries = 0; tries < 2; tries++) {
+		if ((rc = cas(db, STMT_FIN_RETRY, p)) != REPO_ERR ||
+		    !db_lost(db))
+			return rc;
+		if (repo_fin_outcome(db, id, tokhash, ST_WAITING, now) != 0)
+			return REPO_ERR;
+	}
+	return REPO_ERR;
 }

@@ -5,7 +5,9 @@
  * X-Callback-Token must be the current claim's. Finalization is one
  * compare-and-set UPDATE: exactly one of any number of racing callbacks
  * wins (200 with the status body); every other gets 409 conflict with
- * currentStatus. A heartbeat may store a progress value.
+ * currentStatus. A fail with retryAfterSeconds while attempts are left
+ * ends the claim and puts the execution back to waiting (not before the
+ * delay); a heartbeat may store a progress value.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -225,6 +227,49 @@ handle_complete(struct app *app, struct req *req, struct resp *resp)
 	return finalize(app, req, resp, &c, ST_COMPLETED, v, n);
 }
 
+/*
+ * A retryable failure (retryAfterSeconds delay) with error v (n bytes):
+ * while the claim is current, attempts are left and no cancel was
+ * requested, the execution goes back to waiting: 200 with the status
+ * body, *done = 1. Otherwise *done = 0 and c is still the caller's (it
+ * fails the execution for good, or loses). *done = 1 also on an error.
+ */
+static enum herr
+fail_retry(struct app *app, struct req *req, struct resp *resp, struct cb *c,
+    const char *v, size_t n, int delay, int *done)
+{
+	struct exec_row	 r;
+	enum herr	 e;
+	int		 rc;
+
+	*done = 1;
+	if ((e = hb_load(app, req, c, &r)) != HERR_OK) {
+		cb_free(c);
+		return e;
+	}
+	rc = repo_retry(app->db, req->exec_id, c->tokhash, v, n,
+	    app->cfg->max_attempts, c->now + (int64_t)delay * 1000, c->now);
+	if (rc != REPO_OK) {
+		exec_row_free(&r);
+		if (rc == REPO_NOTFOUND) {
+			*done = 0;
+			return HERR_OK;
+		}
+		cb_free(c);
+		return HERR_UNAVAILABLE;
+	}
+	free(r.last_error);
+	r.last_error = (char *)(uintptr_t)v;
+	r.last_error_len = n;
+	r.updated_at = c->now;
+	view_status(&resp->body, &r);
+	r.last_error = NULL;
+	exec_row_free(&r);
+	cb_free(c);
+	resp_json(resp, 200);
+	return HERR_OK;
+}
+
 enum herr
 handle_fail(struct app *app, struct req *req, struct resp *resp)
 {
@@ -232,6 +277,7 @@ handle_fail(struct app *app, struct req *req, struct resp *resp)
 	struct cb		 c;
 	const char		*v;
 	size_t			 n;
+	int			 delay = -1, done;
 	enum herr		 e;
 
 	if ((e = cb_begin(app, req, resp, app->cfg->max_result_bytes, &c)))
@@ -243,6 +289,17 @@ handle_fail(struct app *app, struct req *req, struct resp *resp)
 		cb_free(&c);
 		resp->detail = "the body must be {\"error\":{\"message\":\"...\"}}";
 		return HERR_INVALID_REQUEST;
+	}
+	if (view_int_member(c.body, "retryAfterSeconds", 0, RETRY_AFTER_MAX,
+	    &delay) == -1) {
+		cb_free(&c);
+		resp->detail = "retryAfterSeconds must be an integer 0..86400";
+		return HERR_INVALID_REQUEST;
+	}
+	if (delay >= 0) {
+		e = fail_retry(app, req, resp, &c, v, n, delay, &done);
+		if (done)
+			return e;
 	}
 	return finalize(app, req, resp, &c, ST_FAILED, v, n);
 }

@@ -32,6 +32,7 @@ struct fexec {
 	unsigned char	 cb_hash[SHA256_LEN];
 	int		 has_cb;
 	int64_t		 lease_until;
+	int64_t		 not_before;	/* a retry's time; 0: none */
 	char		*request;
 	size_t		 request_len;
 };
@@ -522,7 +523,8 @@ repo_claim(struct db *db, const char *env, const char *svc, const char *op,
 		    e->row.cancel_requested || strcmp(e->row.env, env) != 0 ||
 		    strcmp(e->row.svc, svc) != 0 || strcmp(e->row.op, op) != 0 ||
 		    (e->has_cb && e->lease_until > now) ||
-		    e->row.expires_at <= now || e->row.attempts >= max_attempts)
+		    e->row.expires_at <= now || e->row.attempts >= max_attempts ||
+		    e->not_before > now)
 			continue;
 		if (claim_one(e, now + (int64_t)lease_seconds * 1000,
 		    &it[*n]) == -1) {
@@ -617,6 +619,30 @@ repo_heartbeat_progress(struct db *db, uint64_t id,
 	    len) != REPO_OK)
 		return REPO_ERR;
 	e->lease_until = lease_until;
+	e->row.updated_at = now;
+	return REPO_OK;
+}
+
+/* As repo_callback.c: the claim ends, the retry waits until not_before. */
+int
+repo_retry(struct db *db, uint64_t id, const unsigned char *tokhash,
+    const char *error, size_t len, unsigned max_attempts,
+    int64_t not_before, int64_t now)
+{
+	struct fexec	*e;
+
+	(void)db;
+	if (failing())
+		return REPO_ERR;
+	if (!holds(e = by_id(id), tokhash) || e->row.cancel_requested ||
+	    e->row.attempts >= max_attempts)
+		return REPO_NOTFOUND;
+	if (store(&e->row.last_error, &e->row.last_error_len, error,
+	    len) != REPO_OK)
+		return REPO_ERR;
+	e->has_cb = 0;
+	e->lease_until = 0;
+	e->not_before = not_before;
 	e->row.updated_at = now;
 	return REPO_OK;
 }
