@@ -124,6 +124,8 @@ int	chk_migrate(struct opts *);
 int	cmd_pollkey_rotate(struct ctx *);
 int	cmd_pollkey_list(struct ctx *);
 int	chk_pollkey_rotate(struct opts *);
+int	cmd_key_rotate(struct ctx *);
+int	chk_key_rotate(struct opts *);
 
 /* admin_tenant.c */
 int	cmd_tenant_set(struct ctx *);

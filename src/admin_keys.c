@@ -1,6 +1,7 @@
 /*
  * admin_keys.c - asyncexec-admin poll-key rotate | list: the keys that
- * seal execution ids in poll tokens (see sql/003 and sql/005).
+ * seal execution ids in poll tokens (see sql/003 and sql/005); and key
+ * rotate: a consumer key's successor (sql/007).
  */
 #include <stdio.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 #include <json-c/json.h>
 
 #include "admin.h"
+#include "crypto.h"
 #include "json.h"
 #include "repo.h"
 
@@ -91,4 +93,56 @@ cmd_pollkey_list(struct ctx *c)
 	}
 	explicit_bzero(k, sizeof(k));
 	return listing_end(l, REPO_OK);
+}
+
+/* key rotate ID|KEY [--grace-hours N]: the key reference and the grace. */
+int
+chk_key_rotate(struct opts *o)
+{
+	int	 rc;
+
+	if ((rc = chk_key_ref(o)) != 0)
+		return rc;
+	return chk_pollkey_rotate(o);
+}
+
+/*
+ * key rotate ID|KEY [--grace-hours N]: prints a new consumer key of the
+ * old one's tenant and lineage (its executions can be polled, cancelled
+ * and listed with the new one); the old key works for N more hours
+ * (default 24; 0: revoked now, which workers see within
+ * cache_ttl_seconds).
+ */
+int
+cmd_key_rotate(struct ctx *c)
+{
+	unsigned char	 hash[SHA256_LEN];
+	char		 key[3 + SECRET_B64_LEN + 1], when[RFC3339_LEN + 1];
+	struct key_row	 k;
+	uint64_t	 id = c->o->id, new_id = 0;
+	int64_t		 now = json_now_ms();
+	int		 rc;
+
+	if (id == 0) {		/* named by the key itself */
+		crypto_sha256(c->o->pos[0], strlen(c->o->pos[0]), hash);
+		if ((rc = repo_key_by_hash(c->db, hash, &k)) == REPO_ERR)
+			return 1;
+		id = rc == REPO_OK && !k.backend ? k.id : 0;
+	}
+	if (crypto_new_secret("ak_", key, sizeof(key), hash) == -1)
+		return 1;
+	rc = id == 0 ? REPO_NOTFOUND : repo_key_rotate(c->adb, id, hash,
+	    (unsigned)c->o->num * 3600, now, &new_id);
+	if (rc == REPO_NOTFOUND)
+		return admin_fail("no such live consumer key");
+	if (rc != REPO_OK)
+		return 1;
+	json_time(now + c->o->num * 3600 * 1000, when);
+	printf("%s\n", key);
+	fprintf(stderr, "key %llu replaces key %llu, which is revoked at %s "
+	    "(workers see it within cache_ttl_seconds = %u s)\n",
+	    (unsigned long long)new_id, (unsigned long long)id, when,
+	    c->cfg.cache_ttl_seconds);
+	explicit_bzero(key, sizeof(key));
+	return 0;
 }

@@ -4,8 +4,10 @@
  *
  * Only positive answers are cached (for routes: enabled ones), so a
  * new key, a new route or a re-enabled route works at once; a revoked
- * key, a disabled route or a removed grant stops working within the TTL. Each returns REPO_OK, REPO_NOTFOUND or
- * REPO_ERR like the repository calls they wrap.
+ * key, a disabled route or a removed grant stops working within the TTL
+ * (a key's revocation time is cached with it, so the end of a rotation's
+ * grace, asyncexec-admin key rotate, takes effect on time). Each returns
+ * REPO_OK, REPO_NOTFOUND or REPO_ERR like the repository calls they wrap.
  */
 #ifndef ASYNCEXEC_LOOKUP_H
 #define ASYNCEXEC_LOOKUP_H

@@ -49,6 +49,9 @@ const struct verb admin_verbs[] = {
 	{ "key", "list", 0, 0, 0, 1, "key list", NULL, cmd_key_list },
 	{ "key", "revoke", 0, 1, 1, 0, "key revoke ID|KEY", chk_key_ref,
 	  cmd_key_revoke },
+	{ "key", "rotate", OPT(O_GRACE), 1, 1, 0,
+	  "key rotate ID|KEY [--grace-hours N]", chk_key_rotate,
+	  cmd_key_rotate },
 	{ "backend-key", "create", OPT(O_ROUTE) | OPT(O_LABEL), 0, 0, 0,
 	  "backend-key create --route ENV/SERVICE/OPERATION [--route ...] "
 	  "[--label LABEL]", chk_bkey_create, cmd_bkey_create },

@@ -122,7 +122,8 @@ static const struct db_stmt_def stmts[STMT__MAX] = {
 	    "service_key = ? AND operation_key = ?", 1, "route_set_enabled" },
 	[STMT_KEY_LIST] = {
 	    "SELECT k.id, COALESCE(k.tenant_id, ''), COALESCE(k.label, ''), "
-	    "IF(k.revoked_at IS NULL, 'no', 'yes'), COALESCE(GROUP_CONCAT(CONCAT("
+	    "IF(k.revoked_at IS NULL OR k.revoked_at > UTC_TIMESTAMP(3), 'no', "
+	    "'yes'), COALESCE(GROUP_CONCAT(CONCAT("
 	    "r.environment, '/', r.service_key, '/', r.operation_key) "
 	    "ORDER BY r.id SEPARATOR ','), '') FROM s2r_api_key k "
 	    "LEFT JOIN s2r_backend_key_route kr ON kr.key_id = k.id "

@@ -227,6 +227,8 @@ int	repo_route_set_retention(struct adb *, const char *env,
 int	repo_route_id(struct adb *, const char *env, const char *svc,
 	    const char *op, uint64_t *id);
 int	repo_key_get(struct adb *, uint64_t id, struct key_row *);
+int	repo_key_rotate(struct adb *, uint64_t id, const unsigned char *hash,
+	    unsigned grace_seconds, int64_t now, uint64_t *new_id);
 int	repo_backend_grant(struct adb *, uint64_t key_id, uint64_t route_id,
 	    int grant);
 int	repo_exec_show(struct adb *, uint64_t id, struct exec_admin *);

@@ -332,6 +332,9 @@ enum astmt {
 	ASTMT_REQUEUE,			/* ASTMT_REQUEUE */
 	ASTMT_OPFAIL,			/* ASTMT_OPFAIL */
 	ASTMT_MIGRATIONS,		/* ASTMT_MIGRATIONS */
+	ASTMT_KEY_LOCK,			/* ASTMT_KEY_LOCK */
+	ASTMT_KEY_SUCCESSOR,		/* ASTMT_KEY_SUCCESSOR */
+	ASTMT_KEY_GRACE,		/* ASTMT_KEY_GRACE */
 	ASTMT__MAX
 };
 
@@ -379,6 +382,21 @@ static const struct db_stmt_def astmts[ASTMT__MAX] = {
 	[ASTMT_MIGRATIONS] = {
 	    "SELECT version, applied_at FROM s2r_schema_version "
 	    "ORDER BY version", 1, "admin_migrations" },
+	/* key rotate: a live consumer key, locked until the commit */
+	[ASTMT_KEY_LOCK] = {
+	    "SELECT id FROM s2r_api_key WHERE id = ? AND kind = 'consumer' "
+	    "AND (revoked_at IS NULL OR revoked_at > ?) FOR UPDATE",
+	    0, "admin_key_lock" },
+	/* the new key: same tenant, label and lineage as key ? */
+	[ASTMT_KEY_SUCCESSOR] = {
+	    "INSERT INTO s2r_api_key (kind, key_hash, tenant_id, label, "
+	    "created_at, lineage_id) SELECT 'consumer', ?, tenant_id, label, "
+	    "?, COALESCE(lineage_id, id) FROM s2r_api_key WHERE id = ?",
+	    0, "admin_key_successor" },
+	/* the old key ends at ? (never later than an earlier end) */
+	[ASTMT_KEY_GRACE] = {
+	    "UPDATE s2r_api_key SET revoked_at = LEAST(COALESCE(revoked_at, "
+	    "?), ?) WHERE id = ?", 0, "admin_key_grace" },
 };
 
 struct adb {
@@ -646,4 +664,59 @@ repo_migrations_applied(struct adb *a, repo_applied_fn fn, void *arg)
 		fn(arg, (int)v, db_time_ms(&t));
 	mysql_stmt_free_result(st);
 	return rc == MYSQL_NO_DATA ? REPO_OK : REPO_ERR;
+}
+
+/* Runs rotate's three statements inside the open transaction. */
+static int
+rotate_tx(struct adb *a, uint64_t id, const unsigned char *hash,
+    int64_t until, int64_t now, uint64_t *new_id)
+{
+	MYSQL_BIND	 p[3];
+	MYSQL_TIME	 tn, tu;
+	MYSQL_STMT	*st;
+	struct db_cols	 c;
+	uint64_t	 got = 0;
+	int		 rc;
+
+	db_bind_u64(&p[0], &id);
+	db_bind_time(&p[1], &tn, now);
+	if ((st = db_run(a->db, ASTMT_KEY_LOCK, p)) == NULL)
+		return REPO_ERR;
+	db_rcol(&c, 0, MYSQL_TYPE_LONGLONG, &got, 0);
+	if ((rc = fetch_one(st, &c)) != REPO_OK)
+		return rc;
+	db_bind_blob(&p[0], hash, SHA256_LEN);
+	db_bind_time(&p[1], &tn, now);
+	db_bind_u64(&p[2], &id);
+	if ((st = db_run(a->db, ASTMT_KEY_SUCCESSOR, p)) == NULL)
+		return db_errno(a->db) == ER_DUP_ENTRY ? REPO_DUP : REPO_ERR;
+	*new_id = mysql_stmt_insert_id(st);
+	db_bind_time(&p[0], &tu, until);
+	db_bind_time(&p[1], &tu, until);
+	db_bind_u64(&p[2], &id);
+	return awrite(a, ASTMT_KEY_GRACE, p) == REPO_OK ? REPO_OK : REPO_ERR;
+}
+
+/*
+ * Rotates consumer key id (asyncexec-admin key rotate): in one
+ * transaction, a new key of hash (same tenant, label and lineage) is
+ * added and the old key is revoked at now + grace_seconds (0: now; an
+ * earlier revocation time stays). *new_id gets the new key's id.
+ * REPO_OK, REPO_NOTFOUND (no live consumer key id), REPO_DUP or REPO_ERR.
+ */
+int
+repo_key_rotate(struct adb *a, uint64_t id, const unsigned char *hash,
+    unsigned grace_seconds, int64_t now, uint64_t *new_id)
+{
+	int	 rc;
+
+	*new_id = 0;
+	if (db_begin(a->db) == -1)
+		return REPO_ERR;
+	rc = rotate_tx(a, id, hash, now + (int64_t)grace_seconds * 1000, now,
+	    new_id);
+	if (rc == REPO_OK && db_commit(a->db) == 0)
+		return REPO_OK;
+	db_rollback(a->db);
+	return rc == REPO_OK ? REPO_ERR : rc;
 }

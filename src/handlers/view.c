@@ -130,8 +130,11 @@ token_split(struct app *app, const char *tok, uint64_t *id)
 /*
  * Finds the execution named by the path for the calling consumer: the
  * id sealed in the poll token must be that of (tenant, route, correlation
- * id), and the key hash and the token secret's hash must match. Every
- * mismatch gives the same HERR_NOT_FOUND after the same comparisons.
+ * id), the key's lineage identity must be the initiator's (sql/007: a
+ * key rotated from the initiator's matches; a row without one, written
+ * by a schema-6 binary, needs the initiator's key hash), and the token
+ * secret's hash must match. Every mismatch gives the same
+ * HERR_NOT_FOUND after the same comparisons.
  * On HERR_OK, r is filled without its payloads (repo_exec_payload
  * reads them; free r with exec_row_free).
  */
@@ -140,16 +143,18 @@ view_find(struct app *app, struct req *req, struct exec_row *r)
 {
 	static const unsigned char dummy[SHA256_LEN];
 	unsigned char	 khash[SHA256_LEN], thash[SHA256_LEN];
+	unsigned char	 lhash[SHA256_LEN];
 	struct key_row	 key;
 	const char	*tok = req->poll_token ? req->poll_token : "";
 	uint64_t	 id;
 	enum herr	 e;
-	int		 rc, found, ok;
+	int		 rc, found, ok, bykey, bylin;
 
 	if ((e = auth_key(app, req, KEY_CONSUMER, &key, khash)) != HERR_OK)
 		return e;
 	if (lookup_idkey(app) != REPO_OK)
 		return HERR_UNAVAILABLE;
+	auth_lineage(&key, lhash);
 	tok = token_split(app, tok, &id);
 	crypto_sha256(tok, strlen(tok), thash);
 	rc = repo_exec_poll(app->db, id, key.tenant, req->env, req->svc,
@@ -157,8 +162,11 @@ view_find(struct app *app, struct req *req, struct exec_row *r)
 	if (rc == REPO_ERR)
 		return HERR_UNAVAILABLE;
 	found = rc == REPO_OK;
-	ok = crypto_equal(found && !r->key_hash_null ? r->key_hash : dummy,
+	bykey = crypto_equal(found && !r->key_hash_null ? r->key_hash : dummy,
 	    khash, SHA256_LEN);
+	bylin = crypto_equal(found && !r->lineage_null ? r->lineage : dummy,
+	    lhash, SHA256_LEN);
+	ok = found && !r->lineage_null ? bylin : bykey;
 	ok &= crypto_equal(found && !r->poll_hash_null ? r->poll_hash : dummy,
 	    thash, SHA256_LEN);
 	ok &= found && !r->key_hash_null && !r->poll_hash_null &&

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "auth.h"
 #include "check.h"
 #include "config.h"
 #include "crypto.h"
@@ -134,6 +135,7 @@ submit(const char *t, const char *k, const char *op, const char *cid,
     char tok[POLL_TOKEN_LEN + 1])
 {
 	struct exec_new	 n;
+	struct key_row	 kr;
 	uint64_t	 nid = 0;
 
 	memset(&n, 0, sizeof(n));
@@ -146,6 +148,9 @@ submit(const char *t, const char *k, const char *op, const char *cid,
 	n.request_len = strlen(n.request);
 	crypto_sha256(n.request, n.request_len, n.request_sha);
 	crypto_sha256(k, strlen(k), n.key_hash);
+	/* as submit: the initiator's lineage identity (sql/007) */
+	CHECK(repo_key_by_hash(db, n.key_hash, &kr) == REPO_OK);
+	auth_lineage(&kr, n.lineage);
 	CHECK(crypto_new_secret("", tok + SEALED_B64_LEN, SECRET_B64_LEN + 1,
 	    n.poll_hash) == 0);
 	n.now = json_now_ms();

@@ -135,6 +135,7 @@ seed(uint64_t id, const char *cid, enum exec_status st, int64_t now)
 	r->status = st;
 	crypto_sha256(FAKE_KEY_A, strlen(FAKE_KEY_A), r->key_hash);
 	crypto_sha256(FAKE_POLL_SECRET, strlen(FAKE_POLL_SECRET), r->poll_hash);
+	crypto_sha256("lineage:1", 9, r->lineage);	/* key A's (auth_lineage) */
 	crypto_sha256(req, sizeof(req) - 1, r->request_sha);
 	r->created_at = r->updated_at = now - 1000;
 	r->expires_at = now + 86400000;
@@ -146,7 +147,8 @@ seed(uint64_t id, const char *cid, enum exec_status st, int64_t now)
 /*
  * Puts the table into its seeded state at time now: execution 1 waiting,
  * claimed (callback token FAKE_CB_TOKEN, attempt 1) and cancel-requested,
- * 2 completed, 3 waiting and unclaimed. Clears the failure injection.
+ * 2 completed, 3 waiting and unclaimed, without a lineage (matched by its
+ * key hash, not listed). Clears the failure injection.
  */
 void
 fake_repo_reset(int64_t now)
@@ -164,7 +166,8 @@ fake_repo_reset(int64_t now)
 	e->row.completed_at = now - 500;
 	e->row.result = dup_bytes("{\"paid\":true}", 13);
 	e->row.result_len = 13;
-	seed(3, "order-3", ST_WAITING, now);
+	e = seed(3, "order-3", ST_WAITING, now);
+	e->row.lineage_null = 1;	/* as written by a schema-6 binary */
 	next_id = 4;
 	calls = fail_at = 0;
 }

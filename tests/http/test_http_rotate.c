@@ -1,0 +1,287 @@
+/*
+ * test_http_rotate.c - asyncexec-admin key rotate through nginx.
+ *
+ * An execution submitted before a rotation is polled, listed and cancelled with the new
+ * key, and still with the old one during the grace; a third key of the tenant gets the
+ * same 404 and an empty list; a rotated key's own submits are seen by its whole lineage;
+ * --grace-hours 0 revokes the old key within the cache TTL; a revoked key cannot be
+ * rotated; a row without a lineage (written by a schema-6 binary) is still matched by the
+ * initiator's key hash, and only by it.
+ */
+#include "check.h"
+#include "fixture.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+
+static struct fx F;
+
+/* GET the list of F's route with KEY: the number of items, -1 when not a 200. */
+static long
+list_count(const char *key)
+{
+	struct http_resp r;
+	struct json_object *o;
+	char path[300];
+	long n = -1;
+
+	snprintf(path, sizeof path, "/v1/executions/%s?limit=100", F.route);
+	if (api("GET", path, key, NULL, &r, (const char *)NULL) == 200 &&
+	    (o = json_body(&r)) != NULL) {
+		n = jlen(o, "executions");
+		json_object_put(o);
+	}
+	http_resp_free(&r);
+	return n;
+}
+
+/* Poll status of S with KEY. */
+static int
+poll_status(const char *key, const struct sub *s)
+{
+	struct http_resp r;
+	int st = fx_poll(&F, key, s->cid, s->token, NULL, &r);
+
+	http_resp_free(&r);
+	return st;
+}
+
+/* Exit status of asyncexec-admin with ARGS (stdout and stderr discarded). */
+static int
+admin_status(const char *args)
+{
+	char cmd[2048];
+	int st;
+
+	snprintf(cmd, sizeof cmd, "'%s' --config '%s' %s >/dev/null 2>&1",
+	    test_env("ASYNCEXEC_ADMIN"), test_env("ASYNCEXEC_TEST_CONFIG"), args);
+	st = system(cmd);
+	return st == -1 || !WIFEXITED(st) ? -1 : WEXITSTATUS(st);
+}
+
+/* The db_socket of the test config into buf ("" when it has none). */
+static void
+db_socket(char *buf, size_t len)
+{
+	char line[512];
+	FILE *f = fopen(test_env("ASYNCEXEC_TEST_CONFIG"), "r");
+
+	buf[0] = '\0';
+	while (f != NULL && fgets(line, sizeof line, f) != NULL)
+		if (sscanf(line, " db_socket = %255s", line) == 1) {
+			snprintf(buf, len, "%s", line);
+			break;
+		}
+	if (f != NULL)
+		fclose(f);
+}
+
+/* Runs SQL (no double quotes) as the test server's root over its socket; 0 or -1. */
+static int
+root_sql(const char *sql)
+{
+	char cmd[4096], sock[256];
+
+	db_socket(sock, sizeof sock);
+	if (sock[0] == '\0') {
+		fprintf(stderr, "  the test config has no db_socket\n");
+		return -1;
+	}
+	snprintf(cmd, sizeof cmd, "mariadb --no-defaults -uroot --socket='%s' -N -e \"%s\" "
+	    ">/dev/null", sock, sql);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static void
+test_grace(void)
+{
+	struct sub s1, s2, s3;
+	struct http_resp r;
+	char *k2, *k3, *other;
+
+	CHECK(fx_submit_ok(&F, NULL, "{\"before\":1}", &s1));
+	CHECK(fx_submit_ok(&F, NULL, "{\"before\":2}", &s3));
+	k2 = admin("key rotate %s --grace-hours 24", F.ckey);
+	CHECK(k2 != NULL && strncmp(k2, "ak_", 3) == 0 && strcmp(k2, F.ckey) != 0);
+	other = fx_consumer_key(F.tenant);		/* a third key of the tenant */
+	/* the new key sees the old key's executions; the old one keeps working */
+	CHECK_EQ_INT(poll_status(k2, &s1), 200);
+	CHECK_EQ_INT(poll_status(F.ckey, &s1), 200);
+	CHECK_EQ_INT(list_count(k2), 2);
+	CHECK_EQ_INT(list_count(F.ckey), 2);
+	/* the third key: the same 404 as a stranger, nothing listed */
+	fx_poll(&F, other, s1.cid, s1.token, NULL, &r);
+	CHECK(expect_problem(&r, 404, "not_found"));
+	http_resp_free(&r);
+	CHECK_EQ_INT(list_count(other), 0);
+	fx_cancel(&F, other, s3.cid, s3.token, &r);
+	CHECK(expect_problem(&r, 404, "not_found"));
+	http_resp_free(&r);
+	/* cancel with the new key */
+	fx_cancel(&F, k2, s3.cid, s3.token, &r);
+	CHECK(expect_json(&r, 200));
+	http_resp_free(&r);
+	/* what the new key submits, the old one sees too (one lineage) */
+	{
+		struct fx g = F;
+
+		g.ckey = k2;
+		CHECK(fx_submit_ok(&g, NULL, "{\"after\":1}", &s2));
+	}
+	CHECK_EQ_INT(poll_status(F.ckey, &s2), 200);
+	CHECK_EQ_INT(list_count(F.ckey), 3);
+	CHECK_EQ_INT(list_count(other), 0);
+	/* a rotation of the rotated key: still the same lineage */
+	k3 = admin("key rotate %s", k2);
+	CHECK(k3 != NULL && strncmp(k3, "ak_", 3) == 0);
+	CHECK_EQ_INT(poll_status(k3, &s1), 200);
+	CHECK_EQ_INT(list_count(k3), 3);
+	/* the third key rotated: its own lineage, still nothing of F's */
+	{
+		char *k4 = admin("key rotate %s --grace-hours 1", other);
+
+		CHECK_EQ_INT(list_count(k4), 0);
+		CHECK_EQ_INT(poll_status(k4, &s1), 404);
+		free(k4);
+	}
+	free(k2);
+	free(k3);
+	free(other);
+}
+
+static void
+test_revoke_now(void)
+{
+	struct fx g;
+	struct sub s;
+	struct http_resp r;
+	char *k2;
+	long ttl = config_long("cache_ttl_seconds", 5);
+	time_t until;
+	int st = 0, i, all;
+
+	fx_setup(&g, "rotnow");
+	CHECK(fx_submit_ok(&g, NULL, "{\"x\":1}", &s));
+	/* fill the workers' key caches with the old key first */
+	for (i = 0; i < 8; i++) {
+		fx_poll(&g, g.ckey, s.cid, s.token, NULL, &r);
+		http_resp_free(&r);
+	}
+	k2 = admin("key rotate %s --grace-hours 0", g.ckey);
+	until = time(NULL) + ttl + 3;
+	CHECK(k2 != NULL);
+	do {
+		for (i = 0, all = 1; i < 8; i++) {
+			fx_poll(&g, g.ckey, s.cid, s.token, NULL, &r);
+			all &= r.status == 401;
+			http_resp_free(&r);
+		}
+		st = all ? 401 : 200;
+		if (!all)
+			nanosleep(&(struct timespec){ 0, 200000000 }, NULL);
+	} while (!all && time(NULL) < until);
+	CHECK_EQ_INT(st, 401);		/* within the TTL (+ margin) on every worker */
+	fx_poll(&g, g.ckey, s.cid, s.token, NULL, &r);
+	CHECK(expect_unauthorized(&r));
+	http_resp_free(&r);
+	fx_poll(&g, k2, s.cid, s.token, NULL, &r);
+	CHECK(expect_json(&r, 200));
+	http_resp_free(&r);
+	/* a revoked key cannot be rotated; nor can a backend key or an unknown one */
+	{
+		char a[256];
+
+		snprintf(a, sizeof a, "key rotate %s", g.ckey);
+		CHECK(admin_status(a) != 0);
+		snprintf(a, sizeof a, "key rotate %s", g.bkey);
+		CHECK(admin_status(a) != 0);
+		CHECK(admin_status("key rotate 999999999") != 0);
+		CHECK(admin_status("key rotate 12 --grace-hours -1") != 0);
+		CHECK(admin_status("key rotate") != 0);
+	}
+	free(k2);
+	fx_free(&g);
+}
+
+/* A grace that ends: the old key's revoked_at moved to 2 s from now stops it within
+ * that plus the cache TTL on every worker, whatever they cached; the new key goes on. */
+static void
+test_grace_ends(void)
+{
+	struct fx g;
+	struct sub s;
+	struct http_resp r;
+	char sql[512], *k2;
+	long ttl = config_long("cache_ttl_seconds", 5);
+	time_t until;
+	int i, all = 0;
+
+	fx_setup(&g, "rotend");
+	CHECK(fx_submit_ok(&g, NULL, "{\"x\":2}", &s));
+	k2 = admin("key rotate %s --grace-hours 24", g.ckey);
+	snprintf(sql, sizeof sql, "UPDATE asyncexec.s2r_api_key SET revoked_at = "
+	    "UTC_TIMESTAMP(3) + INTERVAL 2 SECOND WHERE key_hash = UNHEX(SHA2('%s', 256))",
+	    g.ckey);
+	CHECK(root_sql(sql) == 0);
+	until = time(NULL) + 2 + ttl + 3;
+	do {
+		for (i = 0, all = 1; i < 8; i++) {
+			fx_poll(&g, g.ckey, s.cid, s.token, NULL, &r);
+			all &= r.status == 401;
+			http_resp_free(&r);
+		}
+		if (!all)
+			nanosleep(&(struct timespec){ 0, 200000000 }, NULL);
+	} while (!all && time(NULL) < until);
+	CHECK(all);
+	fx_poll(&g, k2, s.cid, s.token, NULL, &r);
+	CHECK(expect_json(&r, 200));
+	http_resp_free(&r);
+	free(k2);
+	fx_free(&g);
+}
+
+/* A row of a schema-6 binary (no initiator_lineage): its key hash decides, as before. */
+static void
+test_legacy_row(void)
+{
+	struct fx g;
+	struct sub s;
+	char sql[512], *k2;
+
+	fx_setup(&g, "rotlegacy");
+	CHECK(fx_submit_ok(&g, NULL, "{\"legacy\":1}", &s));
+	snprintf(sql, sizeof sql, "UPDATE asyncexec.s2r_async_execution SET "
+	    "initiator_lineage = NULL WHERE environment = '%s' AND service_key = '%s' AND "
+	    "correlation_id = '%s'", g.env, g.svc, s.cid);
+	CHECK(root_sql(sql) == 0);
+	k2 = admin("key rotate %s", g.ckey);
+	{
+		struct http_resp r;
+
+		fx_poll(&g, g.ckey, s.cid, s.token, NULL, &r);
+		CHECK(expect_json(&r, 200));
+		http_resp_free(&r);
+		fx_poll(&g, k2, s.cid, s.token, NULL, &r);
+		CHECK(expect_problem(&r, 404, "not_found"));
+		http_resp_free(&r);
+	}
+	free(k2);
+	fx_free(&g);
+}
+
+int
+main(void)
+{
+	http_test_init();
+	fx_setup(&F, "rotate");
+	test_grace();
+	test_revoke_now();
+	test_grace_ends();
+	test_legacy_row();
+	fx_free(&F);
+	return check_done("http_rotate");
+}
