@@ -162,18 +162,20 @@ static const struct db_stmt_def stmts[STMT__MAX] = {
 	    "WHERE id = ?", 1, "exec_payload" },
 	[STMT_FIN_COMPLETE] = {
 	    "UPDATE s2r_async_execution SET status = 'completed', "
-	    "result_payload = ?, completed_at = ?, updated_at = ? WHERE id = ? "
+	    "result_payload = ?, winner_hash = ?, completed_at = ?, "
+	    "updated_at = ? WHERE id = ? "
 	    "AND status = 'waiting_callback' AND callback_token_hash = ?",
 	    0, "fin_complete" },
 	[STMT_FIN_FAIL] = {
 	    "UPDATE s2r_async_execution SET status = 'failed', "
-	    "error_payload = ?, completed_at = ?, updated_at = ? WHERE id = ? "
+	    "error_payload = ?, winner_hash = ?, completed_at = ?, "
+	    "updated_at = ? WHERE id = ? "
 	    "AND status = 'waiting_callback' AND callback_token_hash = ?",
 	    0, "fin_fail" },
 	[STMT_FIN_CANCELLED] = {
 	    "UPDATE s2r_async_execution SET status = 'cancelled', "
-	    "completed_at = ?, updated_at = ? WHERE id = ? AND "
-	    "status = 'waiting_callback' AND callback_token_hash = ? AND "
+	    "winner_hash = ?, completed_at = ?, updated_at = ? WHERE id = ? "
+	    "AND status = 'waiting_callback' AND callback_token_hash = ? AND "
 	    "cancel_requested = 1", 0, "fin_cancelled" },
 	/* a retryable failure: the claim ends, the retry waits (migration 8) */
 	[STMT_FIN_RETRY] = {
@@ -187,7 +189,9 @@ static const struct db_stmt_def stmts[STMT__MAX] = {
 	    "progress_payload = ?, updated_at = ? WHERE id = ? AND "
 	    "status = 'waiting_callback' AND callback_token_hash = ?",
 	    0, "heartbeat_progress" },
-
+	[STMT_EXEC_WINNER] = {
+	    "SELECT callback_token_hash, winner_hash FROM s2r_async_execution "
+	    "WHERE id = ?", 1, "exec_winner" },
 	[STMT_EXEC_POLL_ID] = {
 	    "SELECT " POLL_COLS " FROM s2r_async_execution WHERE id = ? AND "
 	    "initiator_tenant_id = ? AND environment = ? AND service_key = ? "
@@ -979,27 +983,31 @@ repo_ping(struct db *db)
  * Finalizes execution id to status to (completed, failed or cancelled)
  * with payload (the result value or the error object as sent; unused for
  * cancelled, which also needs a pending cancel request) in one
- * compare-and-set UPDATE on status and callback token. REPO_OK for the
+ * compare-and-set UPDATE on status and callback token; winhash (the
+ * SHA-256 of the callback's verb and body) is stored beside the token
+ * hash, so that the winner repeating itself can be recognised. REPO_OK for the
  * one winner, REPO_NOTFOUND for every loser, REPO_ERR. When the answer
  * to the UPDATE is lost, the row is read again: this callback's outcome
  * there is a win; still waiting under this token, the UPDATE is run once
  * more (a compare-and-set, so at most one of them wins).
  */
 int
-repo_finalize(struct db *db, uint64_t id, const unsigned char *tokhash,
-    enum exec_status to, const char *payload, size_t len, int64_t now)
+repo_finalize_win(struct db *db, uint64_t id, const unsigned char *tokhash,
+    enum exec_status to, const char *payload, size_t len,
+    const unsigned char *winhash, int64_t now)
 {
-	MYSQL_BIND	 p[5], *q = to == ST_CANCELLED ? p + 1 : p;
+	MYSQL_BIND	 p[6], *q = to == ST_CANCELLED ? p + 1 : p;
 	MYSQL_TIME	 t[2];
 	enum stmt	 sid = to == ST_CANCELLED ? STMT_FIN_CANCELLED :
 			    to == ST_COMPLETED ? STMT_FIN_COMPLETE : STMT_FIN_FAIL;
 	int		 rc, tries;
 
 	db_bind_blob(&p[0], payload ? payload : "", payload ? len : 0);
-	db_bind_time(&p[1], &t[0], now);
-	db_bind_time(&p[2], &t[1], now);
-	db_bind_u64(&p[3], &id);
-	db_bind_blob(&p[4], tokhash, SHA256_LEN);
+	db_bind_blob(&p[1], winhash, SHA256_LEN);
+	db_bind_time(&p[2], &t[0], now);
+	db_bind_time(&p[3], &t[1], now);
+	db_bind_u64(&p[4], &id);
+	db_bind_blob(&p[5], tokhash, SHA256_LEN);
 	for (tries = 0; tries < 2; tries++) {
 		if ((rc = run_cas(db, sid, q)) != REPO_ERR || !db_lost(db))
 			break;

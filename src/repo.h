@@ -166,6 +166,9 @@ int	repo_heartbeat(struct db *, uint64_t, const unsigned char *tokhash,
 	    int64_t lease_until);
 int	repo_finalize(struct db *, uint64_t, const unsigned char *tokhash,
 	    enum exec_status to, const char *payload, size_t len, int64_t now);
+int	repo_finalize_win(struct db *, uint64_t, const unsigned char *tokhash,
+	    enum exec_status to, const char *payload, size_t len,
+	    const unsigned char *winhash, int64_t now);
 /* retryable failures, progress, the winner (repo_callback.c) */
 int	repo_heartbeat_progress(struct db *, uint64_t,
 	    const unsigned char *tokhash, int64_t lease_until,
@@ -173,6 +176,8 @@ int	repo_heartbeat_progress(struct db *, uint64_t,
 int	repo_retry(struct db *, uint64_t, const unsigned char *tokhash,
 	    const char *error, size_t len, unsigned max_attempts,
 	    int64_t not_before, int64_t now);
+int	repo_exec_winner(struct db *, uint64_t, unsigned char *tokhash,
+	    unsigned char *winhash);
 
 /* admin */
 int	repo_migrate(struct db *, int target, unsigned lock_wait,

@@ -1,11 +1,14 @@
 /*
  * repo_callback.c - the callback writes of contract v2 (migration 8):
- * a heartbeat that reports progress and a retryable failure.
+ * a heartbeat that reports progress, a retryable failure, and the read
+ * that recognises the winning callback repeating itself.
  *
  * Each write is one compare-and-set UPDATE on status and callback token
  * (the statements are in repo.c's table), decided on the rows it
  * matched (CLIENT_FOUND_ROWS).
  */
+#include <string.h>
+
 #include "db.h"
 #include "repo.h"
 #include "repo_sql.h"
@@ -76,4 +79,53 @@ repo_retry(struct db *db, uint64_t id, const unsigned char *tokhash,
 			return REPO_ERR;
 	}
 	return REPO_ERR;
+}
+
+/*
+ * repo_finalize_win without a winner hash (an all-zero one, which no
+ * callback's hash equals): for callers that never answer a repeat.
+ */
+int
+repo_finalize(struct db *db, uint64_t id, const unsigned char *tokhash,
+    enum exec_status to, const char *payload, size_t len, int64_t now)
+{
+	static const unsigned char none[SHA256_LEN];
+
+	return repo_finalize_win(db, id, tokhash, to, payload, len, none,
+	    now);
+}
+
+/*
+ * Reads the callback token hash and the winner hash of execution id
+ * into tokhash and winhash (SHA256_LEN bytes each; zeroed when NULL).
+ * REPO_OK when both are set, REPO_NOTFOUND (no row, or no winner
+ * recorded) or REPO_ERR. The caller compares them in constant time.
+ */
+int
+repo_exec_winner(struct db *db, uint64_t id, unsigned char *tokhash,
+    unsigned char *winhash)
+{
+	MYSQL_BIND	 p[1];
+	MYSQL_STMT	*st;
+	struct db_cols	 c;
+	int		 rc;
+
+	memset(tokhash, 0, SHA256_LEN);
+	memset(winhash, 0, SHA256_LEN);
+	db_bind_u64(&p[0], &id);
+	if ((st = db_run(db, STMT_EXEC_WINNER, p)) == NULL)
+		return REPO_ERR;
+	db_rcol(&c, 0, MYSQL_TYPE_BLOB, tokhash, SHA256_LEN);
+	db_rcol(&c, 1, MYSQL_TYPE_BLOB, winhash, SHA256_LEN);
+	rc = db_fetch_row(st, &c);
+	mysql_stmt_free_result(st);
+	if (rc != 0)
+		return rc == 1 ? REPO_NOTFOUND : REPO_ERR;
+	if (c.null[0] || c.len[0] != SHA256_LEN || c.null[1] ||
+	    c.len[1] != SHA256_LEN) {
+		memset(tokhash, 0, SHA256_LEN);
+		memset(winhash, 0, SHA256_LEN);
+		return REPO_NOTFOUND;
+	}
+	return REPO_OK;
 }

@@ -5,7 +5,9 @@
  * X-Callback-Token must be the current claim's. Finalization is one
  * compare-and-set UPDATE: exactly one of any number of racing callbacks
  * wins (200 with the status body); every other gets 409 conflict with
- * currentStatus. A fail with retryAfterSeconds while attempts are left
+ * currentStatus, except the winner repeating itself (same verb, token
+ * and body: its winner hash is stored beside the token hash), which gets
+ * its 200 again. A fail with retryAfterSeconds while attempts are left
  * ends the claim and puts the execution back to waiting (not before the
  * delay); a heartbeat may store a progress value.
  */
@@ -95,10 +97,65 @@ hb_load(struct app *app, struct req *req, struct cb *c, struct exec_row *r)
 	return rc == REPO_ERR ? HERR_UNAVAILABLE : HERR_NOT_FOUND;
 }
 
+/*
+ * The winner hash of this callback: SHA-256 of the verb, ':' and the
+ * SHA-256 of the body as received.
+ */
+static void
+win_hash(const char *verb, const struct req *req, unsigned char *out)
+{
+	unsigned char	 buf[16 + SHA256_LEN];
+	size_t		 vn = strlen(verb);
+
+	memcpy(buf, verb, vn);
+	buf[vn] = ':';
+	crypto_sha256(req->body ? req->body : "", req->body ? req->body_len :
+	    0, buf + vn + 1);
+	crypto_sha256(buf, vn + 1 + SHA256_LEN, out);
+}
+
+/*
+ * The answer to a callback whose compare-and-set matched nothing: the
+ * winner repeating itself (the stored token hash and winner hash both
+ * equal this callback's, compared in constant time) gets the 200 with
+ * the status body again; any other gets 409 with the current status.
+ */
+static enum herr
+lost(struct app *app, struct req *req, struct resp *resp,
+    const unsigned char *tokhash, const unsigned char *wh, int64_t now)
+{
+	unsigned char	 tok[SHA256_LEN], win[SHA256_LEN];
+	struct exec_row	 r;
+	enum exec_status st;
+	int		 rc, same;
+
+	if ((rc = repo_exec_by_id(app->db, req->exec_id, now, &r)) != REPO_OK)
+		return rc == REPO_NOTFOUND ? HERR_NOT_FOUND : HERR_UNAVAILABLE;
+	st = r.status;
+	if (st == ST_COMPLETED || st == ST_FAILED || st == ST_CANCELLED) {
+		if ((rc = repo_exec_winner(app->db, req->exec_id, tok, win)) ==
+		    REPO_ERR) {
+			exec_row_free(&r);
+			return HERR_UNAVAILABLE;
+		}
+		same = crypto_equal(tok, tokhash, SHA256_LEN);
+		same &= crypto_equal(win, wh, SHA256_LEN);
+		if (rc == REPO_OK && same) {
+			view_status(&resp->body, &r);
+			exec_row_free(&r);
+			resp_json(resp, 200);
+			return HERR_OK;
+		}
+	}
+	exec_row_free(&r);
+	return conflict(resp, st);
+}
+
 static enum herr
 finalize(struct app *app, struct req *req, struct resp *resp, struct cb *c,
-    enum exec_status to, const char *p, size_t n)
+    enum exec_status to, const char *verb, const char *p, size_t n)
 {
+	unsigned char	 wh[SHA256_LEN];
 	struct exec_row	 r;
 	enum herr	 e;
 	int		 rc;
@@ -107,23 +164,16 @@ finalize(struct app *app, struct req *req, struct resp *resp, struct cb *c,
 		cb_free(c);
 		return e;
 	}
-	rc = repo_finalize(app->db, req->exec_id, c->tokhash, to, p, n,
-	    c->now);
+	win_hash(verb, req, wh);
+	rc = repo_finalize_win(app->db, req->exec_id, c->tokhash, to, p, n,
+	    wh, c->now);
 	cb_free(c);
-	if (rc == REPO_NOTFOUND) {
-		exec_row_free(&r);
-		if ((rc = repo_exec_by_id(app->db, req->exec_id, c->now,
-		    &r)) != REPO_OK)
-			return rc == REPO_NOTFOUND ? HERR_NOT_FOUND :
-			    HERR_UNAVAILABLE;
-		exec_row_free(&r);
-		return conflict(resp, r.status);
-	}
 	if (rc != REPO_OK) {
 		exec_row_free(&r);
-		return HERR_UNAVAILABLE;
+		return rc == REPO_NOTFOUND ? lost(app, req, resp, c->tokhash,
+		    wh, c->now) : HERR_UNAVAILABLE;
 	}
-	/* the body the row now gives */
+	/* the body the row now gives (lost() re-reads the same one) */
 	free(r.result);
 	free(r.error);
 	r.status = to;
@@ -224,7 +274,7 @@ handle_complete(struct app *app, struct req *req, struct resp *resp)
 		resp->detail = "the body must be {\"result\":<any JSON value>}";
 		return HERR_INVALID_REQUEST;
 	}
-	return finalize(app, req, resp, &c, ST_COMPLETED, v, n);
+	return finalize(app, req, resp, &c, ST_COMPLETED, "complete", v, n);
 }
 
 /*
@@ -301,7 +351,7 @@ handle_fail(struct app *app, struct req *req, struct resp *resp)
 		if (done)
 			return e;
 	}
-	return finalize(app, req, resp, &c, ST_FAILED, v, n);
+	return finalize(app, req, resp, &c, ST_FAILED, "fail", v, n);
 }
 
 enum herr
@@ -312,5 +362,6 @@ handle_cancelled(struct app *app, struct req *req, struct resp *resp)
 
 	if ((e = cb_begin(app, req, resp, app->cfg->max_request_bytes, &c)))
 		return e;
-	return finalize(app, req, resp, &c, ST_CANCELLED, NULL, 0);
+	return finalize(app, req, resp, &c, ST_CANCELLED, "cancelled", NULL,
+	    0);
 }

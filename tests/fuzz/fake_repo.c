@@ -33,6 +33,8 @@ struct fexec {
 	int		 has_cb;
 	int64_t		 lease_until;
 	int64_t		 not_before;	/* a retry's time; 0: none */
+	unsigned char	 win_hash[SHA256_LEN];
+	int		 has_win;
 	char		*request;
 	size_t		 request_len;
 };
@@ -565,8 +567,9 @@ repo_heartbeat(struct db *db, uint64_t id, const unsigned char *tokhash,
 }
 
 int
-repo_finalize(struct db *db, uint64_t id, const unsigned char *tokhash,
-    enum exec_status to, const char *payload, size_t len, int64_t now)
+repo_finalize_win(struct db *db, uint64_t id, const unsigned char *tokhash,
+    enum exec_status to, const char *payload, size_t len,
+    const unsigned char *winhash, int64_t now)
 {
 	struct fexec	*e;
 	char		*copy = NULL;
@@ -582,6 +585,8 @@ repo_finalize(struct db *db, uint64_t id, const unsigned char *tokhash,
 		return REPO_ERR;
 	e->row.status = to;
 	e->row.completed_at = e->row.updated_at = now;
+	memcpy(e->win_hash, winhash, SHA256_LEN);
+	e->has_win = 1;
 	if (to == ST_COMPLETED) {
 		e->row.result = copy;
 		e->row.result_len = len;
@@ -647,6 +652,24 @@ repo_retry(struct db *db, uint64_t id, const unsigned char *tokhash,
 	e->lease_until = 0;
 	e->not_before = not_before;
 	e->row.updated_at = now;
+	return REPO_OK;
+}
+
+int
+repo_exec_winner(struct db *db, uint64_t id, unsigned char *tokhash,
+    unsigned char *winhash)
+{
+	struct fexec	*e;
+
+	(void)db;
+	memset(tokhash, 0, SHA256_LEN);
+	memset(winhash, 0, SHA256_LEN);
+	if (failing())
+		return REPO_ERR;
+	if ((e = by_id(id)) == NULL || !e->has_cb || !e->has_win)
+		return REPO_NOTFOUND;
+	memcpy(tokhash, e->cb_hash, SHA256_LEN);
+	memcpy(winhash, e->win_hash, SHA256_LEN);
 	return REPO_OK;
 }
 
