@@ -14,7 +14,7 @@
 # Debian packages needed to build and run the stack.
 STACK_PACKAGES=(cmake make gcc pkg-config libfcgi-dev libmariadb-dev libjson-c-dev libssl-dev
                 uuid-dev mariadb-server mariadb-client nginx curl python3-jsonschema
-                php-cli php-curl)
+                php-cli php-curl jq)
 
 # Bounds (seconds) for the waits below.
 STACK_DB_START_TIMEOUT=60
