@@ -187,6 +187,23 @@ complete(const struct claim *c, const char *result)
 	return st;
 }
 
+/* Polls GET /readyz of the private instance until 200, for START_MS at most; 1 or 0. */
+static int
+wait_ready(void)
+{
+	struct fcgi_resp	 r;
+	long long		 deadline = fcgi_now_ms() + START_MS;
+	int			 st = 0;
+
+	while (st != 200 && fcgi_now_ms() < deadline) {
+		st = fcgi_api("GET", "/readyz", F.bkey, NULL, NULL, &r);
+		fcgi_resp_free(&r);
+		if (st != 200)
+			f_pause_ms(50);
+	}
+	return st == 200;
+}
+
 /* How many rows of cid hold status and result "\"<result>\"". */
 static long long
 stored(const char *cid, const char *status, const char *result)
@@ -282,6 +299,9 @@ main(void)
 		fprintf(stderr, "FATAL: cannot start the proxy and the app\n");
 		return 1;
 	}
+	/* ready first: its workers' first connections go through the proxy, and under load a
+	 * slow first connect puts a worker into its reconnect backoff (503 meanwhile) */
+	CHECK(wait_ready());
 	test_claim_commit_lost();
 	test_claim_commit_dropped();
 	test_complete(DBPROXY_LOSE_ANSWER, "answer-lost");
