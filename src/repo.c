@@ -99,6 +99,9 @@ static const struct db_stmt_def stmts[STMT__MAX] = {
 	[STMT_SCHEMA_VERSION] = {
 	    "SELECT COALESCE(MAX(version), 0) FROM s2r_schema_version",
 	    1, "schema_version" },
+	[STMT_MIGRATION_APPLIED] = {
+	    "SELECT COUNT(*) FROM s2r_schema_version WHERE version = ?",
+	    1, "migration_applied" },
 	[STMT_ROUTE_ADD] = {
 	    "INSERT INTO s2r_route (environment, service_key, operation_key, "
 	    "retention_days, enabled, created_at) VALUES (?, ?, ?, ?, 1, ?)",

@@ -125,19 +125,41 @@ repo_migrate_unlock(struct db *db)
 		mysql_stmt_free_result(st);
 }
 
+/* Whether migration version v is recorded: 1, 0, or -1 on error. */
+static int
+is_applied(struct db *db, int v)
+{
+	MYSQL_BIND	 p[1];
+	MYSQL_STMT	*st;
+	struct db_cols	 c;
+	unsigned	 uv = (unsigned)v;
+	long long	 n = 0;
+	int		 rc;
+
+	db_bind_u32(&p[0], &uv);
+	if ((st = db_run(db, STMT_MIGRATION_APPLIED, p)) == NULL)
+		return -1;
+	db_rcol(&c, 0, MYSQL_TYPE_LONGLONG, &n, 0);
+	rc = db_fetch_row(st, &c);
+	mysql_stmt_free_result(st);
+	return rc == 0 ? n > 0 : -1;
+}
+
 /*
- * Applies every embedded migration newer than the recorded version, up
- * to target (0: the newest), in order, holding the migration lock (a
+ * Applies every embedded migration that is not recorded yet, up to
+ * target (0: the newest), in order, holding the migration lock (a
  * concurrent run waits up to lock_wait seconds, then gets REPO_BUSY and
- * applies nothing). *applied gets how many ran, *version the schema
- * version after. REPO_OK, REPO_BUSY or REPO_ERR.
+ * applies nothing). A missing version below a recorded one (numbers
+ * handed out in parallel, merged out of order) is applied too, with a
+ * warning. *applied gets how many ran, *version the schema version
+ * after. REPO_OK, REPO_BUSY or REPO_ERR.
  */
 int
 repo_migrate(struct db *db, int target, unsigned lock_wait, int *applied,
     int *version)
 {
 	size_t	 i;
-	int	 rc;
+	int	 rc, done, before;
 
 	*applied = 0;
 	*version = 0;
@@ -145,23 +167,31 @@ repo_migrate(struct db *db, int target, unsigned lock_wait, int *applied,
 		return REPO_ERR;
 	if ((rc = repo_migrate_lock(db, lock_wait)) != REPO_OK)
 		return rc;
-	if ((rc = repo_schema_version(db, version)) != REPO_OK)
+	if ((rc = repo_schema_version(db, &before)) != REPO_OK)
 		goto fail;
 	for (i = 0; i < asyncexec_nmigrations; i++) {
 		const struct migration *m = &asyncexec_migrations[i];
-		if (m->version <= *version)
-			continue;
+
 		if (target > 0 && m->version > target)
 			break;
+		rc = REPO_ERR;
+		if ((done = is_applied(db, m->version)) == -1)
+			goto fail;
+		if (done)
+			continue;
+		if (m->version < before)
+			log_warn("migrate: %s is applied after version %d (out "
+			    "of order)", m->name, before);
 		if ((rc = apply_one(db, m)) != REPO_OK)
 			goto fail;
-		*version = m->version;
 		(*applied)++;
 		/* the key before any later migration: never a window */
-		if (*version >= POLL_KEY_VERSION &&
+		if (m->version >= POLL_KEY_VERSION &&
 		    (rc = poll_key_ensure(db)) != REPO_OK)
 			goto fail;
 	}
+	if ((rc = repo_schema_version(db, version)) != REPO_OK)
+		goto fail;
 	/* also repairs a database whose key row went missing */
 	rc = *version >= POLL_KEY_VERSION ? poll_key_ensure(db) : REPO_OK;
 	if (rc == REPO_OK)
