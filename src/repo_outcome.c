@@ -65,8 +65,8 @@ repo_claim_outcome(struct db *db, struct claim_item *it,
 	for (i = 0; i < had; i++) {
 		if (outcome_read(db, it[i].id, &o) == REPO_ERR)
 			return REPO_ERR;
-		if (o.has_token && memcmp(o.tokhash, hashes[i],
-		    SHA256_LEN) == 0)
+		if (o.has_token && crypto_equal(o.tokhash, hashes[i],
+		    SHA256_LEN))
 			it[kept++] = it[i];
 		else
 			free(it[i].request);
@@ -92,7 +92,7 @@ repo_fin_outcome(struct db *db, uint64_t id, const unsigned char *tokhash,
 
 	if ((rc = outcome_read(db, id, &o)) != REPO_OK)
 		return rc == REPO_NOTFOUND ? -1 : -2;
-	ours = o.has_token && memcmp(o.tokhash, tokhash, SHA256_LEN) == 0;
+	ours = o.has_token && crypto_equal(o.tokhash, tokhash, SHA256_LEN);
 	if (!ours)
 		return -1;
 	if (strcmp(o.status, exec_status_name(ST_WAITING)) == 0)
