@@ -15,7 +15,9 @@
 #              lifecycle (submit, claim in batches of 10, complete, poll until done;
 #              executions per second), poll_prefill (poll_waiting again, just before the
 #              filler) and poll_5m (poll_waiting again once filler rows bring the table to
-#              5,000,000 rows)
+#              5,000,000 rows); list_prefill and list_5m, the first page of the polled
+#              key's listing before and after the filler (which shares that key's lineage
+#              and route, so the page has the whole table behind it)
 # Each asyncexec row follows a run of its probe (select, select#2, insert, insert#2,
 # select#3) and its ratio is taken to that neighbour. It prints one table (req/s, p50,
 # p99, errors, other% = CPU used by processes outside the bench, db_rt / db_st = database
@@ -215,21 +217,26 @@ fill_table() {
         n=$((want - have < FILLER_BATCH ? want - have : FILLER_BATCH))
         start=$have
         # Sequential 36-character correlation ids; half completed, half waiting; the same
-        # route as the polled executions, another tenant, no usable tokens.
+        # route as the polled executions, another tenant, no usable tokens; the lineage of
+        # the polled executions' key, so that the listing (list_prefill, list_Nm) has the
+        # filler behind its first page.
         stack_db_sql <<SQL || stack_die "filler insert failed"
 USE asyncexec;
+SET @lin = (SELECT initiator_lineage FROM s2r_async_execution WHERE environment = 'bench'
+  AND service_key = 'poll' AND operation_key = 'run' AND initiator_tenant_id <> 'filler'
+  AND initiator_lineage IS NOT NULL LIMIT 1);
 INSERT INTO s2r_async_execution
   (correlation_id, environment, service_key, operation_key, status, request_payload,
    request_sha256, result_payload, initiator_tenant_id, initiator_key_hash,
    poll_token_hash, callback_token_hash, attempts, created_at, updated_at, completed_at,
-   expires_at)
+   expires_at, initiator_lineage)
 SELECT CONCAT('filler-', LPAD(seq + $start, 29, '0')), 'bench', 'poll', 'run',
        IF(seq % 2 = 0, 'completed', 'waiting_callback'), '{"bench":"filler","n":1}',
        UNHEX(SHA2('filler', 256)), IF(seq % 2 = 0, '{"ok":true}', NULL), 'filler',
        UNHEX(SHA2('filler-key', 256)), UNHEX(SHA2('filler-token', 256)),
        IF(seq % 2 = 0, UNHEX(SHA2('filler-callback', 256)), NULL), seq % 2,
        UTC_TIMESTAMP(3), UTC_TIMESTAMP(3), IF(seq % 2 = 0, UTC_TIMESTAMP(3), NULL),
-       UTC_TIMESTAMP(3) + INTERVAL 7 DAY
+       UTC_TIMESTAMP(3) + INTERVAL 7 DAY, @lin
 FROM seq_1_to_$n;
 SQL
         have=$((have + n))
@@ -377,6 +384,7 @@ main() {
     PREFILL_ROWS=$(sql_value 'SELECT COUNT(*) FROM asyncexec.s2r_async_execution')
     bench_measure poll_prefill "$WARM" "$DUR" "$LUA/poll.lua" "$url" "$PRIVATE/poll-waiting.data"
     bench_ratio poll_prefill select#3 0.85 10
+    bench_measure list_prefill "$WARM" "$DUR" "$LUA/list.lua" "$url" "$PRIVATE/poll-waiting.data"
     fill_table "$TABLE_ROWS"
     rows=$(sql_value 'SELECT COUNT(*) FROM asyncexec.s2r_async_execution')
     POLL_BIG=poll_$((TABLE_ROWS / 1000000))m
@@ -384,6 +392,10 @@ main() {
     WAITING_RATIO=$(awk -v a="${R_RPS[$POLL_BIG]}" -v b="${R_RPS[poll_waiting]}" \
         'BEGIN { if (b > 0) printf "%.3f", a / b; else print "nan" }')
     bench_ratio "$POLL_BIG" poll_prefill 0.90
+    # the listing's first page, its key's lineage now holding the filler too
+    bench_measure "list_$((TABLE_ROWS / 1000000))m" "$WARM" "$DUR" "$LUA/list.lua" "$url" \
+        "$PRIVATE/poll-waiting.data"
+    bench_ratio "list_$((TABLE_ROWS / 1000000))m" list_prefill 0.90
     RSS_BIG=$(bench_worker_rss_kib | xargs)
     rss_max=0
     for rss in $RSS_RUNS $RSS_BIG; do
