@@ -232,6 +232,27 @@ json_validate(const char *p, size_t n, unsigned depth, struct json_object **out)
 }
 
 /*
+ * Reads the 4 hex digits at p (exactly 4 bytes, no terminator needed:
+ * sscanf would look for one past the span) into *v; 0 or -1.
+ */
+static int
+hex4(const char *p, unsigned *v)
+{
+	int	 i, d;
+
+	*v = 0;
+	for (i = 0; i < 4; i++) {
+		d = p[i] >= '0' && p[i] <= '9' ? p[i] - '0' :
+		    p[i] >= 'a' && p[i] <= 'f' ? p[i] - 'a' + 10 :
+		    p[i] >= 'A' && p[i] <= 'F' ? p[i] - 'A' + 10 : -1;
+		if (d == -1)
+			return -1;
+		*v = *v << 4 | (unsigned)d;
+	}
+	return 0;
+}
+
+/*
  * Compares a raw (still escaped) key token with key; 1 when equal. As
  * in json-c, whose names are C strings, a \u0000 ends the name.
  */
@@ -248,7 +269,7 @@ key_equal(const char *raw, size_t n, const char *key)
 				return 0;
 			c = raw[++i];
 			if (c == 'u') {
-				if (i + 4 >= n || sscanf(raw + i + 1, "%4x", &v) != 1 ||
+				if (i + 4 >= n || hex4(raw + i + 1, &v) == -1 ||
 				    v > 0x7f)
 					return 0;
 				if (v == 0)

@@ -3,6 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+
+#include <sys/mman.h>
 
 #include <json-c/json.h>
 
@@ -125,6 +128,36 @@ nul_keys(void)
 	CHECK(json_member(body, strlen(body), "", &v, &n) == 1 && n == 1);
 }
 
+/*
+ * A \u escape in a member name is read within the span json_member was
+ * given: the span is not a C string (no NUL after it; found by fuzz_json,
+ * where sscanf looked for a terminator past the buffer: ASan in
+ * scripts/test.sh --sanitize reports such a read).
+ */
+static void
+escape_in_span(void)
+{
+	static const char text[] = "{\"\\u0072x\":1,\"\\u0041\":2}";
+	size_t		 n = sizeof(text) - 1, pg = (size_t)sysconf(_SC_PAGESIZE);
+	char		*map, *p;
+	const char	*v;
+	size_t		 vn;
+
+	/* the span ends where an inaccessible page begins: a read past it faults */
+	map = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+	    -1, 0);
+	CHECK(map != MAP_FAILED && mprotect(map + pg, pg, PROT_NONE) == 0);
+	if (map == MAP_FAILED)
+		return;
+	memset(map, 'A', pg);			/* no NUL before the span either */
+	p = map + pg - n;
+	memcpy(p, text, n);
+	CHECK(json_member(p, n, "rx", &v, &vn) == 1 && vn == 1 && *v == '1');
+	CHECK(json_member(p, n, "A", &v, &vn) == 1 && vn == 1 && *v == '2');
+	CHECK(json_member(p, n, "B", &v, &vn) == 0);
+	munmap(map, 2 * pg);
+}
+
 static void
 render(void)
 {
@@ -186,6 +219,7 @@ main(void)
 	validate();
 	members();
 	nul_keys();
+	escape_in_span();
 	render();
 	return check_done("unit_json");
 }
