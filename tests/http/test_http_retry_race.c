@@ -15,6 +15,7 @@
 #include "check.h"
 #include "config.h"
 #include "fixture.h"
+#include "sidedb.h"
 
 #include <mysql.h>
 #include <pthread.h>
@@ -37,31 +38,6 @@ static long max_attempts;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static int next_fail, fails_done, expire_runs, expire_bad;
 static const struct timespec pace = { 0, 40 * 1000000L };	/* between fails */
-
-/* A database connection for the fixtures (UTC); exits on failure. */
-static MYSQL *
-db_open(void)
-{
-	MYSQL *m = mysql_init(NULL);
-
-	if (mysql_real_connect(m, cfg.db_socket[0] ? NULL : cfg.db_host, cfg.db_user,
-	    cfg.db_password, cfg.db_name, cfg.db_port,
-	    cfg.db_socket[0] ? cfg.db_socket : NULL, 0) == NULL ||
-	    mysql_query(m, "SET time_zone = '+00:00'") != 0) {
-		fprintf(stderr, "FATAL: database: %s\n", mysql_error(m));
-		exit(1);
-	}
-	return m;
-}
-
-static void
-db_exec(MYSQL *m, const char *q)
-{
-	if (mysql_query(m, q) != 0) {
-		fprintf(stderr, "FATAL: %s: %s\n", q, mysql_error(m));
-		exit(1);
-	}
-}
 
 /* Whether execution I is at attempt max - 1 (else at max). */
 static int
@@ -194,7 +170,7 @@ prepare(MYSQL *m)
 		    retryable(i) ? max_attempts - 1 : max_attempts,
 		    i >= 3 * N / 4 ? -1000 : 300000 + i * 10000 + (i % 3 - 1) * 15000,
 		    (long long)C[i].id);
-		db_exec(m, q);
+		sidedb_exec(m, q);
 	}
 }
 
@@ -209,7 +185,7 @@ row(MYSQL *m, int i, char *status, size_t sl, int *tok_null, char *le, size_t ll
 	snprintf(q, sizeof q, "SELECT status, callback_token_hash IS NULL, "
 	    "COALESCE(last_error, '') FROM s2r_async_execution WHERE id = %lld",
 	    (long long)C[i].id);
-	db_exec(m, q);
+	sidedb_exec(m, q);
 	res = mysql_store_result(m);
 	w = res ? mysql_fetch_row(res) : NULL;
 	snprintf(status, sl, "%s", w ? w[0] : "");
@@ -241,7 +217,7 @@ check_claim_plan(MYSQL *m)
 	    "NOW(3)) AND expires_at > NOW(3) AND (not_before IS NULL OR not_before <= "
 	    "NOW(3)) AND attempts < %ld ORDER BY id LIMIT 10 FOR UPDATE SKIP LOCKED",
 	    F.env, F.svc, F.op, max_attempts);
-	db_exec(m, q);
+	sidedb_exec(m, q);
 	res = mysql_store_result(m);
 	w = res ? mysql_fetch_row(res) : NULL;
 	nf = res ? mysql_num_fields(res) : 0;
@@ -328,7 +304,7 @@ main(void)
 	}
 	max_attempts = config_long("max_attempts", 5);
 	fx_setup(&F, "retry-race");
-	m = db_open();
+	m = sidedb_open(&cfg);
 	check_claim_plan(m);
 	prepare(m);
 	next_fail = 0;

@@ -22,6 +22,7 @@
 #include "check.h"
 #include "config.h"
 #include "fixture.h"
+#include "sidedb.h"
 
 #include <mysql.h>
 #include <pthread.h>
@@ -55,32 +56,6 @@ now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* A database connection for the fixtures (UTC); exits on failure. */
-static MYSQL *
-db_open(void)
-{
-	MYSQL *m = mysql_init(NULL);
-
-	if (mysql_real_connect(m, cfg.db_socket[0] ? NULL : cfg.db_host, cfg.db_user,
-	    cfg.db_password, cfg.db_name, cfg.db_port,
-	    cfg.db_socket[0] ? cfg.db_socket : NULL, 0) == NULL ||
-	    mysql_query(m, "SET time_zone = '+00:00'") != 0) {
-		fprintf(stderr, "FATAL: database: %s\n", mysql_error(m));
-		exit(1);
-	}
-	return m;
-}
-
-/* Runs fixture statement Q on M; exits on failure. */
-static void
-db_exec(MYSQL *m, const char *q)
-{
-	if (mysql_query(m, q) != 0) {
-		fprintf(stderr, "FATAL: %s: %s\n", q, mysql_error(m));
-		exit(1);
-	}
-}
-
 /* Sets execution ID's lease (or, with COL "expires_at", its expiry) one second ago. */
 static void
 db_past(MYSQL *m, const char *col, int64_t id)
@@ -89,7 +64,7 @@ db_past(MYSQL *m, const char *col, int64_t id)
 
 	snprintf(q, sizeof q, "UPDATE s2r_async_execution SET %s = NOW(3) - INTERVAL 1 SECOND "
 	    "WHERE id = %lld", col, (long long)id);
-	db_exec(m, q);
+	sidedb_exec(m, q);
 }
 
 /* One run of the expiry binary; returns its exit status (-1: no status), OUT its stdout. */
@@ -234,7 +209,7 @@ db_past_cid(MYSQL *m, const char *col, const struct fx *f, const char *cid)
 	snprintf(q, sizeof q, "UPDATE s2r_async_execution SET %s = NOW(3) - INTERVAL 1 SECOND "
 	    "WHERE environment = '%s' AND service_key = '%s' AND operation_key = '%s' AND "
 	    "correlation_id = '%s'", col, f->env, f->svc, f->op, cid);
-	db_exec(m, q);
+	sidedb_exec(m, q);
 }
 
 /* Claims at most one execution of F (lease 5 s); returns 1 and fills C when one came. */
@@ -264,7 +239,7 @@ cancel_part(void)
 	struct sub due, used, cn;
 	struct claim c;
 	struct http_resp r;
-	MYSQL *m = db_open();
+	MYSQL *m = sidedb_open(&cfg);
 	long max_attempts = config_long("max_attempts", 5);
 	char out[1024];
 	int i;
@@ -477,7 +452,7 @@ once_part(void)
 	static struct once o;
 	struct cbarg a[CB];
 	pthread_t th[CB + 1];
-	MYSQL *m = db_open();
+	MYSQL *m = sidedb_open(&cfg);
 	char q[512];
 	int64_t t0 = now_ms(), t1, t2;
 	int i, expired = 0;
@@ -503,7 +478,7 @@ once_part(void)
 	    "WHERE environment = '%s' AND service_key = '%s' AND operation_key = '%s' "
 	    "AND CAST(SUBSTRING(correlation_id, 3) AS UNSIGNED) %% 4 = 0", o.spread, o.n,
 	    o.spread / 4, o.F.env, o.F.svc, o.F.op);
-	db_exec(m, q);
+	sidedb_exec(m, q);
 	mysql_close(m);
 	t1 = now_ms();
 	o.cb_left = CB;
@@ -606,7 +581,7 @@ excl_claimer(void *arg)
 {
 	struct clarg *a = arg;
 	struct excl *e = a->e;
-	MYSQL *m = db_open();
+	MYSQL *m = sidedb_open(&cfg);
 	struct http_resp r;
 	struct json_object *js;
 	struct claim c;
