@@ -420,7 +420,7 @@ stack_nginx_render() {
     grep -q "listen 127.0.0.1:$mport;" "$d/site.conf" ||
         stack_die "nginx/asyncexec.conf has no 'listen 127.0.0.1:9180;' line to rewrite"
     grep -q "unix:$STACK_APP_SOCK;" "$d/site.conf" ||
-        stack_die "nginx/asyncexec.conf has no 'fastcgi_pass unix:/run/asyncexec/asyncexec.sock;'"
+        stack_die "nginx/asyncexec.conf has no 'server unix:/run/asyncexec/asyncexec.sock;' (upstream asyncexec_app)"
     cat >"$d/nginx.conf" <<EOF
 # Private nginx for the stack in $STACK_STATE (written by scripts/lib/stack.sh).
 worker_processes 2;
@@ -461,6 +461,8 @@ stack_healthz() {
 }
 
 # stack_nginx_start PORT — render, check and start nginx; wait until /healthz answers.
+# STACK_NGINX_RENDER names the render function (default stack_nginx_render; the cluster's
+# wraps it, scripts/lib/cluster.sh).
 stack_nginx_start() {
     local port=$1 d=$STACK_NGINX_DIR pid
     if pid=$(stack_nginx_pid); then
@@ -469,7 +471,7 @@ stack_nginx_start() {
     fi
     stack_port_in_use "$port" && stack_die "port $port is in use; cannot start nginx there"
     stack_check_worker_access
-    stack_nginx_render "$port"
+    "${STACK_NGINX_RENDER:-stack_nginx_render}" "$port"
     nginx -t -q -p "$d/" -c "$d/nginx.conf" || stack_die "nginx -t rejected $d/nginx.conf"
     printf '%s\n' "$port" >"$d/port"
     stack_log "starting nginx on 127.0.0.1:$port (config $d/nginx.conf)"
