@@ -269,6 +269,44 @@ check_ddl(struct chk *k, struct rchk *r)
 }
 
 /*
+ * With db_hosts: one line per node, whether it can be reached and, on
+ * Galera, whether it is Synced in the Primary component. A node that is
+ * down is a warning (the others take the writes), not an error.
+ */
+static void
+check_nodes(struct chk *k)
+{
+	struct config		 one;
+	struct repo_node	 n;
+	struct db		*db;
+	unsigned		 i;
+	char			 what[300];
+
+	for (i = 0; i < k->cfg.db_nhosts; i++) {
+		one = k->cfg;
+		one.db_hosts[0] = k->cfg.db_hosts[i];
+		one.db_nhosts = 1;
+		snprintf(what, sizeof(what), "node %u (%s:%u)", i + 1,
+		    one.db_hosts[0].host, one.db_hosts[0].port);
+		if ((db = repo_open(&one, 0)) == NULL ||
+		    repo_node_state(db, &n) != REPO_OK)
+			say(k, "warn", what, "cannot be reached: the hosts "
+			    "skip it while it is down");
+		else if (!n.wsrep)
+			say(k, "warn", what, "reached, but it runs no Galera "
+			    "replication (wsrep_on is OFF): db_hosts is for "
+			    "the nodes of one cluster");
+		else if (!n.ready)
+			say(k, "warn", what, "%s in a %s component: not used "
+			    "until it is Synced in the Primary one", n.state,
+			    n.status);
+		else
+			say(k, "ok", what, "%s, %s", n.state, n.status);
+		repo_close(db);
+	}
+}
+
+/*
  * Runs the checks of binary prog (who: CHECK_FCGI, CHECK_EXPIRE or
  * CHECK_ADMIN) on configuration file path. Returns the exit status: 0
  * when no check is an error, 1 otherwise, 2 when the file does not parse.
@@ -296,6 +334,7 @@ check_run(const char *prog, unsigned who, const char *path)
 	else {
 		say(&k, "ok", "database", "connected to %s as %s",
 		    k.cfg.db_name, k.cfg.db_user);
+		check_nodes(&k);
 		check_server(&k, r);
 		check_schema(&k, r);
 		check_dml(&k, r);

@@ -35,7 +35,8 @@ enum ckey {
 	CK_LISTEN, CK_LISTEN_MODE, CK_LISTEN_GROUP, CK_LISTEN_BACKLOG,
 	CK_WORKERS, CK_MAX_REQUEST_BYTES, CK_MAX_RESULT_BYTES,
 	CK_MAX_JSON_DEPTH, CK_RETRY_AFTER, CK_MAX_ATTEMPTS,
-	CK_PURGE_GRACE_DAYS, CK_CACHE_TTL, CK_LOG_LEVEL,
+	CK_PURGE_GRACE_DAYS, CK_CACHE_TTL, CK_LOG_LEVEL, CK_DB_HOSTS,
+	CK_DB_SYNC_WAIT,
 	CK__MAX
 };
 
@@ -66,6 +67,8 @@ static const struct cdef defs[CK__MAX] = {
 	{ "cache_ttl_seconds", CT_UINT, F(cache_ttl_seconds), 0, 0,
 	  3600 },						/* CK_CACHE_TTL */
 	{ "log_level", CT_LEVEL, F(log_level), 0, 0, 0 },	/* CK_LOG_LEVEL */
+	{ "db_hosts", CT_STR, F(db_hosts_text), S(db_hosts_text), 0, 0 }, /* CK_DB_HOSTS */
+	{ "db_sync_wait", CT_UINT, F(db_sync_wait), 0, 0, 15 },	/* CK_DB_SYNC_WAIT */
 };
 
 void
@@ -77,6 +80,7 @@ config_defaults(struct config *c)
 	snprintf(c->db_name, sizeof(c->db_name), "asyncexec");
 	snprintf(c->db_user, sizeof(c->db_user), "asyncexec");
 	c->db_connect_timeout = 2;
+	c->db_sync_wait = 1;
 	snprintf(c->listen, sizeof(c->listen), "/run/asyncexec/asyncexec.sock");
 	c->listen_mode = 0660;
 	c->listen_backlog = 128;
@@ -237,6 +241,90 @@ read_password_file(struct config *c, const char *name, char *err, size_t errsz)
 	return 0;
 }
 
+/*
+ * Parses one db_hosts entry, host[:port] or [v6]:port, of n bytes at s
+ * into h (port dflt when none). NULL or a reason.
+ */
+static const char *
+parse_host(const char *s, size_t n, unsigned dflt, struct config_host *h)
+{
+	const char	*colon = NULL, *hs = s, *he;
+	unsigned long	 port = dflt;
+	char		 num[8];
+	size_t		 i;
+
+	if (s[0] == '[') {
+		if ((he = memchr(s, ']', n)) == NULL)
+			return "an IPv6 address needs its closing ]";
+		hs = s + 1;
+		if (he + 1 < s + n && he[1] != ':')
+			return "expected [address]:port";
+		colon = he + 1 < s + n ? he + 1 : NULL;
+	} else {
+		colon = memchr(s, ':', n);
+		he = colon ? colon : s + n;
+	}
+	if (he == hs || (size_t)(he - hs) >= sizeof(h->host))
+		return "an empty or too long host name";
+	for (i = 0; hs + i < he; i++)
+		if (!isalnum((unsigned char)hs[i]) && strchr(".-_:", hs[i]) ==
+		    NULL)
+			return "a host name holds letters, digits, '.', '-', '_'";
+	if (colon != NULL) {
+		if ((size_t)(s + n - colon - 1) >= sizeof(num))
+			return "expected host:port, port 1..65535";
+		memcpy(num, colon + 1, (size_t)(s + n - colon - 1));
+		num[s + n - colon - 1] = '\0';
+		if (parse_num(num, 10, 1, 65535, &port) == -1)
+			return "expected host:port, port 1..65535";
+	}
+	memcpy(h->host, hs, (size_t)(he - hs));
+	h->host[he - hs] = '\0';
+	h->port = (unsigned)port;
+	return NULL;
+}
+
+/*
+ * Splits db_hosts (entries separated by commas and/or blanks) into
+ * c->db_hosts; ports default to db_port. 0, or -1 with err filled.
+ */
+static int
+parse_hosts(struct config *c, const char *name, char *err, size_t errsz)
+{
+	const char	*p = c->db_hosts_text, *why;
+	size_t		 n;
+	unsigned	 i;
+
+	c->db_nhosts = 0;
+	for (;;) {
+		p += strspn(p, ", \t");
+		if (*p == '\0')
+			break;
+		n = strcspn(p, ", \t");
+		if (c->db_nhosts == CONFIG_MAX_HOSTS) {
+			why = "more than 8 nodes";
+			goto fail;
+		}
+		if ((why = parse_host(p, n, c->db_port,
+		    &c->db_hosts[c->db_nhosts])) != NULL)
+			goto fail;
+		for (i = 0; i < c->db_nhosts; i++)
+			if (strcmp(c->db_hosts[i].host,
+			    c->db_hosts[c->db_nhosts].host) == 0 &&
+			    c->db_hosts[i].port == c->db_hosts[c->db_nhosts].port) {
+				why = "a node is listed twice";
+				goto fail;
+			}
+		c->db_nhosts++;
+		p += n;
+	}
+	return 0;
+fail:
+	snprintf(err, errsz, "%s: db_hosts: %.*s: %s", name,
+	    (int)(n > 80 ? 80 : n), p, why);
+	return -1;
+}
+
 /* Parses text named name, reading the password file when readpw. */
 static int
 parse_text(struct config *c, const char *name, const char *text, int readpw,
@@ -266,6 +354,12 @@ parse_text(struct config *c, const char *name, const char *text, int readpw,
 	if (seen[CK_DB_PASSWORD] && seen[CK_DB_PASSWORD_FILE]) {
 		snprintf(err, errsz, "%s: db_password and db_password_file are "
 		    "both set; use one", name);
+		return -1;
+	}
+	if (parse_hosts(c, name, err, errsz) == -1)
+		return -1;
+	if (seen[CK_DB_HOSTS] && c->db_nhosts == 0) {
+		snprintf(err, errsz, "%s: db_hosts: lists no node", name);
 		return -1;
 	}
 	if (readpw && c->db_password_file[0] != '\0')

@@ -10,6 +10,13 @@
 #include <stddef.h>
 
 #define CONFIG_DEFAULT_PATH	"/etc/asyncexec/asyncexec.conf"
+#define CONFIG_MAX_HOSTS	8	/* db_hosts entries */
+
+/* One database node of db_hosts (a Galera cluster), in preference order. */
+struct config_host {
+	char		 host[256];
+	unsigned	 port;
+};
 
 struct config {
 	char		 db_host[256];
@@ -20,6 +27,10 @@ struct config {
 	char		 db_password[256];
 	char		 db_password_file[256];
 	unsigned	 db_connect_timeout;
+	char		 db_hosts_text[1024];	/* db_hosts as written */
+	struct config_host db_hosts[CONFIG_MAX_HOSTS];
+	unsigned	 db_nhosts;	/* 0: one server (db_socket/db_host) */
+	unsigned	 db_sync_wait;	/* wsrep_sync_wait on a Galera node */
 	char		 listen[108];
 	unsigned	 listen_mode;
 	char		 listen_group[64];

@@ -54,6 +54,11 @@ struct db {
 	unsigned			 seed;		/* jitter, rand_r */
 	long long			 down_since, next_try, last_note;
 	char				 errmsg[256];	/* the last connect error */
+	/* db_hosts (a Galera cluster): the node of the connection */
+	int				 node;		/* -1: none / one server */
+	unsigned			 pin;		/* own pin, no shared page */
+	int				 wsrep;		/* the server replicates */
+	int				 sync_boost;	/* wsrep_sync_wait |= 1 */
 };
 
 /* Allocates a handle; does not connect. NULL when out of memory. */
@@ -76,6 +81,7 @@ db_new(const struct config *cfg, const struct db_stmt_def *defs, size_t n,
 	db->n = n;
 	db->eager = eager;
 	db->multi = multi;
+	db->node = -1;
 	return db;
 }
 
@@ -94,6 +100,8 @@ db_drop(struct db *db)
 		mysql_close(db->conn);
 	db->conn = NULL;
 	db->in_tx = 0;
+	db->node = -1;
+	db->wsrep = 0;
 	memset(db->prep_logged, 0, db->n ? db->n : 1);
 }
 
@@ -115,7 +123,8 @@ conn_lost(unsigned e)
 	return e == CR_SERVER_GONE_ERROR || e == CR_SERVER_LOST ||
 	    e == CR_CONNECTION_ERROR || e == CR_CONN_HOST_ERROR ||
 	    e == CR_SERVER_LOST_EXTENDED || e == ER_CONNECTION_KILLED ||
-	    e == ER_SERVER_SHUTDOWN || e == 4031 /* MySQL 8 idle kick */;
+	    e == ER_SERVER_SHUTDOWN || e == 4031 /* MySQL 8 idle kick */ ||
+	    e == ER_UNKNOWN_COM_ERROR /* 1047: Galera node not ready */;
 }
 
 /* What to do about a statement that does not prepare, by its error. */
@@ -227,9 +236,14 @@ db_options(struct db *db)
 	    "innodb_lock_wait_timeout = " DB_LOCK_WAIT_SECONDS_STR);
 }
 
-/* Connects (and prepares all when eager); 0 or -1 (logged once). */
+/*
+ * Connects to one server (host and port, or the unix socket sock when
+ * not NULL) and reads its replication state into st; 0 or -1
+ * (db->errmsg says why, naming the node when it is one of db_hosts).
+ */
 static int
-db_connect(struct db *db)
+connect_server(struct db *db, const char *host, unsigned port,
+    const char *sock, struct db_node *st)
 {
 	const struct config	*c = db->cfg;
 	unsigned long		 flags = CLIENT_FOUND_ROWS;
@@ -239,15 +253,115 @@ db_connect(struct db *db)
 	db_options(db);
 	if (db->multi)
 		flags |= CLIENT_MULTI_STATEMENTS;
-	if (mysql_real_connect(db->conn,
-	    c->db_socket[0] ? NULL : c->db_host, c->db_user, c->db_password,
-	    c->db_name, c->db_socket[0] ? 0 : c->db_port,
-	    c->db_socket[0] ? c->db_socket : NULL, flags) == NULL) {
+	if (mysql_real_connect(db->conn, sock ? NULL : host, c->db_user,
+	    c->db_password, c->db_name, sock ? 0 : port, sock, flags) == NULL) {
 		db->last_errno = mysql_errno(db->conn);
-		snprintf(db->errmsg, sizeof(db->errmsg), "%s",
-		    mysql_error(db->conn));
-		goto fail;
+		if (c->db_nhosts > 0)
+			snprintf(db->errmsg, sizeof(db->errmsg), "%.60s:%u: %.180s",
+			    host, port, mysql_error(db->conn));
+		else
+			snprintf(db->errmsg, sizeof(db->errmsg), "%s",
+			    mysql_error(db->conn));
+		db_drop(db);
+		return -1;
 	}
+	if (db_node_state(db, st) == -1) {
+		db_drop(db);
+		return -1;
+	}
+	db->wsrep = st->wsrep;
+	return 0;
+}
+
+/* The node this process should write to: the host's shared pin. */
+static unsigned
+pin_now(struct db *db)
+{
+	unsigned	 n = db->cfg->db_nhosts, pin;
+
+	if (metrics_pin_get(&pin) == -1)
+		pin = db->pin;
+	return n > 0 && pin < n ? pin : 0;
+}
+
+/*
+ * Connects to the first usable node of db_hosts from the pinned one on,
+ * in list order (wrapping): reachable, and Synced in the Primary
+ * component when it runs Galera. Another node than the pinned one moves
+ * the pin (logged once, by the worker that moved it). 0 or -1.
+ */
+static int
+connect_cluster(struct db *db)
+{
+	const struct config	*c = db->cfg;
+	const struct config_host *h;
+	struct db_node		 st;
+	unsigned		 start = pin_now(db), k, i;
+
+	for (k = 0; k < c->db_nhosts; k++) {
+		i = (start + k) % c->db_nhosts;
+		h = &c->db_hosts[i];
+		if (connect_server(db, h->host, h->port, NULL, &st) == -1)
+			continue;
+		if (st.wsrep && (!st.synced || !st.primary)) {
+			snprintf(db->errmsg, sizeof(db->errmsg), "%.60s:%u: the "
+			    "node is %.31s in a %.31s component, not Synced in the "
+			    "Primary one", h->host, h->port, st.state,
+			    st.status);
+			db->last_errno = ER_UNKNOWN_COM_ERROR;
+			db_drop(db);
+			continue;
+		}
+		db->node = (int)i;
+		db->pin = i;
+		if (i != start && metrics_pin_move(start, i))
+			log_warn("db: writer moved from node %u (%s:%u) to node "
+			    "%u (%s:%u): %s", start + 1, c->db_hosts[start].host,
+			    c->db_hosts[start].port, i + 1, h->host, h->port,
+			    "it stays there until a reload");
+		return 0;
+	}
+	return -1;
+}
+
+/*
+ * Sets the session's wsrep_sync_wait on a Galera node: the configured
+ * one, with bit 1 (reads wait for every earlier write of the cluster)
+ * added while sync_boost is set. 0 or -1.
+ */
+static int
+apply_sync_wait(struct db *db)
+{
+	char	 q[64];
+
+	if (!db->wsrep)
+		return 0;
+	snprintf(q, sizeof(q), "SET SESSION wsrep_sync_wait = %u",
+	    db->cfg->db_sync_wait | (db->sync_boost ? 1u : 0u));
+	if (mysql_real_query(db->conn, q, strlen(q)) != 0) {
+		db->last_errno = mysql_errno(db->conn);
+		snprintf(db->errmsg, sizeof(db->errmsg), "%s: %s", q,
+		    mysql_error(db->conn));
+		return -1;
+	}
+	return 0;
+}
+
+/* Connects (and prepares all when eager); 0 or -1 (logged once). */
+static int
+db_connect(struct db *db)
+{
+	const struct config	*c = db->cfg;
+	struct db_node		 st;
+	int			 rc;
+
+	if (c->db_nhosts > 0)
+		rc = connect_cluster(db);
+	else
+		rc = connect_server(db, c->db_host, c->db_port,
+		    c->db_socket[0] ? c->db_socket : NULL, &st);
+	if (rc == -1 || apply_sync_wait(db) == -1)
+		goto fail;
 	if (db->eager && prepare_all(db) == -1)
 		goto fail;
 	db->last_used = time(NULL);
@@ -329,6 +443,12 @@ db_ready(struct db *db)
 	time_t		 now = time(NULL);
 	long long	 ms;
 
+	if (db->conn != NULL && db->node >= 0 && !db->in_tx &&
+	    pin_now(db) != (unsigned)db->node) {
+		log_info("db: following this host's writer to node %u",
+		    pin_now(db) + 1);
+		db_drop(db);
+	}
 	if (db->conn != NULL && now - db->last_used > DB_IDLE_PING_SECONDS &&
 	    mysql_ping(db->conn) != 0) {
 		log_warn("db: connection lost while idle: %s",
@@ -423,6 +543,13 @@ db_lost(const struct db *db)
 	return conn_lost(db->last_errno);
 }
 
+/* The db_hosts position of the connected node; -1 none or one server. */
+int
+db_node(const struct db *db)
+{
+	return db->node;
+}
+
 /* The configuration the handle was made with. */
 const struct config *
 db_config(const struct db *db)
@@ -437,6 +564,80 @@ db_errno(const struct db *db)
 	return db->last_errno;
 }
 
+/*
+ * Whether the last failure was a conflict (1213: a deadlock, or on
+ * Galera a write of another node certified first): nothing of the
+ * statement or transaction was applied; it may be run again whole.
+ */
+int
+db_conflict(const struct db *db)
+{
+	return db->last_errno == ER_LOCK_DEADLOCK;
+}
+
+/*
+ * While on, reads on a Galera node wait until the node has applied
+ * every write the cluster committed before them (wsrep_sync_wait bit
+ * 1): for re-reading what a write whose answer was lost did, possibly
+ * on another node than the one it was sent to. 0 or -1.
+ */
+int
+db_sync_reads(struct db *db, int on)
+{
+	db->sync_boost = on;
+	if (db->conn == NULL)
+		return 0;	/* the next connect applies it */
+	if (apply_sync_wait(db) == -1) {
+		log_error("db: %s", db->errmsg);
+		if (conn_lost(db->last_errno))
+			db_drop(db);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Reads the server's replication state into st: whether it runs Galera
+ * (wsrep_on), and then wsrep_local_state(_comment) and
+ * wsrep_cluster_status. 0 or -1 (the connection failed).
+ */
+int
+db_node_state(struct db *db, struct db_node *st)
+{
+	static const char qon[] = "SHOW GLOBAL VARIABLES LIKE 'wsrep_on'";
+	static const char q[] = "SHOW GLOBAL STATUS WHERE Variable_name IN "
+	    "('wsrep_local_state_comment', 'wsrep_cluster_status')";
+	MYSQL_RES	*res;
+	MYSQL_ROW	 row;
+
+	memset(st, 0, sizeof(*st));
+	if (mysql_real_query(db->conn, qon, sizeof(qon) - 1) != 0 ||
+	    (res = mysql_store_result(db->conn)) == NULL)
+		goto fail;
+	if ((row = mysql_fetch_row(res)) != NULL && row[1] != NULL)
+		st->wsrep = strcmp(row[1], "ON") == 0;
+	mysql_free_result(res);
+	if (!st->wsrep)
+		return 0;
+	if (mysql_real_query(db->conn, q, sizeof(q) - 1) != 0 ||
+	    (res = mysql_store_result(db->conn)) == NULL)
+		goto fail;
+	while ((row = mysql_fetch_row(res)) != NULL)
+		if (row[0] != NULL && row[1] != NULL)
+			snprintf(strcmp(row[0], "wsrep_cluster_status") == 0 ?
+			    st->status : st->state, sizeof(st->state), "%.31s",
+			    row[1]);
+	mysql_free_result(res);
+	st->synced = strcmp(st->state, "Synced") == 0;
+	st->primary = strcmp(st->status, "Primary") == 0;
+	return 0;
+fail:
+	db->last_errno = mysql_errno(db->conn);
+	snprintf(db->errmsg, sizeof(db->errmsg), "replication state: %s",
+	    mysql_error(db->conn));
+	return -1;
+}
+
 /* Runs a plain query (no values); 0 or -1. */
 static int
 db_query(struct db *db, const char *q)
@@ -444,7 +645,11 @@ db_query(struct db *db, const char *q)
 	if (mysql_real_query(db->conn, q, strlen(q)) != 0) {
 		db->last_errno = mysql_errno(db->conn);
 		metrics_db_error();
-		log_error("db: %s: %s", q, mysql_error(db->conn));
+		if (db->last_errno == ER_LOCK_DEADLOCK)
+			log_warn("db: %s: %s (another write won; retried or "
+			    "503)", q, mysql_error(db->conn));
+		else
+			log_error("db: %s: %s", q, mysql_error(db->conn));
 		if (conn_lost(db->last_errno))
 			db_drop(db);
 		return -1;

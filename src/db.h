@@ -25,6 +25,15 @@ struct db_stmt_def {
 
 struct db;
 
+/* A server's replication state (db_node_state). */
+struct db_node {
+	int		 wsrep;		/* runs Galera (wsrep_on) */
+	int		 synced;	/* wsrep_local_state_comment Synced */
+	int		 primary;	/* wsrep_cluster_status Primary */
+	char		 state[32];	/* wsrep_local_state_comment */
+	char		 status[32];	/* wsrep_cluster_status */
+};
+
 struct db	*db_new(const struct config *, const struct db_stmt_def *,
 		    size_t nstmts, int eager, int multi);
 void		 db_free(struct db *);
@@ -34,6 +43,10 @@ int		 db_affected(struct db *, int id);
 unsigned	 db_errno(const struct db *);
 const struct config *db_config(const struct db *);
 int		 db_lost(const struct db *);
+int		 db_conflict(const struct db *);
+int		 db_sync_reads(struct db *, int on);
+int		 db_node_state(struct db *, struct db_node *);
+int		 db_node(const struct db *);
 int		 db_begin(struct db *);
 int		 db_commit(struct db *);
 void		 db_rollback(struct db *);

@@ -313,7 +313,7 @@ spawn(const struct config *cfg, int fd, struct child *c, unsigned i)
 {
 	long long	 now = now_ms();
 	unsigned	 held;
-	pid_t		 pid;
+	pid_t		 pid, master = getpid();
 
 	if ((pid = fork()) == -1) {
 		back_off(c, now);
@@ -324,7 +324,7 @@ spawn(const struct config *cfg, int fd, struct child *c, unsigned i)
 		return -1;
 	}
 	if (pid == 0)
-		_exit(worker_run(cfg, fd));
+		_exit(worker_run(cfg, fd, master));
 	c->pid = pid;
 	c->started = now;
 	return 0;
@@ -588,6 +588,8 @@ reload(struct master *m)
 	}
 	if ((kids = calloc(n, sizeof(*kids))) == NULL)
 		goto fail;
+	/* an operator's reload sends the writer back to the first node */
+	metrics_pin_reset();
 	if ((up = fork_generation(m, &next, kids, n)) == -1) {
 		free(kids);
 		return -1;

@@ -32,6 +32,8 @@ struct shm {
 	uint64_t	 busy;
 	uint64_t	 restarts;
 	uint64_t	 refused[REFUSED__MAX];
+	uint64_t	 writer;	/* the pinned db_hosts node */
+	uint64_t	 failovers;
 };
 
 static struct shm		*shm;
@@ -135,6 +137,46 @@ metrics_refused(enum refusal r)
 		add(&shm->refused[r], 1);
 }
 
+/*
+ * The writer pin of this app host: the position in db_hosts of the node
+ * every worker writes to, kept on the shared page so that all workers
+ * move together. *node gets it; 0, or -1 without a shared page (a
+ * one-process program keeps its own pin).
+ */
+int
+metrics_pin_get(unsigned *node)
+{
+	if (shm == NULL)
+		return -1;
+	*node = (unsigned)__atomic_load_n(&shm->writer, __ATOMIC_ACQUIRE);
+	return 0;
+}
+
+/*
+ * Moves the pin from node from to node to, unless another worker moved
+ * it meanwhile (then the caller follows that one). 1 when this call
+ * moved it (a failover, counted), else 0.
+ */
+int
+metrics_pin_move(unsigned from, unsigned to)
+{
+	uint64_t	 old = from;
+
+	if (shm == NULL || !__atomic_compare_exchange_n(&shm->writer, &old,
+	    (uint64_t)to, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return 0;
+	add(&shm->failovers, 1);
+	return 1;
+}
+
+/* Sends the pin back to the preferred node (the master, on reload). */
+void
+metrics_pin_reset(void)
+{
+	if (shm != NULL)
+		__atomic_store_n(&shm->writer, 0, __ATOMIC_RELEASE);
+}
+
 /* A "# HELP" and "# TYPE" pair. */
 static void
 head(struct buf *b, const char *name, const char *type, const char *help)
@@ -222,6 +264,12 @@ metrics_render(struct buf *b)
 	    "now (this scrape included).", get(&shm->busy));
 	one(b, "asyncexec_worker_restarts_total", "counter", "Workers forked "
 	    "to replace one that exited.", get(&shm->restarts));
+	one(b, "asyncexec_db_writer_index", "gauge", "The database node "
+	    "this host writes to: its position in db_hosts, 0 the first.",
+	    get(&shm->writer));
+	one(b, "asyncexec_db_failovers_total", "counter", "Moves of this "
+	    "host's writer to the next node of db_hosts.",
+	    get(&shm->failovers));
 	head(b, "asyncexec_callbacks_refused_total", "counter",
 	    "Callbacks answered 409, by reason.");
 	for (r = 0; r < REFUSED__MAX; r++)

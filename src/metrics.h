@@ -30,5 +30,8 @@ void	metrics_worker_restart(void);
 void	metrics_busy(int delta);
 void	metrics_refused(enum refusal);
 int	metrics_render(struct buf *);
+int	metrics_pin_get(unsigned *node);
+int	metrics_pin_move(unsigned from, unsigned to);
+void	metrics_pin_reset(void);
 
 #endif

@@ -27,6 +27,7 @@
 	"created_at, updated_at, completed_at, expires_at, result_payload, " \
 	"error_payload, progress_payload, last_error"
 #define EXEC_NCOLS	21
+#define CLAIM_TRIES	3	/* a claim run whole again after 1213 */
 /* what poll and cancel read first: no payloads (see repo_exec_poll) */
 #define POLL_COLS \
 	"id, status, initiator_key_hash, poll_token_hash, cancel_requested, " \
@@ -902,8 +903,8 @@ claim_take(struct db *db, struct claim_item *it, int64_t lease_until,
  * *out (caller frees with claim_free) gets the claimed items with their
  * new callback tokens. REPO_OK or REPO_ERR.
  */
-int
-repo_claim(struct db *db, const char *env, const char *svc, const char *op,
+static int
+claim_once(struct db *db, const char *env, const char *svc, const char *op,
     unsigned max, unsigned lease_seconds, unsigned max_attempts, int64_t now,
     struct claim_item **out, size_t *n)
 {
@@ -955,6 +956,29 @@ fail:
 	return REPO_ERR;
 }
 
+/*
+ * claim_once, run again whole (at most CLAIM_TRIES times in all) when a
+ * statement or the COMMIT lost a conflict (1213: a deadlock, or on a
+ * Galera cluster another node's write to the same rows certified
+ * first). A claim whose COMMIT failed hands nothing out, whatever the
+ * affected rows said before: its callback tokens go out only after a
+ * COMMIT that succeeded.
+ */
+int
+repo_claim(struct db *db, const char *env, const char *svc, const char *op,
+    unsigned max, unsigned lease_seconds, unsigned max_attempts, int64_t now,
+    struct claim_item **out, size_t *n)
+{
+	int	 rc, tries;
+
+	for (tries = 1;; tries++) {
+		rc = claim_once(db, env, svc, op, max, lease_seconds,
+		    max_attempts, now, out, n);
+		if (rc != REPO_ERR || !db_conflict(db) || tries == CLAIM_TRIES)
+			return rc;
+	}
+}
+
 int
 repo_tx_begin(struct db *db)
 {
@@ -990,9 +1014,10 @@ repo_ping(struct db *db)
  * SHA-256 of the callback's verb and body) is stored beside the token
  * hash, so that the winner repeating itself can be recognised. REPO_OK for the
  * one winner, REPO_NOTFOUND for every loser, REPO_ERR. When the answer
- * to the UPDATE is lost, the row is read again: this callback's outcome
- * there is a win; still waiting under this token, the UPDATE is run once
- * more (a compare-and-set, so at most one of them wins).
+ * to the UPDATE is lost, or it lost a conflict (1213, Galera: another
+ * node's write certified first), the row is read again: this callback's
+ * outcome there is a win; still waiting under this token, the UPDATE is
+ * run once more (a compare-and-set, so at most one of them wins).
  */
 int
 repo_finalize_win(struct db *db, uint64_t id, const unsigned char *tokhash,
@@ -1012,7 +1037,8 @@ repo_finalize_win(struct db *db, uint64_t id, const unsigned char *tokhash,
 	db_bind_u64(&p[4], &id);
 	db_bind_blob(&p[5], tokhash, SHA256_LEN);
 	for (tries = 0; tries < 2; tries++) {
-		if ((rc = run_cas(db, sid, q)) != REPO_ERR || !db_lost(db))
+		if ((rc = run_cas(db, sid, q)) != REPO_ERR ||
+		    (!db_lost(db) && !db_conflict(db)))
 			break;
 		if ((rc = repo_fin_outcome(db, id, tokhash, to, now)) != 0)
 			return rc == 1 ? REPO_OK : rc == -1 ? REPO_NOTFOUND :

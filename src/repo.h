@@ -117,6 +117,18 @@ struct claim_item {
 	int64_t		 lease_expires_at, created_at;
 };
 
+/* The database node of a connection (repo_node_state). */
+struct repo_node {
+	int		 cluster;	/* db_hosts is set */
+	int		 node;		/* its position there, 1 first; 0 none */
+	char		 addr[272];	/* host:port of that node */
+	int		 wsrep;		/* the server runs Galera */
+	int		 ready;		/* no Galera, or Synced and Primary */
+	char		 state[32];	/* wsrep_local_state_comment */
+	char		 status[32];	/* wsrep_cluster_status */
+};
+
+int		 repo_node_state(struct db *, struct repo_node *);
 const char	*exec_status_name(enum exec_status);
 void		 exec_row_free(struct exec_row *);
 void		 claim_free(struct claim_item *, size_t);

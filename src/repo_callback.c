@@ -73,7 +73,7 @@ repo_retry(struct db *db, uint64_t id, const unsigned char *tokhash,
 	db_bind_u32(&p[5], &max_attempts);
 	for (tries = 0; tries < 2; tries++) {
 		if ((rc = cas(db, STMT_FIN_RETRY, p)) != REPO_ERR ||
-		    !db_lost(db))
+		    (!db_lost(db) && !db_conflict(db)))
 			return rc;
 		if (repo_fin_outcome(db, id, tokhash, ST_WAITING, now) != 0)
 			return REPO_ERR;

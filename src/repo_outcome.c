@@ -3,9 +3,13 @@
  *
  * When the connection dies after COMMIT (claim) or after the finalizing
  * compare-and-set UPDATE (autocommit) was sent, the write may or may not
- * have happened (client error 2013: outcome unknown). Nothing is
+ * have happened (client error 2013: outcome unknown), and when a
+ * compare-and-set lost a conflict (1213) on a Galera cluster. Nothing is
  * answered from a guess: the row is read again on a fresh connection,
- * with a locking read, which waits for a write that is still in flight.
+ * with a locking read, which waits for a write that is still in flight;
+ * on a Galera node (maybe another one than the write went to, after a
+ * failover) with wsrep_sync_wait = 1, so that the read sees every write
+ * the cluster committed before it.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -33,13 +37,18 @@ outcome_read(struct db *db, uint64_t id, struct outcome *o)
 
 	memset(o, 0, sizeof(*o));
 	db_bind_u64(&p[0], &id);
-	if ((st = db_run(db, STMT_EXEC_OUTCOME, p)) == NULL)
+	if (db_sync_reads(db, 1) == -1 ||
+	    (st = db_run(db, STMT_EXEC_OUTCOME, p)) == NULL) {
+		(void)db_sync_reads(db, 0);
 		return REPO_ERR;
+	}
 	db_rcol(&c, 0, MYSQL_TYPE_STRING, o->status, sizeof(o->status));
 	db_rcol(&c, 1, MYSQL_TYPE_BLOB, o->tokhash, SHA256_LEN);
 	db_rcol(&c, 2, MYSQL_TYPE_DATETIME, &t, sizeof(t));
 	rc = db_fetch_row(st, &c);
 	mysql_stmt_free_result(st);
+	if (db_sync_reads(db, 0) == -1)
+		rc = -1;
 	if (rc != 0)
 		return rc == 1 ? REPO_NOTFOUND : REPO_ERR;
 	db_rstr(&c, 0, o->status, sizeof(o->status));

@@ -21,6 +21,10 @@
 #include <signal.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #include <fcgiapp.h>
 
@@ -145,11 +149,30 @@ wait_conn(int listen_fd, const sigset_t *waitmask)
 }
 
 /*
- * Runs the accept loop on listen_fd until SIGTERM. Returns the process
- * exit status: 0 after a clean stop, 1 when accept keeps failing.
+ * Asks for SIGTERM when the master dies (Linux), so that the worker
+ * stops as on a graceful stop: the socket then refuses connections and
+ * nginx sends to another app host instead of to orphans nobody
+ * replaces. A master already gone (the worker's parent is no longer
+ * it) stops the worker at once.
+ */
+static void
+follow_master(pid_t master)
+{
+#ifdef __linux__
+	if (prctl(PR_SET_PDEATHSIG, SIGTERM) == -1)
+		log_warn("worker: PR_SET_PDEATHSIG: %s", strerror(errno));
+#endif
+	if (getppid() != master)
+		stopping = 1;
+}
+
+/*
+ * Runs the accept loop on listen_fd until SIGTERM (or its master's
+ * death). Returns the process exit status: 0 after a clean stop, 1 when
+ * accept keeps failing.
  */
 int
-worker_run(const struct config *cfg, int listen_fd)
+worker_run(const struct config *cfg, int listen_fd, pid_t master)
 {
 	struct app	 app = { 0 };	/* idkey_ok 0: the key loads on first use */
 	FCGX_Request	 fr;
@@ -157,6 +180,7 @@ worker_run(const struct config *cfg, int listen_fd)
 	int		 failures = 0, rc, fl;
 
 	worker_signals();
+	follow_master(master);
 	app.cfg = cfg;
 	if ((app.db = repo_open(cfg, 1)) == NULL ||
 	    (app.lookup = lookup_new(cfg->cache_ttl_seconds)) == NULL ||

@@ -23,19 +23,50 @@ handle_healthz(struct app *app, struct req *req, struct resp *resp)
 }
 
 /*
+ * On a Galera cluster: 0 when this worker's node is Synced in the
+ * Primary component (or runs no Galera), else -1 with the detail set
+ * (logged once per state change, not once per probe). n gets the node.
+ */
+static int
+node_ready(struct app *app, struct resp *resp, struct repo_node *n)
+{
+	static int	 logged;
+
+	if (repo_node_state(app->db, n) != REPO_OK)
+		return -1;
+	if (n->ready) {
+		logged = 0;
+		return 0;
+	}
+	if (!logged)
+		log_warn("not ready: the database node %s is %s in a %s "
+		    "component, not Synced in the Primary one", n->addr[0] ?
+		    n->addr : "(db_host)", n->state, n->status);
+	logged = 1;
+	resp->detail = "this host's database node is not Synced in the "
+	    "Primary component of its Galera cluster; send requests to "
+	    "another host";
+	return -1;
+}
+
+/*
  * 200 when the database answers and its schema is the version this
  * build needs, or a newer one whose every newer migration is marked
- * compatible with this build (a rolling upgrade: see sql/005), else 503
- * (the detail says what to do). A schema state is logged once per
- * worker, not once per probe.
+ * compatible with this build (a rolling upgrade: see sql/005), and on a
+ * Galera cluster its node is Synced and Primary, else 503 (the detail
+ * says what to do). A schema state is logged once per worker, not once
+ * per probe.
  */
 enum herr
 handle_readyz(struct app *app, struct req *req, struct resp *resp)
 {
 	static int	 logged_version = -1;
+	struct repo_node n;
 	int		 v, needs;
 
 	(void)req;
+	if (node_ready(app, resp, &n) == -1)
+		return HERR_UNAVAILABLE;
 	if (repo_schema_compat(app->db, SCHEMA_VERSION, &v, &needs) != REPO_OK)
 		return HERR_UNAVAILABLE;
 	if (v < SCHEMA_VERSION || (v > SCHEMA_VERSION && needs > SCHEMA_VERSION)) {
@@ -54,7 +85,13 @@ handle_readyz(struct app *app, struct req *req, struct resp *resp)
 	}
 	logged_version = -1;
 	buf_printf(&resp->body, "{\"status\":\"ready\",\"schemaVersion\":%d,"
-	    "\"buildSchemaVersion\":%d}", v, SCHEMA_VERSION);
+	    "\"buildSchemaVersion\":%d", v, SCHEMA_VERSION);
+	if (n.cluster)
+		buf_printf(&resp->body, ",\"dbNode\":\"%s\"", n.addr);
+	if (n.wsrep)
+		buf_printf(&resp->body, ",\"galera\":{\"state\":\"%s\","
+		    "\"clusterStatus\":\"%s\"}", n.state, n.status);
+	buf_puts(&resp->body, "}");
 	resp_json(resp, 200);
 	return HERR_OK;
 }

@@ -692,6 +692,16 @@ repo_schema_compat(struct db *db, int built_for, int *version, int *needs)
 	return repo_schema_version(db, version);
 }
 
+/* As repo_node.c on one server without Galera: always ready. */
+int
+repo_node_state(struct db *db, struct repo_node *n)
+{
+	(void)db;
+	memset(n, 0, sizeof(*n));
+	n->ready = 1;
+	return REPO_OK;
+}
+
 /* As repo_metrics.c: no expiry run recorded yet. */
 int
 repo_metrics_expiry(struct db *db, struct job_run *j)

@@ -87,10 +87,47 @@ password_file(void)
 	CHECK(strstr(err, "/nonexistent/asyncexec.conf") != NULL);
 }
 
+/* db_hosts: the nodes in order, ports from db_port when left out. */
+static void
+hosts(void)
+{
+	struct config	 c;
+	char		 err[256] = "";
+
+	CHECK(config_parse(&c, "t.conf", "", err, sizeof(err)) == 0);
+	CHECK_EQ_INT(c.db_nhosts, 0);
+	CHECK_EQ_INT(c.db_sync_wait, 1);
+	CHECK(config_parse(&c, "t.conf", "db_port = 3400\n"
+	    "db_hosts = 127.0.0.1:3401, db-2.example,[::1]:3403  node_4\n"
+	    "db_sync_wait = 0\n", err, sizeof(err)) == 0);
+	CHECK_EQ_INT(c.db_nhosts, 4);
+	CHECK_EQ_STR(c.db_hosts[0].host, "127.0.0.1");
+	CHECK_EQ_INT(c.db_hosts[0].port, 3401);
+	CHECK_EQ_STR(c.db_hosts[1].host, "db-2.example");
+	CHECK_EQ_INT(c.db_hosts[1].port, 3400);
+	CHECK_EQ_STR(c.db_hosts[2].host, "::1");
+	CHECK_EQ_INT(c.db_hosts[2].port, 3403);
+	CHECK_EQ_STR(c.db_hosts[3].host, "node_4");
+	CHECK_EQ_INT(c.db_sync_wait, 0);
+	bad("db_hosts = ,\n", "db_hosts: lists no node");
+	bad("db_hosts = a:0\n", "db_hosts: a:0: expected host:port");
+	bad("db_hosts = a:70000\n", "expected host:port");
+	bad("db_hosts = a:1x\n", "expected host:port");
+	bad("db_hosts = a b a\n", "a node is listed twice");
+	bad("db_hosts = a:1 a:2 a:3 a:4 a:5 a:6 a:7 a:8 a:9\n",
+	    "more than 8 nodes");
+	bad("db_hosts = [::1\n", "closing ]");
+	bad("db_hosts = [::1]x\n", "expected [address]:port");
+	bad("db_hosts = a;b\n", "a host name holds");
+	bad("db_hosts = :3306\n", "empty or too long host");
+	bad("db_sync_wait = 16\n", "db_sync_wait:");
+}
+
 int
 main(void)
 {
 	good();
+	hosts();
 	bad_files();
 	password_file();
 	return check_done("unit_config");

@@ -1,0 +1,53 @@
+/*
+ * repo_node.c - which database node this process writes to, and its
+ * Galera replication state (for /readyz).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "config.h"
+#include "db.h"
+#include "repo.h"
+
+/* Keeps a server's state word printable in JSON and logs: letters,
+ * digits, '/', '-' and blanks; anything else becomes '?'. */
+static void
+clean(char *s)
+{
+	for (; *s != '\0'; s++)
+		if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') ||
+		    (*s >= '0' && *s <= '9') || *s == '/' || *s == '-' ||
+		    *s == ' '))
+			*s = '?';
+}
+
+/*
+ * Fills n with the node of db's connection (connecting first): its
+ * db_hosts position and address (cluster set when db_hosts is), and
+ * whether it runs Galera and is then Synced in the Primary component.
+ * REPO_OK, or REPO_ERR when the database cannot be reached.
+ */
+int
+repo_node_state(struct db *db, struct repo_node *n)
+{
+	const struct config	*c = db_config(db);
+	struct db_node		 st;
+	int			 v;
+
+	memset(n, 0, sizeof(*n));
+	if (repo_schema_version(db, &v) == REPO_ERR ||
+	    db_node_state(db, &st) == -1)
+		return REPO_ERR;
+	n->cluster = c->db_nhosts > 0;
+	n->node = db_node(db) + 1;
+	if (n->cluster && n->node > 0)
+		snprintf(n->addr, sizeof(n->addr), "%s:%u",
+		    c->db_hosts[n->node - 1].host, c->db_hosts[n->node - 1].port);
+	n->wsrep = st.wsrep;
+	n->ready = !st.wsrep || (st.synced && st.primary);
+	memcpy(n->state, st.state, sizeof(n->state));
+	memcpy(n->status, st.status, sizeof(n->status));
+	clean(n->state);
+	clean(n->status);
+	return REPO_OK;
+}

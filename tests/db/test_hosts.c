@@ -1,0 +1,181 @@
+/*
+ * test_hosts.c - db_hosts writer pinning against the real MariaDB
+ * (ASYNCEXEC_TEST_CONFIG's TCP address) and ports where nothing listens:
+ *
+ *   1. a dead first node: the connection goes to the next one and the
+ *      shared pin (the host's writer) moves there, counted once;
+ *   2. a second handle (another worker) starts at the pin: no new move;
+ *   3. a reload (pin reset): a connected handle follows the pin back to
+ *      the first node, finds it dead and moves on again;
+ *   4. a handle follows another worker's move, wrapping round the list;
+ *   5. no usable node: REPO_ERR at once, no hang.
+ * The same against a real Galera cluster (node SIGKILL, rejoin) is
+ * tests/cluster's.
+ */
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../src/buf.h"
+#include "../src/config.h"
+#include "../src/metrics.h"
+#include "../src/repo.h"
+#include "check.h"
+
+static struct config	 base;
+
+/* A loopback TCP port where nothing listens (bound, then closed). */
+static unsigned
+dead_port(void)
+{
+	struct sockaddr_in	 sa;
+	socklen_t		 len = sizeof(sa);
+	int			 fd = socket(AF_INET, SOCK_STREAM, 0);
+	unsigned		 port = 0;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd != -1 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
+	    getsockname(fd, (struct sockaddr *)&sa, &len) == 0)
+		port = ntohs(sa.sin_port);
+	if (fd != -1)
+		close(fd);
+	return port;
+}
+
+/* base with db_hosts set to the n (host, port) pairs given. */
+static void
+with_hosts(struct config *c, unsigned n, const unsigned *ports)
+{
+	unsigned	 i;
+
+	*c = base;
+	c->db_socket[0] = '\0';
+	c->db_nhosts = n;
+	for (i = 0; i < n; i++) {
+		snprintf(c->db_hosts[i].host, sizeof(c->db_hosts[i].host),
+		    "127.0.0.1");
+		c->db_hosts[i].port = ports[i];
+	}
+}
+
+/* The value of the unlabelled series name in the metrics text. */
+static long
+series(const char *name)
+{
+	struct buf	 b;
+	char		 pat[96];
+	const char	*p;
+	long		 v = -1;
+
+	buf_init(&b);
+	snprintf(pat, sizeof(pat), "\n%s ", name);
+	if (metrics_render(&b) == 0 && buf_append(&b, "", 1) == 0 &&
+	    (p = strstr(b.data, pat)) != NULL)
+		v = strtol(p + strlen(pat), NULL, 10);
+	buf_free(&b);
+	return v;
+}
+
+/* The node (1 first) handle db is on, 0 when it cannot say. */
+static int
+node_of(struct db *db)
+{
+	struct repo_node n;
+
+	return repo_node_state(db, &n) == REPO_OK ? n.node : 0;
+}
+
+static double
+now_s(void)
+{
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int
+main(void)
+{
+	static const char *const names[] = { "none" };
+	const char	*path = getenv("ASYNCEXEC_TEST_CONFIG");
+	struct config	 c1, c2, c3;
+	struct db	*a, *b, *c, *d;
+	struct repo_node n;
+	unsigned	 live, dead, dead2, pin = 9, p[2];
+	char		 err[512];
+	double		 t0;
+
+	if (path == NULL || config_load(&base, path, err, sizeof(err)) == -1) {
+		fprintf(stderr, "%s\n", path ? err : "ASYNCEXEC_TEST_CONFIG "
+		    "is not set: run scripts/test.sh");
+		return 1;
+	}
+	CHECK(metrics_init(names, 1) == 0);
+	live = base.db_port;
+	dead = dead_port();
+	dead2 = dead_port();
+	CHECK(dead != 0 && dead2 != 0 && dead != live);
+
+	/* 1: dead first node, the pin moves to the second */
+	p[0] = dead, p[1] = live;
+	with_hosts(&c1, 2, p);
+	CHECK((a = repo_open(&c1, 0)) != NULL);
+	CHECK(repo_ping(a) == REPO_OK);
+	CHECK(metrics_pin_get(&pin) == 0 && pin == 1);
+	CHECK(repo_node_state(a, &n) == REPO_OK);
+	CHECK_EQ_INT(n.cluster, 1);
+	CHECK_EQ_INT(n.node, 2);
+	CHECK_EQ_INT(n.wsrep, 0);
+	CHECK_EQ_INT(n.ready, 1);
+	snprintf(err, sizeof(err), "127.0.0.1:%u", live);
+	CHECK_EQ_STR(n.addr, err);
+	CHECK_EQ_INT(series("asyncexec_db_failovers_total"), 1);
+	CHECK_EQ_INT(series("asyncexec_db_writer_index"), 1);
+
+	/* 2: another worker starts at the pin */
+	CHECK((b = repo_open(&c1, 0)) != NULL);
+	CHECK(repo_ping(b) == REPO_OK);
+	CHECK_EQ_INT(node_of(b), 2);
+	CHECK_EQ_INT(series("asyncexec_db_failovers_total"), 1);
+
+	/* 3: a reload sends the pin back; the handle follows and moves on */
+	metrics_pin_reset();
+	CHECK_EQ_INT(series("asyncexec_db_writer_index"), 0);
+	CHECK(repo_ping(a) == REPO_OK);
+	CHECK_EQ_INT(node_of(a), 2);
+	CHECK(metrics_pin_get(&pin) == 0 && pin == 1);
+	CHECK_EQ_INT(series("asyncexec_db_failovers_total"), 2);
+
+	/* 4: live first; another worker's move is followed, wrapping */
+	p[0] = live, p[1] = dead;
+	with_hosts(&c2, 2, p);
+	metrics_pin_reset();
+	CHECK((c = repo_open(&c2, 0)) != NULL);
+	CHECK(repo_ping(c) == REPO_OK);
+	CHECK_EQ_INT(node_of(c), 1);
+	CHECK_EQ_INT(metrics_pin_move(0, 1), 1);
+	CHECK_EQ_INT(metrics_pin_move(0, 1), 0);	/* moved already */
+	CHECK(repo_ping(c) == REPO_OK);
+	CHECK_EQ_INT(node_of(c), 1);
+	CHECK(metrics_pin_get(&pin) == 0 && pin == 0);
+
+	/* 5: nothing usable: an error at once */
+	p[0] = dead, p[1] = dead2;
+	with_hosts(&c3, 2, p);
+	CHECK((d = repo_open(&c3, 0)) != NULL);
+	t0 = now_s();
+	CHECK(repo_ping(d) == REPO_ERR);
+	CHECK(now_s() - t0 < 1.5);
+	repo_close(d);
+	repo_close(c);
+	repo_close(b);
+	repo_close(a);
+	return check_done("db_hosts");
+}
