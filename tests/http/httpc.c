@@ -157,11 +157,27 @@ unique_suffix(void)
 /* ---- connecting and sending ----------------------------------------------------------- */
 
 static const char *target_hp, *source_ip;	/* http_set_target / http_set_source */
+static _Thread_local const char *thread_hp;	/* http_set_thread_target */
 
 void
 http_set_target(const char *hostport)
 {
 	target_hp = hostport;
+}
+
+void
+http_set_thread_target(const char *hostport)
+{
+	thread_hp = hostport;
+}
+
+/* Where the next request of this thread goes. */
+static const char *
+cur_target(void)
+{
+	if (thread_hp != NULL)
+		return thread_hp;
+	return target_hp ? target_hp : test_env("ASYNCEXEC_TEST_HTTP");
 }
 
 void
@@ -191,7 +207,7 @@ bind_source(int fd)
 static int
 http_connect(void)
 {
-	const char *hp = target_hp ? target_hp : test_env("ASYNCEXEC_TEST_HTTP");
+	const char *hp = cur_target();
 	const char *colon = strrchr(hp, ':');
 	struct sockaddr_in sa;
 	struct timeval tv = { .tv_sec = RECV_TIMEOUT_S };
@@ -508,8 +524,7 @@ rec_exchange(const char *method, const char *path, const struct http_resp *r)
 		dbuf_str(&b, num);
 		rec_str(&b, program_invocation_short_name, strlen(program_invocation_short_name));
 		dbuf_str(&b, ",\"target\":");
-		rec_str(&b, target_hp ? target_hp : getenv("ASYNCEXEC_TEST_HTTP"),
-		    strlen(target_hp ? target_hp : getenv("ASYNCEXEC_TEST_HTTP")));
+		rec_str(&b, cur_target(), strlen(cur_target()));
 		dbuf_str(&b, ",\"method\":");
 		rec_str(&b, method, strlen(method));
 		dbuf_str(&b, ",\"path\":");

@@ -18,6 +18,12 @@
  *
  * Lapsed leases and overdue executions are made in the database (ASYNCEXEC_TEST_CONFIG),
  * never by sleeping. The expiry binary comes in ASYNCEXEC_EXPIRE.
+ *
+ * Two app hosts (cluster_http_scale): with ASYNCEXEC_TEST_HTTP_A and _B both set, the
+ * requests alternate between them: submits and polls by index, the 8 callbacks of one
+ * execution 4 on each host (complete and fail on both), each claimer's claims and its
+ * completes on alternate hosts (a claim on one host completed on the other). Expiry
+ * runs with ASYNCEXEC_TEST_EXPIRE_CONFIG when set (a third connection, on another node).
  */
 #include "check.h"
 #include "config.h"
@@ -38,6 +44,15 @@
 
 static struct config cfg;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static const char *host_a, *host_b;	/* both set: requests alternate between them */
+
+/* Sends this thread's next requests to host A (N even) or B (N odd), when both are set. */
+static void
+host_pick(long n)
+{
+	if (host_a != NULL && host_b != NULL)
+		http_set_thread_target(n % 2 == 0 ? host_a : host_b);
+}
 
 static double
 scale(void)
@@ -76,8 +91,12 @@ expire_once(char *out, size_t sz)
 	size_t n;
 	int st;
 
+	const char *conf = getenv("ASYNCEXEC_TEST_EXPIRE_CONFIG");
+
+	if (conf == NULL || *conf == '\0')
+		conf = test_env("ASYNCEXEC_TEST_CONFIG");
 	snprintf(cmd, sizeof cmd, "'%s' --config '%s' --batch-size 50",
-	    test_env("ASYNCEXEC_EXPIRE"), test_env("ASYNCEXEC_TEST_CONFIG"));
+	    test_env("ASYNCEXEC_EXPIRE"), conf);
 	if ((f = popen(cmd, "r")) == NULL)
 		return -1;
 	n = fread(out, 1, sz - 1, f);
@@ -109,6 +128,7 @@ submitter(void *arg)
 		if (i >= b->n)
 			return NULL;
 		snprintf(cid, sizeof cid, "%s-%d", b->tag, i);
+		host_pick(i);
 		if (!fx_submit_ok(b->f, cid, "{}", &b->s[i])) {
 			pthread_mutex_lock(&mu);
 			b->failed++;
@@ -331,6 +351,7 @@ once_callback(void *arg)
 	pthread_barrier_wait(&o->bar);
 	for (j = 0; j < o->n; j++) {
 		i = order[j];
+		host_pick(a->k + i);	/* 4 of execution i's callbacks on each host */
 		once_body(a->k, i, body, sizeof body, 0);
 		o->st[i][a->k] = (short)fx_callback(o->F.bkey, o->c[i].id,
 		    a->k % 2 ? "fail" : "complete", o->c[i].token, body, &r);
@@ -394,8 +415,10 @@ once_claim_all(struct once *o)
 	struct claim c;
 	size_t i, got;
 	int idx, total = 0;
+	long n = 0;
 
 	do {
+		host_pick(n++);
 		CHECK(fx_claim(&o->F, o->F.bkey, "{\"max\":100,\"leaseSeconds\":3600}",
 		    &r) == 200);
 		js = json_body(&r);
@@ -418,8 +441,11 @@ once_check(void *arg, int i)
 {
 	struct once *o = arg;
 	char *body = NULL, want[96];
-	const char *st = poll_status(&o->F, &o->s[i], &body);
+	const char *st;
 	int k, wins = 0, winner = -1, bad = 0;
+
+	host_pick(i);
+	st = poll_status(&o->F, &o->s[i], &body);
 
 	for (k = 0; k < CB; k++) {
 		if (o->st[i][k] == 200) {
@@ -588,6 +614,7 @@ excl_claimer(void *arg)
 	char p[64];
 	size_t k, got;
 	int i, done;
+	long n = a->me;
 
 	for (;;) {
 		pthread_mutex_lock(&mu);
@@ -595,6 +622,7 @@ excl_claimer(void *arg)
 		pthread_mutex_unlock(&mu);
 		if (done || now_ms() > e->deadline)
 			break;
+		host_pick(n++);		/* its completes go to the other host */
 		if (fx_claim(&e->F, e->F.bkey, "{\"max\":10,\"leaseSeconds\":5}", &r) != 200) {
 			CHECK_EQ_INT(r.status, 200);
 			http_resp_free(&r);
@@ -607,6 +635,7 @@ excl_claimer(void *arg)
 			if (!fx_claim_item(js, k, &c) || (i = cid_index(c.cid, e->n)) < 0)
 				continue;
 			snprintf(p, sizeof p, "executions.%zu.leaseExpiresAt", k);
+			host_pick(n);
 			if (excl_claimed(e, i, &c, rfc3339_ms(jstr(js, p))))
 				excl_complete(e, a->me, i, &c);
 			else
@@ -629,8 +658,11 @@ excl_check(void *arg, int i)
 	struct held *h = &e->h[i];
 	struct http_resp r;
 	char *body = NULL, want[64];
-	const char *st = poll_status(&e->F, &e->s[i], &body);
+	const char *st;
 	int stale_ok = 1;
+
+	host_pick(i);
+	st = poll_status(&e->F, &e->s[i], &body);
 
 	if (h->stale[0] != '\0') {
 		fx_callback(e->F.bkey, h->id, "complete", h->stale, "{\"result\":0}", &r);
@@ -691,6 +723,7 @@ int
 main(void)
 {
 	char err[512];
+	const char *xconf;
 	int64_t t0;
 
 	http_test_init();
@@ -700,6 +733,15 @@ main(void)
 		fprintf(stderr, "FATAL: %s\n", err);
 		return 1;
 	}
+	host_a = getenv("ASYNCEXEC_TEST_HTTP_A");
+	host_b = getenv("ASYNCEXEC_TEST_HTTP_B");
+	if (host_a == NULL || *host_a == '\0' || host_b == NULL || *host_b == '\0')
+		host_a = host_b = NULL;
+	if ((xconf = getenv("ASYNCEXEC_TEST_EXPIRE_CONFIG")) == NULL || *xconf == '\0')
+		xconf = getenv("ASYNCEXEC_TEST_CONFIG");
+	printf("targets: %s%s%s; expiry config %s\n",
+	    host_a ? host_a : getenv("ASYNCEXEC_TEST_HTTP"), host_a ? " and " : "",
+	    host_a ? host_b : "", xconf);
 	t0 = now_ms();
 	cancel_part();
 	printf("cancel and claim skips: %.1f s\n", (double)(now_ms() - t0) / 1000);
