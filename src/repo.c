@@ -27,7 +27,6 @@
 	"created_at, updated_at, completed_at, expires_at, result_payload, " \
 	"error_payload, progress_payload, last_error"
 #define EXEC_NCOLS	21
-#define CLAIM_TRIES	3	/* a claim run whole again after 1213 */
 /* what poll and cancel read first: no payloads (see repo_exec_poll) */
 #define POLL_COLS \
 	"id, status, initiator_key_hash, poll_token_hash, cancel_requested, " \
@@ -320,9 +319,12 @@ write_failed(struct db *db)
 	return db_errno(db) == ER_DUP_ENTRY ? REPO_DUP : REPO_ERR;
 }
 
-/* Runs a statement without results; REPO_OK when it matched a row. */
-static int
-run_cas(struct db *db, enum stmt id, MYSQL_BIND *p)
+/*
+ * Runs a statement without results (a compare-and-set); REPO_OK when it
+ * matched a row, REPO_NOTFOUND, REPO_DUP or REPO_ERR.
+ */
+int
+repo_cas(struct db *db, enum stmt id, MYSQL_BIND *p)
 {
 	if (db_run(db, id, p) == NULL)
 		return write_failed(db);
@@ -747,7 +749,7 @@ repo_exec_rotate_poll(struct db *db, uint64_t id, const unsigned char *hash)
 
 	db_bind_blob(&p[0], hash, SHA256_LEN);
 	db_bind_u64(&p[1], &id);
-	rc = run_cas(db, STMT_EXEC_ROTATE_POLL, p);
+	rc = repo_cas(db, STMT_EXEC_ROTATE_POLL, p);
 	return rc == REPO_NOTFOUND ? REPO_ERR : rc;
 }
 
@@ -765,7 +767,7 @@ repo_exec_cancel(struct db *db, uint64_t id, int64_t now)
 	db_bind_time(&p[1], &t[1], now);
 	db_bind_u64(&p[2], &id);
 	db_bind_time(&p[3], &t[2], now);
-	return run_cas(db, STMT_EXEC_CANCEL, p);
+	return repo_cas(db, STMT_EXEC_CANCEL, p);
 }
 
 /* Sets cancel_requested on a waiting execution. REPO_NOTFOUND: terminal. */
@@ -777,7 +779,7 @@ repo_exec_request_cancel(struct db *db, uint64_t id, int64_t now)
 
 	db_bind_time(&p[0], &t, now);
 	db_bind_u64(&p[1], &id);
-	return run_cas(db, STMT_EXEC_REQUEST_CANCEL, p);
+	return repo_cas(db, STMT_EXEC_REQUEST_CANCEL, p);
 }
 
 /* Extends the lease of the current claim. REPO_NOTFOUND: stale or final. */
@@ -791,7 +793,7 @@ repo_heartbeat(struct db *db, uint64_t id, const unsigned char *tokhash,
 	db_bind_time(&p[0], &t, lease_until);
 	db_bind_u64(&p[1], &id);
 	db_bind_blob(&p[2], tokhash, SHA256_LEN);
-	return run_cas(db, STMT_HEARTBEAT, p);
+	return repo_cas(db, STMT_HEARTBEAT, p);
 }
 
 /* The applied schema version (0 when none); REPO_OK or REPO_ERR. */
@@ -806,177 +808,6 @@ repo_schema_version(struct db *db, int *version)
 		return REPO_ERR;
 	db_rcol(&c, 0, MYSQL_TYPE_LONG, version, 0);
 	return fetch_one(st, &c) == REPO_OK ? REPO_OK : REPO_ERR;
-}
-
-void
-claim_free(struct claim_item *it, size_t n)
-{
-	size_t	 i;
-
-	for (i = 0; it != NULL && i < n; i++)
-		free(it[i].request);
-	free(it);
-}
-
-/* Reads the rows of an executed STMT_CLAIM_SELECT into it[0..max). */
-static int
-claim_read(MYSQL_STMT *st, struct claim_item *it, unsigned max,
-    size_t budget, size_t *n)
-{
-	struct db_cols	 c;
-	struct claim_item row;
-	MYSQL_TIME	 t;
-	size_t		 total = 0;
-	int		 rc = 0;
-
-	db_rcol(&c, 0, MYSQL_TYPE_LONGLONG, &row.id, 0);
-	db_rcol(&c, 1, MYSQL_TYPE_STRING, row.cid, sizeof(row.cid));
-	db_rcol(&c, 2, MYSQL_TYPE_STRING, row.tenant, sizeof(row.tenant));
-	db_rcol(&c, 3, MYSQL_TYPE_BLOB, NULL, 0);
-	db_rcol(&c, 4, MYSQL_TYPE_LONG, &row.attempt, 0);
-	db_rcol(&c, 5, MYSQL_TYPE_DATETIME, &t, sizeof(t));
-	if (mysql_stmt_bind_result(st, c.b) != 0)
-		rc = -1;
-	while (rc == 0 && *n < max) {
-		memset(&row, 0, sizeof(row));
-		if ((rc = mysql_stmt_fetch(st)) == MYSQL_NO_DATA) {
-			rc = 0;
-			break;
-		}
-		if (rc != 0 && rc != MYSQL_DATA_TRUNCATED)
-			break;
-		rc = 0;
-		/* the payload budget: past it, the rest stays unclaimed (its
-		 * row lock ends with the transaction); one always fits */
-		if (*n > 0 && (c.len[3] > budget || total > budget - c.len[3]))
-			break;
-		total += c.len[3];
-		db_rstr(&c, 1, row.cid, sizeof(row.cid));
-		db_rstr(&c, 2, row.tenant, sizeof(row.tenant));
-		row.tenant_null = c.null[2];
-		row.created_at = db_time_ms(&t);
-		if (db_fetch_blob(st, &c.b[3], 3, c.len[3], &row.request,
-		    &row.request_len) == -1)
-			rc = -1;
-		else
-			it[(*n)++] = row;
-	}
-	if (rc != 0)
-		log_error("db: claim fetch: %s", mysql_stmt_error(st));
-	mysql_stmt_free_result(st);
-	return rc == 0 ? 0 : -1;
-}
-
-/*
- * Gives claimed item it a fresh callback token (its hash into hash) and
- * lease. 0 or -1.
- */
-static int
-claim_take(struct db *db, struct claim_item *it, int64_t lease_until,
-    unsigned char *hash)
-{
-	MYSQL_BIND	 p[3];
-	MYSQL_TIME	 t;
-
-	if (crypto_new_secret("", it->token, sizeof(it->token), hash) == -1)
-		return -1;
-	it->attempt++;
-	it->lease_expires_at = lease_until;
-	db_bind_blob(&p[0], hash, SHA256_LEN);
-	db_bind_time(&p[1], &t, lease_until);
-	db_bind_u64(&p[2], &it->id);
-	return run_cas(db, STMT_CLAIM_UPDATE, p) == REPO_OK ? 0 : -1;
-}
-
-/*
- * Claims up to max waiting, unleased, not cancel-requested executions of
- * a route that are not past expires_at (at now), whose retry time
- * (not_before) has come and have used fewer than max_attempts attempts,
- * oldest first, in one transaction whose row locks skip rows that
- * another claim holds. Rows ix_exec_claim yields that fail these filters
- * are read and skipped; asyncexec-expire sweeps the overdue and used-up
- * ones every run, so they do not pile up ahead; a retry waiting out its
- * delay is skipped as a live lease is (at most the route's executions
- * in progress or backing off).
- * The request payloads handed out total at most max_result_bytes (one
- * execution always), so a claim's memory is bounded whatever max is.
- * *out (caller frees with claim_free) gets the claimed items with their
- * new callback tokens. REPO_OK or REPO_ERR.
- */
-static int
-claim_once(struct db *db, const char *env, const char *svc, const char *op,
-    unsigned max, unsigned lease_seconds, unsigned max_attempts, int64_t now,
-    struct claim_item **out, size_t *n)
-{
-	struct claim_item *it;
-	unsigned char	(*hash)[SHA256_LEN];
-	MYSQL_BIND	 p[8];
-	MYSQL_TIME	 t[3];
-	MYSQL_STMT	*st;
-	size_t		 i;
-
-	*out = NULL;
-	*n = 0;
-	if ((it = calloc(max, sizeof(*it))) == NULL)
-		return REPO_ERR;
-	if ((hash = calloc(max, sizeof(*hash))) == NULL) {
-		free(it);
-		return REPO_ERR;
-	}
-	if (db_begin(db) == -1)
-		goto fail;
-	db_bind_str(&p[0], env);
-	db_bind_str(&p[1], svc);
-	db_bind_str(&p[2], op);
-	db_bind_time(&p[3], &t[0], now);
-	db_bind_time(&p[4], &t[1], now);
-	db_bind_time(&p[5], &t[2], now);	/* not_before */
-	db_bind_u32(&p[6], &max_attempts);
-	db_bind_u32(&p[7], &max);
-	if ((st = db_run(db, STMT_CLAIM_SELECT, p)) == NULL ||
-	    claim_read(st, it, max, db_config(db)->max_result_bytes, n) == -1)
-		goto fail;
-	for (i = 0; i < *n; i++)
-		if (claim_take(db, &it[i], now + (int64_t)lease_seconds *
-		    1000, hash[i]) == -1)
-			goto fail;
-	/* COMMIT's answer lost: hand out only what the row shows committed */
-	if (db_commit(db) == -1 && (!db_lost(db) ||
-	    repo_claim_outcome(db, it, (const unsigned char (*)[SHA256_LEN])
-	    hash, n) != REPO_OK))
-		goto fail;
-	free(hash);
-	*out = it;
-	return REPO_OK;
-fail:
-	db_rollback(db);
-	claim_free(it, *n);
-	free(hash);
-	*n = 0;
-	return REPO_ERR;
-}
-
-/*
- * claim_once, run again whole (at most CLAIM_TRIES times in all) when a
- * statement or the COMMIT lost a conflict (1213: a deadlock, or on a
- * Galera cluster another node's write to the same rows certified
- * first). A claim whose COMMIT failed hands nothing out, whatever the
- * affected rows said before: its callback tokens go out only after a
- * COMMIT that succeeded.
- */
-int
-repo_claim(struct db *db, const char *env, const char *svc, const char *op,
-    unsigned max, unsigned lease_seconds, unsigned max_attempts, int64_t now,
-    struct claim_item **out, size_t *n)
-{
-	int	 rc, tries;
-
-	for (tries = 1;; tries++) {
-		rc = claim_once(db, env, svc, op, max, lease_seconds,
-		    max_attempts, now, out, n);
-		if (rc != REPO_ERR || !db_conflict(db) || tries == CLAIM_TRIES)
-			return rc;
-	}
 }
 
 int
@@ -1004,49 +835,4 @@ repo_ping(struct db *db)
 	int	 v;
 
 	return repo_schema_version(db, &v);
-}
-
-/*
- * Finalizes execution id to status to (completed, failed or cancelled)
- * with payload (the result value or the error object as sent; unused for
- * cancelled, which also needs a pending cancel request) in one
- * compare-and-set UPDATE on status and callback token; winhash (the
- * SHA-256 of the callback's verb and body) is stored beside the token
- * hash, so that the winner repeating itself can be recognised. REPO_OK for the
- * one winner, REPO_NOTFOUND for every loser, REPO_ERR. When the answer
- * to the UPDATE is lost, or it lost a conflict (1213, Galera: another
- * node's write certified first), the row is read again: this callback's
- * outcome there is a win; still waiting under this token, the UPDATE is
- * run once more (a compare-and-set, so at most one of them wins).
- */
-int
-repo_finalize_win(struct db *db, uint64_t id, const unsigned char *tokhash,
-    enum exec_status to, const char *payload, size_t len,
-    const unsigned char *winhash, int64_t now)
-{
-	MYSQL_BIND	 p[6], *q = to == ST_CANCELLED ? p + 1 : p;
-	MYSQL_TIME	 t[2];
-	enum stmt	 sid = to == ST_CANCELLED ? STMT_FIN_CANCELLED :
-			    to == ST_COMPLETED ? STMT_FIN_COMPLETE : STMT_FIN_FAIL;
-	int		 rc, tries;
-
-	db_bind_blob(&p[0], payload ? payload : "", payload ? len : 0);
-	db_bind_blob(&p[1], winhash, SHA256_LEN);
-	db_bind_time(&p[2], &t[0], now);
-	db_bind_time(&p[3], &t[1], now);
-	db_bind_u64(&p[4], &id);
-	db_bind_blob(&p[5], tokhash, SHA256_LEN);
-	for (tries = 0; tries < 2; tries++) {
-		if ((rc = run_cas(db, sid, q)) != REPO_ERR ||
-		    (!db_lost(db) && !db_conflict(db)))
-			break;
-		if ((rc = repo_fin_outcome(db, id, tokhash, to, now)) != 0)
-			return rc == 1 ? REPO_OK : rc == -1 ? REPO_NOTFOUND :
-			    REPO_ERR;
-	}
-	/* a late win of a lost first attempt makes the retry lose */
-	if (rc == REPO_NOTFOUND && tries > 0 &&
-	    repo_fin_outcome(db, id, tokhash, to, now) == 1)
-		rc = REPO_OK;
-	return rc;
 }

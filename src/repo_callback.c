@@ -13,15 +13,6 @@
 #include "repo.h"
 #include "repo_sql.h"
 
-/* Runs compare-and-set id; REPO_OK when it matched, REPO_NOTFOUND, REPO_ERR. */
-static int
-cas(struct db *db, enum stmt id, MYSQL_BIND *p)
-{
-	if (db_run(db, id, p) == NULL)
-		return REPO_ERR;
-	return db_affected(db, id) > 0 ? REPO_OK : REPO_NOTFOUND;
-}
-
 /*
  * Extends the lease of the current claim to lease_until and stores
  * progress (len bytes, the JSON value as sent; updated_at = now) in the
@@ -41,7 +32,7 @@ repo_heartbeat_progress(struct db *db, uint64_t id,
 	db_bind_time(&p[2], &t[1], now);
 	db_bind_u64(&p[3], &id);
 	db_bind_blob(&p[4], tokhash, SHA256_LEN);
-	return cas(db, STMT_HEARTBEAT_PROGRESS, p);
+	return repo_cas(db, STMT_HEARTBEAT_PROGRESS, p);
 }
 
 /*
@@ -72,7 +63,7 @@ repo_retry(struct db *db, uint64_t id, const unsigned char *tokhash,
 	db_bind_blob(&p[4], tokhash, SHA256_LEN);
 	db_bind_u32(&p[5], &max_attempts);
 	for (tries = 0; tries < 2; tries++) {
-		if ((rc = cas(db, STMT_FIN_RETRY, p)) != REPO_ERR ||
+		if ((rc = repo_cas(db, STMT_FIN_RETRY, p)) != REPO_ERR ||
 		    (!db_lost(db) && !db_conflict(db)))
 			return rc;
 		if (repo_fin_outcome(db, id, tokhash, ST_WAITING, now) != 0)
@@ -128,4 +119,49 @@ repo_exec_winner(struct db *db, uint64_t id, unsigned char *tokhash,
 		return REPO_NOTFOUND;
 	}
 	return REPO_OK;
+}
+
+/*
+ * Finalizes execution id to status to (completed, failed or cancelled)
+ * with payload (the result value or the error object as sent; unused for
+ * cancelled, which also needs a pending cancel request) in one
+ * compare-and-set UPDATE on status and callback token; winhash (the
+ * SHA-256 of the callback's verb and body) is stored beside the token
+ * hash, so that the winner repeating itself can be recognised. REPO_OK for the
+ * one winner, REPO_NOTFOUND for every loser, REPO_ERR. When the answer
+ * to the UPDATE is lost, or it lost a conflict (1213, Galera: another
+ * node's write certified first), the row is read again: this callback's
+ * outcome there is a win; still waiting under this token, the UPDATE is
+ * run once more (a compare-and-set, so at most one of them wins).
+ */
+int
+repo_finalize_win(struct db *db, uint64_t id, const unsigned char *tokhash,
+    enum exec_status to, const char *payload, size_t len,
+    const unsigned char *winhash, int64_t now)
+{
+	MYSQL_BIND	 p[6], *q = to == ST_CANCELLED ? p + 1 : p;
+	MYSQL_TIME	 t[2];
+	enum stmt	 sid = to == ST_CANCELLED ? STMT_FIN_CANCELLED :
+			    to == ST_COMPLETED ? STMT_FIN_COMPLETE : STMT_FIN_FAIL;
+	int		 rc, tries;
+
+	db_bind_blob(&p[0], payload ? payload : "", payload ? len : 0);
+	db_bind_blob(&p[1], winhash, SHA256_LEN);
+	db_bind_time(&p[2], &t[0], now);
+	db_bind_time(&p[3], &t[1], now);
+	db_bind_u64(&p[4], &id);
+	db_bind_blob(&p[5], tokhash, SHA256_LEN);
+	for (tries = 0; tries < 2; tries++) {
+		if ((rc = repo_cas(db, sid, q)) != REPO_ERR ||
+		    (!db_lost(db) && !db_conflict(db)))
+			break;
+		if ((rc = repo_fin_outcome(db, id, tokhash, to, now)) != 0)
+			return rc == 1 ? REPO_OK : rc == -1 ? REPO_NOTFOUND :
+			    REPO_ERR;
+	}
+	/* a late win of a lost first attempt makes the retry lose */
+	if (rc == REPO_NOTFOUND && tries > 0 &&
+	    repo_fin_outcome(db, id, tokhash, to, now) == 1)
+		rc = REPO_OK;
+	return rc;
 }

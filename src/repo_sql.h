@@ -68,4 +68,7 @@ int	repo_claim_outcome(struct db *, struct claim_item *,
 int	repo_fin_outcome(struct db *, uint64_t id, const unsigned char *tokhash,
 	    enum exec_status to, int64_t now);
 
+/* A statement without results, decided on the rows it matched. */
+int	repo_cas(struct db *, enum stmt, MYSQL_BIND *);
+
 #endif

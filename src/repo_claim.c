@@ -1,0 +1,187 @@
+/*
+ * repo_claim.c - claiming: a transaction that takes the oldest claimable
+ * executions of a route (SKIP LOCKED), gives each a new callback token
+ * and lease, and hands them out only after its COMMIT succeeded.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "db.h"
+#include "log.h"
+#include "repo.h"
+#include "repo_sql.h"
+
+#define CLAIM_TRIES	3	/* a claim run whole again after 1213 */
+
+/* Frees the n claimed items of it and their payloads. */
+void
+claim_free(struct claim_item *it, size_t n)
+{
+	size_t	 i;
+
+	for (i = 0; it != NULL && i < n; i++)
+		free(it[i].request);
+	free(it);
+}
+
+/* Reads the rows of an executed STMT_CLAIM_SELECT into it[0..max). */
+static int
+claim_read(MYSQL_STMT *st, struct claim_item *it, unsigned max,
+    size_t budget, size_t *n)
+{
+	struct db_cols	 c;
+	struct claim_item row;
+	MYSQL_TIME	 t;
+	size_t		 total = 0;
+	int		 rc = 0;
+
+	db_rcol(&c, 0, MYSQL_TYPE_LONGLONG, &row.id, 0);
+	db_rcol(&c, 1, MYSQL_TYPE_STRING, row.cid, sizeof(row.cid));
+	db_rcol(&c, 2, MYSQL_TYPE_STRING, row.tenant, sizeof(row.tenant));
+	db_rcol(&c, 3, MYSQL_TYPE_BLOB, NULL, 0);
+	db_rcol(&c, 4, MYSQL_TYPE_LONG, &row.attempt, 0);
+	db_rcol(&c, 5, MYSQL_TYPE_DATETIME, &t, sizeof(t));
+	if (mysql_stmt_bind_result(st, c.b) != 0)
+		rc = -1;
+	while (rc == 0 && *n < max) {
+		memset(&row, 0, sizeof(row));
+		if ((rc = mysql_stmt_fetch(st)) == MYSQL_NO_DATA) {
+			rc = 0;
+			break;
+		}
+		if (rc != 0 && rc != MYSQL_DATA_TRUNCATED)
+			break;
+		rc = 0;
+		/* the payload budget: past it, the rest stays unclaimed (its
+		 * row lock ends with the transaction); one always fits */
+		if (*n > 0 && (c.len[3] > budget || total > budget - c.len[3]))
+			break;
+		total += c.len[3];
+		db_rstr(&c, 1, row.cid, sizeof(row.cid));
+		db_rstr(&c, 2, row.tenant, sizeof(row.tenant));
+		row.tenant_null = c.null[2];
+		row.created_at = db_time_ms(&t);
+		if (db_fetch_blob(st, &c.b[3], 3, c.len[3], &row.request,
+		    &row.request_len) == -1)
+			rc = -1;
+		else
+			it[(*n)++] = row;
+	}
+	if (rc != 0)
+		log_error("db: claim fetch: %s", mysql_stmt_error(st));
+	mysql_stmt_free_result(st);
+	return rc == 0 ? 0 : -1;
+}
+
+/*
+ * Gives claimed item it a fresh callback token (its hash into hash) and
+ * lease. 0 or -1.
+ */
+static int
+claim_take(struct db *db, struct claim_item *it, int64_t lease_until,
+    unsigned char *hash)
+{
+	MYSQL_BIND	 p[3];
+	MYSQL_TIME	 t;
+
+	if (crypto_new_secret("", it->token, sizeof(it->token), hash) == -1)
+		return -1;
+	it->attempt++;
+	it->lease_expires_at = lease_until;
+	db_bind_blob(&p[0], hash, SHA256_LEN);
+	db_bind_time(&p[1], &t, lease_until);
+	db_bind_u64(&p[2], &it->id);
+	return repo_cas(db, STMT_CLAIM_UPDATE, p) == REPO_OK ? 0 : -1;
+}
+
+/*
+ * Claims up to max waiting, unleased, not cancel-requested executions of
+ * a route that are not past expires_at (at now), whose retry time
+ * (not_before) has come and have used fewer than max_attempts attempts,
+ * oldest first, in one transaction whose row locks skip rows that
+ * another claim holds. Rows ix_exec_claim yields that fail these filters
+ * are read and skipped; asyncexec-expire sweeps the overdue and used-up
+ * ones every run, so they do not pile up ahead; a retry waiting out its
+ * delay is skipped as a live lease is (at most the route's executions
+ * in progress or backing off).
+ * The request payloads handed out total at most max_result_bytes (one
+ * execution always), so a claim's memory is bounded whatever max is.
+ * *out (caller frees with claim_free) gets the claimed items with their
+ * new callback tokens. REPO_OK or REPO_ERR.
+ */
+static int
+claim_once(struct db *db, const char *env, const char *svc, const char *op,
+    unsigned max, unsigned lease_seconds, unsigned max_attempts, int64_t now,
+    struct claim_item **out, size_t *n)
+{
+	struct claim_item *it;
+	unsigned char	(*hash)[SHA256_LEN];
+	MYSQL_BIND	 p[8];
+	MYSQL_TIME	 t[3];
+	MYSQL_STMT	*st;
+	size_t		 i;
+
+	*out = NULL;
+	*n = 0;
+	if ((it = calloc(max, sizeof(*it))) == NULL)
+		return REPO_ERR;
+	if ((hash = calloc(max, sizeof(*hash))) == NULL) {
+		free(it);
+		return REPO_ERR;
+	}
+	if (db_begin(db) == -1)
+		goto fail;
+	db_bind_str(&p[0], env);
+	db_bind_str(&p[1], svc);
+	db_bind_str(&p[2], op);
+	db_bind_time(&p[3], &t[0], now);
+	db_bind_time(&p[4], &t[1], now);
+	db_bind_time(&p[5], &t[2], now);	/* not_before */
+	db_bind_u32(&p[6], &max_attempts);
+	db_bind_u32(&p[7], &max);
+	if ((st = db_run(db, STMT_CLAIM_SELECT, p)) == NULL ||
+	    claim_read(st, it, max, db_config(db)->max_result_bytes, n) == -1)
+		goto fail;
+	for (i = 0; i < *n; i++)
+		if (claim_take(db, &it[i], now + (int64_t)lease_seconds *
+		    1000, hash[i]) == -1)
+			goto fail;
+	/* COMMIT's answer lost: hand out only what the row shows committed */
+	if (db_commit(db) == -1 && (!db_lost(db) ||
+	    repo_claim_outcome(db, it, (const unsigned char (*)[SHA256_LEN])
+	    hash, n) != REPO_OK))
+		goto fail;
+	free(hash);
+	*out = it;
+	return REPO_OK;
+fail:
+	db_rollback(db);
+	claim_free(it, *n);
+	free(hash);
+	*n = 0;
+	return REPO_ERR;
+}
+
+/*
+ * claim_once, run again whole (at most CLAIM_TRIES times in all) when a
+ * statement or the COMMIT lost a conflict (1213: a deadlock, or on a
+ * Galera cluster another node's write to the same rows certified
+ * first). A claim whose COMMIT failed hands nothing out, whatever the
+ * affected rows said before: its callback tokens go out only after a
+ * COMMIT that succeeded.
+ */
+int
+repo_claim(struct db *db, const char *env, const char *svc, const char *op,
+    unsigned max, unsigned lease_seconds, unsigned max_attempts, int64_t now,
+    struct claim_item **out, size_t *n)
+{
+	int	 rc, tries;
+
+	for (tries = 1;; tries++) {
+		rc = claim_once(db, env, svc, op, max, lease_seconds,
+		    max_attempts, now, out, n);
+		if (rc != REPO_ERR || !db_conflict(db) || tries == CLAIM_TRIES)
+			return rc;
+	}
+}
