@@ -5,6 +5,9 @@
  * where it lands in struct config. Unknown keys, bad values and
  * duplicates are errors naming the file, line and key.
  */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <ctype.h>
 #include <errno.h>
 #include <stddef.h>
@@ -36,7 +39,7 @@ enum ckey {
 	CK_WORKERS, CK_MAX_REQUEST_BYTES, CK_MAX_RESULT_BYTES,
 	CK_MAX_JSON_DEPTH, CK_RETRY_AFTER, CK_MAX_ATTEMPTS,
 	CK_PURGE_GRACE_DAYS, CK_CACHE_TTL, CK_LOG_LEVEL, CK_DB_HOSTS,
-	CK_DB_SYNC_WAIT,
+	CK_DB_SYNC_WAIT, CK_LISTEN_ALLOW,
 	CK__MAX
 };
 
@@ -69,6 +72,7 @@ static const struct cdef defs[CK__MAX] = {
 	{ "log_level", CT_LEVEL, F(log_level), 0, 0, 0 },	/* CK_LOG_LEVEL */
 	{ "db_hosts", CT_STR, F(db_hosts_text), S(db_hosts_text), 0, 0 }, /* CK_DB_HOSTS */
 	{ "db_sync_wait", CT_UINT, F(db_sync_wait), 0, 0, 15 },	/* CK_DB_SYNC_WAIT */
+	{ "listen_allow", CT_STR, F(listen_allow), S(listen_allow), 0, 0 }, /* CK_LISTEN_ALLOW */
 };
 
 void
@@ -325,6 +329,73 @@ fail:
 	return -1;
 }
 
+/*
+ * Whether listen names a TCP address, IPv4 ADDRESS:PORT (1: its parts
+ * into addr and *port), a unix socket path (0: it starts with '/'), or
+ * neither (-1).
+ */
+int
+config_listen_tcp(const char *listen, char *addr, size_t addrsz,
+    unsigned *port)
+{
+	const char	*colon = strrchr(listen, ':');
+	struct in_addr	 in;
+	unsigned long	 n;
+	size_t		 len;
+
+	if (listen[0] == '/')
+		return 0;
+	if (colon == NULL || (len = (size_t)(colon - listen)) == 0 ||
+	    len >= addrsz || parse_num(colon + 1, 10, 1, 65535, &n) == -1)
+		return -1;
+	memcpy(addr, listen, len);
+	addr[len] = '\0';
+	if (inet_pton(AF_INET, addr, &in) != 1)
+		return -1;
+	*port = (unsigned)n;
+	return 1;
+}
+
+/*
+ * listen: a path, or ADDRESS:PORT with listen_allow (comma-separated
+ * IPv4 addresses of the web servers; FastCGI has no authentication, so
+ * an open TCP port is refused). 0, or -1 with err filled.
+ */
+static int
+check_listen(const struct config *c, const char *name, char *err,
+    size_t errsz)
+{
+	char		 addr[64], one[64];
+	const char	*p = c->listen_allow;
+	struct in_addr	 in;
+	unsigned	 port;
+	size_t		 n;
+	int		 tcp = config_listen_tcp(c->listen, addr, sizeof(addr),
+			    &port);
+
+	if (tcp == -1) {
+		snprintf(err, errsz, "%s: listen: expected a socket path "
+		    "(starting with /) or IPV4-ADDRESS:PORT", name);
+		return -1;
+	}
+	if (tcp == 1 && c->listen_allow[0] == '\0') {
+		snprintf(err, errsz, "%s: listen on TCP needs listen_allow, the "
+		    "addresses of the web servers that may connect", name);
+		return -1;
+	}
+	while (*p != '\0') {
+		n = strcspn(p, ",");
+		if (n >= sizeof(one) || (memcpy(one, p, n), one[n] = '\0',
+		    inet_pton(AF_INET, one, &in) != 1)) {
+			snprintf(err, errsz, "%s: listen_allow: expected IPv4 "
+			    "addresses separated by commas, no blanks", name);
+			return -1;
+		}
+		p += n + (p[n] == ',');
+	}
+	return 0;
+}
+
 /* Parses text named name, reading the password file when readpw. */
 static int
 parse_text(struct config *c, const char *name, const char *text, int readpw,
@@ -356,7 +427,8 @@ parse_text(struct config *c, const char *name, const char *text, int readpw,
 		    "both set; use one", name);
 		return -1;
 	}
-	if (parse_hosts(c, name, err, errsz) == -1)
+	if (parse_hosts(c, name, err, errsz) == -1 ||
+	    check_listen(c, name, err, errsz) == -1)
 		return -1;
 	if (seen[CK_DB_HOSTS] && c->db_nhosts == 0) {
 		snprintf(err, errsz, "%s: db_hosts: lists no node", name);

@@ -31,7 +31,8 @@ struct config {
 	struct config_host db_hosts[CONFIG_MAX_HOSTS];
 	unsigned	 db_nhosts;	/* 0: one server (db_socket/db_host) */
 	unsigned	 db_sync_wait;	/* wsrep_sync_wait on a Galera node */
-	char		 listen[108];
+	char		 listen[108];	/* a unix socket path, or ADDRESS:PORT */
+	char		 listen_allow[256];	/* TCP: the web servers' addresses */
 	unsigned	 listen_mode;
 	char		 listen_group[64];
 	unsigned	 listen_backlog;
@@ -53,5 +54,7 @@ int	config_load_syntax(struct config *, const char *path, char *err,
 int	config_parse(struct config *, const char *name, const char *text,
 	    char *err, size_t);
 unsigned config_workers(const struct config *);
+int	config_listen_tcp(const char *listen, char *addr, size_t addrsz,
+	    unsigned *port);
 
 #endif

@@ -40,6 +40,8 @@
  */
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <sys/time.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -249,16 +251,51 @@ fail:
 }
 
 /*
+ * A TCP socket listening on ADDRESS:PORT (listen_allow, checked by the
+ * configuration, names who may connect: libfcgi closes others' at
+ * accept). An address in use (another instance) is an error. fd or -1.
+ */
+static int
+listen_tcp(const struct config *cfg, const char *addr, unsigned port)
+{
+	struct sockaddr_in	 sa;
+	int			 fd, on = 1;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons((uint16_t)port);
+	if (inet_pton(AF_INET, addr, &sa.sin_addr) != 1)
+		return -1;
+	if ((fd = socket(AF_INET, SOCK_STREAM, 0)) == -1) {
+		log_error("socket: %s", strerror(errno));
+		return -1;
+	}
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) == -1 ||
+	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == -1 ||
+	    listen(fd, (int)cfg->listen_backlog) == -1) {
+		log_error("listen on %s: %s%s", cfg->listen, strerror(errno),
+		    errno == EADDRINUSE ? " (another instance?); refusing to "
+		    "start" : "");
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
  * Returns the listening socket: an inherited one (fd 0, or fd 3 under
  * systemd socket activation), else a new unix socket at cfg->listen
- * (*created is set). A stale socket file is replaced; a socket another
- * instance still listens on is an error. -1 on error (logged).
+ * (*created is set) or, for ADDRESS:PORT, a TCP socket. A stale socket
+ * file is replaced; a socket another instance still listens on is an
+ * error. -1 on error (logged).
  */
 int
 master_listen(const struct config *cfg, int *created)
 {
 	struct sockaddr_un	 sa;
 	const char		*lp = getenv("LISTEN_PID");
+	char			 addr[64];
+	unsigned		 port;
 	gid_t			 gid;
 	int			 fd;
 
@@ -267,6 +304,8 @@ master_listen(const struct config *cfg, int *created)
 		return 3;
 	if (is_listening(0))
 		return 0;
+	if (config_listen_tcp(cfg->listen, addr, sizeof(addr), &port) == 1)
+		return listen_tcp(cfg, addr, port);
 	memset(&sa, 0, sizeof(sa));
 	sa.sun_family = AF_UNIX;
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", cfg->listen);

@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -182,6 +183,10 @@ worker_run(const struct config *cfg, int listen_fd, pid_t master)
 	worker_signals();
 	follow_master(master);
 	app.cfg = cfg;
+	/* TCP: libfcgi closes connections from other addresses at accept */
+	if (cfg->listen_allow[0] != '\0' &&
+	    setenv("FCGI_WEB_SERVER_ADDRS", cfg->listen_allow, 1) == -1)
+		return 1;
 	if ((app.db = repo_open(cfg, 1)) == NULL ||
 	    (app.lookup = lookup_new(cfg->cache_ttl_seconds)) == NULL ||
 	    (app.quota = quota_new(cfg->cache_ttl_seconds)) == NULL ||

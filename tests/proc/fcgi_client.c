@@ -5,6 +5,8 @@
  * connection. Every wait is a poll(2) bounded by the caller's deadline.
  */
 #include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <sys/un.h>
 
 #include <ctype.h>
@@ -109,6 +111,37 @@ read_all(int fd, void *data, size_t len, long long deadline_ms)
 	return 0;
 }
 
+/* Connects to IPv4 ADDRESS:PORT; the fd, or -1 (errno set). */
+static int
+tcp_connect(const char *addr)
+{
+	struct sockaddr_in	 sa;
+	char			 host[64];
+	const char		*colon = strrchr(addr, ':');
+	int			 fd;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	if (colon == NULL || (size_t)(colon - addr) >= sizeof(host)) {
+		errno = EINVAL;
+		return -1;
+	}
+	memcpy(host, addr, (size_t)(colon - addr));
+	host[colon - addr] = '\0';
+	sa.sin_port = htons((uint16_t)atoi(colon + 1));
+	if (inet_pton(AF_INET, host, &sa.sin_addr) != 1) {
+		errno = EINVAL;
+		return -1;
+	}
+	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		return -1;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == -1) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 /* One record of type with len (<= MAX_CONTENT) content bytes. */
 int
 fcgi_record(int fd, int type, const void *data, size_t len,
@@ -135,6 +168,8 @@ fcgi_connect(const char *path)
 	struct sockaddr_un	 sa;
 	int			 fd;
 
+	if (path[0] != '/')
+		return tcp_connect(path);
 	memset(&sa, 0, sizeof(sa));
 	sa.sun_family = AF_UNIX;
 	if (strlen(path) >= sizeof(sa.sun_path)) {

@@ -25,7 +25,8 @@ struct fcgi_resp {
 /* Milliseconds on the monotonic clock. */
 long long	 fcgi_now_ms(void);
 
-/* Connects to the unix socket path; the fd, or -1 (errno set). */
+/* Connects to the unix socket path (or, not starting with '/', to IPv4
+ * ADDRESS:PORT); the fd, or -1 (errno set). */
 int		 fcgi_connect(const char *path);
 
 /* One raw record of type (request id 1) with len <= 65535 content bytes. */

@@ -588,8 +588,8 @@ answers(void *arg)
 
 	if (has_exited(&w))
 		return 1;
-	if (!is_socket_file(u->sock))
-		return 0;
+	if (u->sock[0] == '/' && !is_socket_file(u->sock))
+		return 0;	/* a TCP address has no file */
 	return (u->status = healthz(u->sock)) != -1;
 }
 

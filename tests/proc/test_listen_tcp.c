@@ -1,0 +1,140 @@
+/*
+ * test_listen_tcp.c - listen = ADDRESS:PORT: an app host that nginx on
+ * another machine reaches over TCP (scale-out), spoken to in raw FastCGI.
+ *
+ *   1. a TCP listen without listen_allow is refused by --check-config
+ *      (exit 2; FastCGI has no authentication of its own);
+ *   2. listen = 127.0.0.1:PORT, listen_allow = 127.0.0.1: /healthz and
+ *      /readyz answer over TCP;
+ *   3. a second master on the same address refuses to start;
+ *   4. listen_allow = 127.0.0.2: a connection from 127.0.0.1 is closed
+ *      unanswered while the master runs.
+ */
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "fcgi_client.h"
+#include "proc_util.h"
+
+/* A loopback TCP port where nothing listens now (bound, then closed). */
+static unsigned
+free_port(void)
+{
+	struct sockaddr_in	 sa;
+	socklen_t		 len = sizeof(sa);
+	int			 fd = socket(AF_INET, SOCK_STREAM, 0);
+	unsigned		 port = 0;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd != -1 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
+	    getsockname(fd, (struct sockaddr *)&sa, &len) == 0)
+		port = ntohs(sa.sin_port);
+	if (fd != -1)
+		close(fd);
+	return port;
+}
+
+/* The exit status of `asyncexec-fcgi --config cfg --check-config`; err. */
+static int
+check_config(const char *cfg, char *err, size_t sz)
+{
+	char	 out[4096];
+	char	*argv[] = { (char *)fcgi_bin, "--config", (char *)cfg,
+		    "--check-config", NULL };
+	int	 st = run(argv, out, err, sz, 30000);
+
+	return st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* The status of GET uri over addr, -1 without an answer. */
+static int
+get(const char *addr, const char *uri)
+{
+	struct fcgi_resp	 r;
+	int			 st;
+
+	st = fcgi_request(addr, "GET", uri, NULL, NULL, 0, REQ_MS, &r) == 0 ?
+	    r.status : -1;
+	fcgi_resp_free(&r);
+	return st;
+}
+
+/* Starts a master on cfg and waits until GET /healthz answers on addr. */
+static pid_t
+up(const char *cfg, const char *log, const char *addr)
+{
+	struct up_wait	 u;
+	pid_t		 pid = start_master(cfg, log, -1);
+
+	u.pid = pid;
+	u.sock = addr;
+	u.status = -1;
+	if (pid <= 0 || !wait_for(answers, &u, START_MS) || u.status == -1) {
+		dump_log(log);
+		return -1;
+	}
+	return pid;
+}
+
+int
+main(void)
+{
+	const char	*cfg, *cfg2, *log, *log2;
+	char		 addr[64], err[4096];
+	pid_t		 m, m2;
+	struct exit_wait w;
+
+	if (proc_init("listen_tcp") == -1)
+		return 1;
+	cfg = path_in_tmp("tcp.conf");
+	cfg2 = path_in_tmp("tcp-other.conf");
+	log = path_in_tmp("tcp.log");
+	log2 = path_in_tmp("tcp2.log");
+	snprintf(addr, sizeof(addr), "127.0.0.1:%u", free_port());
+
+	/* 1 */
+	CHECK_EQ_INT(derive_config(cfg, addr, WORKERS_STR, NULL), 0);
+	CHECK_EQ_INT(check_config(cfg, err, sizeof(err)), 2);
+	CHECK(strstr(err, "listen on TCP needs listen_allow") != NULL);
+
+	/* 2 */
+	CHECK_EQ_INT(derive_config_x(cfg, addr, WORKERS_STR,
+	    "listen_allow = 127.0.0.1\n", NULL), 0);
+	CHECK_EQ_INT(check_config(cfg, err, sizeof(err)), 0);
+	CHECK((m = up(cfg, log, addr)) > 0);
+	CHECK_EQ_INT(get(addr, "/healthz"), 200);
+	CHECK_EQ_INT(get(addr, "/readyz"), 200);
+
+	/* 3 */
+	m2 = start_master(cfg, log2, -1);
+	w.pid = m2;
+	CHECK(m2 > 0 && wait_for(has_exited, &w, START_MS));
+	CHECK(wait_master_exit(m2, STOP_MS) != 0);
+	CHECK_EQ_INT(get(addr, "/healthz"), 200);	/* the first one serves */
+	kill_master(m);
+
+	/* 4 */
+	CHECK_EQ_INT(derive_config_x(cfg2, addr, WORKERS_STR,
+	    "listen_allow = 127.0.0.2\n", NULL), 0);
+	m = start_master(cfg2, log, -1);
+	CHECK(m > 0);
+	CHECK(wait_for(has_n_workers, &(struct n_workers){ m, WORKERS },
+	    START_MS));
+	CHECK_EQ_INT(get(addr, "/healthz"), -1);
+	w.pid = m;
+	CHECK(!has_exited(&w));
+	kill_master(m);
+
+	kill_all();
+	remove_tmpdir();
+	return check_done("proc_listen_tcp");
+}
