@@ -121,6 +121,13 @@ hosts(void)
 	bad("db_hosts = a;b\n", "a host name holds");
 	bad("db_hosts = :3306\n", "empty or too long host");
 	bad("db_sync_wait = 16\n", "db_sync_wait:");
+	bad("listen = sock\n", "listen: expected a socket path");
+	bad("listen = 127.0.0.1:0\n", "listen: expected");
+	bad("listen = 127.0.0.1:9000\n", "needs listen_allow");
+	bad("listen = 127.0.0.1:9000\nlisten_allow = 10.0.0.1, 10.0.0.2\n",
+	    "listen_allow: expected IPv4");
+	CHECK(config_parse(&c, "t.conf", "listen = 10.0.0.12:9000\n"
+	    "listen_allow = 10.0.0.10,10.0.0.11\n", err, sizeof(err)) == 0);
 }
 
 int
