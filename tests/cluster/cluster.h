@@ -1,0 +1,82 @@
+/*
+ * cluster.h - shared parts of the cluster tests (label cluster, run by
+ * scripts/test-cluster.sh): the cluster control script, a load of client
+ * threads that submit, claim and complete through nginx while the test
+ * kills something, the classification of every answer, and the checks
+ * that every acknowledged submit and every 200 callback is still there,
+ * over HTTP and in the rows of one database node.
+ *
+ * Environment (scripts/test-cluster.sh): ASYNCEXEC_TEST_HTTP (nginx, round
+ * robin over both app hosts), ASYNCEXEC_TEST_HTTP_A/_B (one host each),
+ * ASYNCEXEC_TEST_CONFIG (host A's config: db_hosts, the database user),
+ * ASYNCEXEC_TEST_CLUSTERCTL, ASYNCEXEC_TEST_METRICS/_METRICS_B.
+ * Nothing here asserts: the tests' CHECKs do.
+ */
+#ifndef ASYNCEXEC_CLUSTER_H
+#define ASYNCEXEC_CLUSTER_H
+
+#include <stdint.h>
+
+#include "fixture.h"
+
+#define CL_MAX_ACKED	200000
+#define CL_MAX_THREADS	16
+
+/* One execution the load submitted: state and what the service acknowledged. */
+struct cl_exec {
+	int	 acked;		/* a 202 came back */
+	int	 completed;	/* a complete came back 200 */
+	char	 token[96];	/* the last poll token handed out */
+	char	 result[64];	/* the result member sent, when completed */
+};
+
+/* Counters of the load; every answer is one of ok, r503 or bad. */
+struct cl_stats {
+	long long	 ok, r503, bad, s500, s502, s504, s0, retries;
+	long long	 acked, completed;
+	int64_t		 last_bad_ms;	/* monotonic time of the last bad answer */
+};
+
+/* Milliseconds on the monotonic clock; a pause of ms milliseconds. */
+int64_t		 cl_now_ms(void);
+void		 cl_pause_ms(long ms);
+
+/* Reads the environment and host A's config; installs the exit hook. */
+void		 cl_init(void);
+/* "$ASYNCEXEC_TEST_CLUSTERCTL ARGS"; its exit status (-1: none). Its stdout
+ * (echoed with a prefix) is kept for cl_ctl_out(). */
+int		 cl_ctl(const char *args);
+const char	*cl_ctl_out(void);
+/* Clusterctl ARGS (e.g. "node-start 1") runs from the exit hook if the test
+ * ends before cl_restore(SLOT 0..3, NULL) clears it again. */
+void		 cl_restore(int slot, const char *args);
+
+/* Starts THREADS load threads on F through ASYNCEXEC_TEST_HTTP, plus with
+ * PROBES one submitter per app host (A and B) for cl_probe_first_ok(). */
+void		 cl_load_start(const struct fx *f, int threads, int probes);
+void		 cl_load_stop(void);
+void		 cl_stats(struct cl_stats *);
+/* Waits (at most BOUND_MS) until N more acknowledged submits than
+ * AFTER_ACKED and M more 200 completes than AFTER_DONE; 1 when reached. */
+int		 cl_wait_progress(long long after_acked, long long n,
+		    long long after_done, long long m, long bound_ms);
+/* From now on the probes note their first 202 to a request sent after this
+ * moment; cl_probe_first_ok(H) gives it (ms on cl_now_ms()) or 0. */
+void		 cl_probe_mark(void);
+int64_t		 cl_probe_first_ok(int host);
+
+/* Polls every acknowledged execution (alternately through A and B): the
+ * number not found, or found with another status / result than answered. */
+long		 cl_verify_http(const struct fx *f);
+/* The same in the rows of node N (wsrep_sync_wait=1), -1 when unreachable. */
+long		 cl_verify_node(const struct fx *f, int n);
+/* Row count and checksum of the whole execution table on node N (at most
+ * BOUND_MS for the connection); 0, or -1 when unreachable. */
+int		 cl_node_checksum(int n, long long *rows, unsigned long long *sum);
+
+/* Value of metric NAME through metrics address ENV_NAME's value, -1 if none. */
+long		 cl_metric(const char *env_name, const char *name);
+/* Status of GET PATH through the nginx address in ENV_NAME's value. */
+int		 cl_get_status(const char *env_name, const char *path);
+
+#endif
