@@ -3,6 +3,7 @@
 # in one run on this machine (loopback, wrk with 2 threads and 64 connections).
 #
 #   scripts/bench.sh [--quick] [--json FILE] [--strict] [--perf]
+#   scripts/bench.sh --cluster [--quick] [--json FILE] [--perf]
 #
 # Builds in Release, starts a private MariaDB, asyncexec-fcgi and nginx the way
 # scripts/run-local.sh does (fresh database, state in .local/bench/, random free ports),
@@ -33,6 +34,14 @@
 #             BENCH_OUT/NAME.perf.data and a summary by process and symbol in
 #             BENCH_OUT/NAME.perf.txt; the sampling costs throughput, so the figures of a
 #             --perf run are for the profile only
+#   --cluster the scale-out comparison instead of the above: poll (waiting), submit,
+#             complete and lifecycle, run first on one server (the stack above) and then,
+#             with the same build, durations, seeds and client settings, through one nginx
+#             over two app hosts on a 3-node Galera cluster (scripts/lib/cluster.sh, state
+#             in STATE/cluster, free ports; both hosts pinned to node 1, db_sync_wait as
+#             configured: default 1). Prints single, cluster and cluster / single per
+#             measurement, and the durability settings of both servers (MariaDB's
+#             defaults on both: innodb_flush_log_at_trx_commit = 1, nothing relaxed)
 #
 # Exit status: 0 done (targets are reported, not enforced), 1 set-up failure or request
 # errors during a measurement, 4 with --strict when a target is missed.
@@ -47,12 +56,14 @@ source "$ROOT/scripts/lib/stack.sh"
 source "$ROOT/scripts/lib/bench.sh"
 
 QUICK=0
+CLUSTER=0
 BENCH_PERF=0
 STRICT=0
 JSON=
 while (($#)); do
     case $1 in
         --quick) QUICK=1 ;;
+        --cluster) CLUSTER=1 ;;
         --strict) STRICT=1 ;;
         --perf) BENCH_PERF=1 ;;
         --json)
@@ -65,6 +76,16 @@ while (($#)); do
     esac
     shift
 done
+
+if ((CLUSTER && STRICT)); then
+    echo "bench: --strict has no targets to enforce with --cluster" >&2
+    exit 2
+fi
+if ((CLUSTER)); then
+    [[ -f $ROOT/scripts/lib/cluster.sh ]] || { echo "bench: --cluster needs scripts/lib/cluster.sh" >&2; exit 1; }
+    # shellcheck source-path=SCRIPTDIR source=lib/cluster.sh
+    source "$ROOT/scripts/lib/cluster.sh"
+fi
 
 STATE=${ASYNCEXEC_BENCH_STATE:-$ROOT/.local/bench}
 BUILD=${ASYNCEXEC_BUILD_DIR:-$STATE/build}
@@ -126,6 +147,10 @@ cleanup() {
     fi
     bench_probe_stop || stack_warn "the probe did not stop"
     bench_probe_nginx stack_nginx_stop || stack_warn "the probes' nginx did not stop"
+    if [[ -n ${CLUSTER_BASE:-} ]]; then
+        cluster_stop_all || stack_warn "some processes of the cluster did not stop"
+        stack_init "$ROOT" "$STATE" bench   # back to the single server's paths
+    fi
     stack_stop_all || stack_warn "some processes did not stop"
     rm -rf "$LOCK"
     exit "$rc"
@@ -284,9 +309,193 @@ probe_measure() {
     bench_probe_stop
 }
 
+# lifecycle_measure NAME PORT — bench_lifecycle through nginx on PORT (route ROUTE_LIFE,
+# LIFE_WARM + LIFE_DUR seconds), recorded as row NAME (executions/s; database counts and
+# CPU per execution, the warm-up included pro rata); LIFE_LINE = the driver's summary.
+lifecycle_measure() {
+    local name=$1 port=$2 lf life_ok=1 cpu0 cpu1 other q0 q1 scale kv
+    lf=$BENCH_OUT/$name.txt
+    q0=$(bench_db_counts)
+    cpu0=$(bench_cpu_sample)
+    "$BENCH_TOOLS/bench_lifecycle" --port "$port" --route "$ROUTE_LIFE" \
+        --consumers 32 --backends 16 --queue 16 --poll-delay-ms 10 --batch 10 \
+        --warmup "$LIFE_WARM" --duration "$LIFE_DUR" >"$lf" 2>"$BENCH_OUT/$name.err" ||
+        life_ok=0
+    # (the sample spans the warm-up too)
+    cpu1=$(bench_cpu_sample)
+    other=$(bench_other_pct "$cpu0" "$cpu1")
+    q1=$(bench_db_counts)
+    LIFE_LINE=$(tail -n 1 "$lf")
+    [[ $LIFE_LINE == done=* ]] || { cat "$BENCH_OUT/$name.err" >&2; stack_die "bench_lifecycle failed"; }
+    ((life_ok)) || stack_warn "bench_lifecycle reported errors: $LIFE_LINE"
+    local -A L=()
+    for kv in $LIFE_LINE; do L[${kv%%=*}]=${kv#*=}; done
+    # per execution: the counts span the warm-up too, so scale them to the window
+    scale=$(awk -v w="$LIFE_WARM" -v d="$LIFE_DUR" 'BEGIN { print d / (w + d) }')
+    bench_record "$name" "${L[exec_per_s]}" "${L[p50_ms]}" "${L[p99_ms]}" "${L[errors]}" \
+        "$other" "$(bench_per_request "0 0" "$(awk -v a="$q0" -v b="$q1" -v s="$scale" \
+            'BEGIN { split(a, x, " "); split(b, y, " ");
+                     print (y[1] - x[1]) * s + 1, (y[2] - x[2]) * s + 1 }')" "${L[done]}")" \
+        "$(bench_cpu_split "$cpu0" "$cpu1" "${L[done]}" "$scale")"
+}
+
+# ---- --cluster --------------------------------------------------------------------------
+# The same measurements, with the same build, durations, seeds and client settings, first
+# on one server and then on the cluster; each row's name is PHASE:MEASUREMENT.
+CLUSTER_ROWS=(poll submit complete lifecycle)
+
+# phase_measure PHASE PORT — seed and measure CLUSTER_ROWS through nginx on PORT (the
+# stack is provisioned). The claimed executions for complete: the single phase takes
+# 1.15 x its submit rate for the warm-up and the run (as main does from the insert probe)
+# and the cluster phase reuses that count, so that both complete the same number at most.
+phase_measure() {
+    local ph=$1 port=$2 url=http://127.0.0.1:$2 t_seed rate
+    HTTP_PORT=$port
+    t_seed=$SECONDS
+    seed --route "$ROUTE_POLL" --count "$WAITING" --out "$PRIVATE/poll-waiting.data" waiting
+    stack_log "$ph: seeded $WAITING waiting executions in $((SECONDS - t_seed)) s"
+    bench_measure "$ph:poll" "$WARM" "$DUR" "$LUA/poll.lua" "$url" "$PRIVATE/poll-waiting.data"
+    bench_measure "$ph:submit" "$WARM" "$DUR" "$LUA/submit.lua" "$url" "$PRIVATE/submit.data"
+    if [[ -z ${NEED_WARM:-} ]]; then
+        rate=$(awk -v a="${R_RPS[$ph:submit]}" 'BEGIN { print a * 1.15 }')
+        NEED_WARM=$(awk -v r="$rate" -v s="$WARM" -v t="$BENCH_WRK_THREADS" 'BEGIN { print int(r * s / t + 1) * t }')
+        NEED_MAIN=$(awk -v r="$rate" -v s="$DUR" -v t="$BENCH_WRK_THREADS" 'BEGIN { print int(r * s / t + 1) * t }')
+    fi
+    t_seed=$SECONDS
+    seed --route "$ROUTE_WORK" --count "$((NEED_WARM + NEED_MAIN))" \
+        --out "$PRIVATE/claimed.data" claimed
+    stack_log "$ph: claimed $((NEED_WARM + NEED_MAIN)) executions in $((SECONDS - t_seed)) s"
+    bench_wrk "$ph:complete-warmup" "$WARM" "$LUA/complete.lua" "$url" "$PRIVATE/claimed.data" \
+        0 "$NEED_WARM" "$BENCH_WRK_THREADS"
+    bench_wrk "$ph:complete" "$DUR" "$LUA/complete.lua" "$url" "$PRIVATE/claimed.data" \
+        "$NEED_WARM" "$NEED_MAIN" "$BENCH_WRK_THREADS"
+    ((WRK_OVERRUN == 0)) ||
+        stack_warn "$ph: complete ran out of claimed executions ($WRK_OVERRUN requests repeated one; they count as errors)"
+    bench_record "$ph:complete" "$WRK_RPS" "$WRK_P50" "$WRK_P99" "$WRK_ERRORS" "$WRK_OTHER" \
+        "$WRK_DBQ" "$WRK_CPU"
+    lifecycle_measure "$ph:lifecycle" "$port"
+    CLUSTER_LIFE[$ph]=$LIFE_LINE
+}
+
+# db_settings — the durability-relevant settings of the server stack_db_sql reaches.
+db_settings() {
+    sql_value "SELECT CONCAT('innodb_flush_log_at_trx_commit=', @@innodb_flush_log_at_trx_commit,
+        ' innodb_doublewrite=', @@innodb_doublewrite, ' log_bin=', @@log_bin,
+        ' sync_binlog=', @@sync_binlog, ' innodb_buffer_pool_size=',
+        @@innodb_buffer_pool_size DIV 1048576, 'M wsrep_on=', @@wsrep_on,
+        ' innodb_autoinc_lock_mode=', @@innodb_autoinc_lock_mode)"
+}
+
+# cluster_free_base — a base port (cluster.sh's layout) whose ports are all free and
+# distinct from DB_PORT / HTTP_PORT / PROBE_PORT; prints it.
+cluster_free_base() {
+    local try b
+    for try in $(seq 1 50); do
+        b=$((20000 + RANDOM % 12000))
+        cluster_ports_free "$b" || continue
+        [[ " $DB_PORT $HTTP_PORT $PROBE_PORT " == *" $((b + 50)) "* ]] && continue
+        stack_port_in_use $((b + 50)) any && continue
+        printf '%s\n' "$b"
+        return 0
+    done
+    stack_die "no free port range for the cluster after $try tries"
+}
+
+# cluster_phase — a fresh cluster in STATE/cluster (nginx on base + 50), provisioned and
+# measured; then stopped. Sets CLUSTER_DB_SETTINGS, CLUSTER_WORKERS, CLUSTER_UP_S.
+cluster_phase() {
+    local cstate=$STATE/cluster base
+    if [[ -s $cstate/base ]]; then   # leftovers of an interrupted run (by their pid files)
+        cluster_init "$ROOT" "$cstate" bench "$(cat "$cstate/base")"
+        cluster_stop_all >/dev/null 2>&1 || true
+        unset CLUSTER_BASE
+    fi
+    rm -rf "$cstate" "$PRIVATE"
+    (umask 077 && mkdir -p "$PRIVATE")
+    base=$(cluster_free_base)
+    mkdir -p "$cstate"
+    chmod 0711 "$cstate"
+    cluster_init "$ROOT" "$cstate" bench "$base"
+    cluster_start "$BUILD" $((base + 50))
+    CLUSTER_UP_S=$CLUSTER_SECONDS
+    cluster_node 1    # database counts and settings: the writer, node 1
+    cluster_host a
+    CLUSTER_WORKERS=$(awk -F= '$1 ~ /^[[:space:]]*workers[[:space:]]*$/ { gsub(/[[:space:]]/, "", $2); print $2 }' "$STACK_CONF")
+    CLUSTER_SYNC_WAIT=$(awk -F= '$1 ~ /^[[:space:]]*db_sync_wait[[:space:]]*$/ { gsub(/[[:space:]]/, "", $2); print $2 }' "$STACK_CONF")
+    CLUSTER_SYNC_WAIT=${CLUSTER_SYNC_WAIT:-1 (default)}
+    CLUSTER_DB_SETTINGS=$(db_settings)
+    provision
+    phase_measure cluster $((base + 50))
+    cluster_stop_all || stack_warn "some processes of the cluster did not stop"
+    unset CLUSTER_BASE                      # stopped: nothing left for the EXIT trap
+    stack_init "$ROOT" "$STATE" bench       # back to the single server's paths
+}
+
+# main_cluster — scripts/bench.sh --cluster.
+main_cluster() {
+    declare -gA CLUSTER_LIFE=()
+    STACK_PACKAGES+=(wrk "${CLUSTER_PACKAGES[@]}")
+    stack_install_packages
+    build
+    DB_PORT=$(stack_free_port)
+    HTTP_PORT=$(free_port_except "$DB_PORT")
+    PROBE_PORT=
+    fresh_stack
+    provision
+    WORKERS=$(awk -F= '$1 ~ /^[[:space:]]*workers[[:space:]]*$/ { gsub(/[[:space:]]/, "", $2); print $2 }' "$STACK_CONF")
+    SINGLE_DB_SETTINGS=$(db_settings)
+    phase_measure single "$HTTP_PORT"
+    stack_stop_all || stack_warn "some processes did not stop"
+    cluster_phase
+    report_cluster
+}
+
+# report_cluster — the single / cluster / ratio table, the notes and the JSON file.
+report_cluster() {
+    local elapsed=$((SECONDS - T_START)) errors
+    printf '\nasyncexec cluster benchmark (%s): wrk -t%s -c%s, %s s per measurement after %s s warm-up (lifecycle %s s after %s s), 127.0.0.1\n' \
+        "$MODE" "$BENCH_WRK_THREADS" "$BENCH_WRK_CONNS" "$DUR" "$WARM" "$LIFE_DUR" "$LIFE_WARM"
+    printf 'single: one MariaDB, one app host (%s workers), nginx\n' "$WORKERS"
+    printf 'cluster: 3 Galera nodes on this host, two app hosts (%s workers each, both pinned to node 1, db_sync_wait %s), one nginx upstream over both (round robin); up in %s s\n\n' \
+        "$CLUSTER_WORKERS" "$CLUSTER_SYNC_WAIT" "$CLUSTER_UP_S"
+    bench_cluster_table "${CLUSTER_ROWS[@]}"
+    printf '\nCPU per request in microseconds, by process (db = all three nodes on the cluster; lifecycle: per execution):\n'
+    bench_cpu_table
+    printf '\npoll, submit, complete: requests/s; lifecycle: executions/s (submit, claim in batches of 10, complete, poll until done)\n'
+    printf 'ratio: cluster / single (rates); cpu_ratio: single / cluster (total CPU per request: an estimate of the rate ratio on an otherwise idle, CPU-bound machine)\n'
+    printf 'db_rt: database round trips per request, on the single server and on the writer (node 1)\n'
+    printf 'durability, single:  %s\n' "$SINGLE_DB_SETTINGS"
+    printf 'durability, node 1:  %s\n' "$CLUSTER_DB_SETTINGS"
+    printf 'lifecycle, single:  %s\nlifecycle, cluster: %s\n' "${CLUSTER_LIFE[single]}" "${CLUSTER_LIFE[cluster]}"
+    printf 'load average (1/5/15 min) at start: %s; at end: %s\n' "$LOAD_START" "$(cut -d' ' -f1-3 /proc/loadavg)"
+    bench_other_warning
+    {
+        printf '{\n  "mode": %s,\n  "cluster": true,\n' "$(bench_json_str "$MODE")"
+        printf '  "generated_at": %s,\n' "$(bench_json_str "$(date -u +%Y-%m-%dT%H:%M:%SZ)")"
+        printf '  "git_commit": %s,\n' "$(bench_json_str "$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)")"
+        printf '  "wrk": {"threads": %s, "connections": %s, "duration_s": %s, "warmup_s": %s},\n' \
+            "$BENCH_WRK_THREADS" "$BENCH_WRK_CONNS" "$DUR" "$WARM"
+        printf '  "workers": {"single": %s, "cluster_per_host": %s, "cluster_hosts": 2},\n' \
+            "$(bench_json_num "$WORKERS")" "$(bench_json_num "$CLUSTER_WORKERS")"
+        printf '  "db_settings": {"single": %s, "cluster_node1": %s},\n' \
+            "$(bench_json_str "$SINGLE_DB_SETTINGS")" "$(bench_json_str "$CLUSTER_DB_SETTINGS")"
+        printf '  "cluster_up_s": %s,\n' "$(bench_json_num "$CLUSTER_UP_S")"
+        printf '  "ratios": %s,\n' "$(bench_cluster_json_ratios "${CLUSTER_ROWS[@]}")"
+        printf '  "results": %s,\n' "$(bench_json_rows)"
+        printf '  "elapsed_s": %s\n}\n' "$elapsed"
+    } >"$JSON.tmp"
+    mv "$JSON.tmp" "$JSON"
+    errors=$(bench_rows_with_errors)
+    printf '\nresults (JSON): %s\nelapsed: %s s; %s row(s) with request errors\n' "$JSON" "$elapsed" "$errors"
+    if ((errors > 0)); then
+        stack_warn "request errors during the measurements: the figures of those rows are not valid"
+        exit 1
+    fi
+}
+
 # ---- main -------------------------------------------------------------------------------
 main() {
-    local url need_warm need_main rate rss rss_max lf life_ok=1 rows t_seed cpu0 cpu1 life_other q0 q1 life_scale
+    local url need_warm need_main rate rss rss_max rows t_seed
 
     STACK_PACKAGES+=(wrk)
     stack_install_packages
@@ -347,30 +556,8 @@ main() {
     bench_ratio complete insert#2 0.85
 
     # Mixed life cycle: executions per second, latency submit -> poll sees completed.
-    lf=$BENCH_OUT/lifecycle.txt
-    q0=$(bench_db_counts)
-    cpu0=$(bench_cpu_sample)
-    "$BENCH_TOOLS/bench_lifecycle" --port "$HTTP_PORT" --route "$ROUTE_LIFE" \
-        --consumers 32 --backends 16 --queue 16 --poll-delay-ms 10 --batch 10 \
-        --warmup "$LIFE_WARM" --duration "$LIFE_DUR" >"$lf" 2>"$BENCH_OUT/lifecycle.err" ||
-        life_ok=0
-    # (the sample spans the warm-up too)
-    cpu1=$(bench_cpu_sample)
-    life_other=$(bench_other_pct "$cpu0" "$cpu1")
-    q1=$(bench_db_counts)
-    LIFE=$(tail -n 1 "$lf")
-    [[ $LIFE == done=* ]] || { cat "$BENCH_OUT/lifecycle.err" >&2; stack_die "bench_lifecycle failed"; }
-    ((life_ok)) || stack_warn "bench_lifecycle reported errors: $LIFE"
-    declare -A L=()
-    local kv
-    for kv in $LIFE; do L[${kv%%=*}]=${kv#*=}; done
-    # per execution: the counts span the warm-up too, so scale them to the window
-    life_scale=$(awk -v w="$LIFE_WARM" -v d="$LIFE_DUR" 'BEGIN { print d / (w + d) }')
-    bench_record lifecycle "${L[exec_per_s]}" "${L[p50_ms]}" "${L[p99_ms]}" "${L[errors]}" \
-        "$life_other" "$(bench_per_request "0 0" "$(awk -v a="$q0" -v b="$q1" -v s="$life_scale" \
-            'BEGIN { split(a, x, " "); split(b, y, " ");
-                     print (y[1] - x[1]) * s + 1, (y[2] - x[2]) * s + 1 }')" "${L[done]}")" \
-        "$(bench_cpu_split "$cpu0" "$cpu1" "${L[done]}" "$life_scale")"
+    lifecycle_measure lifecycle "$HTTP_PORT"
+    LIFE=$LIFE_LINE
 
     # Worker memory after the runs above, and again after the big-table poll.
     RSS_RUNS=$(bench_worker_rss_kib | xargs)
@@ -409,7 +596,7 @@ main() {
 
 # report ROWS — the table, the notes and the JSON file.
 report() {
-    local rows=$1 missed=0 errors=0 name elapsed max_other=0
+    local rows=$1 missed=0 errors=0 name elapsed
     elapsed=$((SECONDS - T_START))
 
     printf '\nasyncexec benchmark (%s): wrk -t%s -c%s, %s s per measurement after %s s warm-up, %s workers, 127.0.0.1\n\n' \
@@ -429,14 +616,7 @@ report() {
     printf 'db_rt / db_st: per request (lifecycle: per execution), statements the database received (round trips; a CALL is one) / executed (inside procedures too)\n'
     printf 'load average (1/5/15 min) at start: %s; at end: %s\n' "$LOAD_START" "$(cut -d' ' -f1-3 /proc/loadavg)"
     printf 'raw wrk outputs: %s/\n' "$BENCH_OUT"
-    for name in "${R_ORDER[@]}"; do
-        [[ ${R_OTHER[$name]} =~ ^[0-9]+$ ]] && ((R_OTHER[$name] > max_other)) &&
-            max_other=${R_OTHER[$name]}
-    done
-    if ((max_other > 10)); then
-        printf 'WARNING: other processes used up to %s%% of the CPU during measurements: the figures and ratios are disturbed; rerun on an otherwise idle machine.\n' \
-            "$max_other"
-    fi
+    bench_other_warning
 
     for name in "${R_ORDER[@]}"; do
         if [[ ${R_MET[$name]} == no ]]; then missed=$((missed + 1)); fi
@@ -488,4 +668,8 @@ report() {
     if ((STRICT && missed > 0)); then exit 4; fi
 }
 
-main
+if ((CLUSTER)); then
+    main_cluster
+else
+    main
+fi

@@ -267,6 +267,80 @@ bench_cpu_table() {
     done
 }
 
+# bench_rows_with_errors — the number of result rows with request errors.
+bench_rows_with_errors() {
+    local name n=0
+    for name in "${R_ORDER[@]}"; do
+        [[ ${R_ERR[$name]} == 0 ]] || n=$((n + 1))
+    done
+    printf '%s\n' "$n"
+}
+
+# bench_other_warning — a warning line (stdout) when other processes took more than 10 %
+# of the CPU during any measurement.
+bench_other_warning() {
+    local name max=0
+    for name in "${R_ORDER[@]}"; do
+        [[ ${R_OTHER[$name]} =~ ^[0-9]+$ ]] && ((R_OTHER[$name] > max)) && max=${R_OTHER[$name]}
+    done
+    if ((max > 10)); then
+        printf 'WARNING: other processes used up to %s%% of the CPU during measurements: the figures and ratios are disturbed; rerun on an otherwise idle machine.\n' \
+            "$max"
+    fi
+}
+
+# bench_cluster_ratio M — cluster:M's rate / single:M's, three decimals ("nan" if unknown).
+bench_cluster_ratio() {
+    awk -v a="${R_RPS[cluster:$1]:-}" -v b="${R_RPS[single:$1]:-}" \
+        'BEGIN { if (b + 0 > 0 && a != "") printf "%.3f", a / b; else print "nan" }'
+}
+
+# bench_cluster_cpu_ratio M — single:M's total CPU per request / cluster:M's, three
+# decimals: what the rate ratio would be on a CPU-bound machine that nothing else uses.
+bench_cluster_cpu_ratio() {
+    local s c
+    read -r -a s <<<"${R_CPU[single:$1]:-- - - - -}"
+    read -r -a c <<<"${R_CPU[cluster:$1]:-- - - - -}"
+    awk -v a="${s[4]}" -v b="${c[4]}" \
+        'BEGIN { if (a ~ /^[0-9.]+$/ && b + 0 > 0) printf "%.3f", a / b; else print "nan" }'
+}
+
+# bench_cluster_table M... — per measurement M: the single:M and cluster:M rows side by
+# side (rate, p50, p99, errors, other%, database round trips per request), the ratio
+# of the rates and the inverse ratio of the CPU time per request.
+bench_cluster_table() {
+    local m s c ds dc f='%-10s %10s %8s %8s %5s %5s %5s | %10s %8s %8s %5s %5s %5s | %6s %9s\n'
+    # shellcheck disable=SC2059
+    printf "$f" measure single p50_ms p99_ms err oth% db_rt cluster p50_ms p99_ms err oth% db_rt \
+        ratio cpu_ratio
+    for m in "$@"; do
+        s=single:$m c=cluster:$m
+        read -r -a ds <<<"${R_DBQ[$s]:-- -}"
+        read -r -a dc <<<"${R_DBQ[$c]:-- -}"
+        # shellcheck disable=SC2059
+        printf "$f" "$m" "${R_RPS[$s]:--}" "${R_P50[$s]:--}" "${R_P99[$s]:--}" "${R_ERR[$s]:--}" \
+            "${R_OTHER[$s]:--}" "${ds[0]}" "${R_RPS[$c]:--}" "${R_P50[$c]:--}" "${R_P99[$c]:--}" \
+            "${R_ERR[$c]:--}" "${R_OTHER[$c]:--}" "${dc[0]}" "$(bench_cluster_ratio "$m")" \
+            "$(bench_cluster_cpu_ratio "$m")"
+    done
+}
+
+# bench_cluster_json_ratios M... — {"M": {"single": rate, "cluster": rate, "ratio": r,
+# "cpu_ratio": c}, ...}
+bench_cluster_json_ratios() {
+    local m sep=''
+    printf '{'
+    for m in "$@"; do
+        printf '%s%s: {"single": %s, "cluster": %s, "ratio": %s, "cpu_ratio": %s}' "$sep" \
+            "$(bench_json_str "$m")" "$(bench_json_num "${R_RPS[single:$m]:-}")" \
+            "$(bench_json_num "${R_RPS[cluster:$m]:-}")" \
+            "$(bench_json_num "$(bench_cluster_ratio "$m")")" \
+            "$(bench_json_num "$(bench_cluster_cpu_ratio "$m")")"
+        sep=', '
+    done
+    printf '}'
+}
+
 # bench_json_str S — S as a JSON string (the values here are plain ASCII).
 bench_json_str() {
     local s=${1//\\/\\\\}
