@@ -35,39 +35,6 @@ http_port() {
     fi
 }
 
-# admin VERB... — asyncexec-admin against the local config.
-admin() {
-    "$BUILD/asyncexec-admin" --config "$STACK_CONF" "$@"
-}
-
-# ensure_route — register the demo route unless it exists already.
-ensure_route() {
-    if admin route add "$ROUTE" >/dev/null; then
-        stack_log "route $ROUTE added"
-    elif [[ $(admin route list 2>/dev/null) == *"$ROUTE"* ]]; then
-        stack_log "route $ROUTE exists already"
-    else
-        stack_die "could not add route $ROUTE"
-    fi
-}
-
-# provision_keys — demo route, consumer key (tenant demo), backend key; saved to KEYS.
-# Reused when KEYS exists (the database is the same one they were created in).
-provision_keys() {
-    local ak bk
-    if [[ -s $KEYS ]]; then
-        stack_log "reusing keys from $KEYS"
-        return 0
-    fi
-    ensure_route
-    ak=$(admin key create --tenant demo --label run-local) || stack_die "key create failed"
-    [[ $ak =~ ^ak_[A-Za-z0-9_-]{43}$ ]] || stack_die "key create printed an unexpected key"
-    bk=$(admin backend-key create --route "$ROUTE") || stack_die "backend-key create failed"
-    [[ $bk =~ ^bk_[A-Za-z0-9_-]{43}$ ]] || stack_die "backend-key create printed an unexpected key"
-    (umask 077 && printf 'ASYNCEXEC_CONSUMER_KEY=%s\nASYNCEXEC_BACKEND_KEY=%s\n' "$ak" "$bk" >"$KEYS")
-    stack_log "created a consumer key (tenant demo) and a backend key for $ROUTE; saved in $KEYS"
-}
-
 # start_stack — bring up whatever is not running yet.
 start_stack() {
     local db_port=${ASYNCEXEC_DB_PORT:-3307}
@@ -86,14 +53,12 @@ start_stack() {
     stack_migrate "$BUILD/asyncexec-admin"
     stack_app_start "$BUILD/asyncexec-fcgi"
     stack_nginx_start "$(http_port)"
-    provision_keys
+    stack_provision_keys "$BUILD/asyncexec-admin" "$KEYS" "$ROUTE" run-local
 }
 
 # print_usage_examples — config, admin usage and curl walk-through with the real keys.
 print_usage_examples() {
-    local ak bk base
-    ak=$(sed -n 's/^ASYNCEXEC_CONSUMER_KEY=//p' "$KEYS")
-    bk=$(sed -n 's/^ASYNCEXEC_BACKEND_KEY=//p' "$KEYS")
+    local base
     base=http://127.0.0.1:$(http_port)
     cat <<EOF
 
@@ -108,36 +73,8 @@ asyncexec runs at $base
   keys:    $KEYS
   stop:    $ROOT/scripts/run-local.sh stop
 
-Try it (paste into bash; each step uses values captured by the previous one):
-
-BASE=$base
-AK=$ak
-BK=$bk
 EOF
-    cat <<'EOF'
-CID=demo-$(date +%s)
-
-# 1. submit: 202 with correlationId and pollToken
-R=$(curl -sS -X POST "$BASE/v1/executions/demo/echo/run" -H "Authorization: Bearer $AK" \
-  -H 'Content-Type: application/json' -H "X-Correlation-Id: $CID" -d '{"hello":"world"}'); echo "$R"
-POLL=$(printf '%s' "$R" | sed -n 's/.*"pollToken": *"\([^"]*\)".*/\1/p')
-
-# 2. poll: status waiting_callback
-curl -sS -i "$BASE/v1/executions/demo/echo/run/$CID" -H "Authorization: Bearer $AK" -H "X-Poll-Token: $POLL"; echo
-
-# 3. claim as the backend: id and callbackToken
-R=$(curl -sS -X POST "$BASE/v1/backend/demo/echo/run/claim" -H "Authorization: Bearer $BK" \
-  -H 'Content-Type: application/json' -d '{"max":1,"leaseSeconds":60}'); echo "$R"
-ID=$(printf '%s' "$R" | sed -n 's/.*"id": *\([0-9]*\).*/\1/p')
-CBT=$(printf '%s' "$R" | sed -n 's/.*"callbackToken": *"\([^"]*\)".*/\1/p')
-
-# 4. complete with a result
-curl -sS -i -X POST "$BASE/v1/callbacks/$ID/complete" -H "Authorization: Bearer $BK" \
-  -H "X-Callback-Token: $CBT" -H 'Content-Type: application/json' -d '{"result":{"echo":{"hello":"world"}}}'; echo
-
-# 5. poll again: status completed, with the result
-curl -sS -i "$BASE/v1/executions/demo/echo/run/$CID" -H "Authorization: Bearer $AK" -H "X-Poll-Token: $POLL"; echo
-EOF
+    stack_print_try "$base" "$KEYS"
 }
 
 cmd_start() {

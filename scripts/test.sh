@@ -12,6 +12,7 @@
 #               uninitialised value or a definite leak in our code fails the run. Excludes
 #               the tests listed in VALGRIND_EXCLUDE (timing-bound; said at start-up).
 # Every other argument goes to ctest:  scripts/test.sh -L unit,  scripts/test.sh --sanitize -R json
+# The tests labelled cluster are left out (-LE cluster): scripts/test-cluster.sh runs them.
 #
 # Environment: ASYNCEXEC_BUILD_DIR (default: inside the temporary directory; it is
 # reconfigured for the mode, sanitizers on or off), ASYNCEXEC_BUILD_TYPE (default Debug),
@@ -63,25 +64,14 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/asyncexec-test.XXXXXX")
 chmod 0711 "$TMP"
 stack_init "$ROOT" "$TMP" test
 BUILD=${ASYNCEXEC_BUILD_DIR:-$TMP/build}
-CTEST_PID=
 SAN_DIR=$TMP/sanitizer
 VG_DIR=$TMP/valgrind
-
-# stop_ctest — if ctest still runs (we were interrupted), end its process group.
-stop_ctest() {
-    [[ -n $CTEST_PID ]] && stack_pid_alive "$CTEST_PID" || return 0
-    stack_log "stopping ctest (process group $CTEST_PID)"
-    kill -s TERM -- "-$CTEST_PID" 2>/dev/null || true
-    if ! stack_wait 10 stack_pid_gone "$CTEST_PID"; then
-        kill -s KILL -- "-$CTEST_PID" 2>/dev/null || true
-    fi
-}
 
 # cleanup — on every exit: stop the stack, show logs on failure, remove the directory.
 cleanup() {
     local rc=$?
     trap - EXIT INT TERM
-    stop_ctest
+    stack_stop_ctest
     if ((rc != 0)); then
         stack_log "FAILED (status $rc); logs of the test stack:"
         stack_tail_logs 60
@@ -109,17 +99,6 @@ case \${1:-} in
 esac
 EOF
     chmod 0755 "$TMP/dbctl"
-}
-
-# run_ctest ARGS... — ctest in its own process group (so an interrupt can end all of it).
-run_ctest() {
-    local rc=0
-    stack_log "running: ctest --test-dir $BUILD --output-on-failure -j2 $*"
-    setsid ctest --test-dir "$BUILD" --output-on-failure -j2 "$@" &
-    CTEST_PID=$!
-    wait "$CTEST_PID" || rc=$?
-    CTEST_PID=
-    return "$rc"
 }
 
 # setup_mode — the build options, environment and app wrapper of MODE.
@@ -200,7 +179,8 @@ main() {
     # Every HTTP exchange of the tests, checked against src/openapi.json by http_openapi.
     export ASYNCEXEC_TEST_RECORD=$TMP/http-record
     mkdir -p "$ASYNCEXEC_TEST_RECORD"
-    run_ctest "${CTEST_ARGS[@]}" || rc=$?
+    # The cluster tests need the cluster stack: scripts/test-cluster.sh runs them.
+    stack_run_ctest "$BUILD" -LE cluster "${CTEST_ARGS[@]}" || rc=$?
     if [[ $MODE != plain ]]; then
         stack_nginx_stop || true
         # A failure here fails the run, without hiding ctest's own status.

@@ -396,6 +396,71 @@ stack_app_stop() {
     rm -f "$STACK_APP_PIDFILE"
 }
 
+# stack_provision_keys ADMIN_BIN KEYS ROUTE LABEL — the demo route ROUTE (added unless it
+# exists), a consumer key (tenant demo, label LABEL) and a backend key for ROUTE, saved to
+# KEYS (0600). Reused when KEYS exists (the database is the one they were created in).
+stack_provision_keys() {
+    local admin=$1 keys=$2 route=$3 label=$4 ak bk
+    if [[ -s $keys ]]; then
+        stack_log "reusing keys from $keys"
+        return 0
+    fi
+    if "$admin" --config "$STACK_CONF" route add "$route" >/dev/null; then
+        stack_log "route $route added"
+    elif [[ $("$admin" --config "$STACK_CONF" route list 2>/dev/null) == *"$route"* ]]; then
+        stack_log "route $route exists already"
+    else
+        stack_die "could not add route $route"
+    fi
+    ak=$("$admin" --config "$STACK_CONF" key create --tenant demo --label "$label") ||
+        stack_die "key create failed"
+    [[ $ak =~ ^ak_[A-Za-z0-9_-]{43}$ ]] || stack_die "key create printed an unexpected key"
+    bk=$("$admin" --config "$STACK_CONF" backend-key create --route "$route") ||
+        stack_die "backend-key create failed"
+    [[ $bk =~ ^bk_[A-Za-z0-9_-]{43}$ ]] || stack_die "backend-key create printed an unexpected key"
+    (umask 077 && printf 'ASYNCEXEC_CONSUMER_KEY=%s\nASYNCEXEC_BACKEND_KEY=%s\n' "$ak" "$bk" >"$keys")
+    stack_log "created a consumer key (tenant demo) and a backend key for $route; saved in $keys"
+}
+
+# stack_print_try BASE KEYS — the curl walk-through of the demo route (demo/echo/run) with
+# the keys saved in KEYS, against the nginx at BASE (http://host:port).
+stack_print_try() {
+    local ak bk
+    ak=$(sed -n 's/^ASYNCEXEC_CONSUMER_KEY=//p' "$2")
+    bk=$(sed -n 's/^ASYNCEXEC_BACKEND_KEY=//p' "$2")
+    cat <<EOF
+Try it (paste into bash; each step uses values captured by the previous one):
+
+BASE=$1
+AK=$ak
+BK=$bk
+EOF
+    cat <<'EOF'
+CID=demo-$(date +%s)
+
+# 1. submit: 202 with correlationId and pollToken
+R=$(curl -sS -X POST "$BASE/v1/executions/demo/echo/run" -H "Authorization: Bearer $AK" \
+  -H 'Content-Type: application/json' -H "X-Correlation-Id: $CID" -d '{"hello":"world"}'); echo "$R"
+POLL=$(printf '%s' "$R" | sed -n 's/.*"pollToken": *"\([^"]*\)".*/\1/p')
+
+# 2. poll: status waiting_callback
+curl -sS -i "$BASE/v1/executions/demo/echo/run/$CID" -H "Authorization: Bearer $AK" -H "X-Poll-Token: $POLL"; echo
+
+# 3. claim as the backend: id and callbackToken
+R=$(curl -sS -X POST "$BASE/v1/backend/demo/echo/run/claim" -H "Authorization: Bearer $BK" \
+  -H 'Content-Type: application/json' -d '{"max":1,"leaseSeconds":60}'); echo "$R"
+ID=$(printf '%s' "$R" | sed -n 's/.*"id": *\([0-9]*\).*/\1/p')
+CBT=$(printf '%s' "$R" | sed -n 's/.*"callbackToken": *"\([^"]*\)".*/\1/p')
+
+# 4. complete with a result
+curl -sS -i -X POST "$BASE/v1/callbacks/$ID/complete" -H "Authorization: Bearer $BK" \
+  -H "X-Callback-Token: $CBT" -H 'Content-Type: application/json' -d '{"result":{"echo":{"hello":"world"}}}'; echo
+
+# 5. poll again: status completed, with the result
+curl -sS -i "$BASE/v1/executions/demo/echo/run/$CID" -H "Authorization: Bearer $AK" -H "X-Poll-Token: $POLL"; echo
+EOF
+}
+
 # ---- nginx ------------------------------------------------------------------------------
 
 stack_nginx_pid() { stack_pid_from_file "$STACK_NGINX_PIDFILE" nginx; }
@@ -525,6 +590,33 @@ stack_traps() {
     trap "$1" EXIT
     trap 'exit 130' INT
     trap 'exit 143' TERM
+}
+
+# ---- ctest ------------------------------------------------------------------------------
+
+STACK_CTEST_PID=
+
+# stack_run_ctest BUILD ARGS... — ctest --output-on-failure -j2 ARGS in BUILD, in its own
+# process group (so that an interrupt can end all of it: stack_stop_ctest); its status.
+stack_run_ctest() {
+    local build=$1 rc=0
+    shift
+    stack_log "running: ctest --test-dir $build --output-on-failure -j2 $*"
+    setsid ctest --test-dir "$build" --output-on-failure -j2 "$@" &
+    STACK_CTEST_PID=$!
+    wait "$STACK_CTEST_PID" || rc=$?
+    STACK_CTEST_PID=
+    return "$rc"
+}
+
+# stack_stop_ctest — if ctest still runs (we were interrupted), end its process group.
+stack_stop_ctest() {
+    [[ -n $STACK_CTEST_PID ]] && stack_pid_alive "$STACK_CTEST_PID" || return 0
+    stack_log "stopping ctest (process group $STACK_CTEST_PID)"
+    kill -s TERM -- "-$STACK_CTEST_PID" 2>/dev/null || true
+    if ! stack_wait 10 stack_pid_gone "$STACK_CTEST_PID"; then
+        kill -s KILL -- "-$STACK_CTEST_PID" 2>/dev/null || true
+    fi
 }
 
 # ---- throwaway database for the statement benchmarks -----------------------------------

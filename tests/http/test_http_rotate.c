@@ -72,7 +72,7 @@ db_socket(char *buf, size_t len)
 	buf[0] = '\0';
 	while (f != NULL && fgets(line, sizeof line, f) != NULL)
 		if (sscanf(line, " db_socket = %255s", line) == 1) {
-			snprintf(buf, len, "%s", line);
+			snprintf(buf, len, "%.255s", line);	/* %255s above */
 			break;
 		}
 	if (f != NULL)
