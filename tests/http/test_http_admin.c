@@ -671,9 +671,12 @@ test_check_grants(void)
 {
 	char cfg[400], sql[700], extra[700];
 
+	/* @localhost for a socket, @127.0.0.1 for TCP (db_hosts: the cluster stack) */
 	snprintf(sql, sizeof sql, "CREATE USER 'lim_%s'@'localhost' IDENTIFIED BY 'pw1'; "
-	    "GRANT SELECT, UPDATE ON %s.* TO 'lim_%s'@'localhost'", scratch + 18, scratch,
-	    scratch + 18);
+	    "CREATE USER 'lim_%s'@'127.0.0.1' IDENTIFIED BY 'pw1'; "
+	    "GRANT SELECT, UPDATE ON %s.* TO 'lim_%s'@'localhost'; "
+	    "GRANT SELECT, UPDATE ON %s.* TO 'lim_%s'@'127.0.0.1'", scratch + 18,
+	    scratch + 18, scratch, scratch + 18, scratch, scratch + 18);
 	CHECK(root_sql(sql) == 0);
 	snprintf(cfg, sizeof cfg, "%s/lim.conf", dir);
 	snprintf(extra, sizeof extra, "db_name = %s\ndb_user = lim_%s\ndb_password_file = %s/pw-lim\n",
@@ -690,7 +693,8 @@ test_check_grants(void)
 	CHECK_EQ_INT(check_config("asyncexec-admin", cfg), 1);
 	CHECK(strstr(out, "lacks INSERT on s2r_route") != NULL);
 	CHECK(strstr(out, "warn  grants: migrate needs CREATE, ALTER, INDEX, REFERENCES") != NULL);
-	snprintf(sql, sizeof sql, "DROP USER 'lim_%s'@'localhost'", scratch + 18);
+	snprintf(sql, sizeof sql, "DROP USER 'lim_%s'@'localhost', 'lim_%s'@'127.0.0.1'",
+	    scratch + 18, scratch + 18);
 	CHECK(root_sql(sql) == 0);
 }
 
