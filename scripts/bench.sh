@@ -39,7 +39,8 @@
 #             with the same build, durations, seeds and client settings, through one nginx
 #             over two app hosts on a 3-node Galera cluster (scripts/lib/cluster.sh, state
 #             in STATE/cluster, free ports; both hosts pinned to node 1, db_sync_wait as
-#             configured: default 1). Prints single, cluster and cluster / single per
+#             configured: default 1; the one server reached over loopback TCP too, as
+#             the nodes are). Prints single, cluster and cluster / single per
 #             measurement, and the durability settings of both servers (MariaDB's
 #             defaults on both: innodb_flush_log_at_trx_commit = 1, nothing relaxed)
 #
@@ -198,6 +199,8 @@ fresh_stack() {
     stack_db_start "$DB_PORT"
     stack_db_provision
     stack_write_config "$DB_PORT"
+    # --cluster: the nodes are reached over loopback TCP (db_hosts), so is the one server
+    ((CLUSTER)) && sed -i 's|^db_socket = |# db_socket = |' "$STACK_CONF"
     stack_migrate "$BUILD/asyncexec-admin"
     stack_db_sql <<'SQL' || stack_die "could not create the bench_probe table"
 CREATE TABLE asyncexec.bench_probe (
@@ -401,10 +404,21 @@ cluster_free_base() {
     stack_die "no free port range for the cluster after $try tries"
 }
 
+# cluster_host_metrics PORT — "REQUESTS WRITER_INDEX FAILOVERS" of the app host whose
+# metrics nginx serves on PORT (requests summed over every endpoint and status).
+cluster_host_metrics() {
+    curl -fsS --max-time 5 "http://127.0.0.1:$1/metrics" 2>/dev/null | awk '
+        /^asyncexec_requests_total[{ ]/ { r += $NF }
+        /^asyncexec_db_writer_index[{ ]/ { w = $NF }
+        /^asyncexec_db_failovers_total[{ ]/ { f += $NF }
+        END { printf "%d %s %d\n", r, (w == "" ? "-" : w), f }'
+}
+
 # cluster_phase — a fresh cluster in STATE/cluster (nginx on base + 50), provisioned and
-# measured; then stopped. Sets CLUSTER_DB_SETTINGS, CLUSTER_WORKERS, CLUSTER_UP_S.
+# measured; then stopped. Sets CLUSTER_DB_SETTINGS, CLUSTER_WORKERS, CLUSTER_SYNC_WAIT,
+# CLUSTER_UP_S and CLUSTER_HOSTS_LINE (requests, writer index and failovers per host).
 cluster_phase() {
-    local cstate=$STATE/cluster base
+    local cstate=$STATE/cluster base ma mb
     if [[ -s $cstate/base ]]; then   # leftovers of an interrupted run (by their pid files)
         cluster_init "$ROOT" "$cstate" bench "$(cat "$cstate/base")"
         cluster_stop_all >/dev/null 2>&1 || true
@@ -426,6 +440,11 @@ cluster_phase() {
     CLUSTER_DB_SETTINGS=$(db_settings)
     provision
     phase_measure cluster $((base + 50))
+    # both hosts served, both stayed on node 1 (the per-host metrics, this run's only)
+    read -r -a ma <<<"$(cluster_host_metrics "$CLUSTER_METRICS_A")"
+    read -r -a mb <<<"$(cluster_host_metrics "$CLUSTER_METRICS_B")"
+    CLUSTER_HOSTS_LINE="host A ${ma[0]:-?} requests (writer index ${ma[1]:-?}, failovers ${ma[2]:-?}), host B ${mb[0]:-?} requests (writer index ${mb[1]:-?}, failovers ${mb[2]:-?})"
+    stack_log "cluster: $CLUSTER_HOSTS_LINE"
     cluster_stop_all || stack_warn "some processes of the cluster did not stop"
     unset CLUSTER_BASE                      # stopped: nothing left for the EXIT trap
     stack_init "$ROOT" "$STATE" bench       # back to the single server's paths
@@ -455,7 +474,7 @@ report_cluster() {
     local elapsed=$((SECONDS - T_START)) errors
     printf '\nasyncexec cluster benchmark (%s): wrk -t%s -c%s, %s s per measurement after %s s warm-up (lifecycle %s s after %s s), 127.0.0.1\n' \
         "$MODE" "$BENCH_WRK_THREADS" "$BENCH_WRK_CONNS" "$DUR" "$WARM" "$LIFE_DUR" "$LIFE_WARM"
-    printf 'single: one MariaDB, one app host (%s workers), nginx\n' "$WORKERS"
+    printf 'single: one MariaDB (over loopback TCP, as the nodes), one app host (%s workers), nginx\n' "$WORKERS"
     printf 'cluster: 3 Galera nodes on this host, two app hosts (%s workers each, both pinned to node 1, db_sync_wait %s), one nginx upstream over both (round robin); up in %s s\n\n' \
         "$CLUSTER_WORKERS" "$CLUSTER_SYNC_WAIT" "$CLUSTER_UP_S"
     bench_cluster_table "${CLUSTER_ROWS[@]}"
@@ -464,6 +483,7 @@ report_cluster() {
     printf '\npoll, submit, complete: requests/s; lifecycle: executions/s (submit, claim in batches of 10, complete, poll until done)\n'
     printf 'ratio: cluster / single (rates); cpu_ratio: single / cluster (total CPU per request: an estimate of the rate ratio on an otherwise idle, CPU-bound machine)\n'
     printf 'db_rt: database round trips per request, on the single server and on the writer (node 1)\n'
+    printf 'cluster hosts: %s\n' "$CLUSTER_HOSTS_LINE"
     printf 'durability, single:  %s\n' "$SINGLE_DB_SETTINGS"
     printf 'durability, node 1:  %s\n' "$CLUSTER_DB_SETTINGS"
     printf 'lifecycle, single:  %s\nlifecycle, cluster: %s\n' "${CLUSTER_LIFE[single]}" "${CLUSTER_LIFE[cluster]}"
@@ -480,6 +500,7 @@ report_cluster() {
         printf '  "db_settings": {"single": %s, "cluster_node1": %s},\n' \
             "$(bench_json_str "$SINGLE_DB_SETTINGS")" "$(bench_json_str "$CLUSTER_DB_SETTINGS")"
         printf '  "cluster_up_s": %s,\n' "$(bench_json_num "$CLUSTER_UP_S")"
+        printf '  "cluster_hosts": %s,\n' "$(bench_json_str "$CLUSTER_HOSTS_LINE")"
         printf '  "ratios": %s,\n' "$(bench_cluster_json_ratios "${CLUSTER_ROWS[@]}")"
         printf '  "results": %s,\n' "$(bench_json_rows)"
         printf '  "elapsed_s": %s\n}\n' "$elapsed"
