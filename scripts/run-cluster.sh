@@ -10,7 +10,8 @@
 #                                   provision a demo route and keys, print curl examples and
 #                                   how long the start took. Idempotent.
 #   scripts/run-cluster.sh stop     stop what it started (nginx, hosts, nodes 3, 2, 1), by pid.
-#   scripts/run-cluster.sh status   each node's wsrep state, each master, nginx.
+#   scripts/run-cluster.sh status   each node's wsrep state, each master, nginx; exit status
+#                                   1 unless all of them run (and every node is Synced).
 #
 # Ports: nodes 127.0.0.1:3401..3403 (Galera 3411.., IST 3421.., SST 3431..), nginx
 # ASYNCEXEC_PORT (default 8080; a free port if that is taken) over both hosts, 3441 host A

@@ -466,7 +466,7 @@ cluster_start() {
     printf '%s\n' "$CLUSTER_BASE" >"$CLUSTER_STATE/base"
     cluster_db_start
     CLUSTER_DB_SECONDS=$(cluster_since "$t0")
-    stack_log "database nodes up in ${CLUSTER_DB_SECONDS}s: $CLUSTER_TIMES"
+    stack_log "database nodes up in ${CLUSTER_DB_SECONDS}s: ${CLUSTER_TIMES:-all were running}"
     cluster_node 1
     stack_db_provision
     cluster_write_config a "$build/asyncexec-fcgi"
