@@ -414,6 +414,31 @@ cluster_host_metrics() {
         END { printf "%d %s %d\n", r, (w == "" ? "-" : w), f }'
 }
 
+# cluster_pool BYTES — give every node the one server's InnoDB buffer pool (cluster.sh
+# starts them with 64M; MariaDB's default, which the one server has, is 128M): SET GLOBAL
+# on each, then wait (bounded) until each reports the size and its resize has completed.
+cluster_pool() {
+    local want=$1 n got t0
+    [[ $want =~ ^[0-9]+$ ]] || stack_die "no buffer pool size to give the nodes"
+    for n in "${CLUSTER_NODES[@]}"; do
+        cluster_node "$n"
+        printf 'SET GLOBAL innodb_buffer_pool_size = %s;\n' "$want" | stack_db_sql ||
+            stack_die "node $n: could not set innodb_buffer_pool_size"
+    done
+    for n in "${CLUSTER_NODES[@]}"; do
+        cluster_node "$n"
+        t0=$SECONDS
+        while :; do
+            got=$(sql_value "SELECT CONCAT(@@GLOBAL.innodb_buffer_pool_size, ' ', (SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'INNODB_BUFFER_POOL_RESIZE_STATUS') NOT LIKE '%resiz%' OR (SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'INNODB_BUFFER_POOL_RESIZE_STATUS') LIKE 'Completed%')")
+            [[ $got == "$want 1" ]] && break
+            ((SECONDS - t0 < 60)) || stack_die "node $n: buffer pool not resized to $want within 60 s ($got)"
+            sleep 0.5
+        done
+    done
+    cluster_node 1
+    stack_log "cluster: innodb_buffer_pool_size = $((want / 1048576))M on every node, as on the one server"
+}
+
 # cluster_phase — a fresh cluster in STATE/cluster (nginx on base + 50), provisioned and
 # measured; then stopped. Sets CLUSTER_DB_SETTINGS, CLUSTER_WORKERS, CLUSTER_SYNC_WAIT,
 # CLUSTER_UP_S and CLUSTER_HOSTS_LINE (requests, writer index and failovers per host).
@@ -432,6 +457,7 @@ cluster_phase() {
     cluster_init "$ROOT" "$cstate" bench "$base"
     cluster_start "$BUILD" $((base + 50))
     CLUSTER_UP_S=$CLUSTER_SECONDS
+    cluster_pool "$SINGLE_POOL"
     cluster_node 1    # database counts and settings: the writer, node 1
     cluster_host a
     CLUSTER_WORKERS=$(awk -F= '$1 ~ /^[[:space:]]*workers[[:space:]]*$/ { gsub(/[[:space:]]/, "", $2); print $2 }' "$STACK_CONF")
@@ -463,6 +489,7 @@ main_cluster() {
     provision
     WORKERS=$(awk -F= '$1 ~ /^[[:space:]]*workers[[:space:]]*$/ { gsub(/[[:space:]]/, "", $2); print $2 }' "$STACK_CONF")
     SINGLE_DB_SETTINGS=$(db_settings)
+    SINGLE_POOL=$(sql_value 'SELECT @@GLOBAL.innodb_buffer_pool_size')
     phase_measure single "$HTTP_PORT"
     stack_stop_all || stack_warn "some processes did not stop"
     cluster_phase
