@@ -107,6 +107,14 @@ main() {
     export ASYNCEXEC_TEST_RECORD=$TMP/http-record
     export ASYNCEXEC_TEST_METRICS=127.0.0.1:$CLUSTER_METRICS_A
     export ASYNCEXEC_TEST_METRICS_B=127.0.0.1:$CLUSTER_METRICS_B
+    # asyncexec-expire in the tests that run it (http_scale) writes through node 3 first:
+    # a third connection, on another node than the hosts' writer, so that the exactly-once
+    # checks also hold for writes that certify against each other across nodes.
+    sed -e "s|^db_hosts = .*|db_hosts = 127.0.0.1:$((BASE + 3)), 127.0.0.1:$((BASE + 1)), 127.0.0.1:$((BASE + 2))|" \
+        "$TMP/app-a.conf" >"$TMP/expire.conf"
+    grep -q "^db_hosts = 127.0.0.1:$((BASE + 3))," "$TMP/expire.conf" ||
+        stack_die "could not write $TMP/expire.conf"
+    export ASYNCEXEC_TEST_EXPIRE_CONFIG=$TMP/expire.conf
     mkdir -p "$ASYNCEXEC_TEST_RECORD"
     stack_run_ctest "$BUILD" -L cluster "$@" || rc=$?
     if ((rc == 0)); then stack_log "all cluster tests passed"; fi
