@@ -42,7 +42,9 @@
 #             configured: default 1; the one server reached over loopback TCP too, as
 #             the nodes are). Prints single, cluster and cluster / single per
 #             measurement, and the durability settings of both servers (MariaDB's
-#             defaults on both: innodb_flush_log_at_trx_commit = 1, nothing relaxed)
+#             defaults on both: innodb_flush_log_at_trx_commit = 1, nothing relaxed;
+#             the nodes get the one server's buffer pool, 128M). About 4 minutes;
+#             with --quick about 1.5
 #
 # Exit status: 0 done (targets are reported, not enforced), 1 set-up failure or request
 # errors during a measurement, 4 with --strict when a target is missed.
