@@ -602,3 +602,54 @@ cl_get_status(const char *env_name, const char *path)
 	http_resp_free(&r);
 	return status;
 }
+
+/* ---- writer pinning ------------------------------------------------------------------- */
+
+/* Waits at most BOUND_MS until both hosts report writer index WANT; 1 then. */
+int
+cl_writers_at(long want, long bound_ms)
+{
+	int64_t end = cl_now_ms() + bound_ms;
+
+	for (;;) {
+		if (cl_metric("ASYNCEXEC_TEST_METRICS", "asyncexec_db_writer_index") == want &&
+		    cl_metric("ASYNCEXEC_TEST_METRICS_B", "asyncexec_db_writer_index") == want)
+			return 1;
+		if (cl_now_ms() > end)
+			return 0;
+		cl_pause_ms(100);
+	}
+}
+
+/*
+ * Both hosts writing to node 1. A host still pinned elsewhere (an earlier failover:
+ * pinning keeps it there until a reload) gets its master restarted, which pins the
+ * first node again. 1 when both report writer index 0.
+ */
+int
+cl_writers_home(void)
+{
+	static const char *const h[2][3] = {
+		{ "ASYNCEXEC_TEST_METRICS", "A", "ASYNCEXEC_TEST_HTTP_A" },
+		{ "ASYNCEXEC_TEST_METRICS_B", "B", "ASYNCEXEC_TEST_HTTP_B" } };
+	char args[32];
+	int64_t end;
+	long w;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		if ((w = cl_metric(h[i][0], "asyncexec_db_writer_index")) == 0)
+			continue;
+		printf("  host %s writes to node index %ld: restarting its master\n",
+		    h[i][1], w);
+		snprintf(args, sizeof args, "master-kill %s", h[i][1]);
+		cl_ctl(args);
+		snprintf(args, sizeof args, "master-start %s", h[i][1]);
+		if (cl_ctl(args) != 0)
+			return 0;
+		end = cl_now_ms() + 30000;
+		while (cl_get_status(h[i][2], "/readyz") != 200 && cl_now_ms() < end)
+			cl_pause_ms(50);
+	}
+	return cl_writers_at(0, 5000);
+}

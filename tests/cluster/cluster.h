@@ -79,4 +79,10 @@ long		 cl_metric(const char *env_name, const char *name);
 /* Status of GET PATH through the nginx address in ENV_NAME's value. */
 int		 cl_get_status(const char *env_name, const char *path);
 
+/* Waits at most BOUND_MS until both hosts report asyncexec_db_writer_index WANT. */
+int		 cl_writers_at(long want, long bound_ms);
+/* Brings a host pinned to another node than node 1 back (its master restarted: a
+ * fresh master pins the first node, as a reload would); 1 when both are on node 1. */
+int		 cl_writers_home(void);
+
 #endif

@@ -19,6 +19,9 @@
  * hold the same rows as nodes 2 and 3 (count and checksum of the whole table),
  * nothing acknowledged is lost, and the hosts stay on node 2 (writer pinning:
  * they return to node 1 only on reload). One summary line gives the figures.
+ * At the end both hosts are brought back to node 1 (their masters restarted, as a
+ * reload would), so that no later test starts with one host restarted onto node 1
+ * while the other still writes to node 2.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,54 +39,6 @@
 #define AFTER_DONE		30
 
 static struct fx F;
-
-/* Waits at most BOUND_MS until both hosts report writer index WANT; 1 then. */
-static int
-writers_at(long want, long bound_ms)
-{
-	int64_t end = cl_now_ms() + bound_ms;
-
-	for (;;) {
-		if (cl_metric("ASYNCEXEC_TEST_METRICS", "asyncexec_db_writer_index") == want &&
-		    cl_metric("ASYNCEXEC_TEST_METRICS_B", "asyncexec_db_writer_index") == want)
-			return 1;
-		if (cl_now_ms() > end)
-			return 0;
-		cl_pause_ms(100);
-	}
-}
-
-/*
- * Both hosts writing to node 1. A host still pinned elsewhere (an earlier failover:
- * pinning keeps it there until a reload) gets its master restarted, which pins the
- * first node again. 1 when both report writer index 0.
- */
-static int
-writers_home(void)
-{
-	static const char *const h[2][3] = {
-		{ "ASYNCEXEC_TEST_METRICS", "A", "ASYNCEXEC_TEST_HTTP_A" },
-		{ "ASYNCEXEC_TEST_METRICS_B", "B", "ASYNCEXEC_TEST_HTTP_B" } };
-	char args[32];
-	int64_t end;
-	long w;
-	int i;
-
-	for (i = 0; i < 2; i++) {
-		if ((w = cl_metric(h[i][0], "asyncexec_db_writer_index")) == 0)
-			continue;
-		printf("  host %s writes to node index %ld: restarting its master\n",
-		    h[i][1], w);
-		snprintf(args, sizeof args, "master-kill %s", h[i][1]);
-		CHECK_EQ_INT(cl_ctl(args), 0);
-		snprintf(args, sizeof args, "master-start %s", h[i][1]);
-		CHECK_EQ_INT(cl_ctl(args), 0);
-		end = cl_now_ms() + 30000;
-		while (cl_get_status(h[i][2], "/readyz") != 200 && cl_now_ms() < end)
-			cl_pause_ms(50);
-	}
-	return writers_at(0, 5000);
-}
 
 /* Whether every node 1..3 says "Synced Primary" (clusterctl node-state). */
 static int
@@ -147,7 +102,7 @@ main(void)
 	cl_init();
 	fx_setup(&F, "cl-failover");
 	CHECK(all_synced());
-	CHECK(writers_home());			/* both hosts start on node 1 */
+	CHECK(cl_writers_home());			/* both hosts start on node 1 */
 	cl_load_start(&F, LOAD_THREADS, 1);
 	CHECK(cl_wait_progress(0, WARMUP_ACKED, 0, WARMUP_DONE, 30000));
 	cl_stats(&s0);
@@ -169,7 +124,7 @@ main(void)
 	fo_b = ok_b ? ok_b - t_kill : -1;
 	CHECK(ok_a > 0 && fo_a <= FAILOVER_BOUND_MS);
 	CHECK(ok_b > 0 && fo_b <= FAILOVER_BOUND_MS);
-	CHECK(writers_at(1, 5000));		/* both on node 2, none split */
+	CHECK(cl_writers_at(1, 5000));		/* both on node 2, none split */
 	CHECK(cl_metric("ASYNCEXEC_TEST_METRICS", "asyncexec_db_failovers_total") >= 1);
 	CHECK(cl_metric("ASYNCEXEC_TEST_METRICS_B", "asyncexec_db_failovers_total") >= 1);
 	printf("  answers: %lld ok, %lld 503 (Retry-After), %lld other (500 %lld, 502 %lld, "
@@ -191,7 +146,10 @@ main(void)
 	same_rows(&rows);
 	lost_http2 = cl_verify_http(&F);
 	CHECK_EQ_INT(lost_http2, 0);
-	CHECK(writers_at(1, 1000));		/* pinned: no way back before a reload */
+	CHECK(cl_writers_at(1, 1000));		/* pinned: no way back before a reload */
+	/* as the operator would after the repair (a reload): both back on node 1, so that
+	 * the next test does not start with the hosts' writes on two nodes */
+	CHECK(cl_writers_home());
 	cl_stats(&s);
 	printf("cluster_failover: acknowledged %lld submits, %lld 200 completes, lost %ld "
 	    "(http %ld, node 2 %ld, node 1 after rejoin %ld, http after rejoin %ld); "
