@@ -17,8 +17,8 @@
 
 static pthread_mutex_t	 mu = PTHREAD_MUTEX_INITIALIZER;
 static enum dbproxy_mode mode;
-static char		 pattern[256];
-static int		 fired, upstream, lfd;
+static char		 pattern[256], watched[256];
+static int		 fired, seen, upstream, lfd;
 
 struct pipe2 {
 	int		 c, s;		/* client, server */
@@ -33,6 +33,26 @@ dbproxy_arm(enum dbproxy_mode m, const char *p)
 	mode = m;
 	snprintf(pattern, sizeof pattern, "%s", p);
 	pthread_mutex_unlock(&mu);
+}
+
+void
+dbproxy_watch(const char *p)
+{
+	pthread_mutex_lock(&mu);
+	snprintf(watched, sizeof watched, "%s", p);
+	seen = 0;
+	pthread_mutex_unlock(&mu);
+}
+
+int
+dbproxy_seen(void)
+{
+	int	 n;
+
+	pthread_mutex_lock(&mu);
+	n = seen;
+	pthread_mutex_unlock(&mu);
+	return n;
 }
 
 int
@@ -68,6 +88,8 @@ match(const unsigned char *p, size_t n)
 	enum dbproxy_mode	 m = DBPROXY_OFF;
 
 	pthread_mutex_lock(&mu);
+	if (watched[0] != '\0' && memmem(p, n, watched, strlen(watched)))
+		seen++;
 	if (mode != DBPROXY_OFF && memmem(p, n, pattern, strlen(pattern))) {
 		m = mode;
 		mode = DBPROXY_OFF;

@@ -28,5 +28,9 @@ int	dbproxy_start(int upstream_port);
 void	dbproxy_arm(enum dbproxy_mode, const char *pattern);
 /* How many faults have fired so far. */
 int	dbproxy_fired(void);
+/* Counts the client packets holding p from now on (one pattern at a time). */
+void	dbproxy_watch(const char *p);
+/* How many client packets held the watched pattern since dbproxy_watch. */
+int	dbproxy_seen(void);
 
 #endif

@@ -11,6 +11,8 @@
  *   3. complete, its UPDATE forwarded and the answer lost: 200 (the row
  *      shows this callback's outcome), and the same callback again: 409;
  *   4. complete, its UPDATE never arrives: retried whole, 200, stored once.
+ * On a Galera node (its cluster copy, cluster_fault_commit) the re-reads of
+ * 1 and 3 run with wsrep_sync_wait = 1 (seen by the proxy); never elsewhere.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -49,12 +51,14 @@ stop_app(void)
 }
 
 /* The stack's config with the database at 127.0.0.1:port (TCP, through
- * the proxy), our own socket and one worker. 0 or -1. */
+ * the proxy; one server even on the cluster), our own socket, one worker
+ * and no wsrep_sync_wait of the session's own. 0 or -1. */
 static int
 write_config(const char *path, int port)
 {
 	static const char *const drop[] = { "db_socket", "db_host", "db_port",
-	    "listen", "listen_mode", "workers", NULL };
+	    "db_hosts", "db_sync_wait", "listen", "listen_mode", "workers",
+	    NULL };
 	FILE	*in = fopen(test_env("ASYNCEXEC_TEST_CONFIG"), "r"), *out;
 	char	 line[1024], key[128];
 	int	 i, skip;
@@ -69,8 +73,9 @@ write_config(const char *path, int port)
 		if (!skip)
 			fputs(line, out);
 	}
+	/* db_sync_wait 0: only the re-read after a lost answer waits */
 	fprintf(out, "db_host = 127.0.0.1\ndb_port = %d\nlisten = %s\n"
-	    "listen_mode = 0600\nworkers = 1\n", port, sock);
+	    "listen_mode = 0600\nworkers = 1\ndb_sync_wait = 0\n", port, sock);
 	fclose(in);
 	return fclose(out) == 0 ? 0 : -1;
 }
@@ -204,6 +209,31 @@ wait_ready(void)
 	return st == 200;
 }
 
+/* What a session sends to make its reads wait for the cluster (Galera). */
+#define SYNC_READ	"wsrep_sync_wait = 1"
+
+static int	 wsrep;		/* the database is a Galera node */
+
+/*
+ * After a lost answer the row is read again; on a Galera node (the
+ * cluster copy of this test) that read runs with wsrep_sync_wait = 1,
+ * so it sees every write the cluster committed before it: the session
+ * sent SET SESSION wsrep_sync_wait = 1 through the proxy. A server
+ * without Galera never gets it.
+ */
+static void
+check_sync_read(const char *what)
+{
+	int	 n = dbproxy_seen();
+
+	printf("%s: %d sync-wait read(s) after the lost answer (%s)\n", what,
+	    n, wsrep ? "Galera" : "no Galera");
+	if (wsrep)
+		CHECK(n >= 1);
+	else
+		CHECK_EQ_INT(n, 0);
+}
+
 /* How many rows of cid hold status and result "\"<result>\"". */
 static long long
 stored(const char *cid, const char *status, const char *result)
@@ -222,9 +252,11 @@ test_claim_commit_lost(void)
 	int		 f0 = dbproxy_fired();
 
 	CHECK(fx_submit_ok(&F, NULL, "{\"commit\":\"lost\"}", &s));
+	dbproxy_watch(SYNC_READ);
 	dbproxy_arm(DBPROXY_LOSE_ANSWER, "COMMIT");
 	CHECK_EQ_INT(claim(&c, &at), 200);
 	CHECK_EQ_INT(dbproxy_fired(), f0 + 1);
+	check_sync_read("claim");
 	printf("claim, COMMIT's answer lost: %s, attempt %lld\n",
 	    c.cid[0] ? "handed out" : "nothing", (long long)at);
 	CHECK_EQ_STR(c.cid, s.cid);
@@ -269,11 +301,13 @@ test_complete(enum dbproxy_mode mode, const char *what)
 	CHECK(fx_submit_ok(&F, NULL, "{\"complete\":1}", &s));
 	CHECK_EQ_INT(claim(&c, &at), 200);
 	snprintf(marker, sizeof marker, "%s-%s", what, unique_suffix());
+	dbproxy_watch(SYNC_READ);
 	dbproxy_arm(mode, marker);
 	st = complete(&c, marker);
 	printf("complete, %s: %d\n", what, st);
 	CHECK_EQ_INT(st, 200);
 	CHECK_EQ_INT(dbproxy_fired(), f0 + 1);
+	check_sync_read(what);
 	CHECK_EQ_INT(stored(s.cid, "completed", marker), 1);
 	/* it won once: the same callback again is a conflict */
 	CHECK_EQ_INT(complete(&c, "again"), 409);
@@ -294,6 +328,7 @@ main(void)
 	snprintf(logpath, sizeof logpath, "%s/app.log", dir);
 	fx_setup(&F, "fault-commit");
 	if ((m = f_sql_open()) == NULL ||
+	    (wsrep = (int)f_sql_num(m, "SELECT @@wsrep_on")) < 0 ||
 	    (pport = dbproxy_start((int)config_long("db_port", 0))) == -1 ||
 	    start_app(pport) == -1) {
 		fprintf(stderr, "FATAL: cannot start the proxy and the app\n");
