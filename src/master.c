@@ -251,6 +251,28 @@ fail:
 }
 
 /*
+ * An inherited listening socket fd (systemd's ListenStream, spawn-fcgi)
+ * that is TCP is refused without listen_allow: FastCGI has no
+ * authentication, anyone who reaches the port could send requests as
+ * the web server. fd, or -1 (logged).
+ */
+static int
+inherited_ok(const struct config *cfg, int fd)
+{
+	struct sockaddr_storage	 ss;
+	socklen_t		 len = sizeof(ss);
+
+	if (getsockname(fd, (struct sockaddr *)&ss, &len) == 0 &&
+	    ss.ss_family != AF_UNIX && cfg->listen_allow[0] == '\0') {
+		log_error("the inherited socket (fd %d) is a TCP one: set "
+		    "listen_allow to the web servers' addresses; refusing to "
+		    "start", fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
  * A TCP socket listening on ADDRESS:PORT (listen_allow, checked by the
  * configuration, names who may connect: libfcgi closes others' at
  * accept). An address in use (another instance) is an error. fd or -1.
@@ -301,9 +323,9 @@ master_listen(const struct config *cfg, int *created)
 
 	*created = 0;
 	if (lp != NULL && atol(lp) == (long)getpid() && is_listening(3))
-		return 3;
+		return inherited_ok(cfg, 3);
 	if (is_listening(0))
-		return 0;
+		return inherited_ok(cfg, 0);
 	if (config_listen_tcp(cfg->listen, addr, sizeof(addr), &port) == 1)
 		return listen_tcp(cfg, addr, port);
 	memset(&sa, 0, sizeof(sa));

@@ -8,7 +8,9 @@
  *      /readyz answer over TCP;
  *   3. a second master on the same address refuses to start;
  *   4. listen_allow = 127.0.0.2: a connection from 127.0.0.1 is closed
- *      unanswered while the master runs.
+ *      unanswered while the master runs;
+ *   5. an inherited TCP socket (systemd's ListenStream=ADDRESS:PORT, here
+ *      as fd 0) is refused without listen_allow, served with it.
  */
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -41,6 +43,27 @@ free_port(void)
 	if (fd != -1)
 		close(fd);
 	return port;
+}
+
+/* A loopback TCP socket listening on port; the fd, or -1. */
+static int
+tcp_listener(unsigned port)
+{
+	struct sockaddr_in	 sa;
+	int			 fd = socket(AF_INET, SOCK_STREAM, 0), on = 1;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	sa.sin_port = htons((uint16_t)port);
+	if (fd == -1 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on,
+	    sizeof(on)) == -1 || bind(fd, (struct sockaddr *)&sa,
+	    sizeof(sa)) == -1 || listen(fd, 16) == -1) {
+		if (fd != -1)
+			close(fd);
+		return -1;
+	}
+	return fd;
 }
 
 /* The exit status of `asyncexec-fcgi --config cfg --check-config`; err. */
@@ -83,6 +106,42 @@ up(const char *cfg, const char *log, const char *addr)
 		return -1;
 	}
 	return pid;
+}
+
+/* 5: an inherited TCP socket needs listen_allow. */
+static void
+inherited(void)
+{
+	const char	*cfg = path_in_tmp("inh.conf"), *log = path_in_tmp("inh.log");
+	const char	*sock = path_in_tmp("never.sock");
+	char		 addr[64], *text;
+	unsigned	 port = free_port();
+	int		 fd = tcp_listener(port);
+	pid_t		 m;
+	struct exit_wait w;
+	struct up_wait	 u;
+
+	snprintf(addr, sizeof(addr), "127.0.0.1:%u", port);
+	CHECK(fd != -1);
+	CHECK_EQ_INT(derive_config(cfg, sock, WORKERS_STR, NULL), 0);
+	m = start_master(cfg, log, fd);
+	w.pid = m;
+	CHECK(m > 0 && wait_for(has_exited, &w, START_MS));
+	CHECK(wait_master_exit(m, STOP_MS) != 0);
+	text = read_file(log);
+	CHECK(text != NULL && strstr(text, "is a TCP one: set listen_allow"));
+	free(text);
+	CHECK_EQ_INT(derive_config_x(cfg, sock, WORKERS_STR,
+	    "listen_allow = 127.0.0.1\n", NULL), 0);
+	m = start_master(cfg, log, fd);
+	u.pid = m;
+	u.sock = addr;
+	u.status = -1;
+	CHECK(m > 0 && wait_for(answers, &u, START_MS) && u.status == 200);
+	CHECK_EQ_INT(get(addr, "/healthz"), 200);
+	CHECK(!exists(sock));
+	kill_master(m);
+	close(fd);
 }
 
 int
@@ -134,6 +193,7 @@ main(void)
 	CHECK(!has_exited(&w));
 	kill_master(m);
 
+	inherited();
 	kill_all();
 	remove_tmpdir();
 	return check_done("proc_listen_tcp");
