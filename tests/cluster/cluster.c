@@ -605,6 +605,18 @@ cl_get_status(const char *env_name, const char *path)
 
 /* ---- writer pinning ------------------------------------------------------------------- */
 
+int
+cl_master_kill(const char *host)
+{
+	char args[32];
+	int rc, i;
+
+	snprintf(args, sizeof args, "master-kill %s", host);
+	for (i = 0; (rc = cl_ctl(args)) == 2 && i < 2; i++)
+		printf("  clusterctl master-kill %s exited 2 before killing: again\n", host);
+	return rc;
+}
+
 /* Waits at most BOUND_MS until both hosts report writer index WANT; 1 then. */
 int
 cl_writers_at(long want, long bound_ms)
@@ -642,8 +654,7 @@ cl_writers_home(void)
 			continue;
 		printf("  host %s writes to node index %ld: restarting its master\n",
 		    h[i][1], w);
-		snprintf(args, sizeof args, "master-kill %s", h[i][1]);
-		cl_ctl(args);
+		cl_master_kill(h[i][1]);
 		snprintf(args, sizeof args, "master-start %s", h[i][1]);
 		if (cl_ctl(args) != 0)
 			return 0;

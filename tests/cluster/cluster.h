@@ -79,6 +79,10 @@ long		 cl_metric(const char *env_name, const char *name);
 /* Status of GET PATH through the nginx address in ENV_NAME's value. */
 int		 cl_get_status(const char *env_name, const char *path);
 
+/* "clusterctl master-kill HOST", run again (at most twice) when it exits 2: its
+ * scan of /proc for the master's workers fails when a process exits meanwhile
+ * (awk cannot open that /proc/PID/stat), before it sends SIGKILL. Its exit status. */
+int		 cl_master_kill(const char *host);
 /* Waits at most BOUND_MS until both hosts report asyncexec_db_writer_index WANT. */
 int		 cl_writers_at(long want, long bound_ms);
 /* Brings a host pinned to another node than node 1 back (its master restarted: a

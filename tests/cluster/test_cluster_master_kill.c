@@ -73,7 +73,7 @@ main(void)
 
 	cl_restore(1, "master-start A");
 	t_kill = cl_now_ms();
-	CHECK_EQ_INT(cl_ctl("master-kill A"), 0);
+	CHECK_EQ_INT(cl_master_kill("A"), 0);
 	gone_ms = wait_status("ASYNCEXEC_TEST_HTTP_A", "/healthz", 502, GONE_BOUND_MS);
 	CHECK(gone_ms >= 0);
 	if (gone_ms >= 0)
