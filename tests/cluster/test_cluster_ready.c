@@ -1,0 +1,125 @@
+/*
+ * test_cluster_ready.c - /readyz follows the Galera state of the node the
+ * app hosts write to (both pinned to node 1):
+ *
+ *   1. Synced in the Primary component: 200 through host A and host B,
+ *      naming the node (dbNode) and its state (galera);
+ *   2. node 1 desynced (SET GLOBAL wsrep_desync = ON: the node stays up
+ *      and Primary, but is no longer Synced): 503 problem+json with
+ *      Retry-After on both hosts, within a bound, so that a load balancer
+ *      stops sending to them;
+ *   3. synced again: 200 again.
+ * Every wait polls with a bound.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "check.h"
+#include "cluster.h"
+#include "httpc.h"
+
+#define STATE_MS	20000	/* a state change reaches /readyz */
+
+/* Runs SQL as root on node n (clusterctl node-sql); its exit status. */
+static int
+node_sql(int n, const char *sql)
+{
+	char	 cmd[1024];
+	int	 rc;
+
+	snprintf(cmd, sizeof cmd, "printf '%%s\\n' \"%s\" | '%s' node-sql %d "
+	    ">/dev/null", sql, test_env("ASYNCEXEC_TEST_CLUSTERCTL"), n);
+	rc = system(cmd);
+	return rc == -1 ? -1 : WEXITSTATUS(rc);
+}
+
+/* At exit: node 1 back in sync (a no-op when it is). */
+static void
+resync(void)
+{
+	(void)node_sql(1, "SET GLOBAL wsrep_desync = OFF");
+}
+
+/* GET /readyz through the nginx port of host env_name into r; its status. */
+static int
+readyz(const char *env_name, struct http_resp *r)
+{
+	http_set_target(test_env(env_name));
+	if (http_do("GET", "/readyz", NULL, NULL, 0, r) == -1)
+		return 0;
+	return r->status;
+}
+
+/* Polls until /readyz through env_name answers want (at most STATE_MS). */
+static int
+wait_readyz(const char *env_name, int want, struct http_resp *last)
+{
+	int64_t	 t0 = cl_now_ms();
+	int	 st;
+
+	for (;;) {
+		memset(last, 0, sizeof(*last));
+		if ((st = readyz(env_name, last)) == want)
+			return 1;
+		if (cl_now_ms() - t0 > STATE_MS)
+			return 0;
+		http_resp_free(last);
+		cl_pause_ms(100);
+	}
+}
+
+/* 1 and 3: ready, on node 1, Synced and Primary. */
+static void
+check_ready(const char *env_name)
+{
+	struct http_resp	 r;
+	struct json_object	*o = NULL;
+	char			 want[64];
+
+	CHECK(wait_readyz(env_name, 200, &r));
+	CHECK((o = json_body(&r)) != NULL);
+	snprintf(want, sizeof want, "127.0.0.1:%ld", config_long("db_port", 0));
+	CHECK_EQ_STR(jstr(o, "dbNode"), want);
+	CHECK_EQ_STR(jstr(o, "galera.state"), "Synced");
+	CHECK_EQ_STR(jstr(o, "galera.clusterStatus"), "Primary");
+	json_object_put(o);
+	http_resp_free(&r);
+}
+
+/* 2: not ready while node 1 is desynced. */
+static void
+check_not_ready(const char *env_name)
+{
+	struct http_resp	 r;
+	int64_t			 t0 = cl_now_ms();
+
+	CHECK(wait_readyz(env_name, 503, &r));
+	printf("%s: /readyz 503 %lld ms after the desync\n", env_name,
+	    (long long)(cl_now_ms() - t0));
+	CHECK(expect_problem(&r, 503, "service_unavailable"));
+	CHECK(is_digits(http_header(&r, "retry-after")));
+	CHECK(r.body != NULL && strstr(r.body, "not Synced in the Primary "
+	    "component") != NULL);
+	http_resp_free(&r);
+}
+
+int
+main(void)
+{
+	http_test_init();
+	cl_init();
+	CHECK(cl_writers_home());	/* both hosts on node 1 */
+	check_ready("ASYNCEXEC_TEST_HTTP_A");
+	check_ready("ASYNCEXEC_TEST_HTTP_B");
+
+	atexit(resync);		/* node 1 is synced again however this ends */
+	CHECK_EQ_INT(node_sql(1, "SET GLOBAL wsrep_desync = ON"), 0);
+	check_not_ready("ASYNCEXEC_TEST_HTTP_A");
+	check_not_ready("ASYNCEXEC_TEST_HTTP_B");
+	CHECK_EQ_INT(node_sql(1, "SET GLOBAL wsrep_desync = OFF"), 0);
+	check_ready("ASYNCEXEC_TEST_HTTP_A");
+	check_ready("ASYNCEXEC_TEST_HTTP_B");
+	return check_done("cluster_ready");
+}
