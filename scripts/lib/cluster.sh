@@ -399,7 +399,7 @@ cluster_master_kill() {
     fi
     kids=$(awk -v p="$pid" '{ s = $0; sub(/.*\) /, "", s); split(s, f, " ");
         if (f[2] == p) { n = FILENAME; gsub(/[^0-9]/, "", n); print n } }' \
-        /proc/[0-9]*/stat 2>/dev/null)
+        /proc/[0-9]*/stat 2>/dev/null || true)   # exit 2 when a process vanished meanwhile
     [[ -z $kids ]] || printf '%s\n' "$kids" >>"$CLUSTER_STATE/app-$1.orphans"
     kill -s KILL "$pid" 2>/dev/null || true
     stack_wait 30 stack_pid_gone "$pid" || { stack_warn "master (pid $pid) survived SIGKILL"; return 1; }
