@@ -39,7 +39,7 @@ enum ckey {
 	CK_WORKERS, CK_MAX_REQUEST_BYTES, CK_MAX_RESULT_BYTES,
 	CK_MAX_JSON_DEPTH, CK_RETRY_AFTER, CK_MAX_ATTEMPTS,
 	CK_PURGE_GRACE_DAYS, CK_CACHE_TTL, CK_LOG_LEVEL, CK_DB_HOSTS,
-	CK_DB_SYNC_WAIT, CK_LISTEN_ALLOW,
+	CK_DB_SYNC_WAIT, CK_LISTEN_ALLOW, CK_DB_PIN_FILE,
 	CK__MAX
 };
 
@@ -73,6 +73,7 @@ static const struct cdef defs[CK__MAX] = {
 	{ "db_hosts", CT_STR, F(db_hosts_text), S(db_hosts_text), 0, 0 }, /* CK_DB_HOSTS */
 	{ "db_sync_wait", CT_UINT, F(db_sync_wait), 0, 0, 15 },	/* CK_DB_SYNC_WAIT */
 	{ "listen_allow", CT_STR, F(listen_allow), S(listen_allow), 0, 0 }, /* CK_LISTEN_ALLOW */
+	{ "db_pin_file", CT_STR, F(db_pin_file), S(db_pin_file), 0, 0 }, /* CK_DB_PIN_FILE */
 };
 
 void

@@ -31,6 +31,7 @@ struct config {
 	struct config_host db_hosts[CONFIG_MAX_HOSTS];
 	unsigned	 db_nhosts;	/* 0: one server (db_socket/db_host) */
 	unsigned	 db_sync_wait;	/* wsrep_sync_wait on a Galera node */
+	char		 db_pin_file[256];	/* the writer pin across restarts */
 	char		 listen[108];	/* a unix socket path, or ADDRESS:PORT */
 	char		 listen_allow[256];	/* TCP: the web servers' addresses */
 	unsigned	 listen_mode;

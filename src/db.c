@@ -15,6 +15,7 @@
 #include "db.h"
 #include "log.h"
 #include "metrics.h"
+#include "pin.h"
 
 #define DB_IDLE_PING_SECONDS	30	/* ping before use after this idle */
 #define DB_IO_TIMEOUT_SECONDS	30	/* read/write timeout on the socket */
@@ -313,11 +314,13 @@ connect_cluster(struct db *db)
 		}
 		db->node = (int)i;
 		db->pin = i;
-		if (i != start && metrics_pin_move(start, i))
+		if (i != start && metrics_pin_move(start, i)) {
 			log_warn("db: writer moved from node %u (%s:%u) to node "
 			    "%u (%s:%u): %s", start + 1, c->db_hosts[start].host,
 			    c->db_hosts[start].port, i + 1, h->host, h->port,
 			    "it stays there until a reload");
+			(void)pin_save(c->db_pin_file, i);
+		}
 		return 0;
 	}
 	return -1;

@@ -58,6 +58,7 @@
 #include "config.h"
 #include "log.h"
 #include "metrics.h"
+#include "pin.h"
 #include "worker.h"
 
 #define MAX_WORKERS		1024
@@ -650,7 +651,9 @@ reload(struct master *m)
 	if ((kids = calloc(n, sizeof(*kids))) == NULL)
 		goto fail;
 	/* an operator's reload sends the writer back to the first node */
-	metrics_pin_reset();
+	metrics_pin_set(0);
+	if (next.db_nhosts > 0)
+		(void)pin_save(next.db_pin_file, 0);
 	if ((up = fork_generation(m, &next, kids, n)) == -1) {
 		free(kids);
 		return -1;
@@ -772,6 +775,27 @@ master_init(struct master *m, const struct config *cfg, const char *path,
 }
 
 /*
+ * With db_hosts and db_pin_file: the workers start on the node the last
+ * master's workers had moved to (a restart is not the operator's say to
+ * go back to the first node; a reload is).
+ */
+static void
+resume_pin(const struct config *cfg)
+{
+	unsigned	 node;
+
+	if (cfg->db_nhosts == 0 ||
+	    pin_load(cfg->db_pin_file, cfg->db_nhosts, &node) == -1)
+		return;
+	metrics_pin_set(node);
+	if (node > 0)
+		log_info("master: writing to node %u (%s:%u) as before the "
+		    "restart (%s); a reload goes back to the first", node + 1,
+		    cfg->db_hosts[node].host, cfg->db_hosts[node].port,
+		    cfg->db_pin_file);
+}
+
+/*
  * Runs the master until SIGTERM/SIGINT, reloading path on SIGHUP;
  * returns the exit status: 0 after a clean stop, 1 when it could not
  * start its workers or had to SIGKILL some at the stop deadline.
@@ -791,6 +815,7 @@ master_run(const struct config *cfg, const char *path, int fd)
 	}
 	master_signals(&old);
 	metrics_workers(m.n);
+	resume_pin(&m.cfg);
 	for (i = 0; i < m.n && rc == 0; i++)
 		rc = spawn(&m.cfg, fd, &m.kids[i], i);
 	if (rc == 0)

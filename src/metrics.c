@@ -169,12 +169,12 @@ metrics_pin_move(unsigned from, unsigned to)
 	return 1;
 }
 
-/* Sends the pin back to the preferred node (the master, on reload). */
+/* Sets the pin to node (the master: 0 on reload, the saved one at start). */
 void
-metrics_pin_reset(void)
+metrics_pin_set(unsigned node)
 {
 	if (shm != NULL)
-		__atomic_store_n(&shm->writer, 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&shm->writer, (uint64_t)node, __ATOMIC_RELEASE);
 }
 
 /* A "# HELP" and "# TYPE" pair. */

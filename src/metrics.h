@@ -32,6 +32,6 @@ void	metrics_refused(enum refusal);
 int	metrics_render(struct buf *);
 int	metrics_pin_get(unsigned *node);
 int	metrics_pin_move(unsigned from, unsigned to);
-void	metrics_pin_reset(void);
+void	metrics_pin_set(unsigned node);
 
 #endif

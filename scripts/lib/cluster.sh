@@ -346,13 +346,13 @@ cluster_write_config() {
     cluster_node 1
     cluster_host "$h"
     stack_write_config $((CLUSTER_BASE + 1))
-    sed -i -e "s|^# MariaDB: the unix socket is used.*|# MariaDB Galera: every worker writes to the first reachable node of db_hosts (pinned);\n# db_socket/db_host/db_port (node 1) are not used then (tools and tests use them).\ndb_hosts = $(cluster_db_hosts)|" \
+    sed -i -e "s|^# MariaDB: the unix socket is used.*|# MariaDB Galera: every worker writes to the first reachable node of db_hosts (pinned);\n# db_socket/db_host/db_port (node 1) are not used then (tools and tests use them).\ndb_hosts = $(cluster_db_hosts)\n# the writer pin across restarts of the master (a reload goes back to node 1)\ndb_pin_file = $CLUSTER_STATE/app-$h.pin|" \
         -e "1s|.*|# asyncexec configuration of app host ${h^^} of the cluster in $CLUSTER_STATE|" \
         -e "2s|.*|# (written by scripts/lib/cluster.sh; rewritten on every start).|" "$STACK_CONF"
     grep -q '^db_hosts = ' "$STACK_CONF" || stack_die "could not add db_hosts to $STACK_CONF"
     if "$bin" --config "$STACK_CONF" --check-config 2>&1 | grep -q 'db_hosts: unknown key'; then
         stack_warn "$bin does not know db_hosts: host ${h^^} uses node 1 only"
-        sed -i '/^db_hosts = /d' "$STACK_CONF"
+        sed -i -e '/^db_hosts = /d' -e '/^db_pin_file = /d' "$STACK_CONF"
     fi
 }
 
@@ -529,6 +529,7 @@ cluster_write_ctl() {
 #   node-sql N       runs the SQL on stdin as root on node N
 #   master-kill A|B  SIGKILL that app host's asyncexec-fcgi master (returns once it is gone)
 #   master-start A|B start it again (its configuration rewritten)
+#   master-reload A|B SIGHUP to that host's master (a reload: the writer back to node 1)
 set -euo pipefail
 # shellcheck source=/dev/null
 source $(printf '%q' "$STACK_ROOT/scripts/lib/stack.sh")
@@ -564,7 +565,11 @@ case ${1:-} in
     node-sql) node_arg "${2:-}"; cluster_node "$2"; stack_db_sql ;;
     master-kill) cluster_master_kill "$(host_arg "${2:-}")" ;;
     master-start) cluster_app_start "$(host_arg "${2:-}")" "$BUILD/asyncexec-fcgi" ;;
-    *) printf 'usage: %s node-kill|node-start|node-state|node-sql N | master-kill|master-start A|B\n' "$0" >&2
+    master-reload)
+        cluster_host "$(host_arg "${2:-}")"
+        pid=$(stack_app_pid) || { printf 'clusterctl: that master is not running\n' >&2; exit 1; }
+        kill -s HUP "$pid" ;;
+    *) printf 'usage: %s node-kill|node-start|node-state|node-sql N | master-kill|master-start|master-reload A|B\n' "$0" >&2
        exit 2 ;;
 esac
 EOF

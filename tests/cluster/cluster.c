@@ -635,8 +635,9 @@ cl_writers_at(long want, long bound_ms)
 
 /*
  * Both hosts writing to node 1. A host still pinned elsewhere (an earlier failover:
- * pinning keeps it there until a reload) gets its master restarted, which pins the
- * first node again. 1 when both report writer index 0.
+ * pinning keeps it there until a reload, and a restart resumes it from db_pin_file)
+ * gets its master reloaded (SIGHUP), which sends it back to the first node. 1 when
+ * both report writer index 0.
  */
 int
 cl_writers_home(void)
@@ -652,12 +653,15 @@ cl_writers_home(void)
 	for (i = 0; i < 2; i++) {
 		if ((w = cl_metric(h[i][0], "asyncexec_db_writer_index")) == 0)
 			continue;
-		printf("  host %s writes to node index %ld: restarting its master\n",
+		printf("  host %s writes to node index %ld: reloading its master\n",
 		    h[i][1], w);
-		cl_master_kill(h[i][1]);
-		snprintf(args, sizeof args, "master-start %s", h[i][1]);
+		snprintf(args, sizeof args, "master-reload %s", h[i][1]);
 		if (cl_ctl(args) != 0)
 			return 0;
+		end = cl_now_ms() + 30000;
+		while (cl_metric(h[i][0], "asyncexec_db_writer_index") != 0 &&
+		    cl_now_ms() < end)
+			cl_pause_ms(50);
 		end = cl_now_ms() + 30000;
 		while (cl_get_status(h[i][2], "/readyz") != 200 && cl_now_ms() < end)
 			cl_pause_ms(50);

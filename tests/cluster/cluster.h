@@ -85,8 +85,8 @@ int		 cl_get_status(const char *env_name, const char *path);
 int		 cl_master_kill(const char *host);
 /* Waits at most BOUND_MS until both hosts report asyncexec_db_writer_index WANT. */
 int		 cl_writers_at(long want, long bound_ms);
-/* Brings a host pinned to another node than node 1 back (its master restarted: a
- * fresh master pins the first node, as a reload would); 1 when both are on node 1. */
+/* Brings a host pinned to another node than node 1 back (its master reloaded, as
+ * the operator would after a repair); 1 when both are on node 1. */
 int		 cl_writers_home(void);
 
 #endif

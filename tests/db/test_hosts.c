@@ -146,7 +146,7 @@ main(void)
 	CHECK_EQ_INT(series("asyncexec_db_failovers_total"), 1);
 
 	/* 3: a reload sends the pin back; the handle follows and moves on */
-	metrics_pin_reset();
+	metrics_pin_set(0);
 	CHECK_EQ_INT(series("asyncexec_db_writer_index"), 0);
 	CHECK(repo_ping(a) == REPO_OK);
 	CHECK_EQ_INT(node_of(a), 2);
@@ -156,7 +156,7 @@ main(void)
 	/* 4: live first; another worker's move is followed, wrapping */
 	p[0] = live, p[1] = dead;
 	with_hosts(&c2, 2, p);
-	metrics_pin_reset();
+	metrics_pin_set(0);
 	CHECK((c = repo_open(&c2, 0)) != NULL);
 	CHECK(repo_ping(c) == REPO_OK);
 	CHECK_EQ_INT(node_of(c), 1);

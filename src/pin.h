@@ -1,0 +1,13 @@
+/*
+ * pin.h - the writer pin of an app host kept in a file (db_pin_file), so
+ * that a restarted master (a crash, systemd's Restart=) resumes writing
+ * to the node its workers had moved to instead of splitting writes
+ * across nodes; only a reload sends it back to the first node.
+ */
+#ifndef ASYNCEXEC_PIN_H
+#define ASYNCEXEC_PIN_H
+
+int	pin_load(const char *path, unsigned nhosts, unsigned *node);
+int	pin_save(const char *path, unsigned node);
+
+#endif
