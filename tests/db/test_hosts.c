@@ -25,28 +25,9 @@
 #include "../src/metrics.h"
 #include "../src/repo.h"
 #include "check.h"
+#include "port.h"
 
 static struct config	 base;
-
-/* A loopback TCP port where nothing listens (bound, then closed). */
-static unsigned
-dead_port(void)
-{
-	struct sockaddr_in	 sa;
-	socklen_t		 len = sizeof(sa);
-	int			 fd = socket(AF_INET, SOCK_STREAM, 0);
-	unsigned		 port = 0;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sin_family = AF_INET;
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (fd != -1 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
-	    getsockname(fd, (struct sockaddr *)&sa, &len) == 0)
-		port = ntohs(sa.sin_port);
-	if (fd != -1)
-		close(fd);
-	return port;
-}
 
 /* base with db_hosts set to the n (host, port) pairs given. */
 static void
@@ -119,8 +100,8 @@ main(void)
 	}
 	CHECK(metrics_init(names, 1) == 0);
 	live = base.db_port;
-	dead = dead_port();
-	dead2 = dead_port();
+	dead = test_free_port();
+	dead2 = test_free_port();
 	CHECK(dead != 0 && dead2 != 0 && dead != live);
 
 	/* 1: dead first node, the pin moves to the second */

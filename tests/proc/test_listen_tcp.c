@@ -22,28 +22,9 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "port.h"
 #include "fcgi_client.h"
 #include "proc_util.h"
-
-/* A loopback TCP port where nothing listens now (bound, then closed). */
-static unsigned
-free_port(void)
-{
-	struct sockaddr_in	 sa;
-	socklen_t		 len = sizeof(sa);
-	int			 fd = socket(AF_INET, SOCK_STREAM, 0);
-	unsigned		 port = 0;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sin_family = AF_INET;
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (fd != -1 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
-	    getsockname(fd, (struct sockaddr *)&sa, &len) == 0)
-		port = ntohs(sa.sin_port);
-	if (fd != -1)
-		close(fd);
-	return port;
-}
 
 /* A loopback TCP socket listening on port; the fd, or -1. */
 static int
@@ -115,7 +96,7 @@ inherited(void)
 	const char	*cfg = path_in_tmp("inh.conf"), *log = path_in_tmp("inh.log");
 	const char	*sock = path_in_tmp("never.sock");
 	char		 addr[64], *text;
-	unsigned	 port = free_port();
+	unsigned	 port = test_free_port();
 	int		 fd = tcp_listener(port);
 	pid_t		 m;
 	struct exit_wait w;
@@ -158,7 +139,7 @@ main(void)
 	cfg2 = path_in_tmp("tcp-other.conf");
 	log = path_in_tmp("tcp.log");
 	log2 = path_in_tmp("tcp2.log");
-	snprintf(addr, sizeof(addr), "127.0.0.1:%u", free_port());
+	snprintf(addr, sizeof(addr), "127.0.0.1:%u", test_free_port());
 
 	/* 1 */
 	CHECK_EQ_INT(derive_config(cfg, addr, WORKERS_STR, NULL), 0);
