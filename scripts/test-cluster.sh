@@ -111,7 +111,7 @@ main() {
     # a third connection, on another node than the hosts' writer, so that the exactly-once
     # checks also hold for writes that certify against each other across nodes.
     sed -e "s|^db_hosts = .*|db_hosts = 127.0.0.1:$((BASE + 3)), 127.0.0.1:$((BASE + 1)), 127.0.0.1:$((BASE + 2))|" \
-        "$TMP/app-a.conf" >"$TMP/expire.conf"
+        -e '/^db_pin_file = /d' "$TMP/app-a.conf" >"$TMP/expire.conf"
     grep -q "^db_hosts = 127.0.0.1:$((BASE + 3))," "$TMP/expire.conf" ||
         stack_die "could not write $TMP/expire.conf"
     export ASYNCEXEC_TEST_EXPIRE_CONFIG=$TMP/expire.conf

@@ -82,6 +82,11 @@ db_new(const struct config *cfg, const struct db_stmt_def *defs, size_t n,
 	db->eager = eager;
 	db->multi = multi;
 	db->node = -1;
+	/* a program without the host's shared page (asyncexec-expire,
+	 * asyncexec-admin) starts at the node the host's workers write to */
+	if (cfg->db_nhosts > 0 && metrics_pin_get(&db->pin) == -1 &&
+	    pin_load(cfg, &db->pin) == -1)
+		db->pin = 0;
 	return db;
 }
 
@@ -314,12 +319,15 @@ connect_cluster(struct db *db)
 		}
 		db->node = (int)i;
 		db->pin = i;
+		if (!db->connected_once)
+			log_info("db: writing to node %u (%s:%u) of db_hosts",
+			    i + 1, h->host, h->port);
 		if (i != start && metrics_pin_move(start, i)) {
 			log_warn("db: writer moved from node %u (%s:%u) to node "
 			    "%u (%s:%u): %s", start + 1, c->db_hosts[start].host,
 			    c->db_hosts[start].port, i + 1, h->host, h->port,
 			    "it stays there until a reload");
-			(void)pin_save(c->db_pin_file, i);
+			(void)pin_save(c, i);
 		}
 		return 0;
 	}

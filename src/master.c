@@ -653,7 +653,7 @@ reload(struct master *m)
 	/* an operator's reload sends the writer back to the first node */
 	metrics_pin_set(0);
 	if (next.db_nhosts > 0)
-		(void)pin_save(next.db_pin_file, 0);
+		(void)pin_save(&next, 0);
 	if ((up = fork_generation(m, &next, kids, n)) == -1) {
 		free(kids);
 		return -1;
@@ -784,8 +784,7 @@ resume_pin(const struct config *cfg)
 {
 	unsigned	 node;
 
-	if (cfg->db_nhosts == 0 ||
-	    pin_load(cfg->db_pin_file, cfg->db_nhosts, &node) == -1)
+	if (cfg->db_nhosts == 0 || pin_load(cfg, &node) == -1)
 		return;
 	metrics_pin_set(node);
 	if (node > 0)

@@ -7,7 +7,9 @@
 #ifndef ASYNCEXEC_PIN_H
 #define ASYNCEXEC_PIN_H
 
-int	pin_load(const char *path, unsigned nhosts, unsigned *node);
-int	pin_save(const char *path, unsigned node);
+struct config;
+
+int	pin_load(const struct config *, unsigned *node);
+int	pin_save(const struct config *, unsigned node);
 
 #endif

@@ -23,6 +23,8 @@
  * writes never split). One summary line gives the figures. At the end both
  * hosts are reloaded back to node 1, as the operator would after the repair.
  */
+#include <sys/wait.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,6 +92,31 @@ rejoin(void)
 	return s;
 }
 
+/*
+ * Runs asyncexec-expire once with host A's configuration: 1 when it
+ * exited 0 and wrote to node n ("db: writing to node N" in its log).
+ */
+static int
+expire_node_is(int n)
+{
+	char	 cmd[1024], line[1024], want[64];
+	FILE	*p;
+	int	 found = 0, st;
+
+	snprintf(cmd, sizeof cmd, "'%s' --config '%s' 2>&1",
+	    test_env("ASYNCEXEC_EXPIRE"), test_env("ASYNCEXEC_TEST_CONFIG"));
+	snprintf(want, sizeof want, "db: writing to node %d ", n);
+	if ((p = popen(cmd, "r")) == NULL)
+		return 0;
+	while (fgets(line, sizeof line, p) != NULL) {
+		if (strstr(line, "db: writing to node") != NULL)
+			printf("  expire: %s", line);
+		found |= strstr(line, want) != NULL;
+	}
+	st = pclose(p);
+	return found && st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
 int
 main(void)
 {
@@ -155,6 +182,8 @@ main(void)
 		;
 	CHECK_EQ_INT(cl_metric("ASYNCEXEC_TEST_METRICS", "asyncexec_db_writer_index"), 1);
 	CHECK(cl_writers_at(1, 1000));		/* both still on node 2: no split */
+	/* asyncexec-expire (no shared page) follows host A's db_pin_file to node 2 */
+	CHECK(expire_node_is(2));
 	/* as the operator would after the repair (a reload): both back on node 1, so that
 	 * the next test does not start with the hosts' writes on two nodes */
 	CHECK(cl_writers_home());
