@@ -286,6 +286,7 @@ check_nodes(struct chk *k)
 		one = k->cfg;
 		one.db_hosts[0] = k->cfg.db_hosts[i];
 		one.db_nhosts = 1;
+		one.db_pin_file[0] = '\0';	/* this node, whatever the pin */
 		snprintf(what, sizeof(what), "node %u (%s:%u)", i + 1,
 		    one.db_hosts[0].host, one.db_hosts[0].port);
 		if ((db = repo_open(&one, 0)) == NULL ||

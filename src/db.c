@@ -84,9 +84,8 @@ db_new(const struct config *cfg, const struct db_stmt_def *defs, size_t n,
 	db->node = -1;
 	/* a program without the host's shared page (asyncexec-expire,
 	 * asyncexec-admin) starts at the node the host's workers write to */
-	if (cfg->db_nhosts > 0 && metrics_pin_get(&db->pin) == -1 &&
-	    pin_load(cfg, &db->pin) == -1)
-		db->pin = 0;
+	if (cfg->db_nhosts > 0 && metrics_pin_get(&db->pin) == -1)
+		(void)pin_load(cfg, &db->pin);	/* else 0: the first node */
 	return db;
 }
 
@@ -645,6 +644,8 @@ fail:
 	db->last_errno = mysql_errno(db->conn);
 	snprintf(db->errmsg, sizeof(db->errmsg), "replication state: %s",
 	    mysql_error(db->conn));
+	if (conn_lost(db->last_errno))
+		db_drop(db);	/* the next db_ready reconnects */
 	return -1;
 }
 

@@ -143,7 +143,7 @@ repo_finalize_win(struct db *db, uint64_t id, const unsigned char *tokhash,
 	MYSQL_TIME	 t[2];
 	enum stmt	 sid = to == ST_CANCELLED ? STMT_FIN_CANCELLED :
 			    to == ST_COMPLETED ? STMT_FIN_COMPLETE : STMT_FIN_FAIL;
-	int		 rc, tries;
+	int		 rc, o, tries;
 
 	db_bind_blob(&p[0], payload ? payload : "", payload ? len : 0);
 	db_bind_blob(&p[1], winhash, SHA256_LEN);
@@ -155,9 +155,10 @@ repo_finalize_win(struct db *db, uint64_t id, const unsigned char *tokhash,
 		if ((rc = repo_cas(db, sid, q)) != REPO_ERR ||
 		    (!db_lost(db) && !db_conflict(db)))
 			break;
-		if ((rc = repo_fin_outcome(db, id, tokhash, to, now)) != 0)
-			return rc == 1 ? REPO_OK : rc == -1 ? REPO_NOTFOUND :
+		if ((o = repo_fin_outcome(db, id, tokhash, to, now)) != 0)
+			return o == 1 ? REPO_OK : o == -1 ? REPO_NOTFOUND :
 			    REPO_ERR;
+		rc = REPO_ERR;	/* still waiting: run again, or give up (503) */
 	}
 	/* a late win of a lost first attempt makes the retry lose */
 	if (rc == REPO_NOTFOUND && tries > 0 &&

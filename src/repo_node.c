@@ -32,11 +32,9 @@ repo_node_state(struct db *db, struct repo_node *n)
 {
 	const struct config	*c = db_config(db);
 	struct db_node		 st;
-	int			 v;
 
 	memset(n, 0, sizeof(*n));
-	if (repo_schema_version(db, &v) == REPO_ERR ||
-	    db_node_state(db, &st) == -1)
+	if (db_ready(db) == -1 || db_node_state(db, &st) == -1)
 		return REPO_ERR;
 	n->cluster = c->db_nhosts > 0;
 	n->node = db_node(db) + 1;

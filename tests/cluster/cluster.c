@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cluster.h"
 #include "config.h"
@@ -463,9 +464,39 @@ cl_verify_http(const struct fx *f)
 	return lost;
 }
 
+/* Host A's configuration, as cl_init read it. */
+const struct config *
+cl_config(void)
+{
+	return &cfg;
+}
+
+/*
+ * Runs SQL (any statements, DELIMITER lines too) as root on node N through
+ * "clusterctl node-sql N", from a file (no quoting of SQL in a shell
+ * command). Its exit status, -1 when it could not run.
+ */
+int
+cl_node_sql(int n, const char *sql)
+{
+	char	 path[] = "/tmp/cluster-sql.XXXXXX", cmd[1024];
+	int	 fd, rc;
+
+	if ((fd = mkstemp(path)) == -1)
+		return -1;
+	rc = write(fd, sql, strlen(sql)) == (ssize_t)strlen(sql) ? 0 : -1;
+	close(fd);
+	snprintf(cmd, sizeof cmd, "'%s' node-sql %d <'%s' >/dev/null",
+	    test_env("ASYNCEXEC_TEST_CLUSTERCTL"), n, path);
+	if (rc == 0)
+		rc = system(cmd);
+	unlink(path);
+	return rc == -1 ? -1 : WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
 /* A session on node N (1-based, db_hosts of host A's config) with wsrep_sync_wait=1. */
-static MYSQL *
-node_open(int n)
+MYSQL *
+cl_node_open(int n)
 {
 	MYSQL *m;
 	unsigned timeout = 5;
@@ -529,7 +560,7 @@ verify_rows(const struct fx *f, MYSQL *m)
 long
 cl_verify_node(const struct fx *f, int n)
 {
-	MYSQL *m = node_open(n);
+	MYSQL *m = cl_node_open(n);
 	long lost;
 
 	if (m == NULL)
@@ -542,7 +573,7 @@ cl_verify_node(const struct fx *f, int n)
 int
 cl_node_checksum(int n, long long *rows, unsigned long long *sum)
 {
-	MYSQL *m = node_open(n);
+	MYSQL *m = cl_node_open(n);
 	MYSQL_RES *res;
 	MYSQL_ROW row;
 	int rc = -1;

@@ -17,7 +17,11 @@
 
 #include <stdint.h>
 
+#include <mysql.h>
+
 #include "fixture.h"
+
+struct config;
 
 #define CL_MAX_ACKED	200000
 #define CL_MAX_THREADS	16
@@ -73,6 +77,14 @@ long		 cl_verify_node(const struct fx *f, int n);
 /* Row count and checksum of the whole execution table on node N (at most
  * BOUND_MS for the connection); 0, or -1 when unreachable. */
 int		 cl_node_checksum(int n, long long *rows, unsigned long long *sum);
+
+/* Host A's configuration (db_hosts, the database user), read by cl_init. */
+const struct config *cl_config(void);
+/* A session on node N (1..3) as the application's user, wsrep_sync_wait=1; NULL
+ * on failure (said on stderr). */
+MYSQL		*cl_node_open(int n);
+/* Runs SQL as root on node N (clusterctl node-sql, from a file): its exit status. */
+int		 cl_node_sql(int n, const char *sql);
 
 /* Value of metric NAME through metrics address ENV_NAME's value, -1 if none. */
 long		 cl_metric(const char *env_name, const char *name);

@@ -14,7 +14,16 @@
  *   3. the claim is aborted on node 1 and run again: 200, and what it
  *      hands out is exactly what committed, X untouched (attempt 0, no
  *      token), on node 1 and on node 2 (wsrep_sync_wait = 1); host A's log
- *      has the 1213.
+ *      has the 1213;
+ *   4. a complete of execution Y (its autocommit compare-and-set held in
+ *      the same way) loses to a write of Y's progress on node 2 (1213): it
+ *      re-reads Y (still waiting under its token), runs the compare-and-set
+ *      again and answers 200; Y is completed with this result and node 2's
+ *      progress, on both nodes (before the rule: 503);
+ *   5. the same with two writes, so that the second try loses too: 503 with
+ *      Y still waiting under its token (nothing was written, and nothing is
+ *      claimed to be: the old code answered 200 here), and the client's
+ *      repeat of the same complete then wins.
  * The trigger only acts on this run's correlation ids and is dropped at
  * exit.
  */
@@ -22,8 +31,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <mysql.h>
 
@@ -35,28 +42,10 @@
 
 #define WAIT_MS		15000
 
-static struct config	 cfg;
+static const struct config *cfg;
 static struct fx	 F;
 static MYSQL		*n1, *n2, *gate;
 static char		 tag[64];
-
-/* A session on node n (db_hosts of host A's config); NULL on failure. */
-static MYSQL *
-sql_open(int n)
-{
-	MYSQL		*m = mysql_init(NULL);
-	unsigned	 timeout = 30;
-
-	mysql_options(m, MYSQL_OPT_READ_TIMEOUT, &timeout);
-	if (mysql_real_connect(m, cfg.db_hosts[n - 1].host, cfg.db_user,
-	    cfg.db_password, cfg.db_name, cfg.db_hosts[n - 1].port, NULL, 0) ==
-	    NULL || mysql_query(m, "SET SESSION wsrep_sync_wait = 1") != 0) {
-		fprintf(stderr, "node %d: %s\n", n, mysql_error(m));
-		mysql_close(m);
-		return NULL;
-	}
-	return m;
-}
 
 /* Runs q on m; 0, or its error number. */
 static unsigned
@@ -128,8 +117,6 @@ log_size(void)
 	return n;
 }
 
-static int	 root_sql(const char *);
-
 /* Drops the trigger and its table (at exit too). */
 static void
 drop_gate(void)
@@ -137,8 +124,8 @@ drop_gate(void)
 	char	 q[256];
 
 	snprintf(q, sizeof q, "USE %s; DROP TRIGGER IF EXISTS "
-	    "cluster_gate_claim; DROP TABLE IF EXISTS cluster_gate", cfg.db_name);
-	(void)root_sql(q);
+	    "cluster_gate_claim; DROP TABLE IF EXISTS cluster_gate", cfg->db_name);
+	(void)cl_node_sql(1, q);
 }
 
 struct call {
@@ -156,31 +143,113 @@ claim_run(void *arg)
 	return NULL;
 }
 
-/*
- * Runs sql as root on node 1 (clusterctl node-sql: with Galera's binary
- * log a trigger needs SUPER, which the application's user has not; the
- * trigger is defined for that user, so that its statement shows in the
- * user's process list). 0 or the exit status.
- */
-static int
-root_sql(const char *q)
-{
-	char	 path[] = "/tmp/cluster-conflict-sql.XXXXXX", cmd[1024];
-	int	 fd, rc;
+static struct claim	 held;		/* Y, claimed */
+static int		 complete_status;
 
-	if ((fd = mkstemp(path)) == -1)
-		return -1;
-	rc = write(fd, q, strlen(q)) == (ssize_t)strlen(q) ? 0 : -1;
-	close(fd);
-	snprintf(cmd, sizeof cmd, "'%s' node-sql 1 <'%s' >/dev/null",
-	    test_env("ASYNCEXEC_TEST_CLUSTERCTL"), path);
-	if (rc == 0)
-		rc = system(cmd);
-	unlink(path);
-	return rc == -1 ? -1 : WEXITSTATUS(rc);
+static void *
+complete_run(void *arg)
+{
+	(void)arg;
+	http_set_thread_target(test_env("ASYNCEXEC_TEST_HTTP_A"));
+	complete_status = fx_complete(&F, &held, "{\"y\":\"won\"}");
+	return NULL;
 }
 
-/* Installs the trigger that holds a claim of "<tag>-hold" in its UPDATE. */
+/* Waits (at most WAIT_MS) until node 1 has n sessions waiting on the gate. */
+static int
+gate_waiters(long long n)
+{
+	int64_t		 t0;
+	long long	 w = -1;
+
+	for (t0 = cl_now_ms(); cl_now_ms() - t0 < WAIT_MS; cl_pause_ms(20))
+		if ((w = num(n1, "SELECT COUNT(*) FROM information_schema."
+		    "PROCESSLIST WHERE INFO LIKE 'SELECT v INTO @cluster_gate%'"))
+		    == n)
+			return 1;
+	fprintf(stderr, "  %lld sessions wait on the gate, not %lld\n", w, n);
+	return 0;
+}
+
+/* Waits (at most WAIT_MS) until node 1 counts n brute-force aborts. */
+static int
+bf_aborts(long long n)
+{
+	static const char q[] = "SELECT VARIABLE_VALUE FROM information_schema."
+	    "GLOBAL_STATUS WHERE VARIABLE_NAME = 'WSREP_LOCAL_BF_ABORTS'";
+	int64_t		 t0;
+
+	for (t0 = cl_now_ms(); cl_now_ms() - t0 < WAIT_MS; cl_pause_ms(20))
+		if (num(n1, q) >= n)
+			return 1;
+	return 0;
+}
+
+/*
+ * 4 and 5: a complete of a fresh execution, held in its UPDATE, loses to
+ * aborts writes of its progress on node 2; it must answer want, and the
+ * row must then be completed (200) or still waiting (503).
+ */
+static void
+complete_conflict(int aborts, int want)
+{
+	static const char bfq[] = "SELECT VARIABLE_VALUE FROM information_schema."
+	    "GLOBAL_STATUS WHERE VARIABLE_NAME = 'WSREP_LOCAL_BF_ABORTS'";
+	struct sub	 s;
+	pthread_t	 t;
+	char		 cid[128], q[512], w[600];
+	long long	 bf0, i;
+	long		 from;
+
+	snprintf(cid, sizeof cid, "%s-hold-c%d", tag, aborts);
+	CHECK(fx_submit_ok(&F, cid, "{\"conflict\":2}", &s));
+	CHECK(fx_claim_one(&F, &held));		/* the gate is open: no wait */
+	CHECK_EQ_STR(held.cid, cid);
+	from = log_size();
+	bf0 = num(n1, bfq);
+	CHECK(bf0 >= 0);
+	CHECK_EQ_INT(sql(gate, "START TRANSACTION"), 0);
+	CHECK_EQ_INT(sql(gate, "SELECT v FROM cluster_gate WHERE id = 1 FOR "
+	    "UPDATE"), 0);
+	CHECK(pthread_create(&t, NULL, complete_run, NULL) == 0);
+	snprintf(q, sizeof q, "UPDATE s2r_async_execution SET progress_payload "
+	    "= '{\"n2\":%%lld}' WHERE id = %lld", (long long)held.id);
+	for (i = 1; i <= aborts; i++) {
+		CHECK(gate_waiters(1));		/* the compare-and-set waits */
+		snprintf(w, sizeof w, q, i);
+		CHECK_EQ_INT(sql(n2, w), 0);
+		CHECK(bf_aborts(bf0 + i));	/* node 1 aborted it */
+	}
+	if (want == 200)
+		CHECK(gate_waiters(1));		/* run again after the re-read */
+	else
+		pthread_join(t, NULL);		/* given up: answered */
+	CHECK(log_has(from, "error 1213"));
+	(void)sql(gate, "ROLLBACK");
+	if (want == 200)
+		pthread_join(t, NULL);
+	printf("complete against %d abort(s) on node 1: %d\n", aborts,
+	    complete_status);
+	CHECK_EQ_INT(complete_status, want);
+	snprintf(q, sizeof q, "SELECT COUNT(*) FROM s2r_async_execution WHERE "
+	    "id = %lld AND progress_payload = '{\"n2\":%d}' AND %s",
+	    (long long)held.id, aborts, want == 200 ? "status = 'completed' AND "
+	    "result_payload = '{\"y\":\"won\"}'" : "status = "
+	    "'waiting_callback' AND result_payload IS NULL AND "
+	    "callback_token_hash IS NOT NULL");
+	CHECK_EQ_INT(num(n1, q), 1);
+	CHECK_EQ_INT(num(n2, q), 1);
+	if (want != 200)	/* the client repeats it: the token still works */
+		CHECK_EQ_INT(fx_complete(&F, &held, "{\"y\":\"won\"}"), 200);
+}
+
+/*
+ * The trigger is created as root (with Galera's binary log it needs
+ * SUPER, which the application's user has not), defined for that user,
+ * so that its statement shows in the user's process list. It holds a
+ * claim (the token changes) or a finalization (the status changes) of
+ * "<tag>-hold..." on the gate row while the test holds that.
+ */
 static int
 make_gate(void)
 {
@@ -190,13 +259,14 @@ make_gate(void)
 	    "PRIMARY KEY, v INT) ENGINE=InnoDB;\nINSERT INTO cluster_gate VALUES "
 	    "(1, 0);\nDELIMITER //\nCREATE DEFINER = '%s'@'127.0.0.1' TRIGGER "
 	    "cluster_gate_claim BEFORE UPDATE ON "
-	    "s2r_async_execution FOR EACH ROW BEGIN IF NEW.correlation_id = "
-	    "'%s-hold' AND NOT (NEW.callback_token_hash <=> "
-	    "OLD.callback_token_hash) THEN SELECT v INTO @cluster_gate FROM "
+	    "s2r_async_execution FOR EACH ROW BEGIN IF NEW.correlation_id LIKE "
+	    "'%s-hold%%' AND (NOT (NEW.callback_token_hash <=> "
+	    "OLD.callback_token_hash) OR NOT (NEW.status <=> OLD.status)) THEN "
+	    "SELECT v INTO @cluster_gate FROM "
 	    "cluster_gate WHERE id = 1 FOR UPDATE; END IF; END//\n"
-	    "DELIMITER ;\n", cfg.db_name, cfg.db_user, tag);
+	    "DELIMITER ;\n", cfg->db_name, cfg->db_user, tag);
 	drop_gate();
-	return root_sql(q) == 0 ? 0 : -1;
+	return cl_node_sql(1, q) == 0 ? 0 : -1;
 }
 
 int
@@ -205,23 +275,23 @@ main(void)
 	struct call		 k;
 	struct sub		 s;
 	struct json_object	*o;
-	char			 q[512], cid[128], err[512];
+	char			 q[512], cid[128];
 	long long		 id, waiting = 0, n;
 	long			 from;
 	int64_t			 t0;
 
 	http_test_init();
 	cl_init();
-	if (config_load(&cfg, test_env("ASYNCEXEC_TEST_CONFIG"), err,
-	    sizeof err) == -1 || cfg.db_nhosts < 2) {
-		fprintf(stderr, "FATAL: host A's config: %s\n", err);
+	cfg = cl_config();
+	if (cfg->db_nhosts < 2) {
+		fprintf(stderr, "FATAL: host A's config has no db_hosts\n");
 		return 1;
 	}
 	CHECK(cl_writers_home());
 	fx_setup(&F, "cluster-conflict");
 	snprintf(tag, sizeof tag, "cc%s", unique_suffix());
-	if ((n1 = sql_open(1)) == NULL || (n2 = sql_open(1 + 1)) == NULL ||
-	    (gate = sql_open(1)) == NULL || make_gate() == -1) {
+	if ((n1 = cl_node_open(1)) == NULL || (n2 = cl_node_open(2)) == NULL ||
+	    (gate = cl_node_open(1)) == NULL || make_gate() == -1) {
 		fprintf(stderr, "FATAL: cannot set up the gate on node 1\n");
 		return 1;
 	}
@@ -269,6 +339,8 @@ main(void)
 	CHECK_EQ_INT(num(n1, q), 1);
 	CHECK_EQ_INT(num(n2, q), 1);
 	CHECK(log_has(from, "error 1213"));
+	complete_conflict(1, 200);
+	complete_conflict(2, 503);
 	mysql_close(gate);
 	drop_gate();
 	mysql_close(n2);

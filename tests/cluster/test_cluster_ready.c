@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 
 #include "check.h"
 #include "cluster.h"
@@ -22,24 +21,11 @@
 
 #define STATE_MS	20000	/* a state change reaches /readyz */
 
-/* Runs SQL as root on node n (clusterctl node-sql); its exit status. */
-static int
-node_sql(int n, const char *sql)
-{
-	char	 cmd[1024];
-	int	 rc;
-
-	snprintf(cmd, sizeof cmd, "printf '%%s\\n' \"%s\" | '%s' node-sql %d "
-	    ">/dev/null", sql, test_env("ASYNCEXEC_TEST_CLUSTERCTL"), n);
-	rc = system(cmd);
-	return rc == -1 ? -1 : WEXITSTATUS(rc);
-}
-
 /* At exit: node 1 back in sync (a no-op when it is). */
 static void
 resync(void)
 {
-	(void)node_sql(1, "SET GLOBAL wsrep_desync = OFF");
+	(void)cl_node_sql(1, "SET GLOBAL wsrep_desync = OFF");
 }
 
 /* GET /readyz through the nginx port of host env_name into r; its status. */
@@ -115,10 +101,10 @@ main(void)
 	check_ready("ASYNCEXEC_TEST_HTTP_B");
 
 	atexit(resync);		/* node 1 is synced again however this ends */
-	CHECK_EQ_INT(node_sql(1, "SET GLOBAL wsrep_desync = ON"), 0);
+	CHECK_EQ_INT(cl_node_sql(1, "SET GLOBAL wsrep_desync = ON"), 0);
 	check_not_ready("ASYNCEXEC_TEST_HTTP_A");
 	check_not_ready("ASYNCEXEC_TEST_HTTP_B");
-	CHECK_EQ_INT(node_sql(1, "SET GLOBAL wsrep_desync = OFF"), 0);
+	CHECK_EQ_INT(cl_node_sql(1, "SET GLOBAL wsrep_desync = OFF"), 0);
 	check_ready("ASYNCEXEC_TEST_HTTP_A");
 	check_ready("ASYNCEXEC_TEST_HTTP_B");
 	return check_done("cluster_ready");
