@@ -283,12 +283,15 @@ check_nodes(struct chk *k)
 	char			 what[300];
 
 	for (i = 0; i < k->cfg.db_nhosts; i++) {
+		/* this node alone, as one server: reached whatever its
+		 * state (with db_hosts a node not Synced is skipped) */
 		one = k->cfg;
-		one.db_hosts[0] = k->cfg.db_hosts[i];
-		one.db_nhosts = 1;
-		one.db_pin_file[0] = '\0';	/* this node, whatever the pin */
+		one.db_nhosts = 0;
+		one.db_socket[0] = '\0';
+		memcpy(one.db_host, k->cfg.db_hosts[i].host, sizeof(one.db_host));
+		one.db_port = k->cfg.db_hosts[i].port;
 		snprintf(what, sizeof(what), "node %u (%s:%u)", i + 1,
-		    one.db_hosts[0].host, one.db_hosts[0].port);
+		    one.db_host, one.db_port);
 		if ((db = repo_open(&one, 0)) == NULL ||
 		    repo_node_state(db, &n) != REPO_OK)
 			say(k, "warn", what, "cannot be reached: the hosts "

@@ -9,17 +9,52 @@
  *      Retry-After on both hosts, within a bound, so that a load balancer
  *      stops sending to them;
  *   3. synced again: 200 again.
+ * `asyncexec-admin check` says the same, one line per node of db_hosts.
  * Every wait polls with a bound.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../src/config.h"
 #include "check.h"
 #include "cluster.h"
 #include "httpc.h"
 
 #define STATE_MS	20000	/* a state change reaches /readyz */
+
+/*
+ * `asyncexec-admin check` with host A's configuration: 1 when its
+ * output holds "LEVEL node 1 (host:port): TEXT..." for node 1 and an ok
+ * line "Synced, Primary" for nodes 2 and 3.
+ */
+static int
+admin_check(const char *level, const char *text)
+{
+	const struct config *c = cl_config();
+	char	 cmd[1024], out[16384], want[3][400];
+	size_t	 n;
+	FILE	*p;
+	int	 i, ok = 1;
+
+	snprintf(cmd, sizeof cmd, "'%s' --config '%s' check 2>&1",
+	    test_env("ASYNCEXEC_ADMIN"), test_env("ASYNCEXEC_TEST_CONFIG"));
+	if ((p = popen(cmd, "r")) == NULL)
+		return 0;
+	n = fread(out, 1, sizeof out - 1, p);
+	out[n] = '\0';
+	pclose(p);
+	for (i = 0; i < 3 && (unsigned)i < c->db_nhosts; i++) {
+		snprintf(want[i], sizeof want[i], "%-5s node %d (%s:%u): %s",
+		    i == 0 ? level : "ok", i + 1, c->db_hosts[i].host,
+		    c->db_hosts[i].port, i == 0 ? text : "Synced, Primary");
+		if (strstr(out, want[i]) == NULL) {
+			fprintf(stderr, "  check lacks \"%s\":\n%s", want[i], out);
+			ok = 0;
+		}
+	}
+	return ok;
+}
 
 /* At exit: node 1 back in sync (a no-op when it is). */
 static void
@@ -99,11 +134,13 @@ main(void)
 	CHECK(cl_writers_home());	/* both hosts on node 1 */
 	check_ready("ASYNCEXEC_TEST_HTTP_A");
 	check_ready("ASYNCEXEC_TEST_HTTP_B");
+	CHECK(admin_check("ok", "Synced, Primary"));
 
 	atexit(resync);		/* node 1 is synced again however this ends */
 	CHECK_EQ_INT(cl_node_sql(1, "SET GLOBAL wsrep_desync = ON"), 0);
 	check_not_ready("ASYNCEXEC_TEST_HTTP_A");
 	check_not_ready("ASYNCEXEC_TEST_HTTP_B");
+	CHECK(admin_check("warn", "Donor/Desynced in a Primary component"));
 	CHECK_EQ_INT(cl_node_sql(1, "SET GLOBAL wsrep_desync = OFF"), 0);
 	check_ready("ASYNCEXEC_TEST_HTTP_A");
 	check_ready("ASYNCEXEC_TEST_HTTP_B");
