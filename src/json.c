@@ -42,7 +42,59 @@ is_digit(char c)
 	return c >= '0' && c <= '9';
 }
 
-/* A string per RFC 8259 (raw control characters rejected); 0 or -1. */
+/*
+ * The well-formed UTF-8 sequences of RFC 3629 (Unicode table 3-7), by
+ * lead byte: how many continuation bytes follow and the range of the
+ * first of them (the others are 80..BF). The narrowed first ranges
+ * exclude overlong forms (E0, F0), encoded surrogates (ED) and code
+ * points above U+10FFFF (F4); a lead byte not listed (80..C1, F5..FF)
+ * is never well-formed.
+ */
+static const struct utf8_lead {
+	unsigned char	 lo, hi;	/* lead byte range */
+	unsigned char	 more;		/* continuation bytes */
+	unsigned char	 first_lo, first_hi;
+} utf8_leads[] = {
+	{ 0xc2, 0xdf, 1, 0x80, 0xbf },
+	{ 0xe0, 0xe0, 2, 0xa0, 0xbf },
+	{ 0xe1, 0xec, 2, 0x80, 0xbf },
+	{ 0xed, 0xed, 2, 0x80, 0x9f },
+	{ 0xee, 0xef, 2, 0x80, 0xbf },
+	{ 0xf0, 0xf0, 3, 0x90, 0xbf },
+	{ 0xf1, 0xf3, 3, 0x80, 0xbf },
+	{ 0xf4, 0xf4, 3, 0x80, 0x8f },
+};
+
+/*
+ * Consumes the rest of the multi-byte sequence whose lead byte c was
+ * just read; 0 when it is well-formed, -1 otherwise (also when the
+ * text ends inside it).
+ */
+static int
+scan_utf8(struct scan *s, unsigned char c)
+{
+	const struct utf8_lead *l = NULL;
+	unsigned char	 b;
+	size_t		 i;
+
+	for (i = 0; i < sizeof(utf8_leads) / sizeof(utf8_leads[0]); i++)
+		if (c >= utf8_leads[i].lo && c <= utf8_leads[i].hi)
+			l = &utf8_leads[i];
+	if (l == NULL || (size_t)(s->end - s->p) < l->more)
+		return -1;
+	b = (unsigned char)*s->p++;
+	if (b < l->first_lo || b > l->first_hi)
+		return -1;
+	for (i = 1; i < l->more; i++)
+		if (((unsigned char)*s->p++ & 0xc0) != 0x80)
+			return -1;
+	return 0;
+}
+
+/*
+ * A string per RFC 8259 (raw control characters rejected), its raw
+ * text well-formed UTF-8; 0 or -1.
+ */
 static int
 scan_string(struct scan *s)
 {
@@ -55,6 +107,11 @@ scan_string(struct scan *s)
 			return 0;
 		if (c < 0x20)
 			return -1;
+		if (c >= 0x80) {
+			if (scan_utf8(s, c) == -1)
+				return -1;
+			continue;
+		}
 		if (c != '\\')
 			continue;
 		if (s->p >= s->end)
@@ -211,8 +268,13 @@ json_validate(const char *p, size_t n, unsigned depth, struct json_object **out)
 		return -1;
 	if ((tok = json_tokener_new_ex((int)depth)) == NULL)
 		return -1;
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT |
-	    JSON_TOKENER_VALIDATE_UTF8);
+	/*
+	 * The scan above is the strictness (grammar and UTF-8): json-c's
+	 * own differs between releases (0.18's JSON_TOKENER_STRICT refuses
+	 * all non-ASCII text, 0.16's UTF-8 check passes overlongs and
+	 * surrogates), so json-c only builds the tree.
+	 */
+	json_tokener_set_flags(tok, JSON_TOKENER_VALIDATE_UTF8);
 	o = json_tokener_parse_ex(tok, p, (int)n);
 	e = json_tokener_get_error(tok);
 	if (e == json_tokener_continue) {

@@ -2,9 +2,10 @@
  * json.h - JSON validation, raw member spans and rendering helpers.
  *
  * Payloads are validated once and then kept as the bytes received: the
- * service never re-serializes a client's JSON. json_validate parses with
- * json-c (strict, UTF-8 checked, depth-limited) and with a strict RFC 8259
- * grammar scan that also rejects json-c's extensions (NaN, Infinity).
+ * service never re-serializes a client's JSON. json_validate is a strict
+ * RFC 8259 grammar scan (no NaN, Infinity or other json-c extension; raw
+ * strings well-formed UTF-8 per RFC 3629), identical with every json-c,
+ * then a depth-limited json-c parse that builds the tree.
  */
 #ifndef ASYNCEXEC_JSON_H
 #define ASYNCEXEC_JSON_H

@@ -158,6 +158,89 @@ escape_in_span(void)
 	munmap(map, 2 * pg);
 }
 
+/*
+ * RFC 3629 well-formedness (Unicode 15, table 3-7) of raw UTF-8 in a
+ * string, the same on every json-c: json-c 0.18 with JSON_TOKENER_STRICT
+ * refuses every byte above 0x7F, json-c 0.16's own check lets overlongs,
+ * encoded surrogates and code points above U+10FFFF through.
+ */
+static const struct utf8_case {
+	const char	*bytes;
+	int		 valid;
+	const char	*what;
+} utf8_cases[] = {
+	{ "\xc3\xa9", 1, "U+00E9, 2 bytes" },
+	{ "M\xc3\xbcller Z\xc3\xbcrich", 1, "Latin-1 letters" },
+	{ "\xc2\x80", 1, "U+0080, the first 2-byte" },
+	{ "\xdf\xbf", 1, "U+07FF, the last 2-byte" },
+	{ "\xe0\xa0\x80", 1, "U+0800, the first 3-byte" },
+	{ "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e", 1, "CJK, 3 bytes" },
+	{ "\xed\x9f\xbf", 1, "U+D7FF, before the surrogates" },
+	{ "\xee\x80\x80", 1, "U+E000, after the surrogates" },
+	{ "\xef\xbf\xbd", 1, "U+FFFD" },
+	{ "\xef\xbb\xbf", 1, "U+FEFF inside a string" },
+	{ "\xf0\x90\x80\x80", 1, "U+10000, the first 4-byte" },
+	{ "\xf0\x9f\x98\x80", 1, "an emoji, 4 bytes" },
+	{ "\xf4\x8f\xbf\xbf", 1, "U+10FFFF, the last code point" },
+	{ "\x80", 0, "a stray continuation byte" },
+	{ "a\xbf", 0, "a stray continuation after ASCII" },
+	{ "\xc3\xa9\x80", 0, "a continuation after a whole sequence" },
+	{ "\xc0\xaf", 0, "overlong '/', 2 bytes" },
+	{ "\xc1\xbf", 0, "overlong U+007F, 2 bytes" },
+	{ "\xe0\x80\xaf", 0, "overlong '/', 3 bytes" },
+	{ "\xe0\x9f\xbf", 0, "overlong U+07FF, 3 bytes" },
+	{ "\xf0\x80\x80\xaf", 0, "overlong '/', 4 bytes" },
+	{ "\xf0\x8f\xbf\xbf", 0, "overlong U+FFFF, 4 bytes" },
+	{ "\xed\xa0\x80", 0, "an encoded high surrogate U+D800" },
+	{ "\xed\xbf\xbf", 0, "an encoded low surrogate U+DFFF" },
+	{ "\xed\xa0\xbd\xed\xb8\x80", 0, "an encoded surrogate pair (CESU-8)" },
+	{ "\xf4\x90\x80\x80", 0, "U+110000, above U+10FFFF" },
+	{ "\xf5\x80\x80\x80", 0, "lead byte F5" },
+	{ "\xf8\x88\x80\x80\x80", 0, "a 5-byte form" },
+	{ "\xfc\x84\x80\x80\x80\x80", 0, "a 6-byte form" },
+	{ "\xfe", 0, "byte FE" },
+	{ "\xff", 0, "byte FF" },
+	{ "\xc3", 0, "a 2-byte sequence cut after 1" },
+	{ "\xe6\x97", 0, "a 3-byte sequence cut after 2" },
+	{ "\xf0\x9f\x98", 0, "a 4-byte sequence cut after 3" },
+	{ "\xc3" "a", 0, "a lead byte before ASCII" },
+	{ "\xe6\x97" "a", 0, "a 3-byte sequence broken by ASCII" },
+};
+
+/*
+ * Every case as a whole string, as an object's member name and value,
+ * and inside an array; a truncated case also at the very end of the
+ * text (no closing quote to stop at).
+ */
+static void
+utf8(void)
+{
+	static const char *const shapes[] = { "\"%s\"", "{\"%s\":1}",
+	    "{\"k\":\"x%sy\"}", "[1,\"%s\",2]" };
+	char		 text[128];
+	size_t		 i, j;
+	int		 got;
+
+	for (i = 0; i < sizeof(utf8_cases) / sizeof(utf8_cases[0]); i++) {
+		const struct utf8_case *c = &utf8_cases[i];
+		for (j = 0; j < sizeof(shapes) / sizeof(shapes[0]); j++) {
+			snprintf(text, sizeof(text), shapes[j], c->bytes);
+			got = ok(text);
+			if (got != c->valid)
+				fprintf(stderr, "utf8: %s in %s: %s, should be %s\n",
+				    c->what, shapes[j], got ? "valid" : "invalid",
+				    c->valid ? "valid" : "invalid");
+			CHECK(got == c->valid);
+		}
+		snprintf(text, sizeof(text), "\"%s", c->bytes);
+		CHECK(!ok(text));
+	}
+	/* outside a string, non-ASCII is never JSON */
+	CHECK(!ok("\xc3\xa9"));
+	CHECK(!ok("[\xc3\xa9]"));
+	CHECK(!ok("\xef\xbb\xbf{}"));	/* a byte order mark (RFC 8259 8.1) */
+}
+
 static void
 render(void)
 {
@@ -217,6 +300,7 @@ main(void)
 {
 	civil();
 	validate();
+	utf8();
 	members();
 	nul_keys();
 	escape_in_span();
