@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -204,6 +205,35 @@ bind_source(int fd)
 	return 0;
 }
 
+/*
+ * connect(2) that a signal cannot break: an interrupted connect goes on in the kernel
+ * (calling connect again would say EALREADY), so wait for the socket to become writable,
+ * within the receive timeout, and take the connect's own result from SO_ERROR.
+ * 0 when connected, -1 with errno otherwise.
+ */
+int
+httpc_connect_fd(int fd, const struct sockaddr *sa, socklen_t len)
+{
+	struct pollfd p = { .fd = fd, .events = POLLOUT };
+	socklen_t el = sizeof(int);
+	int r, err = 0;
+
+	if (connect(fd, sa, len) == 0)
+		return 0;
+	if (errno != EINTR)
+		return -1;
+	while ((r = poll(&p, 1, RECV_TIMEOUT_S * 1000)) < 0 && errno == EINTR)
+		;
+	if (r == 0)
+		errno = ETIMEDOUT;
+	if (r <= 0)
+		return -1;
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) != 0)
+		return -1;
+	errno = err;
+	return err == 0 ? 0 : -1;
+}
+
 static int
 http_connect(void)
 {
@@ -232,7 +262,7 @@ http_connect(void)
 		return -1;
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-	if (bind_source(fd) != 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+	if (bind_source(fd) != 0 || httpc_connect_fd(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
 		fprintf(stderr, "httpc: connect %s: %s\n", hp, strerror(errno));
 		close(fd);
 		return -1;

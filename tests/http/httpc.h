@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <sys/socket.h>
+
 #include <json-c/json.h>
 
 struct http_hdr {
@@ -58,6 +60,9 @@ void http_set_source(const char *ip);
 /* Returns 0 when a response was parsed, -1 otherwise (reason on stderr, out->status 0). */
 int http_do(const char *method, const char *path, const char *const *headers,
     const char *body, size_t body_len, struct http_resp *out);
+/* connect(2) of FD that an interrupting signal does not break (it waits for the
+ * kernel's connect to finish); 0 when connected, -1 with errno. */
+int httpc_connect_fd(int fd, const struct sockaddr *sa, socklen_t len);
 /* First header NAME (case-insensitive), or NULL. */
 const char *http_header(const struct http_resp *r, const char *name);
 void http_resp_free(struct http_resp *r);
