@@ -13,10 +13,20 @@ set(ASYNCEXEC_DEB_RELEASE 1 CACHE STRING "Debian revision of the package")
 # The Maintainer field; set your own address when you publish the package.
 set(ASYNCEXEC_DEB_MAINTAINER "asyncexec maintainers <asyncexec@example.org>"
   CACHE STRING "Maintainer of the Debian package")
-# bookworm's debhelper (13.11) installs units in /lib/systemd/system; systemd also reads
-# PREFIX/lib/systemd/system for other prefixes (/usr/local).
+# bookworm's debhelper (13.11) installs units in /lib/systemd/system; Debian 13 (trixie)
+# finished the /usr merge and its lintian rejects files under /lib (aliased-location), so a
+# build on Debian 13 or later (os-release of the build host) uses /usr/lib/systemd/system.
+# systemd also reads PREFIX/lib/systemd/system for other prefixes (/usr/local).
 if(CMAKE_INSTALL_PREFIX STREQUAL "/usr")
   set(_unitdir_default /lib/systemd/system)
+  if(CMAKE_VERSION VERSION_GREATER_EQUAL 3.22)
+    cmake_host_system_information(RESULT _os_id QUERY DISTRIB_ID)
+    cmake_host_system_information(RESULT _os_version QUERY DISTRIB_VERSION_ID)
+    if(_os_id STREQUAL "debian" AND _os_version MATCHES "^[0-9]+$"
+        AND _os_version GREATER_EQUAL 13)
+      set(_unitdir_default /usr/lib/systemd/system)
+    endif()
+  endif()
 else()
   set(_unitdir_default ${CMAKE_INSTALL_PREFIX}/lib/systemd/system)
 endif()
