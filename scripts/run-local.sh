@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # scripts/run-local.sh — run asyncexec locally: private MariaDB, asyncexec-fcgi and nginx,
-# all state under ROOT/.local/ (never the system services).
+# all state under ROOT/.local/ (never the system services); the FastCGI socket (0660,
+# group www-data when run as root) and nginx's temporary files too, unless nginx's workers
+# cannot enter ROOT (a clone in /root): then in /run/asyncexec-local/HASH.
 #
 #   scripts/run-local.sh [start]   install missing packages (root), build, start, provision a
 #                                  demo route and keys, print curl examples. Idempotent.
@@ -20,6 +22,9 @@ BUILD=$STATE/build
 KEYS=$STATE/keys.env
 ROUTE=demo/echo/run
 stack_init "$ROOT" "$STATE" run-local
+# A clone nginx's workers cannot enter (in /root): the socket and nginx's temporary files
+# go to /run/asyncexec-local/HASH instead; the rest stays in .local.
+stack_run_dir
 
 # all_running — true when MariaDB, the application and nginx all run.
 all_running() {
@@ -70,6 +75,7 @@ asyncexec runs at $base
            $BUILD/asyncexec-admin --config $STACK_CONF stats
   metrics: http://127.0.0.1:$(cat "$STACK_NGINX_DIR/metrics-port" 2>/dev/null)/metrics (loopback only)
   logs:    $STACK_APP_LOG  $STACK_NGINX_ERR  $STACK_DB_ERR
+  socket:  $STACK_APP_SOCK (mode 0660${STACK_NGINX_USER:+, group $STACK_NGINX_USER})
   keys:    $KEYS
   stop:    $ROOT/scripts/run-local.sh stop
 
@@ -88,6 +94,7 @@ cmd_start() {
 
 cmd_stop() {
     stack_stop_all || stack_die "some processes did not stop (see the messages above)"
+    if [[ $STACK_RUN != "$STACK_STATE" ]]; then rm -rf "$STACK_RUN"; fi
 }
 
 cmd_status() {

@@ -4,8 +4,13 @@
 # Brings up a private stack under one state directory, never touching the system services:
 #   STATE/mariadb/{data,mysqld.sock,mysqld.pid,mysqld.err,port}   private MariaDB
 #   STATE/asyncexec.conf, STATE/db-password (0600)                 application config
-#   STATE/asyncexec.sock, STATE/asyncexec.pid, STATE/asyncexec.log asyncexec-fcgi
+#   STATE/asyncexec.pid, STATE/asyncexec.log                       asyncexec-fcgi
 #   STATE/nginx/{nginx.conf,site.conf,nginx.pid,error.log,port}    private nginx
+#   RUN/asyncexec.sock, RUN/nginx-tmp/                             what nginx's workers reach
+#
+# RUN is STATE unless stack_run_dir moves it: started as root, nginx's workers run as
+# www-data (STACK_NGINX_USER), the socket is listen_mode 0660 with listen_group www-data
+# (as the packaged socket unit), and RUN must be a directory www-data can enter.
 #
 # Usage: source this file, then `stack_init ROOT STATE PREFIX`. Every wait is bounded.
 # Functions that start things die (exit 1) with a clear message; stop functions never
@@ -23,6 +28,11 @@ STACK_APP_START_TIMEOUT=30
 STACK_APP_STOP_TIMEOUT=30
 STACK_NGINX_START_TIMEOUT=30
 STACK_NGINX_STOP_TIMEOUT=15
+
+# The user and group nginx's workers run as when nginx is started as root (Debian's
+# www-data, as in the system nginx); empty otherwise (they run as the caller, who owns
+# the socket).
+if ((EUID == 0)); then STACK_NGINX_USER=www-data; else STACK_NGINX_USER=; fi
 
 # Optional command prefix for asyncexec-fcgi (scripts/test.sh --valgrind sets valgrind and
 # its options here) and the process name its pid file must then show: valgrind runs as
@@ -42,12 +52,28 @@ stack_init() {
     STACK_DB_ERR=$STACK_DB_DIR/mysqld.err
     STACK_CONF=$STACK_STATE/asyncexec.conf
     STACK_DB_PWFILE=$STACK_STATE/db-password
-    STACK_APP_SOCK=$STACK_STATE/asyncexec.sock
+    STACK_RUN=$STACK_STATE
+    STACK_APP_SOCK=$STACK_RUN/asyncexec.sock
     STACK_APP_PIDFILE=$STACK_STATE/asyncexec.pid
     STACK_APP_LOG=$STACK_STATE/asyncexec.log
     STACK_NGINX_DIR=$STACK_STATE/nginx
     STACK_NGINX_PIDFILE=$STACK_NGINX_DIR/nginx.pid
     STACK_NGINX_ERR=$STACK_NGINX_DIR/error.log
+}
+
+# stack_run_dir — when nginx's workers (STACK_NGINX_USER) cannot enter STATE (a clone in
+# /root, whose mode is 0700), keep what they must reach in /run/asyncexec-local/HASH
+# instead (HASH: of STATE's path, so start and stop agree), root:www-data 0750.
+stack_run_dir() {
+    local h
+    [[ -n $STACK_NGINX_USER ]] || return 0
+    runuser -u "$STACK_NGINX_USER" -- test -x "$STACK_STATE" 2>/dev/null && return 0
+    h=$(printf '%s' "$STACK_STATE" | sha256sum | cut -c1-12)
+    STACK_RUN=/run/asyncexec-local/$h
+    STACK_APP_SOCK=$STACK_RUN/asyncexec.sock
+    install -d -m 0755 /run/asyncexec-local
+    install -d -m 0750 -g "$STACK_NGINX_USER" "$STACK_RUN"
+    printf '%s\n' "$STACK_STATE" >"$STACK_RUN/state"
 }
 
 # ---- messages ---------------------------------------------------------------------------
@@ -343,9 +369,10 @@ db_user = asyncexec
 db_password_file = $STACK_DB_PWFILE
 db_connect_timeout = 2
 
-# FastCGI socket. 0666: local stack only, so that nginx's workers (user nobody) can connect.
+# FastCGI socket: only its owner and nginx's workers (group ${STACK_NGINX_USER:-of the owner}) connect.
 listen = $STACK_APP_SOCK
-listen_mode = 0666
+listen_mode = 0660
+${STACK_NGINX_USER:+listen_group = $STACK_NGINX_USER}
 workers = ${STACK_WORKERS:-4}
 
 # Worker caches of keys, routes and grants: a revoked key stops working within this.
@@ -469,7 +496,7 @@ stack_nginx_pid() { stack_pid_from_file "$STACK_NGINX_PIDFILE" nginx; }
 # rewritten) wrapped in a complete nginx.conf whose files all live in STACK_NGINX_DIR.
 stack_nginx_render() {
     local port=$1 d=$STACK_NGINX_DIR mport
-    mkdir -p "$d/tmp"
+    mkdir -p "$d"
     # the loopback-only metrics server gets a free port of its own
     if [[ ! -s $d/metrics-port ]] || stack_port_in_use "$(cat "$d/metrics-port")"; then
         stack_free_port >"$d/metrics-port"
@@ -486,8 +513,10 @@ stack_nginx_render() {
         stack_die "nginx/asyncexec.conf has no 'listen 127.0.0.1:9180;' line to rewrite"
     grep -q "unix:$STACK_APP_SOCK;" "$d/site.conf" ||
         stack_die "nginx/asyncexec.conf has no 'server unix:/run/asyncexec/asyncexec.sock;' (upstream asyncexec_app)"
+    mkdir -p "$STACK_RUN/nginx-tmp"
     cat >"$d/nginx.conf" <<EOF
 # Private nginx for the stack in $STACK_STATE (written by scripts/lib/stack.sh).
+${STACK_NGINX_USER:+user $STACK_NGINX_USER $STACK_NGINX_USER;}
 worker_processes 2;
 pid $STACK_NGINX_PIDFILE;
 error_log $STACK_NGINX_ERR warn;
@@ -500,11 +529,11 @@ http {
     include /etc/nginx/mime.types;
     default_type application/octet-stream;
     access_log $d/access.log;
-    client_body_temp_path $d/tmp/client_body;
-    fastcgi_temp_path $d/tmp/fastcgi;
-    proxy_temp_path $d/tmp/proxy;
-    uwsgi_temp_path $d/tmp/uwsgi;
-    scgi_temp_path $d/tmp/scgi;
+    client_body_temp_path $STACK_RUN/nginx-tmp/client_body;
+    fastcgi_temp_path $STACK_RUN/nginx-tmp/fastcgi;
+    proxy_temp_path $STACK_RUN/nginx-tmp/proxy;
+    uwsgi_temp_path $STACK_RUN/nginx-tmp/uwsgi;
+    scgi_temp_path $STACK_RUN/nginx-tmp/scgi;
     keepalive_timeout 65;
 
     include $d/site.conf;
@@ -512,12 +541,12 @@ http {
 EOF
 }
 
-# stack_check_worker_access — as root, nginx's workers run as nobody: they must be able to
-# reach the application socket, i.e. traverse every directory above it.
+# stack_check_worker_access — as root, nginx's workers run as STACK_NGINX_USER: they must
+# be able to enter the directory of the application socket and of nginx's temporary files.
 stack_check_worker_access() {
-    ((EUID == 0)) || return 0
-    runuser -u nobody -- test -x "$STACK_STATE" 2>/dev/null ||
-        stack_die "user nobody (nginx workers) cannot enter $STACK_STATE; make its parent directories world-searchable (chmod o+x) or use another location"
+    [[ -n $STACK_NGINX_USER ]] || return 0
+    runuser -u "$STACK_NGINX_USER" -- test -x "$STACK_RUN" 2>/dev/null ||
+        stack_die "user $STACK_NGINX_USER (nginx workers) cannot enter $STACK_RUN; make its parent directories searchable by it (chmod o+x) or use another location"
 }
 
 # stack_healthz PORT — true when GET /healthz through nginx succeeds.

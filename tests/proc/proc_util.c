@@ -235,7 +235,9 @@ config_value(const char *text, const char *want)
 }
 
 /*
- * Writes dst: the base configuration without its `listen` and `workers`
+ * Writes dst: the base configuration without its `listen`, `listen_group`
+ * (the stack's socket is for nginx's workers; a derived one is the test's
+ * own, and its master may run as a user outside that group) and `workers`
  * lines (nor those of the keys of extra), then "listen = LISTEN",
  * "workers = WORKERS_VALUE" and extra. Sets
  * *workers_line to the line number of the latter. 0 or -1.
@@ -263,7 +265,8 @@ derive_config_x(const char *dst, const char *listen, const char *workers_value,
 		nl = strchr(p, '\n');
 		len = nl ? (size_t)(nl - p) : strlen(p);
 		if (line_key(p, len, key, sizeof(key)) &&
-		    (strcmp(key, "listen") == 0 || strcmp(key, "workers") == 0 ||
+		    (strcmp(key, "listen") == 0 || strcmp(key, "listen_group") == 0 ||
+		    strcmp(key, "workers") == 0 ||
 		    config_value(extra, key) != NULL))
 			continue;
 		memcpy(out + n, p, len);
