@@ -1,29 +1,52 @@
 #!/usr/bin/env bash
-# scripts/test-deploy.sh - the deployment test: the Debian package in a booted Debian 12.
+# scripts/test-deploy.sh [--suite bookworm|trixie] - the deployment test: the Debian
+# package in a booted Debian 12 (bookworm) or 13 (trixie).
 #
-#  1. builds the .deb (scripts/package.sh) and runs lintian on it (no error allowed);
-#  2. makes a minimal Debian 12 root file system with debootstrap (cached as a tarball in
-#     .local/deploy/rootfs-cache, with apt's downloaded packages) and boots a fresh copy
-#     of it with systemd-nspawn --boot (systemd as PID 1; the host's network);
-#  3. inside, installs ./asyncexec_*.deb with nginx and mariadb-server (apt);
+#  1. builds the .deb of that suite in a build root of it (scripts/package.sh --suite
+#     SUITE --lintian) and runs that suite's lintian on it (no error allowed);
+#  2. boots a fresh copy of the suite's minimal root file system (scripts/lib/buildroot.sh:
+#     debootstrap, cached as a tarball with apt's downloaded packages in
+#     ASYNCEXEC_CACHE_DIR, default /var/cache/asyncexec-ci) with systemd-nspawn --boot
+#     (systemd as PID 1; the host's network);
+#  3. inside, installs ./asyncexec_*.deb with nginx and mariadb-server (apt); checks that
+#     the installed version (dpkg-query) is CMake's project(VERSION)-1~debNN;
 #  4. runs the README's deployment blocks (the ```sh blocks after a line
 #     "<!-- deploy-block -->" in "Deployment on Debian"), literally, as root;
 #  5. checks through the system nginx on port 80 (127.0.0.1:80 on the host too): the life
-#     cycle, /metrics, the expiry timer, restart and reload under load, a killed worker,
-#     the socket's permissions, journalctl -p err, apt remove and apt purge;
+#     cycle, raw UTF-8 text in a submit and a complete read back byte for byte, /metrics
+#     (with asyncexec_build_info of the version), the expiry timer, restart and reload
+#     under load, a killed worker, the socket's permissions, journalctl -p err, apt remove
+#     and apt purge;
 #  6. powers the container off and removes it, whatever happened (trap; by pid).
 #
-# Run as root on a Debian 12 host; installs systemd-container, debootstrap, curl and
-# lintian with apt-get when missing. Port 80 must be free on the host (the container shares its
-# network). Ends with "N passed, N failed"; exit 0 only when nothing failed.
+# --suite defaults to this host's release when it is bookworm or trixie, else trixie.
+# Run as root on a Debian host; installs systemd-container, debootstrap and curl with
+# apt-get when missing. Port 80 must be free on the host (the container shares its
+# network), so two runs (of two suites) go one after the other. Ends with "N passed, N
+# failed"; exit 0 only when nothing failed.
 #   ASYNCEXEC_DEPLOY_DIR     state directory (default .local/deploy)
 #   ASYNCEXEC_KEEP=1         keep the container's root file system after a failure
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 repo=$PWD
 state=${ASYNCEXEC_DEPLOY_DIR:-$repo/.local/deploy}
-cache=$state/rootfs-cache
-suite=bookworm
+# shellcheck source-path=SCRIPTDIR source=lib/buildroot.sh
+. "$repo/scripts/lib/buildroot.sh"
+buildroot_init test-deploy
+case $(buildroot_host_suite) in bookworm) suite=bookworm ;; *) suite=trixie ;; esac
+while [ $# -gt 0 ]; do
+	case $1 in
+	--suite) [ $# -ge 2 ] || { echo "test-deploy: --suite needs a value" >&2; exit 2; }
+		suite=$2; shift ;;
+	--suite=*) suite=${1#--suite=} ;;
+	*) echo "usage: scripts/test-deploy.sh [--suite bookworm|trixie]" >&2; exit 2 ;;
+	esac
+	shift
+done
+buildroot_check_suite "$suite"
+# The one version (CMake's project(VERSION)) and this suite's Debian revision.
+version=$(sed -n 's/^project(asyncexec VERSION \([0-9][0-9.]*\) .*/\1/p' CMakeLists.txt)
+debver=$version-1~$(buildroot_debian_tag "$suite")
 t0=$(date +%s)
 pass=0
 fail=0
@@ -51,8 +74,26 @@ has() {
 }
 atleast() { [ "$(wc -l <"$1")" -ge "$2" ]; }
 
-# Runs a command inside the container as root, with a clean environment.
+# The container's systemd (PID 1 inside): the child of systemd-nspawn whose comm is
+# "systemd". nspawn may first show a transient child that exits; taking the first child
+# alone made nsenter fail ("stat of /proc/N/ns/user failed") in 1 of 2 runs.
+ct_find() {
+	local p
+	for p in $(pgrep -P "$nspawn_pid"); do
+		if [ "$(cat "/proc/$p/comm" 2>/dev/null)" = systemd ]; then ct=$p; return 0; fi
+	done
+	return 1
+}
+# ct_alive: $ct is still that process (alive, comm systemd, a child of systemd-nspawn).
+ct_alive() {
+	[ -n "$ct" ] && [ "$(cat "/proc/$ct/comm" 2>/dev/null)" = systemd ] &&
+	    [ "$(ps -o ppid= -p "$ct" 2>/dev/null | tr -d ' ')" = "$nspawn_pid" ]
+}
+
+# Runs a command inside the container as root, with a clean environment; status 125 when
+# the container's systemd is gone.
 in_ct() {
+	ct_alive || { echo "in_ct: the container's systemd ($ct) is gone" >&2; return 125; }
 	nsenter -t "$ct" -a -- env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
 	    HOME=/root LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive "$@"
 }
@@ -72,13 +113,13 @@ cleanup() {
 		kill "$p" 2>/dev/null && wait "$p" 2>/dev/null
 	done
 	if [ -n "$nspawn_pid" ] && kill -0 "$nspawn_pid" 2>/dev/null; then
-		[ -n "$ct" ] && in_ct systemctl poweroff >/dev/null 2>&1
+		ct_alive && in_ct systemctl poweroff >/dev/null 2>&1
 		if ! wait_for 60 eval '! kill -0 "$nspawn_pid" 2>/dev/null'; then
 			say "container did not power off; SIGTERM to systemd-nspawn $nspawn_pid"
 			kill -TERM "$nspawn_pid" 2>/dev/null
 			if ! wait_for 15 eval '! kill -0 "$nspawn_pid" 2>/dev/null'; then
 				kill -KILL "$nspawn_pid" 2>/dev/null
-				[ -n "$ct" ] && kill -KILL "$ct" 2>/dev/null
+				ct_alive && kill -KILL "$ct" 2>/dev/null
 			fi
 		fi
 		wait "$nspawn_pid" 2>/dev/null
@@ -87,7 +128,7 @@ cleanup() {
 		if [ "${ASYNCEXEC_KEEP:-0}" = 1 ] && [ "$fail" -gt 0 ]; then
 			say "kept $work (boot log: $work/boot.log)"
 		else
-			rm -rf "$work"
+			buildroot_remove "$work"
 		fi
 	fi
 	say "total $(($(date +%s) - t0)) s"
@@ -99,19 +140,11 @@ trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
 
 [ "$(id -u)" -eq 0 ] || die "run as root (debootstrap, systemd-nspawn)"
+[ -n "$version" ] || die "no project(asyncexec VERSION X.Y.Z ...) in CMakeLists.txt"
+say "suite $suite, package version $debver"
 
 # ---- host tools, port 80 ---------------------------------------------------------------
-need=()
-command -v systemd-nspawn >/dev/null || need+=(systemd-container)
-command -v debootstrap >/dev/null || need+=(debootstrap)
-command -v curl >/dev/null || need+=(curl)
-command -v nsenter >/dev/null || need+=(util-linux)
-command -v lintian >/dev/null || need+=(lintian)
-if [ ${#need[@]} -gt 0 ]; then
-	say "installing ${need[*]}"
-	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" \
-	    >/dev/null || die "apt-get install ${need[*]}"
-fi
+buildroot_host_tools curl:curl nsenter:util-linux pgrep:procps ss:iproute2
 # The site's loopback-only metrics port, if it has one.
 mport=$(sed -n 's/^ *listen 127\.0\.0\.1:\([0-9][0-9]*\);.*/\1/p' nginx/asyncexec.conf | head -n 1)
 for port in 80 $mport; do
@@ -123,33 +156,24 @@ done
 ext=$(ip -4 -o addr show scope global 2>/dev/null | awk '{ sub("/.*", "", $4); print $4; exit }')
 
 # ---- 1. the package --------------------------------------------------------------------
-say "building the package"
-deb=$(scripts/package.sh "$state/package" | tail -n 1) && [ -f "$deb" ] || die "scripts/package.sh"
+say "building the $suite package in a $suite build root (with lintian)"
+pkgout=$state/package-$suite
+mkdir -p "$state" || die "mkdir $state"
+rm -f "$pkgout"/asyncexec_*.deb
+scripts/package.sh --suite "$suite" --lintian "$pkgout" >"$state/package-$suite.out"
+rc_pkg=$?
+deb=$(ls "$pkgout"/asyncexec_*.deb 2>/dev/null | head -n 1)
+[ -n "$deb" ] && [ -f "$deb" ] || die "scripts/package.sh --suite $suite (exit $rc_pkg)"
 say "package: $deb"
-lint() {
-	lintian --fail-on error "$deb" >"$state/lintian.log" 2>&1
-	local rc=$?
-	grep -v '^running with root privileges' "$state/lintian.log" | sed 's/^/    /'
-	return "$rc"
-}
-check "lintian: no errors" lint
+say "Depends: $(dpkg-deb -f "$deb" Depends)"
+check "package file name asyncexec_${debver}_amd64.deb" test "$(basename "$deb")" = "asyncexec_${debver}_amd64.deb"
+check "lintian ($suite): no errors" test "$rc_pkg" -eq 0
 
 # ---- 2. root file system and boot ------------------------------------------------------
-mkdir -p "$cache/apt-archives"
-tarball=$cache/$suite-minbase.tar
-if [ ! -f "$tarball" ]; then
-	say "debootstrap $suite (first run; cached in $tarball)"
-	rm -rf "$cache/build"
-	debootstrap --variant=minbase --include=systemd,systemd-sysv,dbus "$suite" \
-	    "$cache/build" >"$cache/debootstrap.log" 2>&1 || die "debootstrap (see $cache/debootstrap.log)"
-	tar --numeric-owner -C "$cache/build" -cpf "$tarball.tmp" . && mv "$tarball.tmp" "$tarball" \
-	    || die "tar"
-	rm -rf "$cache/build"
-fi
 mkdir -p "$state"
 work=$(mktemp -d "$state/run.XXXXXX") || die mktemp
 root=$work/root
-mkdir "$root" && tar --numeric-owner -C "$root" -xpf "$tarball" || die "unpack $tarball"
+buildroot_make "$suite" "$root" boot
 cp "$deb" "$root/root/" || die "copy the .deb"
 # Test harness only: the container's MariaDB must not take port 3306 of the shared
 # network (the deployment uses its unix socket).
@@ -164,11 +188,10 @@ awk '/^<!-- deploy-block -->$/ { want = 1; next }
 [ -s "$root/root/deploy-block.sh" ] || die "no deploy-block in README.md"
 
 say "booting the container"
-systemd-nspawn -D "$root" --boot --register=no --keep-unit -q \
-    --bind="$cache/apt-archives:/var/cache/apt/archives" >"$work/boot.log" 2>&1 &
+mapfile -t nspawn_args < <(buildroot_nspawn_args "$suite")
+systemd-nspawn "${nspawn_args[@]}" -D "$root" --boot >"$work/boot.log" 2>&1 &
 nspawn_pid=$!
-ct_pid() { ct=$(pgrep -P "$nspawn_pid" | head -n 1); [ -n "$ct" ]; }
-wait_for 30 ct_pid || die "no container process (see $work/boot.log)"
+wait_for 30 ct_find || die "no systemd process in the container (see $work/boot.log)"
 booted() { case $(in_ct systemctl is-system-running 2>/dev/null) in running|degraded) return 0;; esac; return 1; }
 wait_for 60 booted || die "the container did not boot: $(in_ct systemctl is-system-running 2>&1)"
 ok "container booted: systemd is PID 1 ($(in_ct systemctl is-system-running))"
@@ -182,6 +205,11 @@ else
 	tail -n 20 "$work/apt.log"
 	die "apt install"
 fi
+dv=$(in_ct dpkg-query -W -f '${Version}' asyncexec)
+check "dpkg-query: the installed version $dv is $debver (CMake's $version)" \
+    test "$dv" = "$debver" -a "${dv#"$version"-}" != "$dv"
+check "asyncexec-fcgi, -admin, -expire --version: $version" test "$(in_ct sh -c 'for b in fcgi admin expire; do \
+    asyncexec-$b --version; done' | tr '\n' ' ')" = "asyncexec-fcgi $version asyncexec-admin $version asyncexec-expire $version "
 check "installing enabled nothing: asyncexec-fcgi.socket/.service, timer disabled" \
     test "$(in_ct systemctl is-enabled asyncexec-fcgi.socket asyncexec-fcgi.service \
     asyncexec-expire.timer 2>/dev/null | sort -u)" = disabled
@@ -262,11 +290,34 @@ st=$(http "$work/p2" GET "/v1/executions/$route/$cid" -H "Authorization: Bearer 
 check "poll: 200 completed with the result" \
     has "$st" "$work/p2" '"status":"completed"' '"result":{"echo":1}'
 
+# Raw UTF-8 (not \u escapes) through the system nginx, in a submit and in a complete, read
+# back byte for byte (grep -F compares bytes).
+utf8='Müller Zürich 日本語'
+ucid=deploy-utf8-$$
+st=$(http "$work/usub" POST "/v1/executions/$route" -H "Authorization: Bearer $ak" \
+    -H 'Content-Type: application/json' -H "X-Correlation-Id: $ucid" \
+    --data-binary "{\"name\":\"$utf8\"}")
+check "submit with raw UTF-8 '$utf8': 202" eval '[ "$st" = 202 ] || { say "     status $st: $(head -c 300 "$work/usub")"; false; }'
+utok=$(json_str pollToken "$work/usub")
+st=$(http "$work/ucl" POST "/v1/backend/$route/claim" -H "Authorization: Bearer $bk" \
+    -H 'Content-Type: application/json' --data '{"max":1,"leaseSeconds":60}')
+uid=$(json_num id "$work/ucl")
+ucbt=$(json_str callbackToken "$work/ucl")
+check "claim: the request's UTF-8 byte for byte" has "$st" "$work/ucl" "\"request\":{\"name\":\"$utf8\"}"
+st=$(http "$work/uco" POST "/v1/callbacks/$uid/complete" -H "Authorization: Bearer $bk" \
+    -H "X-Callback-Token: $ucbt" -H 'Content-Type: application/json' \
+    --data-binary "{\"result\":{\"name\":\"$utf8\",\"city\":\"Zürich\"}}")
+check "complete with raw UTF-8: 200" eval '[ "$st" = 200 ] || { say "     status $st: $(head -c 300 "$work/uco")"; false; }'
+st=$(http "$work/up" GET "/v1/executions/$route/$ucid" -H "Authorization: Bearer $ak" \
+    -H "X-Poll-Token: $utok")
+check "poll: the result's UTF-8 byte for byte" \
+    has "$st" "$work/up" '"status":"completed"' "\"result\":{\"name\":\"$utf8\",\"city\":\"Zürich\"}"
+
 # /metrics: on the site's loopback-only server when it has one, else loopback on port 80.
 if [ -n "$mport" ]; then
 	st=$(curl -sS -o "$work/m" -w '%{http_code}' "http://127.0.0.1:$mport/metrics")
-	check "/metrics on 127.0.0.1:$mport: 200 with asyncexec_requests_total" \
-	    has "$st" "$work/m" 'asyncexec_requests_total{'
+	check "/metrics on 127.0.0.1:$mport: 200 with asyncexec_requests_total and the build's version" \
+	    has "$st" "$work/m" 'asyncexec_requests_total{' "asyncexec_build_info{version=\"$version\"} 1"
 	check "/metrics on port 80: 404" test "$(http /dev/null GET /metrics)" = 404
 	if [ -n "$ext" ]; then
 		curl -s -o /dev/null --max-time 5 "http://$ext:$mport/metrics"
@@ -274,8 +325,8 @@ if [ -n "$mport" ]; then
 	fi
 else
 	st=$(http "$work/m" GET /metrics)
-	check "/metrics from loopback: 200 with asyncexec_requests_total" \
-	    has "$st" "$work/m" 'asyncexec_requests_total{'
+	check "/metrics from loopback: 200 with asyncexec_requests_total and the build's version" \
+	    has "$st" "$work/m" 'asyncexec_requests_total{' "asyncexec_build_info{version=\"$version\"} 1"
 	if [ -n "$ext" ]; then
 		st=$(curl -sS -o /dev/null -w '%{http_code}' "http://$ext/metrics")
 		check "/metrics from $ext (not loopback): 404" test "$st" = 404
