@@ -10,6 +10,8 @@
 #ifndef ASYNCEXEC_METRICS_H
 #define ASYNCEXEC_METRICS_H
 
+#include <stdint.h>
+
 #define METRICS_MAX_ENDPOINTS	24
 
 struct buf;
@@ -31,6 +33,7 @@ void	metrics_busy(int delta);
 void	metrics_refused(enum refusal);
 int	metrics_render(struct buf *);
 int	metrics_pin_get(unsigned *node);
+int	metrics_pin_snap(unsigned *node, uint64_t *gen);
 int	metrics_pin_move(unsigned from, unsigned to);
 void	metrics_pin_set(unsigned node);
 

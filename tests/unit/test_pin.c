@@ -1,8 +1,17 @@
 /*
  * test_pin.c - db_pin_file: the writer pin names its node as host:port,
  * so a restart finds that node wherever the edited db_hosts list now
- * puts it, and falls back to the first node for anything else.
+ * puts it, and falls back to the first node for anything else. Its
+ * writes: never through a symlink planted at a temporary name, and with
+ * WRITERS processes moving the shared pin and saving it at once (as the
+ * workers and the master do) a reader never sees an empty or foreign
+ * file and the file ends naming the pin's last node.
  */
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +19,7 @@
 
 #include "../src/config.h"
 #include "../src/log.h"
+#include "../src/metrics.h"
 #include "../src/pin.h"
 #include "check.h"
 
@@ -22,6 +32,102 @@ hosts(struct config *c, const char *list, const char *path)
 	snprintf(text, sizeof text, "db_hosts = %s\ndb_pin_file = %s\n", list,
 	    path);
 	CHECK(config_parse(c, "t.conf", text, err, sizeof err) == 0);
+}
+
+#define WRITERS		4
+#define ROUNDS		300
+
+/* A writer of the race: ROUNDS moves of the shared pin, each saved. */
+static void
+writer(const struct config *c, unsigned no)
+{
+	unsigned	 seed = (unsigned)getpid() * 2654435761u + no, i, node;
+
+	for (i = 0; i < ROUNDS; i++) {
+		node = (unsigned)rand_r(&seed) % c->db_nhosts;
+		metrics_pin_set(node);
+		(void)pin_save(c, node);
+	}
+	_exit(0);
+}
+
+/*
+ * The race: WRITERS processes move and save the pin while this one
+ * reads the file. Returns the reads that found no node (empty, part of
+ * a line, gone) into *bad, of *reads.
+ */
+static void
+race(const struct config *c, long *bad, long *reads)
+{
+	pid_t		 pids[WRITERS];
+	unsigned	 i, node, done = 0;
+	int		 st;
+
+	*bad = *reads = 0;
+	for (i = 0; i < WRITERS; i++)
+		if ((pids[i] = fork()) == 0)
+			writer(c, i);
+	while (done < WRITERS) {
+		(*reads)++;
+		if (pin_load(c, &node) == -1)
+			(*bad)++;
+		for (i = 0; i < WRITERS; i++)
+			if (pids[i] > 0 && waitpid(pids[i], &st, WNOHANG) ==
+			    pids[i]) {
+				pids[i] = 0;
+				done++;
+			}
+	}
+}
+
+/* The race of many writers: no bad read, the file ends at the pin. */
+static void
+race_rules(const char *dir)
+{
+	static const char *const names[] = { "none" };
+	struct config	 c;
+	char		 path[300];
+	unsigned	 pin = 9, node = 9;
+	long		 bad, reads;
+
+	snprintf(path, sizeof path, "%s/raced", dir);
+	hosts(&c, "10.0.0.1:3306, 10.0.0.2:3306, 10.0.0.3:3306", path);
+	CHECK(metrics_init(names, 1) == 0);
+	metrics_pin_set(1);
+	CHECK_EQ_INT(pin_save(&c, 1), 0);
+	race(&c, &bad, &reads);
+	CHECK(metrics_pin_get(&pin) == 0);
+	CHECK_EQ_INT(pin_load(&c, &node), 0);
+	printf("figure: pin race: %d writers x %d moves: %ld of %ld reads "
+	    "found no node; file node %u, pin %u\n", WRITERS, ROUNDS, bad,
+	    reads, node, pin);
+	CHECK_EQ_INT(bad, 0);
+	CHECK_EQ_INT(node, pin);
+	unlink(path);
+}
+
+/* A symlink planted at PATH.tmp (the old temporary name) is not followed. */
+static void
+symlink_rules(const char *dir, const struct config *c)
+{
+	char	 victim[300], tmp[320], *p = NULL;
+	FILE	*f;
+	size_t	 n = 0;
+
+	snprintf(victim, sizeof victim, "%s/victim", dir);
+	snprintf(tmp, sizeof tmp, "%s.tmp", c->db_pin_file);
+	CHECK((f = fopen(victim, "w")) != NULL && fputs("keep\n", f) >= 0);
+	if (f != NULL)
+		fclose(f);
+	CHECK_EQ_INT(symlink(victim, tmp), 0);
+	CHECK_EQ_INT(pin_save(c, 1), 0);
+	CHECK((f = fopen(victim, "r")) != NULL && getline(&p, &n, f) > 0);
+	if (f != NULL)
+		fclose(f);
+	CHECK_EQ_STR(p ? p : "", "keep\n");
+	free(p);
+	(void)unlink(tmp);
+	(void)unlink(victim);
 }
 
 int
@@ -64,7 +170,9 @@ main(void)
 	CHECK_EQ_INT(pin_save(&c, 3), 0);		/* not a node: nothing */
 	CHECK_EQ_INT(pin_load(&c, &node), -1);
 
+	symlink_rules(dir, &c);
 	unlink(path);
+	race_rules(dir);
 	rmdir(dir);
 	return check_done("unit_pin");
 }
