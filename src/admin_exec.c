@@ -331,16 +331,24 @@ fail:
 	return 1;
 }
 
-/* migrate [--to N]: applies the pending migrations (up to N). */
+/*
+ * migrate [--to N]: applies the pending migrations (up to N), on a
+ * connection of its own: the only one that accepts multi-statement
+ * scripts.
+ */
 int
 cmd_migrate(struct ctx *c)
 {
-	int	 applied, version, rc;
+	struct db	*mdb;
+	int		 applied, version, rc;
 
 	if (c->o->val[O_STATUS] != NULL)
 		return migrate_status(c);
-	rc = repo_migrate(c->db, c->o->val[O_TO] ? (int)c->o->num : 0,
+	if ((mdb = repo_open_migrate(&c->cfg)) == NULL)
+		return admin_fail("out of memory");
+	rc = repo_migrate(mdb, c->o->val[O_TO] ? (int)c->o->num : 0,
 	    MIGRATE_LOCK_WAIT, &applied, &version);
+	repo_close(mdb);
 	if (rc == REPO_BUSY)
 		return admin_fail("another migrate holds the migration lock "
 		    "of this database (waited %d s); nothing applied, try "

@@ -42,7 +42,7 @@ struct db {
 	MYSQL_STMT			**stmts;
 	char				*prep_logged;	/* per statement */
 	int				 eager;	/* prepare all at connect */
-	int				 multi;	/* allow multi-statements */
+	int				 multi;	/* multi-statements: migrations only */
 	int				 in_tx;
 	int				 connected_once;	/* reconnects count after it */
 	unsigned			 last_errno;
@@ -252,8 +252,10 @@ connect_server(struct db *db, const char *host, unsigned port,
 	const struct config	*c = db->cfg;
 	unsigned long		 flags = CLIENT_FOUND_ROWS;
 
-	if ((db->conn = mysql_init(NULL)) == NULL)
+	if ((db->conn = mysql_init(NULL)) == NULL) {
+		db->last_errno = CR_OUT_OF_MEMORY;
 		return -1;
+	}
 	db_options(db);
 	if (db->multi)
 		flags |= CLIENT_MULTI_STATEMENTS;
@@ -291,8 +293,13 @@ pin_now(struct db *db)
 /*
  * Connects to the first usable node of db_hosts from the pinned one on,
  * in list order (wrapping): reachable, and Synced in the Primary
- * component when it runs Galera. Another node than the pinned one moves
- * the pin (logged once, by the worker that moved it). 0 or -1.
+ * component when it runs Galera. Only a lost or refused connection
+ * (conn_lost: 2002, 2003, 2013, 1047...) or a node not Synced in the
+ * Primary component sends it to the next node; any other error (1040
+ * too many connections, 1045, 1203: the node is there and answers) ends
+ * the attempt where it is, a 503 without a move. Another node than the
+ * pinned one moves the pin (logged once, by the worker that moved it).
+ * 0 or -1.
  */
 static int
 connect_cluster(struct db *db)
@@ -305,8 +312,11 @@ connect_cluster(struct db *db)
 	for (k = 0; k < c->db_nhosts; k++) {
 		i = (start + k) % c->db_nhosts;
 		h = &c->db_hosts[i];
-		if (connect_server(db, h->host, h->port, NULL, &st) == -1)
+		if (connect_server(db, h->host, h->port, NULL, &st) == -1) {
+			if (!conn_lost(db->last_errno))
+				return -1;	/* it answered: no move */
 			continue;
+		}
 		if (st.wsrep && (!st.synced || !st.primary)) {
 			snprintf(db->errmsg, sizeof(db->errmsg), "%.60s:%u: the "
 			    "node is %.31s in a %.31s component, not Synced in the "

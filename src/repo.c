@@ -299,11 +299,25 @@ status_parse(const char *s)
 	return ST__MAX;
 }
 
-/* Opens a repository handle (no connection yet). NULL when out of memory. */
+/*
+ * Opens a repository handle (no connection yet); its connection runs
+ * one statement per query. NULL when out of memory.
+ */
 struct db *
 repo_open(const struct config *cfg, int eager)
 {
-	return db_new(cfg, stmts, STMT__MAX, eager, !eager);
+	return db_new(cfg, stmts, STMT__MAX, eager, 0);
+}
+
+/*
+ * Opens the handle of `migrate`: its connection alone accepts
+ * multi-statement scripts (CLIENT_MULTI_STATEMENTS), for the migrations'
+ * SQL files. NULL when out of memory.
+ */
+struct db *
+repo_open_migrate(const struct config *cfg)
+{
+	return db_new(cfg, stmts, STMT__MAX, 0, 1);
 }
 
 void

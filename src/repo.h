@@ -134,6 +134,7 @@ void		 exec_row_free(struct exec_row *);
 void		 claim_free(struct claim_item *, size_t);
 
 struct db	*repo_open(const struct config *, int eager);
+struct db	*repo_open_migrate(const struct config *);
 void		 repo_close(struct db *);
 int		 repo_ping(struct db *);
 int		 repo_schema_version(struct db *, int *version);

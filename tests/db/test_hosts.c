@@ -8,11 +8,16 @@
  *   3. a reload (pin reset): a connected handle follows the pin back to
  *      the first node, finds it dead and moves on again;
  *   4. a handle follows another worker's move, wrapping round the list;
- *   5. no usable node: REPO_ERR at once, no hang.
+ *   5. no usable node: REPO_ERR at once, no hang;
+ *   6. node 1 at its max_connections (a server that answers the
+ *      handshake with error 1040, as MariaDB does when it is full) or
+ *      refusing the login (1045): REPO_ERR (503) and the pin stays on
+ *      node 1, not counted as a failover (it used to move for good).
  * The same against a real Galera cluster (node SIGKILL, rejoin) is
  * tests/cluster's.
  */
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +27,7 @@
 
 #include "../src/buf.h"
 #include "../src/config.h"
+#include "../src/db.h"
 #include "../src/metrics.h"
 #include "../src/repo.h"
 #include "check.h"
@@ -61,6 +67,87 @@ series(const char *name)
 		v = strtol(p + strlen(pat), NULL, 10);
 	buf_free(&b);
 	return v;
+}
+
+/* A fake node answering every connection with one error packet. */
+struct full_node {
+	int		 fd;
+	unsigned	 code;
+	const char	*msg;
+};
+
+static void *
+full_node_run(void *arg)
+{
+	struct full_node	*f = arg;
+	unsigned char		 p[128];
+	size_t			 n = strlen(f->msg);
+	int			 c;
+
+	/* ERR before any handshake: length, seq 0, 0xff, code, message */
+	p[0] = (unsigned char)(n + 3), p[1] = 0, p[2] = 0, p[3] = 0;
+	p[4] = 0xff, p[5] = (unsigned char)(f->code & 0xff);
+	p[6] = (unsigned char)(f->code >> 8);
+	memcpy(p + 7, f->msg, n);
+	while ((c = accept(f->fd, NULL, NULL)) != -1) {
+		(void)write(c, p, n + 7);
+		close(c);
+	}
+	return NULL;
+}
+
+/* Starts a fake node on 127.0.0.1 answering code; its port, 0 on error. */
+static unsigned
+full_node_start(struct full_node *f, unsigned code, const char *msg)
+{
+	struct sockaddr_in	 sa;
+	socklen_t		 len = sizeof(sa);
+	pthread_t		 th;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	f->code = code;
+	f->msg = msg;
+	if ((f->fd = socket(AF_INET, SOCK_STREAM, 0)) == -1 ||
+	    bind(f->fd, (struct sockaddr *)&sa, sizeof(sa)) == -1 ||
+	    listen(f->fd, 16) == -1 || getsockname(f->fd,
+	    (struct sockaddr *)&sa, &len) == -1 ||
+	    pthread_create(&th, NULL, full_node_run, f) != 0)
+		return 0;
+	pthread_detach(th);
+	return ntohs(sa.sin_port);
+}
+
+/*
+ * 6: node 1 answers code (not a lost or refused connection): the
+ * connect fails with code and the pin stays at node 1.
+ */
+static void
+no_move_on(unsigned code, const char *msg)
+{
+	struct full_node f;
+	struct config	 c;
+	struct db	*d;
+	unsigned	 p[2], pin = 9;
+	long		 moves = series("asyncexec_db_failovers_total");
+
+	p[0] = full_node_start(&f, code, msg);
+	p[1] = base.db_port;
+	CHECK(p[0] != 0);
+	with_hosts(&c, 2, p);
+	metrics_pin_set(0);
+	CHECK((d = repo_open(&c, 0)) != NULL);
+	CHECK(repo_ping(d) == REPO_ERR);
+	CHECK(metrics_pin_get(&pin) == 0);
+	printf("figure: node 1 answering %u: connect error %u, pin at node "
+	    "%u, failovers +%ld\n", code, db_errno(d), pin + 1,
+	    series("asyncexec_db_failovers_total") - moves);
+	CHECK_EQ_INT(db_errno(d), code);
+	CHECK_EQ_INT(pin, 0);
+	CHECK_EQ_INT(series("asyncexec_db_failovers_total"), moves);
+	CHECK_EQ_INT(series("asyncexec_db_writer_index"), 0);
+	repo_close(d);
 }
 
 /* The node (1 first) handle db is on, 0 when it cannot say. */
@@ -158,5 +245,9 @@ main(void)
 	repo_close(c);
 	repo_close(b);
 	repo_close(a);
+
+	/* 6: a full node, a refused login: 503, no move */
+	no_move_on(1040, "Too many connections");
+	no_move_on(1045, "Access denied for user 'asyncexec'@'localhost'");
 	return check_done("db_hosts");
 }

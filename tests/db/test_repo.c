@@ -16,6 +16,7 @@
 #include "check.h"
 #include "config.h"
 #include "crypto.h"
+#include "db.h"
 #include "handlers/handlers.h"
 #include "json.h"
 #include "lookup.h"
@@ -383,20 +384,43 @@ concurrent_claims(void)
 static void
 migrate_lock(void)
 {
-	struct db	*holder = repo_open(&cfg, 0);
+	struct db	*holder = repo_open(&cfg, 0), *mig = repo_open_migrate(&cfg);
 	int		 applied = -1, version = -1;
 
 	CHECK(holder != NULL && repo_migrate_lock(holder, 0) == REPO_OK);
-	CHECK_EQ_INT(repo_migrate(db, 0, 1, &applied, &version), REPO_BUSY);
+	CHECK_EQ_INT(repo_migrate(mig, 0, 1, &applied, &version), REPO_BUSY);
 	CHECK_EQ_INT(applied, 0);
 	repo_migrate_unlock(holder);
-	CHECK_EQ_INT(repo_migrate(db, 0, 1, &applied, &version), REPO_OK);
+	CHECK_EQ_INT(repo_migrate(mig, 0, 1, &applied, &version), REPO_OK);
 	CHECK_EQ_INT(applied, 0);
 	CHECK_EQ_INT(version, SCHEMA_VERSION);
 	/* and the lock is free again afterwards */
 	CHECK(repo_migrate_lock(holder, 0) == REPO_OK);
 	repo_migrate_unlock(holder);
 	repo_close(holder);
+	repo_close(mig);
+}
+
+/*
+ * The admin's main handle (repo_open, not eager: asyncexec-admin's)
+ * refuses a multi-statement string: the server sees one statement and
+ * answers 1064, nothing of it runs (it used to run both). The
+ * migration handle (repo_open_migrate) runs it.
+ */
+static void
+multi_statements(void)
+{
+	static const char	 two[] = "DO 1; DO 2";
+	struct db		*mig = repo_open_migrate(&cfg);
+	unsigned		 e;
+
+	CHECK_EQ_INT(db_script(db, two, sizeof(two) - 1), -1);
+	e = db_errno(db);
+	printf("figure: \"%s\" on the admin's main connection: %s (error "
+	    "%u)\n", two, e == 1064 ? "refused" : "RUN", e);
+	CHECK_EQ_INT(e, 1064);
+	CHECK(mig != NULL && db_script(mig, two, sizeof(two) - 1) == 0);
+	repo_close(mig);
 }
 
 int
@@ -411,6 +435,7 @@ main(void)
 	cancel_rules();
 	concurrent_claims();
 	migrate_lock();
+	multi_statements();
 	repo_close(db);
 	mysql_library_end();
 	return check_done("db_repo");
