@@ -19,11 +19,14 @@
  * running workers keep serving. A valid one becomes the master's
  * configuration (log level included), a new generation of workers is
  * forked with it (a fork copies it) on the same listening socket, and
- * only then does the old generation get SIGTERM (when not one new
- * worker can be forked, the reload fails and nothing changes): each
- * old worker answers the request it serves and exits; it is reaped,
- * never replaced. The socket is kept: changes of listen, listen_mode,
- * listen_group and listen_backlog are logged as needing a restart. Old
+ * only then is the writer pin sent back to the first node and does the
+ * old generation get SIGTERM (when not one new worker can be forked,
+ * the reload fails and nothing changes, the pin included): each old
+ * worker answers the request it serves and exits; it is reaped, never
+ * replaced. The socket is kept: changes of listen, listen_mode,
+ * listen_group and listen_backlog are logged as needing a restart, and
+ * a file without listen_allow is refused while the socket is a TCP one
+ * (the new workers would serve every peer). Old
  * workers still running STOP_KILL_SECONDS after their SIGTERM get
  * SIGKILL; until then SIGTERM is repeated to them every RETIRE_KICK_MS
  * (a worker sees it only while it waits for a connection, so one is
@@ -58,6 +61,7 @@
 #include "config.h"
 #include "log.h"
 #include "metrics.h"
+#include "peer.h"
 #include "pin.h"
 #include "worker.h"
 
@@ -253,30 +257,39 @@ fail:
 
 /*
  * An inherited listening socket fd (systemd's ListenStream, spawn-fcgi)
- * that is TCP is refused without listen_allow: FastCGI has no
+ * that is TCP (AF_INET, or AF_INET6: ListenStream=PORT gives a
+ * dual-stack one) is refused without listen_allow: FastCGI has no
  * authentication, anyone who reaches the port could send requests as
- * the web server. fd, or -1 (logged).
+ * the web server; the workers check every peer against the list. A
+ * socket of another family, whose peers cannot be checked, is refused.
+ * fd, or -1 (logged).
  */
 static int
 inherited_ok(const struct config *cfg, int fd)
 {
-	struct sockaddr_storage	 ss;
-	socklen_t		 len = sizeof(ss);
-
-	if (getsockname(fd, (struct sockaddr *)&ss, &len) == 0 &&
-	    ss.ss_family != AF_UNIX && cfg->listen_allow[0] == '\0') {
+	switch (peer_listen_kind(fd)) {
+	case LISTEN_UNIX:
+		return fd;
+	case LISTEN_IP:
+		if (cfg->listen_allow[0] != '\0')
+			return fd;
 		log_error("the inherited socket (fd %d) is a TCP one: set "
 		    "listen_allow to the web servers' addresses; refusing to "
 		    "start", fd);
 		return -1;
+	case LISTEN_OTHER:
+		break;
 	}
-	return fd;
+	log_error("the inherited socket (fd %d) is neither a unix nor a TCP "
+	    "one: its peers cannot be checked; refusing to start", fd);
+	return -1;
 }
 
 /*
  * A TCP socket listening on ADDRESS:PORT (listen_allow, checked by the
- * configuration, names who may connect: libfcgi closes others' at
- * accept). An address in use (another instance) is an error. fd or -1.
+ * configuration, names who may connect: the workers close others'
+ * connections at accept). An address in use (another instance) is an
+ * error. fd or -1.
  */
 static int
 listen_tcp(const struct config *cfg, const char *addr, unsigned port)
@@ -617,12 +630,40 @@ fork_generation(struct master *m, const struct config *next,
 	return up;
 }
 
+/* Whether a reload would leave the kept socket without listen_allow. */
+enum allow_kept {
+	ALLOW_KEPT,		/* a unix socket, or next has listen_allow */
+	ALLOW_DROPPED		/* a TCP socket and next has none: refuse */
+};
+
+/*
+ * The socket is kept across a reload, whatever next's listen says: a
+ * TCP one (the master's ADDRESS:PORT, or inherited) needs next to have
+ * listen_allow too, else the new workers would serve every peer. On
+ * ALLOW_DROPPED err says why.
+ */
+static enum allow_kept
+keeps_allow(const struct master *m, const struct config *next, char *err,
+    size_t errsz)
+{
+	if (next->listen_allow[0] != '\0' ||
+	    peer_listen_kind(m->fd) == LISTEN_UNIX)
+		return ALLOW_KEPT;
+	snprintf(err, errsz, "%s: listen_allow: the listening socket is a "
+	    "TCP one and is kept across a reload: the file must name the web "
+	    "servers that may connect", m->path);
+	return ALLOW_DROPPED;
+}
+
 /*
  * SIGHUP: loads m->path into a new struct and checks it whole; an
- * invalid file is refused (one error line; the running configuration
+ * invalid file, or one that would leave the kept TCP socket without
+ * listen_allow, is refused (one error line; the running configuration
  * and workers stay). Else a new generation of workers is forked with
- * it on the same socket (fork_generation), and the old one is told to
- * stop (retire_current). 0, or -1 when refused.
+ * it on the same socket (fork_generation), the writer pin goes back to
+ * the first node, and the old generation is told to stop
+ * (retire_current). 0, or -1 when refused or no worker could be forked
+ * (then nothing changed).
  */
 static int
 reload(struct master *m)
@@ -634,7 +675,8 @@ reload(struct master *m)
 	size_t		 need;
 	int		 up;
 
-	if (config_load(&next, m->path, err, sizeof(err)) == -1) {
+	if (config_load(&next, m->path, err, sizeof(err)) == -1 ||
+	    keeps_allow(m, &next, err, sizeof(err)) == ALLOW_DROPPED) {
 		log_error("master: reload refused, the running configuration "
 		    "and workers stay: %s", err);
 		return -1;
@@ -650,14 +692,15 @@ reload(struct master *m)
 	}
 	if ((kids = calloc(n, sizeof(*kids))) == NULL)
 		goto fail;
-	/* an operator's reload sends the writer back to the first node */
+	if ((up = fork_generation(m, &next, kids, n)) == -1) {
+		free(kids);
+		return -1;	/* nothing changed, the pin neither */
+	}
+	/* an operator's reload sends the writer back to the first node:
+	 * once the new generation exists (its workers follow the pin) */
 	metrics_pin_set(0);
 	if (next.db_nhosts > 0)
 		(void)pin_save(&next, 0);
-	if ((up = fork_generation(m, &next, kids, n)) == -1) {
-		free(kids);
-		return -1;
-	}
 	retire_current(m);
 	free(m->kids);
 	m->kids = kids;

@@ -14,7 +14,16 @@
  * closed descriptor for ever. The listening socket is made non-blocking,
  * so the workers that lose the race for a connection get EAGAIN and
  * wait again instead of blocking in accept with the signals held.
+ *
+ * On a TCP listener (AF_INET, or AF_INET6 such as a dual-stack socket
+ * systemd passes) every accepted connection's peer is checked against
+ * listen_allow (peer.c) before anything is served: one not on the list
+ * is closed without an answer and logged (one line, then at most one
+ * per REFUSE_LOG_MS). libfcgi's FCGI_WEB_SERVER_ADDRS, set too, sees
+ * AF_INET peers only.
  */
+#include <sys/socket.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -35,11 +44,21 @@
 #include "lookup.h"
 #include "quota.h"
 #include "metrics.h"
+#include "peer.h"
 #include "repo.h"
 #include "router.h"
 #include "worker.h"
 
+#define REFUSE_LOG_MS	10000	/* one "refused a connection" line per */
+
 static volatile sig_atomic_t stopping;
+
+/* The refused connections of this worker, for the log's rate. */
+struct refusals {
+	struct timespec	 last;		/* of the last line logged */
+	unsigned long	 held;		/* refused since, not logged */
+	int		 logged;	/* a line was ever logged */
+};
 
 static void
 on_term(int sig)
@@ -167,6 +186,62 @@ follow_master(pid_t master)
 		stopping = 1;
 }
 
+/* Whether the peer of an accepted request may be served. */
+enum admit {
+	ADMIT_SERVE,		/* allowed, or the listener is a unix one */
+	ADMIT_CLOSED		/* refused: closed unanswered */
+};
+
+/*
+ * Checks the peer of the request fr accepted on a TCP listener against
+ * listen_allow; a peer not on it (or gone) gets its connection shut
+ * down, so that FCGX_Finish_r sends it nothing, and is logged (rate
+ * limited by r).
+ */
+static enum admit
+admit(const struct config *cfg, FCGX_Request *fr, struct refusals *r)
+{
+	char		 addr[PEER_ADDR_MAX];
+	struct timespec	 now;
+
+	switch (peer_check(fr->ipcFd, cfg->listen_allow, addr, sizeof(addr))) {
+	case PEER_ALLOWED:
+		return ADMIT_SERVE;
+	case PEER_REFUSED:
+	case PEER_UNKNOWN:
+		break;
+	}
+	(void)shutdown(fr->ipcFd, SHUT_RDWR);
+	fr->keepConnection = 0;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (r->logged && (now.tv_sec - r->last.tv_sec) * 1000 +
+	    (now.tv_nsec - r->last.tv_nsec) / 1000000 < REFUSE_LOG_MS) {
+		r->held++;
+		return ADMIT_CLOSED;
+	}
+	log_warn("worker: refused a connection from %s: not in listen_allow; "
+	    "closed unanswered (%lu more since the last such line)", addr,
+	    r->held);
+	r->last = now;
+	r->held = 0;
+	r->logged = 1;
+	return ADMIT_CLOSED;
+}
+
+/* Makes the listening socket fd non-blocking; 0 or -1 (logged). */
+static int
+nonblocking(int fd)
+{
+	int	 fl;
+
+	if ((fl = fcntl(fd, F_GETFL)) == -1 ||
+	    fcntl(fd, F_SETFL, fl | O_NONBLOCK) == -1) {
+		log_error("worker: listening socket: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 /*
  * Runs the accept loop on listen_fd until SIGTERM (or its master's
  * death). Returns the process exit status: 0 after a clean stop, 1 when
@@ -177,13 +252,16 @@ worker_run(const struct config *cfg, int listen_fd, pid_t master)
 {
 	struct app	 app = { 0 };	/* idkey_ok 0: the key loads on first use */
 	FCGX_Request	 fr;
+	struct refusals	 refused = { { 0, 0 }, 0, 0 };
 	sigset_t	 term, waitmask;
-	int		 failures = 0, rc, fl;
+	int		 failures = 0, rc;
+	int		 check_peers = peer_listen_kind(listen_fd) != LISTEN_UNIX;
 
 	worker_signals();
 	follow_master(master);
 	app.cfg = cfg;
-	/* TCP: libfcgi closes connections from other addresses at accept */
+	/* TCP: libfcgi closes AF_INET peers not on it at accept; admit()
+	 * checks every peer of every family after it */
 	if (cfg->listen_allow[0] != '\0' &&
 	    setenv("FCGI_WEB_SERVER_ADDRS", cfg->listen_allow, 1) == -1)
 		return 1;
@@ -200,11 +278,8 @@ worker_run(const struct config *cfg, int listen_fd, pid_t master)
 	sigaddset(&term, SIGTERM);
 	sigaddset(&term, SIGINT);
 	sigprocmask(SIG_BLOCK, &term, &waitmask);
-	if ((fl = fcntl(listen_fd, F_GETFL)) == -1 ||
-	    fcntl(listen_fd, F_SETFL, fl | O_NONBLOCK) == -1) {
-		log_error("worker: listening socket: %s", strerror(errno));
+	if (nonblocking(listen_fd) == -1)
 		return 1;
-	}
 	while (!stopping) {
 		/* SIGTERM only while waiting in ppoll: an accepted
 		 * connection never sees EINTR and always runs to its end. */
@@ -222,7 +297,8 @@ worker_run(const struct config *cfg, int listen_fd, pid_t master)
 			continue;
 		}
 		failures = 0;
-		serve(&app, &fr);
+		if (!check_peers || admit(cfg, &fr, &refused) == ADMIT_SERVE)
+			serve(&app, &fr);
 		FCGX_Finish_r(&fr);
 	}
 	FCGX_Free(&fr, 1);

@@ -473,14 +473,17 @@ signal_mask(pid_t pid, const char *field)
 
 /*
  * Starts FCGI_BIN --config cfg in a new process group, stdin from
- * stdin_fd (or /dev/null when -1), stdout and stderr appended to log,
- * as *as (NULL: as this process) with its RLIMIT_NPROC.
+ * stdin_fd (or /dev/null when -1), listen_fd (unless -1) as fd 3 with
+ * LISTEN_PID and LISTEN_FDS=1 (systemd's socket activation), stdout
+ * and stderr appended to log, as *as (NULL: as this process) with its
+ * RLIMIT_NPROC. The pid, or -1.
  */
-pid_t
-start_master_as(const char *cfg, const char *log, int stdin_fd,
-    const struct run_as *as)
+static pid_t
+start_master_fds(const char *cfg, const char *log, int stdin_fd,
+    int listen_fd, const struct run_as *as)
 {
 	struct rlimit	 rl;
+	char		 pidv[24];
 	pid_t		 pid;
 	int		 fd;
 
@@ -493,11 +496,17 @@ start_master_as(const char *cfg, const char *log, int stdin_fd,
 			stdin_fd = open("/dev/null", O_RDONLY);
 		if (stdin_fd == -1 || dup2(stdin_fd, 0) == -1)
 			_exit(126);
+		if (listen_fd != -1 && dup2(listen_fd, 3) == -1)
+			_exit(126);
 		if ((fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644)) == -1 ||
 		    dup2(fd, 1) == -1 || dup2(fd, 2) == -1)
 			_exit(126);
 		unsetenv("LISTEN_PID");
 		unsetenv("LISTEN_FDS");
+		snprintf(pidv, sizeof(pidv), "%ld", (long)getpid());
+		if (listen_fd != -1 && (setenv("LISTEN_PID", pidv, 1) == -1 ||
+		    setenv("LISTEN_FDS", "1", 1) == -1))
+			_exit(126);
 		if (as != NULL && as->nproc > 0) {
 			rl.rlim_cur = rl.rlim_max = as->nproc;
 			if (setrlimit(RLIMIT_NPROC, &rl) == -1)
@@ -514,6 +523,19 @@ start_master_as(const char *cfg, const char *log, int stdin_fd,
 	(void)setpgid(pid, pid);	/* either side may win the race */
 	started[nstarted++] = pid;
 	return pid;
+}
+
+pid_t
+start_master_as(const char *cfg, const char *log, int stdin_fd,
+    const struct run_as *as)
+{
+	return start_master_fds(cfg, log, stdin_fd, -1, as);
+}
+
+pid_t
+start_master_systemd(const char *cfg, const char *log, int listen_fd)
+{
+	return start_master_fds(cfg, log, -1, listen_fd, NULL);
 }
 
 pid_t

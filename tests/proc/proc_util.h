@@ -98,6 +98,9 @@ unsigned long long signal_mask(pid_t pid, const char *field);
 pid_t		 start_master(const char *cfg, const char *log, int stdin_fd);
 pid_t		 start_master_as(const char *cfg, const char *log, int stdin_fd,
 		    const struct run_as *as);
+/* As start_master, listen_fd passed as fd 3 the way systemd does (LISTEN_PID, LISTEN_FDS). */
+pid_t		 start_master_systemd(const char *cfg, const char *log,
+		    int listen_fd);
 int		 has_exited(void *arg);
 int		 wait_master_exit(pid_t pid, int ms);
 int		 healthz(const char *sock);

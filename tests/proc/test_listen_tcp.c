@@ -10,8 +10,16 @@
  *   4. listen_allow = 127.0.0.2: a connection from 127.0.0.1 is closed
  *      unanswered while the master runs;
  *   5. an inherited TCP socket (systemd's ListenStream=ADDRESS:PORT, here
- *      as fd 0) is refused without listen_allow, served with it.
+ *      as fd 0) is refused without listen_allow, served with it;
+ *   6. an inherited dual-stack socket (systemd's ListenStream=PORT or
+ *      [::]:PORT: AF_INET6 on [::], IPV6_V6ONLY off, as fd 3 with
+ *      LISTEN_PID/LISTEN_FDS), where IPv4 clients arrive v4-mapped:
+ *      listen_allow = 127.0.0.2 closes 127.0.0.1's connections unanswered
+ *      (libfcgi checks AF_INET peers only: they used to be served),
+ *      listen_allow = 127.0.0.1 serves them; a native IPv6 peer (::1) is
+ *      never on the IPv4 list: closed unanswered.
  */
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -45,6 +53,72 @@ tcp_listener(unsigned port)
 		return -1;
 	}
 	return fd;
+}
+
+/* A dual-stack socket listening on [::]:port (IPV6_V6ONLY off); fd or -1. */
+static int
+dual_listener(unsigned port)
+{
+	struct sockaddr_in6	 sa;
+	int			 fd = socket(AF_INET6, SOCK_STREAM, 0), on = 1;
+	int			 off = 0;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sin6_family = AF_INET6;
+	sa.sin6_addr = in6addr_any;
+	sa.sin6_port = htons((uint16_t)port);
+	if (fd == -1 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on,
+	    sizeof(on)) == -1 || setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY,
+	    &off, sizeof(off)) == -1 || bind(fd, (struct sockaddr *)&sa,
+	    sizeof(sa)) == -1 || listen(fd, 16) == -1) {
+		if (fd != -1)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * What [::1]:port does with a FastCGI GET /healthz: 1 when an answer
+ * came back, 0 when the connection was closed without one, -1 when no
+ * IPv6 connection could be made.
+ */
+static int
+v6_answered(unsigned port)
+{
+	static const unsigned char req[] = {
+		1, 1, 0, 1, 0, 8, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0,	/* BEGIN */
+		1, 4, 0, 1, 0, 40, 0, 0,				/* PARAMS */
+		14, 3, 'R', 'E', 'Q', 'U', 'E', 'S', 'T', '_', 'M', 'E', 'T',
+		'H', 'O', 'D', 'G', 'E', 'T',
+		11, 8, 'R', 'E', 'Q', 'U', 'E', 'S', 'T', '_', 'U', 'R', 'I',
+		'/', 'h', 'e', 'a', 'l', 't', 'h', 'z',
+		1, 4, 0, 1, 0, 0, 0, 0,					/* end */
+		1, 5, 0, 1, 0, 0, 0, 0,					/* STDIN */
+	};
+	struct sockaddr_in6	 sa;
+	struct timeval		 tv = { 10, 0 };
+	unsigned char		 b[512];
+	int			 fd = socket(AF_INET6, SOCK_STREAM, 0);
+	ssize_t			 r;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sin6_family = AF_INET6;
+	sa.sin6_addr = in6addr_loopback;
+	sa.sin6_port = htons((uint16_t)port);
+	if (fd == -1 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == -1) {
+		if (fd != -1)
+			close(fd);
+		return -1;
+	}
+	(void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (write(fd, req, sizeof(req)) != (ssize_t)sizeof(req)) {
+		close(fd);
+		return 0;
+	}
+	r = read(fd, b, sizeof(b));
+	close(fd);
+	return r > 0;
 }
 
 /* The exit status of `asyncexec-fcgi --config cfg --check-config`; err. */
@@ -125,6 +199,66 @@ inherited(void)
 	close(fd);
 }
 
+/* Starts a master on cfg with fd as its systemd socket, workers up. */
+static pid_t
+up_systemd(const char *cfg, const char *log, int fd)
+{
+	pid_t	 m = start_master_systemd(cfg, log, fd);
+
+	if (m <= 0 || !wait_for(has_n_workers, &(struct n_workers){ m,
+	    WORKERS }, START_MS)) {
+		dump_log(log);
+		return -1;
+	}
+	sleep_ms(200);		/* the workers reach their accept loop */
+	return m;
+}
+
+/* 6: a dual-stack inherited socket: the allow list holds for IPv4 too. */
+static void
+dual_stack(void)
+{
+	const char	*cfg = path_in_tmp("dual.conf");
+	const char	*log = path_in_tmp("dual.log");
+	const char	*sock = path_in_tmp("never6.sock");
+	char		 addr[64], *text;
+	unsigned	 port = test_free_port();
+	int		 fd = dual_listener(port), st, v6;
+	pid_t		 m;
+
+	snprintf(addr, sizeof(addr), "127.0.0.1:%u", port);
+	CHECK(fd != -1);
+	if (fd == -1)
+		return;
+	CHECK_EQ_INT(derive_config_x(cfg, sock, WORKERS_STR,
+	    "listen_allow = 127.0.0.2\n", NULL), 0);
+	CHECK((m = up_systemd(cfg, log, fd)) > 0);
+	st = get(addr, "/healthz");
+	v6 = v6_answered(port);
+	printf("figure: dual-stack inherited socket, listen_allow = "
+	    "127.0.0.2: GET /healthz from 127.0.0.1 (v4-mapped) -> %d, from "
+	    "::1 -> %s\n", st, v6 == 1 ? "answered" : v6 == 0 ?
+	    "closed unanswered" : "no IPv6");
+	CHECK_EQ_INT(st, -1);
+	CHECK(v6 != 1);
+	text = read_file(log);
+	CHECK(text != NULL && strstr(text, "not in listen_allow") != NULL &&
+	    strstr(text, "127.0.0.1") != NULL);
+	free(text);
+	if (m > 0)
+		kill_master(m);
+	CHECK_EQ_INT(derive_config_x(cfg, sock, WORKERS_STR,
+	    "listen_allow = 127.0.0.2,127.0.0.1\n", NULL), 0);
+	CHECK((m = up_systemd(cfg, log, fd)) > 0);
+	CHECK_EQ_INT(get(addr, "/healthz"), 200);
+	CHECK(!exists(sock));
+	if (m > 0)
+		kill_master(m);
+	if (check_fail_ > 0)
+		dump_log(log);
+	close(fd);
+}
+
 int
 main(void)
 {
@@ -175,6 +309,7 @@ main(void)
 	kill_master(m);
 
 	inherited();
+	dual_stack();
 	kill_all();
 	remove_tmpdir();
 	return check_done("proc_listen_tcp");

@@ -20,7 +20,14 @@
  *   4. SIGTERM during a reload (an old worker still serving): both
  *      generations stop, the request in flight is answered, exit 0
  *   5. no new worker can be forked (RLIMIT_NPROC, as an unused uid):
- *      the reload fails with a line, the old workers keep serving
+ *      the reload fails with a line, the old workers keep serving, and
+ *      the writer pin (db_hosts, db_pin_file: the master resumed node 2)
+ *      is left alone: file and shared page still name node 2
+ *   6. a master on a TCP socket (listen_allow = 127.0.0.2): a file that
+ *      would leave the kept socket without listen_allow (listen back to
+ *      a path, no listen_allow) is refused, the old workers stay and
+ *      127.0.0.1 is still closed unanswered (it used to be served by the
+ *      new generation); a file with a changed listen_allow is reloaded
  *
  * Figures are printed as "figure: ..." lines.
  */
@@ -39,6 +46,7 @@
 
 #include "check.h"
 #include "fcgi_client.h"
+#include "port.h"
 #include "proc_util.h"
 #include "load.h"
 
@@ -411,6 +419,60 @@ scenario_term_during_reload(void)
 		dump_log(log);
 }
 
+/*
+ * Appends db_hosts (node 1: a port where nothing listens, node 2: the
+ * stack's database) and db_pin_file (in cfg's directory, owned by uid,
+ * naming node 2: the master resumes it) to cfg. node2 gets its
+ * host:port. 0 or -1.
+ */
+static int
+pin_config(const char *cfg, uid_t uid, char *pin, size_t sz, char *node2,
+    size_t n2sz)
+{
+	char		*base, *text, *slash, extra[1600];
+	const char	*port;
+	int		 rc = -1;
+
+	if ((base = read_file(base_cfg)) == NULL)
+		return -1;
+	port = config_value(base, "db_port");
+	snprintf(node2, n2sz, "127.0.0.1:%s", port ? port : "3306");
+	free(base);
+	snprintf(pin, sz, "%s", cfg);
+	if ((slash = strrchr(pin, '/')) == NULL)
+		return -1;
+	snprintf(slash + 1, sz - (size_t)(slash + 1 - pin), "writer");
+	if ((text = read_file(cfg)) == NULL)
+		return -1;
+	snprintf(extra, sizeof(extra), "%sdb_hosts = 127.0.0.1:%u, %s\n"
+	    "db_pin_file = %s\n", text, test_free_port(), node2, pin);
+	free(text);
+	if (write_file(cfg, extra) == 0 && (text = malloc(strlen(node2) +
+	    2)) != NULL) {
+		snprintf(text, strlen(node2) + 2, "%s\n", node2);
+		rc = write_file(pin, text) == 0 && chown(pin, uid, NOGROUP) ==
+		    0 ? 0 : -1;
+		free(text);
+	}
+	return rc;
+}
+
+/* asyncexec_db_writer_index of sock's /metrics, -1 without it. */
+static int
+writer_index(const char *sock)
+{
+	struct fcgi_resp	 r;
+	const char		*p;
+	int			 v = -1;
+
+	if (fcgi_request(sock, "GET", "/metrics", NULL, NULL, 0, REQ_MS,
+	    &r) == 0 && r.out != NULL && (p = strstr(r.out,
+	    "\nasyncexec_db_writer_index ")) != NULL)
+		v = atoi(p + 27);
+	fcgi_resp_free(&r);
+	return v;
+}
+
 /* 5. Not one new worker can be forked: the reload fails, nothing changes. */
 static void
 scenario_fork_fails(void)
@@ -419,13 +481,15 @@ scenario_fork_fails(void)
 	struct run_as	 as;
 	struct log_wait	 lw = { log, "master: reload failed: no worker of "
 	    "the new generation could be forked" };
-	char		 cfg[600], sock[600];
+	char		 cfg[600], sock[600], pin[700], node2[64], *text;
 	pid_t		 m, before[MAX_PIDS];
 	uid_t		 uid = unused_uid(63000);
 	size_t		 nb;
-	int		 ok, same, failed;
+	int		 ok, same, failed, wi;
 
-	if (user_config("nproc", uid, cfg, sock, sizeof(cfg)) == -1) {
+	if (user_config("nproc", uid, cfg, sock, sizeof(cfg)) == -1 ||
+	    pin_config(cfg, uid, pin, sizeof(pin), node2,
+	    sizeof(node2)) == -1) {
 		CHECK(!"configuration for the unprivileged master");
 		return;
 	}
@@ -433,6 +497,7 @@ scenario_fork_fails(void)
 	as.uid = uid, as.gid = NOGROUP, as.nproc = WORKERS + 1;
 	if ((m = up(cfg, sock, log, WORKERS, &as)) == -1)
 		return;
+	CHECK_EQ_INT(writer_index(sock), 1);	/* resumed from the file */
 	nb = workers_of(m, before, MAX_PIDS);
 	CHECK_EQ_INT(kill(m, SIGHUP), 0);
 	failed = wait_for(logged, &lw, STOP_MS);
@@ -441,6 +506,78 @@ scenario_fork_fails(void)
 	printf("figure: reload with every fork failing (RLIMIT_NPROC): %s; "
 	    "%d of 20 requests answered 200 by the %s workers\n", failed ?
 	    "refused with a line" : "NO line", ok, same ? "same" : "CHANGED");
+	if ((text = read_file(pin)) != NULL)
+		text[strcspn(text, "\n")] = '\0';
+	wi = writer_index(sock);
+	printf("figure: after the failed reload the pin file holds \"%.40s\" "
+	    "(node 2 is %s), asyncexec_db_writer_index %d\n", text ? text :
+	    "(none)", node2, wi);
+	CHECK(text != NULL && strcmp(text, node2) == 0);
+	free(text);
+	CHECK_EQ_INT(wi, 1);
+	CHECK_EQ_INT(term_and_wait(m, STOP_MS, NULL), 0);
+	if (check_fail_ > 0)
+		dump_log(log);
+}
+
+/* Whether the log (arg: struct log_wait) holds a reload's outcome line. */
+static int
+reload_done(void *arg)
+{
+	const struct log_wait	*w = arg;
+
+	return log_count(w->path, "master: reload") > 0;
+}
+
+/* 6. A reload never leaves a TCP socket without listen_allow. */
+static void
+scenario_drop_allow(void)
+{
+	const char	*cfg = path_in_tmp("allow.conf");
+	const char	*sock = path_in_tmp("allow.sock");
+	const char	*log = path_in_tmp("allow.log");
+	struct log_wait	 lw = { log, NULL };
+	struct gen_wait	 g;
+	pid_t		 m, before[MAX_PIDS];
+	char		 addr[64], want[700];
+	size_t		 nb;
+	int		 st, same;
+
+	snprintf(addr, sizeof(addr), "127.0.0.1:%u", test_free_port());
+	CHECK_EQ_INT(derive_config_x(cfg, addr, WORKERS_STR,
+	    "listen_allow = 127.0.0.2\n", NULL), 0);
+	m = start_master(cfg, log, -1);
+	CHECK(m > 0 && wait_for(has_n_workers, &(struct n_workers){ m,
+	    WORKERS }, START_MS));
+	sleep_ms(200);
+	CHECK_EQ_INT(healthz(addr), -1);	/* 127.0.0.1 is not allowed */
+	nb = workers_of(m, before, MAX_PIDS);
+	CHECK_EQ_INT(derive_config(cfg, sock, WORKERS_STR, NULL), 0);
+	CHECK_EQ_INT(kill(m, SIGHUP), 0);
+	CHECK(wait_for(reload_done, &lw, STOP_MS));
+	snprintf(want, sizeof(want), "master: reload refused, the running "
+	    "configuration and workers stay: %s: listen_allow", cfg);
+	CHECK_EQ_INT(log_count(log, want), 1);
+	sleep_ms(300);			/* a new generation would be up */
+	st = healthz(addr);
+	same = same_workers(m, before, nb);
+	printf("figure: reload to a file without listen_allow on a kept TCP "
+	    "socket: %s; GET /healthz from 127.0.0.1 -> %d; the %s workers\n",
+	    log_count(log, want) ? "refused" : "NOT refused", st, same ?
+	    "same" : "NEW");
+	CHECK_EQ_INT(st, -1);
+	CHECK(same);
+	CHECK(!exists(sock));
+
+	/* the allow list itself may change on a reload */
+	CHECK_EQ_INT(derive_config_x(cfg, addr, WORKERS_STR,
+	    "listen_allow = 127.0.0.2,127.0.0.1\n", NULL), 0);
+	memset(&g, 0, sizeof(g));
+	nb = workers_of(m, before, MAX_PIDS);
+	g.master = m, g.before = before, g.nbefore = nb, g.want = WORKERS;
+	CHECK_EQ_INT(kill(m, SIGHUP), 0);
+	CHECK(wait_for(replaced, &g, REPLACE_MS));
+	CHECK_EQ_INT(healthz(addr), 200);
 	CHECK_EQ_INT(term_and_wait(m, STOP_MS, NULL), 0);
 	if (check_fail_ > 0)
 		dump_log(log);
@@ -455,6 +592,7 @@ main(int argc, char *argv[])
 		{ "inflight", scenario_inflight },
 		{ "term", scenario_term_during_reload },
 		{ "nproc", scenario_fork_fails },
+		{ "allow", scenario_drop_allow },
 	};
 
 	if (run_scenarios("reload", sc, sizeof(sc) / sizeof(sc[0]), argc,

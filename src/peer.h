@@ -1,0 +1,31 @@
+/*
+ * peer.h - the FastCGI listener's family and the peer of an accepted
+ * connection against listen_allow, for every family (libfcgi's own
+ * FCGI_WEB_SERVER_ADDRS check sees AF_INET peers only).
+ */
+#ifndef ASYNCEXEC_PEER_H
+#define ASYNCEXEC_PEER_H
+
+#include <stddef.h>
+
+/* What kind of socket a listener is: whether peer_check can judge it. */
+enum listen_kind {
+	LISTEN_UNIX,		/* AF_UNIX: the file's mode and group guard it */
+	LISTEN_IP,		/* AF_INET or AF_INET6: listen_allow guards it */
+	LISTEN_OTHER		/* anything else, or not a socket: refused */
+};
+
+/* Whether an accepted connection's peer may be served. */
+enum peer_verdict {
+	PEER_ALLOWED,		/* a unix peer, or an address of the list */
+	PEER_REFUSED,		/* an address not on the list, another family */
+	PEER_UNKNOWN		/* getpeername failed: the peer is gone */
+};
+
+#define PEER_ADDR_MAX	64	/* an IPv6 address in text, with room */
+
+enum listen_kind	 peer_listen_kind(int fd);
+enum peer_verdict	 peer_check(int fd, const char *allow, char *addr,
+			    size_t addrsz);
+
+#endif
