@@ -1,12 +1,15 @@
 /*
- * crypto.c - SHA-256, RAND_bytes, CRYPTO_memcmp, base64url, UUIDs and
- * sealed execution ids (AES-128 of one block).
+ * crypto.c - SHA-256, RAND_bytes, CRYPTO_memcmp, base64url, UUIDs,
+ * sealed execution ids (AES-128 of one block), HKDF-SHA256 keys of one
+ * purpose each, and authenticated encryption (AES-256-GCM).
  */
 #include <string.h>
 
+#include <openssl/core_names.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
-#include <openssl/hmac.h>
+#include <openssl/kdf.h>
+#include <openssl/params.h>
 #include <openssl/rand.h>
 #include <openssl/sha.h>
 #include <uuid/uuid.h>
@@ -260,19 +263,144 @@ crypto_id_open(const unsigned char key[IDKEY_LEN], const char *in,
 }
 
 /*
- * HMAC-SHA256 of the n bytes at p under key (klen bytes) into out (what
- * list page tokens carry, cut short). 0, or -1 (logged).
+ * HKDF-SHA256 (RFC 5869: extract, then expand) of the ikm with salt
+ * (none when saltlen is 0: HashLen zero bytes) and info, n bytes into
+ * out (n <= 255 * 32). 0, or -1 (logged).
  */
 int
-crypto_mac(const unsigned char *key, size_t klen, const void *p, size_t n,
-    unsigned char out[SHA256_LEN])
+crypto_hkdf(const void *salt, size_t saltlen, const void *ikm, size_t ikmlen,
+    const void *info, size_t infolen, unsigned char *out, size_t n)
 {
-	unsigned int	 len = SHA256_LEN;
+	static EVP_KDF	*kdf;
+	EVP_KDF_CTX	*kctx = NULL;
+	OSSL_PARAM	 p[5], *q = p;
+	int		 rc = -1;
 
-	if (HMAC(EVP_sha256(), key, (int)klen, p, n, out, &len) == NULL ||
-	    len != SHA256_LEN) {
-		log_error("HMAC-SHA256 failed");
-		return -1;
+	*q++ = OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST,
+	    (char *)"SHA256", 0);
+	*q++ = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY,
+	    (void *)ikm, ikmlen);
+	if (saltlen > 0)
+		*q++ = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT,
+		    (void *)salt, saltlen);
+	*q++ = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO,
+	    (void *)info, infolen);
+	*q = OSSL_PARAM_construct_end();
+	if (kdf == NULL)
+		kdf = EVP_KDF_fetch(NULL, "HKDF", NULL);
+	if (kdf != NULL && (kctx = EVP_KDF_CTX_new(kdf)) != NULL &&
+	    EVP_KDF_derive(kctx, out, n, p) == 1)
+		rc = 0;
+	EVP_KDF_CTX_free(kctx);
+	if (rc == -1)
+		log_error("HKDF-SHA256 failed");
+	return rc;
+}
+
+/* The HKDF info label of purpose kp (distinct, versioned). */
+const char *
+crypto_purpose_label(enum key_purpose kp)
+{
+	switch (kp) {
+	case KP_PAGE_TOKEN:
+		return "asyncexec page-token v1";
+	case KP_WEBHOOK_SECRET:
+		return "asyncexec webhook-secret v1";
+	case KP__MAX:
+		break;
 	}
-	return 0;
+	return "asyncexec invalid purpose";
+}
+
+/*
+ * The key of purpose kp under poll-token key key: HKDF-SHA256 of it (no
+ * salt) with the purpose's label as info, SUBKEY_LEN bytes into out. A
+ * key of one purpose tells nothing about the others' nor about key.
+ * 0, or -1 (logged).
+ */
+int
+crypto_subkey(const unsigned char key[IDKEY_LEN], enum key_purpose kp,
+    unsigned char out[SUBKEY_LEN])
+{
+	const char	*label = crypto_purpose_label(kp);
+
+	if (kp >= KP__MAX)
+		return -1;
+	return crypto_hkdf(NULL, 0, key, IDKEY_LEN, label, strlen(label), out,
+	    SUBKEY_LEN);
+}
+
+/* The AES-256-GCM context, made once per process; NULL (logged) if not. */
+static EVP_CIPHER_CTX *
+gcm_ctx(void)
+{
+	static EVP_CIPHER_CTX	*ctx;
+
+	if (ctx == NULL && (ctx = EVP_CIPHER_CTX_new()) == NULL)
+		log_error("cannot set up AES-256-GCM");
+	return ctx;
+}
+
+/*
+ * Seals the n bytes at pt with the ad (authenticated, not carried) under
+ * key into out: a fresh random nonce (AEAD_NONCE_LEN), the ciphertext (n
+ * bytes), the tag (AEAD_TAG_LEN), n + AEAD_OVERHEAD bytes in all. The
+ * nonce comes from RAND_bytes: two seals of the same text differ.
+ * AEAD_OK or AEAD_FAILED (logged).
+ */
+enum aead_rc
+crypto_aead_seal(const unsigned char key[AEAD_KEY_LEN], const void *ad,
+    size_t adlen, const void *pt, size_t n, unsigned char *out)
+{
+	EVP_CIPHER_CTX	*c = gcm_ctx();
+	int		 len = 0, fin = 0;
+
+	if (c == NULL || crypto_random(out, AEAD_NONCE_LEN) == -1)
+		return AEAD_FAILED;
+	if (EVP_EncryptInit_ex(c, EVP_aes_256_gcm(), NULL, key, out) != 1 ||
+	    EVP_EncryptUpdate(c, NULL, &len, ad, (int)adlen) != 1 ||
+	    EVP_EncryptUpdate(c, out + AEAD_NONCE_LEN, &len, pt, (int)n) != 1 ||
+	    EVP_EncryptFinal_ex(c, out + AEAD_NONCE_LEN + len, &fin) != 1 ||
+	    (size_t)(len + fin) != n ||
+	    EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_GCM_GET_TAG, AEAD_TAG_LEN,
+	    out + AEAD_NONCE_LEN + n) != 1) {
+		log_error("AES-256-GCM seal failed");
+		return AEAD_FAILED;
+	}
+	return AEAD_OK;
+}
+
+/*
+ * Opens inlen bytes (as crypto_aead_seal wrote them) with the ad under
+ * key: AEAD_OK with inlen - AEAD_OVERHEAD bytes of plaintext at pt;
+ * AEAD_FORGED when they were not sealed under that key and ad, or are
+ * too short (pt then holds nothing to use); AEAD_FAILED (logged).
+ */
+enum aead_rc
+crypto_aead_open(const unsigned char key[AEAD_KEY_LEN], const void *ad,
+    size_t adlen, const unsigned char *in, size_t inlen, unsigned char *pt)
+{
+	EVP_CIPHER_CTX	*c = gcm_ctx();
+	unsigned char	 tag[AEAD_TAG_LEN];
+	size_t		 n = inlen - AEAD_OVERHEAD;
+	int		 len = 0, fin = 0;
+
+	if (inlen < AEAD_OVERHEAD)
+		return AEAD_FORGED;
+	if (c == NULL)
+		return AEAD_FAILED;
+	memcpy(tag, in + AEAD_NONCE_LEN + n, sizeof(tag));
+	if (EVP_DecryptInit_ex(c, EVP_aes_256_gcm(), NULL, key, in) != 1 ||
+	    EVP_DecryptUpdate(c, NULL, &len, ad, (int)adlen) != 1 ||
+	    EVP_DecryptUpdate(c, pt, &len, in + AEAD_NONCE_LEN, (int)n) != 1 ||
+	    EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_GCM_SET_TAG, AEAD_TAG_LEN,
+	    tag) != 1) {
+		log_error("AES-256-GCM open failed");
+		return AEAD_FAILED;
+	}
+	if (EVP_DecryptFinal_ex(c, pt + len, &fin) != 1) {
+		OPENSSL_cleanse(pt, n);
+		return AEAD_FORGED;
+	}
+	return AEAD_OK;
 }

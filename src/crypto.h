@@ -24,6 +24,33 @@
 #define POLL_TOKEN_MAX	(POLL_TOKEN_LEN + 1)
 #define POLL_KEY_VERSIONS	64	/* key versions 0..63: one digit */
 
+/*
+ * One key, one purpose. The poll-token key (IDKEY_LEN bytes, sql/005)
+ * seals poll tokens as it is (outstanding tokens keep opening); every
+ * other purpose takes a key of its own, HKDF-SHA256 of it with the
+ * purpose's label as info (crypto_subkey).
+ */
+enum key_purpose {
+	KP_PAGE_TOKEN,		/* "asyncexec page-token v1": list page tokens */
+	KP_WEBHOOK_SECRET,	/* "asyncexec webhook-secret v1": reserved */
+	KP__MAX
+};
+#define SUBKEY_LEN	32
+
+/* authenticated encryption: AES-256-GCM, a random 96-bit nonce first,
+ * the 128-bit tag last */
+#define AEAD_KEY_LEN	32
+#define AEAD_NONCE_LEN	12
+#define AEAD_TAG_LEN	16
+#define AEAD_OVERHEAD	(AEAD_NONCE_LEN + AEAD_TAG_LEN)
+
+/* what crypto_aead_open found */
+enum aead_rc {
+	AEAD_OK,		/* authentic: the plaintext is out */
+	AEAD_FORGED,		/* not sealed under this key and data */
+	AEAD_FAILED		/* the library failed (logged) */
+};
+
 void	crypto_sha256(const void *, size_t, unsigned char out[SHA256_LEN]);
 int	crypto_random(void *, size_t);
 int	crypto_equal(const void *, const void *, size_t);
@@ -40,7 +67,15 @@ int	crypto_id_seal(const unsigned char key[IDKEY_LEN], uint64_t id,
 	    char out[SEALED_B64_LEN + 1]);
 int	crypto_id_open(const unsigned char key[IDKEY_LEN], const char *in,
 	    uint64_t *id);
-int	crypto_mac(const unsigned char *key, size_t klen, const void *,
-	    size_t, unsigned char out[SHA256_LEN]);
+int	crypto_hkdf(const void *salt, size_t, const void *ikm, size_t,
+	    const void *info, size_t, unsigned char *out, size_t);
+const char *crypto_purpose_label(enum key_purpose);
+int	crypto_subkey(const unsigned char key[IDKEY_LEN], enum key_purpose,
+	    unsigned char out[SUBKEY_LEN]);
+enum aead_rc crypto_aead_seal(const unsigned char key[AEAD_KEY_LEN],
+	    const void *ad, size_t, const void *pt, size_t, unsigned char *out);
+enum aead_rc crypto_aead_open(const unsigned char key[AEAD_KEY_LEN],
+	    const void *ad, size_t, const unsigned char *in, size_t,
+	    unsigned char *pt);
 
 #endif

@@ -47,6 +47,8 @@ static const struct route_def routes[ROUTE__MAX] = {
 	  "openapi" },					/* ROUTE_OPENAPI */
 	{ "GET", "v1/executions/*/*/*", P_ROUTE, handle_list,
 	  "list" },					/* ROUTE_LIST */
+	{ "GET", "readyz/detail", P_NONE, handle_readyz_detail,
+	  "readyz_detail" },				/* ROUTE_READYZ_DETAIL */
 };
 
 /* Whether req's segments match pattern; fills vars with the "*" ones. */

@@ -23,6 +23,7 @@ enum herr	handle_fail(struct app *, struct req *, struct resp *);
 enum herr	handle_cancelled(struct app *, struct req *, struct resp *);
 enum herr	handle_healthz(struct app *, struct req *, struct resp *);
 enum herr	handle_readyz(struct app *, struct req *, struct resp *);
+enum herr	handle_readyz_detail(struct app *, struct req *, struct resp *);
 enum herr	handle_metrics(struct app *, struct req *, struct resp *);
 enum herr	handle_openapi(struct app *, struct req *, struct resp *);
 enum herr	handle_list(struct app *, struct req *, struct resp *);

@@ -9,10 +9,17 @@
  * never show up in later pages.
  *
  * A page token is the digit of the poll-token key version, then the
- * base64url of the last id (8 bytes, big-endian) and the first 16 bytes
- * of an HMAC-SHA256 under that key over the lineage identity, the route
- * and the id: a token cannot be forged, nor moved to another key's
- * listing or another route. A token whose key is retired is refused.
+ * base64url of the last id (8 bytes, big-endian) sealed with AES-256-GCM
+ * (a random nonce, the tag: crypto_aead_seal) under the page-token key
+ * of that version (HKDF of the poll-token key: crypto_subkey), with the
+ * version, the lineage identity, the route and the status filter as
+ * associated data. The token shows nothing of the id (ids are one
+ * sequence over all tenants: two clear ids would measure everyone's
+ * submits between two listings), the same position gives a new text
+ * each time, and a token cannot be forged, nor moved to another key's
+ * listing, another route or another status filter. A token whose key is
+ * retired is refused; so is one of the format before 0.3.0 (33
+ * characters: the id in clear and a MAC), like any token not ours.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,9 +31,9 @@
 #include "handlers.h"
 
 #define LIST_DEFAULT	20
-#define PAGE_MAC_LEN	16
-#define PAGE_RAW_LEN	(8 + PAGE_MAC_LEN)
-#define PAGE_TOKEN_LEN	(1 + 32)	/* digit + base64url of 24 bytes */
+#define PAGE_RAW_LEN	(AEAD_OVERHEAD + 8)		/* 36 bytes */
+#define PAGE_AD_MAX	(1 + SHA256_LEN + 3 * (NAME_MAX_LEN + 1) + 1)
+#define PAGE_TOKEN_LEN	(1 + PAGE_RAW_LEN / 3 * 4)	/* digit + 48 */
 
 struct list_q {
 	unsigned	 limit;
@@ -36,57 +43,67 @@ struct list_q {
 	size_t		 token_len;
 };
 
-/* The MAC of page token id for lineage and req's route, under key. */
-static int
-page_mac(const unsigned char *key, const unsigned char *lineage,
-    const struct req *req, uint64_t id, unsigned char out[SHA256_LEN])
+/*
+ * The associated data of a page token of key version digit v, for
+ * lineage, req's route and status filter st, into m; its length.
+ */
+static size_t
+page_ad(char v, const unsigned char *lineage, const struct req *req,
+    enum exec_status st, unsigned char m[PAGE_AD_MAX])
 {
-	unsigned char	 m[4 + SHA256_LEN + 3 * (NAME_MAX_LEN + 1) + 8];
-	size_t		 n = 0, l;
 	const char	*part[3] = { req->env, req->svc, req->op };
+	size_t		 n, l;
 	int		 i;
 
-	memcpy(m, "list", 4);
-	memcpy(m + 4, lineage, SHA256_LEN);
-	n = 4 + SHA256_LEN;
+	m[0] = (unsigned char)v;
+	memcpy(m + 1, lineage, SHA256_LEN);
+	n = 1 + SHA256_LEN;
 	for (i = 0; i < 3; i++) {
 		l = strlen(part[i]) + 1;	/* with its NUL: unambiguous */
 		memcpy(m + n, part[i], l);
 		n += l;
 	}
-	for (i = 0; i < 8; i++)
-		m[n++] = (unsigned char)(id >> (56 - 8 * i));
-	return crypto_mac(key, IDKEY_LEN, m, n, out);
+	m[n++] = (unsigned char)st;
+	return n;
 }
 
 /* Writes the page token naming id into tok; 0 or -1. */
 static int
 page_seal(struct app *app, const unsigned char *lineage,
-    const struct req *req, uint64_t id, char tok[PAGE_TOKEN_LEN + 1])
+    const struct req *req, const struct list_q *q, uint64_t id,
+    char tok[PAGE_TOKEN_LEN + 1])
 {
-	unsigned char	 raw[PAGE_RAW_LEN], mac[SHA256_LEN];
-	int		 i;
+	unsigned char	 key[SUBKEY_LEN], ad[PAGE_AD_MAX], pt[8];
+	unsigned char	 raw[PAGE_RAW_LEN];
+	size_t		 adlen;
+	int		 i, rc = -1;
 
-	if (page_mac(app->idkey, lineage, req, id, mac) == -1)
-		return -1;
-	for (i = 0; i < 8; i++)
-		raw[i] = (unsigned char)(id >> (56 - 8 * i));
-	memcpy(raw + 8, mac, PAGE_MAC_LEN);
 	tok[0] = b64url_digit(app->idkey_version);
-	if (b64url_encode(raw, sizeof(raw), tok + 1, PAGE_TOKEN_LEN) !=
+	adlen = page_ad(tok[0], lineage, req, q->status, ad);
+	for (i = 0; i < 8; i++)
+		pt[i] = (unsigned char)(id >> (56 - 8 * i));
+	if (crypto_subkey(app->idkey, KP_PAGE_TOKEN, key) == 0 &&
+	    crypto_aead_seal(key, ad, adlen, pt, sizeof(pt), raw) == AEAD_OK &&
+	    b64url_encode(raw, sizeof(raw), tok + 1, PAGE_TOKEN_LEN) ==
 	    PAGE_TOKEN_LEN - 1)
-		return -1;
-	return 0;
+		rc = 0;
+	explicit_bzero(key, sizeof(key));
+	return rc;
 }
 
-/* Opens page token q->token into q->before; 0, or -1 (not ours). */
+/*
+ * Opens page token q->token (sealed for lineage, req's route and
+ * q->status) into q->before. 0, or -1: not one this listing gave out.
+ */
 static int
 page_open(struct app *app, const unsigned char *lineage,
     const struct req *req, struct list_q *q)
 {
-	unsigned char	 raw[PAGE_RAW_LEN + 2], mac[SHA256_LEN];
-	size_t		 len = 0;
+	unsigned char	 key[SUBKEY_LEN], ad[PAGE_AD_MAX], pt[8];
+	unsigned char	 raw[PAGE_RAW_LEN + 2];
+	size_t		 len = 0, adlen;
 	uint64_t	 id = 0;
+	enum aead_rc	 rc = AEAD_FORGED;
 	int		 v, i;
 
 	if (q->token_len != PAGE_TOKEN_LEN ||
@@ -95,10 +112,15 @@ page_open(struct app *app, const unsigned char *lineage,
 	    b64url_decode(q->token + 1, PAGE_TOKEN_LEN - 1, raw, sizeof(raw),
 	    &len) == -1 || len != PAGE_RAW_LEN)
 		return -1;
+	adlen = page_ad(q->token[0], lineage, req, q->status, ad);
+	if (crypto_subkey(app->pkey[v].key, KP_PAGE_TOKEN, key) == 0)
+		rc = crypto_aead_open(key, ad, adlen, raw, len, pt);
+	explicit_bzero(key, sizeof(key));
+	if (rc != AEAD_OK)
+		return -1;
 	for (i = 0; i < 8; i++)
-		id = id << 8 | raw[i];
-	if (page_mac(app->pkey[v].key, lineage, req, id, mac) == -1 ||
-	    !crypto_equal(mac, raw + 8, PAGE_MAC_LEN) || id == 0)
+		id = id << 8 | pt[i];
+	if (id == 0)
 		return -1;
 	q->before = id;
 	return 0;
@@ -287,7 +309,7 @@ handle_list(struct app *app, struct req *req, struct resp *resp)
 	    q.status, q.before, q.limit + 1, it, &n);
 	e = rc == REPO_OK ? HERR_OK : HERR_UNAVAILABLE;
 	if (e == HERR_OK && n > q.limit &&
-	    page_seal(app, lineage, req, it[q.limit - 1].id, next) == -1)
+	    page_seal(app, lineage, req, &q, it[q.limit - 1].id, next) == -1)
 		e = HERR_INTERNAL;
 	if (e == HERR_OK) {
 		page_body(&resp->body, it, n > q.limit ? q.limit : n,

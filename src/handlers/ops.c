@@ -1,7 +1,8 @@
 /*
  * ops.c - GET /healthz (process up), /readyz (database reachable and
- * schema current), /metrics (Prometheus text), /v1/openapi.json (the
- * API's OpenAPI document, embedded at build time).
+ * schema current: ready or not, nothing more), /readyz/detail (why, for
+ * the loopback metrics server), /metrics (Prometheus text),
+ * /v1/openapi.json (the API's OpenAPI document, embedded at build time).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -22,68 +23,132 @@ handle_healthz(struct app *app, struct req *req, struct resp *resp)
 	return HERR_OK;
 }
 
+/* Whether this host can serve, and if not, why. */
+enum readiness {
+	READY,			/* database, node and schema fit */
+	NOT_DB,			/* the database did not answer */
+	NOT_NODE,		/* the Galera node is not Synced and Primary */
+	NOT_BEHIND,		/* the schema is older than this build's */
+	NOT_AHEAD		/* newer, and not compatible with this build */
+};
+
 /*
- * On a Galera cluster: 0 when this worker's node is Synced in the
- * Primary component (or runs no Galera), else -1 with the detail set
- * (logged once per state change, not once per probe). n gets the node.
+ * The node's state (into n): READY when this worker's node is Synced in
+ * the Primary component (or runs no Galera), NOT_NODE (logged once per
+ * state change, not once per probe) or NOT_DB.
  */
-static int
-node_ready(struct app *app, struct resp *resp, struct repo_node *n)
+static enum readiness
+node_ready(struct app *app, struct repo_node *n)
 {
 	static int	 logged;
 
 	if (repo_node_state(app->db, n) != REPO_OK)
-		return -1;
+		return NOT_DB;
 	if (n->ready) {
 		logged = 0;
-		return 0;
+		return READY;
 	}
 	if (!logged)
 		log_warn("not ready: the database node %s is %s in a %s "
 		    "component, not Synced in the Primary one", n->addr[0] ?
 		    n->addr : "(db_host)", n->state, n->status);
 	logged = 1;
-	resp->detail = "this host's database node is not Synced in the "
-	    "Primary component of its Galera cluster; send requests to "
-	    "another host";
-	return -1;
+	return NOT_NODE;
 }
 
 /*
- * 200 when the database answers and its schema is the version this
+ * READY when the database answers and its schema is the version this
  * build needs, or a newer one whose every newer migration is marked
  * compatible with this build (a rolling upgrade: see sql/005), and on a
- * Galera cluster its node is Synced and Primary, else 503 (the detail
- * says what to do). A schema state is logged once per worker, not once
- * per probe.
+ * Galera cluster its node is Synced and Primary; else why not. n gets
+ * the node, *v the schema version. A schema state is logged once per
+ * worker, not once per probe.
+ */
+static enum readiness
+readiness(struct app *app, struct repo_node *n, int *v)
+{
+	static int	 logged_version = -1;
+	enum readiness	 r;
+	int		 needs;
+
+	if ((r = node_ready(app, n)) != READY)
+		return r;
+	if (repo_schema_compat(app->db, SCHEMA_VERSION, v, &needs) != REPO_OK)
+		return NOT_DB;
+	if (*v >= SCHEMA_VERSION && (*v == SCHEMA_VERSION ||
+	    needs <= SCHEMA_VERSION)) {
+		logged_version = -1;
+		return READY;
+	}
+	if (logged_version != *v)
+		log_warn("not ready: the database schema is version %d, this "
+		    "build needs %d%s", *v, SCHEMA_VERSION, *v < SCHEMA_VERSION ?
+		    ": run asyncexec-admin migrate" : " and the newer schema is "
+		    "not compatible with it: upgrade this host");
+	logged_version = *v;
+	return *v < SCHEMA_VERSION ? NOT_BEHIND : NOT_AHEAD;
+}
+
+/*
+ * GET /readyz, public: 200 {"status":"ready"} or 503 with the generic
+ * detail, nothing more (no node, state or schema: issue 16); the log and
+ * /readyz/detail say why.
  */
 enum herr
 handle_readyz(struct app *app, struct req *req, struct resp *resp)
 {
-	static int	 logged_version = -1;
 	struct repo_node n;
-	int		 v, needs;
+	int		 v = 0;
 
 	(void)req;
-	if (node_ready(app, resp, &n) == -1)
+	if (readiness(app, &n, &v) != READY)
 		return HERR_UNAVAILABLE;
-	if (repo_schema_compat(app->db, SCHEMA_VERSION, &v, &needs) != REPO_OK)
-		return HERR_UNAVAILABLE;
-	if (v < SCHEMA_VERSION || (v > SCHEMA_VERSION && needs > SCHEMA_VERSION)) {
-		if (logged_version != v)
-			log_warn("not ready: the database schema is version %d, "
-			    "this build needs %d%s", v, SCHEMA_VERSION,
-			    v < SCHEMA_VERSION ? ": run asyncexec-admin migrate" :
-			    " and the newer schema is not compatible with it: "
-			    "upgrade this host");
-		logged_version = v;
-		resp->detail = v < SCHEMA_VERSION ? "the database schema is not "
-		    "at the version this build needs; run asyncexec-admin "
-		    "migrate" : "the database schema is newer than this build "
-		    "and not compatible with it; upgrade this host";
+	buf_puts(&resp->body, "{\"status\":\"ready\"}");
+	resp_json(resp, 200);
+	return HERR_OK;
+}
+
+/* The detail of a 503 from /readyz/detail for r (not READY). */
+static const char *
+unready_detail(enum readiness r)
+{
+	switch (r) {
+	case READY:
+	case NOT_DB:
+		break;
+	case NOT_NODE:
+		return "this host's database node is not Synced in the Primary "
+		    "component of its Galera cluster; send requests to another "
+		    "host";
+	case NOT_BEHIND:
+		return "the database schema is not at the version this build "
+		    "needs; run asyncexec-admin migrate";
+	case NOT_AHEAD:
+		return "the database schema is newer than this build and not "
+		    "compatible with it; upgrade this host";
+	}
+	return "this host's database did not answer";
+}
+
+/*
+ * GET /readyz/detail, served only by the loopback metrics server of the
+ * nginx config (the public one answers 404, as for /metrics): what
+ * /readyz decides, and why. 200 with the schema versions, on a cluster
+ * the node this host writes to and its Galera state; 503 with what is
+ * wrong in the detail.
+ */
+enum herr
+handle_readyz_detail(struct app *app, struct req *req, struct resp *resp)
+{
+	struct repo_node n;
+	enum readiness	 r;
+	int		 v = 0;
+
+	(void)req;
+	if ((r = readiness(app, &n, &v)) != READY) {
+		resp->detail = unready_detail(r);
 		return HERR_UNAVAILABLE;
 	}
-	logged_version = -1;
 	buf_printf(&resp->body, "{\"status\":\"ready\",\"schemaVersion\":%d,"
 	    "\"buildSchemaVersion\":%d", v, SCHEMA_VERSION);
 	if (n.cluster)

@@ -4,13 +4,17 @@
  * Paging over several pages while submits run concurrently (no duplicates, no gaps, the
  * newest first, nothing submitted after the first page in later pages), the status
  * filter, other keys and tenants, forged and foreign page tokens, bad parameters, unknown
- * and disabled routes, and that items carry nothing but the six members.
+ * and disabled routes, and that items carry nothing but the six members. Page tokens are
+ * encrypted (issue 16): neighbouring positions show no neighbouring numbers, the same
+ * position twice gives two tokens, every changed character and a token of another status
+ * filter are refused.
  */
 #include "check.h"
 #include "fixture.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -257,6 +261,160 @@ test_status(void)
 	fx_free(&g);
 }
 
+/* ---- what a page token tells ------------------------------------------------------------ */
+
+/* Decodes unpadded base64url IN into OUT; the byte count, or -1. */
+static int
+unb64(const char *in, unsigned char *out, size_t size)
+{
+	static const char a[] =
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+	unsigned v = 0;
+	int bits = 0, n = 0;
+	const char *p;
+
+	for (; *in != '\0'; in++) {
+		if ((p = strchr(a, *in)) == NULL)
+			return -1;
+		v = (v << 6 | (unsigned)(p - a)) & 0xffffff;
+		if ((bits += 6) >= 8) {
+			if ((size_t)n == size)
+				return -1;
+			bits -= 8;
+			out[n++] = (unsigned char)(v >> bits);
+		}
+	}
+	return n;
+}
+
+/* The nextPageToken of G's listing with QUERY, malloc'd, or NULL. */
+static char *
+token_of(const struct fx *g, const char *query)
+{
+	struct http_resp r;
+	struct json_object *o;
+	char *t = NULL;
+
+	if (list(g, g->ckey, query, &r) == 200 && (o = json_body(&r)) != NULL) {
+		if (!jnull(o, "nextPageToken") && jstr(o, "nextPageToken") != NULL)
+			t = strdup(jstr(o, "nextPageToken"));
+		json_object_put(o);
+	}
+	http_resp_free(&r);
+	return t;
+}
+
+/*
+ * Whether tokens A and B (of two positions in one listing: A the later id) show two close
+ * numbers: at some offset, 8 big-endian bytes of A exceed those of B by less than 2^20.
+ * The ids are one sequence over all tenants, so a clear id would measure everyone's submits.
+ */
+static int
+shows_ids(const char *a, const char *b)
+{
+	unsigned char x[128], y[128];
+	uint64_t u, v;
+	int nx = unb64(a + 1, x, sizeof x), ny = unb64(b + 1, y, sizeof y), o, i;
+
+	for (o = 0; o + 8 <= nx && o + 8 <= ny; o++) {
+		for (u = v = 0, i = 0; i < 8; i++) {
+			u = u << 8 | x[o + i];
+			v = v << 8 | y[o + i];
+		}
+		if (u > v && u - v < (1u << 20)) {
+			fprintf(stderr, "  tokens %s and %s: bytes %d..%d are %llu and %llu\n",
+			    a, b, o, o + 7, (unsigned long long)u, (unsigned long long)v);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* The correlation id of the first item G's listing with QUERY returns (static), or "". */
+static const char *
+first_cid(const struct fx *g, const char *query)
+{
+	static char cid[CID_MAX];
+	struct http_resp r;
+	struct json_object *o;
+	const char *c;
+
+	cid[0] = '\0';
+	if (list(g, g->ckey, query, &r) == 200 && (o = json_body(&r)) != NULL) {
+		c = jlen(o, "executions") > 0 ? jstr(json_object_array_get_idx(jget(o,
+		    "executions"), 0), "correlationId") : NULL;
+		snprintf(cid, sizeof cid, "%s", c != NULL ? c : "");
+		json_object_put(o);
+	}
+	http_resp_free(&r);
+	return cid;
+}
+
+static void
+bad(const struct fx *f, const char *key, const char *query);
+
+static void
+test_token_privacy(void)
+{
+	struct fx g;
+	struct sub s[3];
+	char *t1, *t1b, *t2, *tw, q[256], forged[128];
+	size_t i, n;
+	int refused = 0;
+
+	fx_setup(&g, "listpriv");
+	for (i = 0; i < 3; i++)
+		CHECK(fx_submit_ok(&g, NULL, "{\"p\":1}", &s[i]));
+	t1 = token_of(&g, "limit=1");		/* names the newest: s[2] */
+	t1b = token_of(&g, "limit=1");		/* the same position again */
+	t2 = token_of(&g, "limit=2");		/* names s[1], one id before */
+	CHECK(t1 != NULL && t1b != NULL && t2 != NULL);
+	if (t1 == NULL || t1b == NULL || t2 == NULL)
+		goto out;
+	CHECK(strlen(t1) == 49 && strlen(t2) == 49);
+	CHECK(!shows_ids(t1, t2));
+	CHECK(strcmp(t1, t1b) != 0);		/* a random nonce: never the same text */
+	if (strcmp(t1, t1b) == 0)
+		fprintf(stderr, "  the same position gave the same token twice: %s\n", t1);
+	/* both tokens of the same position page on to the same item */
+	snprintf(q, sizeof q, "limit=1&pageToken=%s", t1);
+	CHECK_EQ_STR(first_cid(&g, q), s[1].cid);
+	snprintf(q, sizeof q, "limit=1&pageToken=%s", t1b);
+	CHECK_EQ_STR(first_cid(&g, q), s[1].cid);
+	snprintf(q, sizeof q, "limit=1&pageToken=%s", t2);
+	CHECK_EQ_STR(first_cid(&g, q), s[0].cid);
+	/* every single changed character is refused (400), the version digit included */
+	n = strlen(t1);
+	for (i = 0; i < n && i < sizeof forged - 1; i++) {
+		struct http_resp r;
+
+		memcpy(forged, t1, n + 1);
+		forged[i] = forged[i] == 'A' ? 'B' : 'A';
+		snprintf(q, sizeof q, "limit=1&pageToken=%s", forged);
+		list(&g, g.ckey, q, &r);
+		refused += expect_problem(&r, 400, "invalid_request");
+		http_resp_free(&r);
+	}
+	CHECK_EQ_INT(refused, (int)n);
+	/* a token given out under one status filter is refused under another, or none */
+	tw = token_of(&g, "status=waiting_callback&limit=1");
+	CHECK(tw != NULL);
+	snprintf(q, sizeof q, "status=waiting_callback&limit=1&pageToken=%s", tw ? tw : "");
+	CHECK_EQ_STR(first_cid(&g, q), s[1].cid);
+	snprintf(q, sizeof q, "limit=1&pageToken=%s", tw ? tw : "");
+	bad(&g, g.ckey, q);
+	snprintf(q, sizeof q, "status=completed&limit=1&pageToken=%s", tw ? tw : "");
+	bad(&g, g.ckey, q);
+	snprintf(q, sizeof q, "status=waiting_callback&limit=1&pageToken=%s", t1);
+	bad(&g, g.ckey, q);
+	free(tw);
+out:
+	free(t1);
+	free(t1b);
+	free(t2);
+	fx_free(&g);
+}
+
 /* ---- who sees what --------------------------------------------------------------------- */
 
 /* A nextPageToken of F's listing with limit=1, malloc'd. */
@@ -328,7 +486,8 @@ test_bad_params(void)
 	static const char *const qs[] = { "limit=0", "limit=101", "limit=abc", "limit=01",
 	    "limit=-1", "limit=", "limit", "limit=1&limit=2", "foo=1", "status=bogus",
 	    "status=", "status=COMPLETED", "pageToken=", "pageToken=abc",
-	    "pageToken=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "limit=5&", "&", "limit=%35",
+	    "pageToken=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+	    "pageToken=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "limit=5&", "&", "limit=%35",
 	    "limit=1000000000000", NULL };
 	struct http_resp r;
 	int i;
@@ -405,6 +564,7 @@ main(void)
 	test_paging();
 	test_status();
 	test_others();
+	test_token_privacy();
 	test_bad_params();
 	test_routes();
 	fx_free(&F);

@@ -2,6 +2,7 @@
  * test_http_nginx.c - what nginx answers itself is in the contract's format too: methods
  * nginx refuses (TRACE), and the collection paths without a trailing slash, which nginx
  * used to answer with an HTML 301 to an absolute http:// URL. Never a redirect, never HTML.
+ * The per-client rate limit covers the API, /healthz, /readyz and the catch-all location.
  */
 #include "check.h"
 #include "fixture.h"
@@ -40,13 +41,15 @@ test_request_id(void)
 	http_resp_free(&r);
 }
 
-/* Shared by the rate-limit clients: the first 429 seen, and anything unexpected. */
+/* Shared by the rate-limit clients: the path, the first 429 seen, anything unexpected. */
 static struct {
 	pthread_mutex_t	 mu;
-	int		 limited, other, problem_ok, retry_after;
-} rl = { PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, 0 };
+	const char	*path;
+	int		 want;		/* the status when not limited */
+	int		 limited, other, problem_ok, retry_after, last_other;
+} rl = { PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0, 0, 0, 0, 0 };
 
-/* One client of the burst: requests until someone saw 429, 600 at most. */
+/* One client of the burst: requests rl.path until someone saw 429, 600 at most. */
 static void *
 rl_client(void *arg)
 {
@@ -55,13 +58,15 @@ rl_client(void *arg)
 
 	(void)arg;
 	for (i = 0; i < 600 && !done; i++) {
-		api("GET", "/v1/executions/a/b/c/d", NULL, NULL, &r, (const char *)NULL);
+		api("GET", rl.path, NULL, NULL, &r, (const char *)NULL);
 		pthread_mutex_lock(&rl.mu);
 		if (r.status == 429 && rl.limited++ == 0) {
 			rl.problem_ok = expect_problem(&r, 429, "quota_exceeded");
 			rl.retry_after = http_header(&r, "retry-after") != NULL;
-		} else if (r.status != 429 && r.status != 401)
+		} else if (r.status != 429 && r.status != rl.want) {
 			rl.other++;
+			rl.last_other = r.status;
+		}
 		done = rl.limited > 0;
 		pthread_mutex_unlock(&rl.mu);
 		http_resp_free(&r);
@@ -70,31 +75,48 @@ rl_client(void *arg)
 }
 
 /*
- * Per-client rate limit: a client that is not on loopback (here 127.0.0.3: the limit
- * exempts only 127.0.0.1 and ::1) sending far more than the burst (400) gets 429 in the
- * contract's format with Retry-After; loopback keeps being served meanwhile. Eight
+ * Per-client rate limit on PATH (answered WANT when not limited): a client that is not on
+ * loopback (SOURCE, one of 127.0.0.2..: the limit exempts only 127.0.0.1 and ::1, and
+ * each source has a budget of its own) sending far more than the burst (400) gets 429 in
+ * the contract's format with Retry-After; loopback keeps being served meanwhile. Eight
  * concurrent connections, so that a loaded machine still outruns 200 requests/s.
  */
 static void
-test_rate_limit(void)
+rate_limit(const char *source, const char *path, int want)
 {
 	enum { NCLIENTS = 8 };
 	pthread_t t[NCLIENTS];
 	struct http_resp r;
 	int i;
 
-	http_set_source("127.0.0.3");
+	rl.path = path;
+	rl.want = want;
+	rl.limited = rl.other = rl.problem_ok = rl.retry_after = rl.last_other = 0;
+	http_set_source(source);
 	for (i = 0; i < NCLIENTS; i++)
 		pthread_create(&t[i], NULL, rl_client, NULL);
 	for (i = 0; i < NCLIENTS; i++)
 		pthread_join(t[i], NULL);
 	http_set_source(NULL);
+	if (rl.limited == 0 || rl.other != 0)
+		fprintf(stderr, "  %s from %s: %d answers 429, %d others (last %d)\n", path,
+		    source, rl.limited, rl.other, rl.last_other);
 	CHECK(rl.limited >= 1);
 	CHECK(rl.problem_ok && rl.retry_after);
 	CHECK_EQ_INT(rl.other, 0);
-	api("GET", "/v1/executions/a/b/c/d", NULL, NULL, &r, (const char *)NULL);
-	CHECK_EQ_INT(r.status, 401);
+	api("GET", path, NULL, NULL, &r, (const char *)NULL);
+	CHECK_EQ_INT(r.status, want);
 	http_resp_free(&r);
+}
+
+/* The API, and (issue 16) the probes and the catch-all location too. */
+static void
+test_rate_limit(void)
+{
+	rate_limit("127.0.0.3", "/v1/executions/a/b/c/d", 401);
+	rate_limit("127.0.0.4", "/healthz", 200);
+	rate_limit("127.0.0.5", "/readyz", 200);
+	rate_limit("127.0.0.6", "/no/such/path", 404);
 }
 
 int

@@ -67,13 +67,16 @@ pause_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
-/* GET path; /metrics goes to the loopback-only metrics server (ASYNCEXEC_TEST_METRICS). */
+/*
+ * GET path; /metrics and /readyz/detail go to the loopback-only metrics server
+ * (ASYNCEXEC_TEST_METRICS), everything else to the public one.
+ */
 static int
 get(const char *path, struct http_resp *r)
 {
 	int status;
 
-	if (strcmp(path, "/metrics") == 0)
+	if (strcmp(path, "/metrics") == 0 || strcmp(path, "/readyz/detail") == 0)
 		http_set_target(test_env("ASYNCEXEC_TEST_METRICS"));
 	status = api("GET", path, NULL, NULL, r, (const char *)NULL);
 	http_set_target(NULL);
@@ -88,7 +91,20 @@ test_probes(void)
 
 	CHECK_EQ_INT(get("/healthz", &r), 200);
 	http_resp_free(&r);
+	/* the public readiness says ready, nothing more (issue 16) */
 	CHECK_EQ_INT(get("/readyz", &r), 200);
+	CHECK_EQ_STR(r.body, "{\"status\":\"ready\"}");
+	http_resp_free(&r);
+	/* the detail is on the loopback metrics server only */
+	CHECK_EQ_INT(get("/readyz/detail", &r), 200);
+	CHECK(r.body != NULL && strstr(r.body, "\"status\":\"ready\",\"schemaVersion\":") != NULL &&
+	    strstr(r.body, "\"buildSchemaVersion\":") != NULL);
+	http_resp_free(&r);
+	api("GET", "/readyz/detail", NULL, NULL, &r, (const char *)NULL);
+	CHECK(expect_problem(&r, 404, "not_found"));
+	http_resp_free(&r);
+	api("GET", "/readyz/%64etail", NULL, NULL, &r, (const char *)NULL);
+	CHECK(expect_problem(&r, 404, "not_found"));
 	http_resp_free(&r);
 	CHECK_EQ_INT(get("/metrics", &r), 200);
 	ct = http_header(&r, "content-type");
@@ -146,7 +162,16 @@ outage_round(const struct sub *s)
 	fx_claim(&F, F.bkey, "{}", &r);
 	check_unavailable(&r, now_ms() - t0, "claim");
 	http_resp_free(&r);
+	/* public: a generic detail; the loopback detail says what is wrong */
 	CHECK_EQ_INT(get("/readyz", &r), 503);
+	CHECK(expect_problem(&r, 503, "service_unavailable"));
+	CHECK(is_digits(http_header(&r, "retry-after")));
+	CHECK(r.body != NULL && strstr(r.body, "\"detail\":\"the service is temporarily "
+	    "unavailable; retry later\"") != NULL);
+	http_resp_free(&r);
+	CHECK_EQ_INT(get("/readyz/detail", &r), 503);
+	CHECK(expect_problem(&r, 503, "service_unavailable"));
+	CHECK(r.body != NULL && strstr(r.body, "database") != NULL);
 	http_resp_free(&r);
 	CHECK_EQ_INT(get("/healthz", &r), 200);
 	http_resp_free(&r);

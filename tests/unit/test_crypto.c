@@ -1,4 +1,7 @@
-/* Unit tests: SHA-256, base64url, constant-time compare, secrets. */
+/*
+ * Unit tests: SHA-256, base64url, constant-time compare, secrets, sealed ids,
+ * HKDF-SHA256 (RFC 5869) and the keys of one purpose each, AES-256-GCM.
+ */
 #include <stdio.h>
 #include <string.h>
 
@@ -116,6 +119,117 @@ sealed(void)
 	CHECK(crypto_id_open(k1, a, &id) == -1);
 }
 
+/* The bytes of hex text h into out; their count. */
+static size_t
+unhex(const char *h, unsigned char *out)
+{
+	size_t	 n = 0;
+	unsigned v;
+
+	for (; h[0] != '\0' && h[1] != '\0'; h += 2) {
+		sscanf(h, "%2x", &v);
+		out[n++] = (unsigned char)v;
+	}
+	return n;
+}
+
+/* HKDF-SHA256: RFC 5869 test cases 1 (salt, info) and 3 (neither). */
+static void
+hkdf(void)
+{
+	unsigned char	 ikm[22], salt[13], info[10], okm[42];
+	char		 hex[2 * sizeof(okm) + 1];
+	size_t		 i;
+
+	memset(ikm, 0x0b, sizeof(ikm));
+	for (i = 0; i < sizeof(salt); i++)
+		salt[i] = (unsigned char)i;
+	for (i = 0; i < sizeof(info); i++)
+		info[i] = (unsigned char)(0xf0 + i);
+	CHECK(crypto_hkdf(salt, sizeof(salt), ikm, sizeof(ikm), info,
+	    sizeof(info), okm, sizeof(okm)) == 0);
+	hex_encode(okm, sizeof(okm), hex);
+	CHECK_EQ_STR(hex, "3cb25f25faacd57a90434f64d0362f2a2d2d0a90cf1a5a4c5db0"
+	    "2d56ecc4c5bf34007208d5b887185865");
+	CHECK(crypto_hkdf(NULL, 0, ikm, sizeof(ikm), "", 0, okm,
+	    sizeof(okm)) == 0);
+	hex_encode(okm, sizeof(okm), hex);
+	CHECK_EQ_STR(hex, "8da4e775a563c18f715f802a063c5a31b8a11f5c5ee1879ec345"
+	    "4e5f3c738d2d9d201395faa4b61a96c8");
+}
+
+/*
+ * The keys of one purpose each: fixed vectors (key 00..0f, computed with
+ * Python's hmac), distinct labels, keys that differ from each other and
+ * from the poll-token key, and another poll-token key giving others.
+ */
+static void
+subkeys(void)
+{
+	unsigned char	 k[IDKEY_LEN], k2[IDKEY_LEN];
+	unsigned char	 page[SUBKEY_LEN], hook[SUBKEY_LEN], other[SUBKEY_LEN];
+	char		 hex[2 * SUBKEY_LEN + 1];
+	size_t		 i;
+
+	for (i = 0; i < sizeof(k); i++)
+		k[i] = (unsigned char)i;
+	CHECK_EQ_STR(crypto_purpose_label(KP_PAGE_TOKEN),
+	    "asyncexec page-token v1");
+	CHECK_EQ_STR(crypto_purpose_label(KP_WEBHOOK_SECRET),
+	    "asyncexec webhook-secret v1");
+	CHECK(crypto_subkey(k, KP_PAGE_TOKEN, page) == 0);
+	hex_encode(page, sizeof(page), hex);
+	CHECK_EQ_STR(hex, "ddf4df1d92090f3159289cf8c66d092880bae0053424abe3a890"
+	    "91b5128fb030");
+	CHECK(crypto_subkey(k, KP_WEBHOOK_SECRET, hook) == 0);
+	hex_encode(hook, sizeof(hook), hex);
+	CHECK_EQ_STR(hex, "29d25e525b90b3dca4a850349f030861c0455903ef604636b7f0"
+	    "41238859c78c");
+	CHECK(memcmp(page, hook, SUBKEY_LEN) != 0);
+	CHECK(memcmp(page, k, IDKEY_LEN) != 0 && memcmp(hook, k, IDKEY_LEN) != 0);
+	CHECK(crypto_subkey(k, KP__MAX, other) == -1);
+	memcpy(k2, k, sizeof(k2));
+	k2[IDKEY_LEN - 1] ^= 1;
+	CHECK(crypto_subkey(k2, KP_PAGE_TOKEN, other) == 0);
+	CHECK(memcmp(page, other, SUBKEY_LEN) != 0);
+}
+
+/* AES-256-GCM: round trip, fresh nonces, every change and other data refused. */
+static void
+aead(void)
+{
+	unsigned char	 key[AEAD_KEY_LEN], pt[8] = { 0, 0, 0, 0, 0, 0, 0, 62 };
+	unsigned char	 a[8 + AEAD_OVERHEAD], b[8 + AEAD_OVERHEAD], out[8];
+	size_t		 i;
+	int		 refused = 0;
+
+	CHECK(unhex("000102030405060708090a0b0c0d0e0f"
+	    "101112131415161718191a1b1c1d1e1f", key) == sizeof(key));
+	CHECK(crypto_aead_seal(key, "ad", 2, pt, sizeof(pt), a) == AEAD_OK);
+	CHECK(crypto_aead_seal(key, "ad", 2, pt, sizeof(pt), b) == AEAD_OK);
+	CHECK(memcmp(a, b, sizeof(a)) != 0);	/* random nonces */
+	CHECK(memcmp(a + AEAD_NONCE_LEN, pt, sizeof(pt)) != 0);
+	CHECK(crypto_aead_open(key, "ad", 2, a, sizeof(a), out) == AEAD_OK &&
+	    memcmp(out, pt, sizeof(pt)) == 0);
+	CHECK(crypto_aead_open(key, "ad", 2, b, sizeof(b), out) == AEAD_OK &&
+	    memcmp(out, pt, sizeof(pt)) == 0);
+	for (i = 0; i < sizeof(a); i++) {
+		memcpy(b, a, sizeof(b));
+		b[i] ^= 0x01;
+		refused += crypto_aead_open(key, "ad", 2, b, sizeof(b), out) ==
+		    AEAD_FORGED;
+	}
+	CHECK_EQ_INT(refused, (int)sizeof(a));
+	CHECK(crypto_aead_open(key, "aD", 2, a, sizeof(a), out) == AEAD_FORGED);
+	CHECK(crypto_aead_open(key, "ad", 1, a, sizeof(a), out) == AEAD_FORGED);
+	CHECK(crypto_aead_open(key, "ad", 2, a, sizeof(a) - 1, out) ==
+	    AEAD_FORGED);
+	CHECK(crypto_aead_open(key, "ad", 2, a, AEAD_OVERHEAD - 1, out) ==
+	    AEAD_FORGED);
+	key[0] ^= 1;
+	CHECK(crypto_aead_open(key, "ad", 2, a, sizeof(a), out) == AEAD_FORGED);
+}
+
 int
 main(void)
 {
@@ -123,5 +237,8 @@ main(void)
 	b64();
 	secrets();
 	sealed();
+	hkdf();
+	subkeys();
+	aead();
 	return check_done("unit_crypto");
 }

@@ -64,6 +64,11 @@ main(void)
 	expect("POST", "/v1/callbacks/42/cancelled", ROUTE_CANCELLED, HERR_OK);
 	expect("GET", "/healthz", ROUTE_HEALTHZ, HERR_OK);
 	expect("GET", "/readyz", ROUTE_READYZ, HERR_OK);
+	expect("GET", "/readyz/detail", ROUTE_READYZ_DETAIL, HERR_OK);
+	expect("HEAD", "/readyz/detail", ROUTE_READYZ_DETAIL, HERR_OK);
+	expect("POST", "/readyz/detail", ROUTE_READYZ_DETAIL,
+	    HERR_METHOD_NOT_ALLOWED);
+	expect("GET", "/readyz/other", ROUTE_NONE, HERR_NOT_FOUND);
 	expect("GET", "/metrics", ROUTE_METRICS, HERR_OK);
 	expect("GET", "/v1/openapi.json", ROUTE_OPENAPI, HERR_OK);
 	expect("HEAD", "/v1/openapi.json", ROUTE_OPENAPI, HERR_OK);
