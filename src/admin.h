@@ -46,6 +46,7 @@ struct opts {
 	char		 op[NAME_MAX_LEN + 1];
 	long		 num;		/* --retention-days or --to */
 	uint64_t	 id;		/* an execution or key id, 0: by key */
+	char		 key[64];	/* a key read from standard input */
 };
 
 struct ctx {
@@ -75,6 +76,7 @@ int	admin_fail(const char *fmt, ...)
 	    __attribute__((format(printf, 1, 2)));
 
 /* checks shared by verbs */
+const char *admin_shown(const char *);
 int	admin_route_arg(struct opts *, const char *);
 int	admin_uint_arg(const char *, long min, long max, long *);
 

@@ -25,6 +25,24 @@ admin_uint_arg(const char *s, long min, long max, long *v)
 	return *end == '\0' && *v >= min && *v <= max ? 0 : -1;
 }
 
+/*
+ * Argument s as a message may show it: s itself, or "(not shown)" when
+ * it could be a key (ak_ or bk_ first: a malformed key is still a
+ * secret) or holds a control character or is long.
+ */
+const char *
+admin_shown(const char *s)
+{
+	size_t	 i;
+
+	if (strncmp(s, "ak_", 3) == 0 || strncmp(s, "bk_", 3) == 0)
+		return "(not shown: it may be a key)";
+	for (i = 0; s[i] != '\0'; i++)
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f || i >= 200)
+			return "(not shown)";
+	return s;
+}
+
 /* Splits route s into o->env/svc/op; 0 or 2 (usage). */
 int
 admin_route_arg(struct opts *o, const char *s)
@@ -32,7 +50,7 @@ admin_route_arg(struct opts *o, const char *s)
 	if (valid_route_triple(s, o->env, o->svc, o->op))
 		return 0;
 	return admin_usage_error(NULL, "route must be ENV/SERVICE/OPERATION, "
-	    "each [a-z0-9][a-z0-9._-]{0,63}: %s", s);
+	    "each [a-z0-9][a-z0-9._-]{0,63}: %s", admin_shown(s));
 }
 
 int
@@ -86,14 +104,60 @@ chk_bkey_create(struct opts *o)
 	return 0;
 }
 
-/* pos[0] is a key id or the key itself (bk_/ak_ checked at run time). */
+/*
+ * Reads the key of `-` from standard input into o->key: one line (its
+ * newline optional), an ak_ or bk_ key, nothing after it. 0, or 2
+ * (usage; what was read is never shown).
+ */
+static int
+key_stdin(struct opts *o)
+{
+	char	 line[sizeof(o->key) + 2];
+	size_t	 n;
+	int	 more;
+
+	if (fgets(line, sizeof(line), stdin) == NULL)
+		line[0] = '\0';
+	n = strcspn(line, "\n");
+	more = line[n] == '\n' ? fgetc(stdin) != EOF : n == sizeof(line) - 1;
+	line[n] = '\0';
+	if (n > 0 && line[n - 1] == '\r')
+		line[--n] = '\0';
+	if (!more && (valid_secret(line, "ak_") || valid_secret(line, "bk_"))) {
+		memcpy(o->key, line, n + 1);
+		o->pos[0] = o->key;
+		explicit_bzero(line, sizeof(line));
+		return 0;
+	}
+	explicit_bzero(line, sizeof(line));
+	return admin_usage_error(NULL, "-: standard input must hold one key "
+	    "(ak_ or bk_ and 43 base64url characters) on one line, nothing "
+	    "else");
+}
+
+/*
+ * pos[0] names a key: its id, `-` (the key on standard input), or the
+ * key itself, which works but is warned about (ps and the shell's
+ * history show it). bk_/ak_ is checked at run time. 0, or 2 (usage: a
+ * malformed key is never shown).
+ */
 int
 chk_key_ref(struct opts *o)
 {
-	if (valid_secret(o->pos[0], "ak_") || valid_secret(o->pos[0], "bk_") ||
-	    valid_exec_id(o->pos[0], &o->id))
+	if (strcmp(o->pos[0], "-") == 0)
+		return key_stdin(o);
+	if (valid_exec_id(o->pos[0], &o->id))
 		return 0;
-	return admin_usage_error(NULL, "not a key id or key: %s", o->pos[0]);
+	if (valid_secret(o->pos[0], "ak_") || valid_secret(o->pos[0], "bk_")) {
+		fprintf(stderr, "asyncexec-admin: warning: a key on the command "
+		    "line shows in ps and in the shell's history; name it by its "
+		    "id (key list, backend-key list), or give - and the key on "
+		    "standard input\n");
+		return 0;
+	}
+	return admin_usage_error(NULL, "the key must be named by its id, by - "
+	    "(the key on standard input) or by the key; the argument is none "
+	    "of them (not shown: it may be a key)");
 }
 
 int

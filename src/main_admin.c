@@ -47,23 +47,23 @@ const struct verb admin_verbs[] = {
 	  "key create --tenant TENANT [--label LABEL]", chk_key_create,
 	  cmd_key_create },
 	{ "key", "list", 0, 0, 0, 1, "key list", NULL, cmd_key_list },
-	{ "key", "revoke", 0, 1, 1, 0, "key revoke ID|KEY", chk_key_ref,
+	{ "key", "revoke", 0, 1, 1, 0, "key revoke ID|-|KEY", chk_key_ref,
 	  cmd_key_revoke },
 	{ "key", "rotate", OPT(O_GRACE), 1, 1, 0,
-	  "key rotate ID|KEY [--grace-hours N]", chk_key_rotate,
+	  "key rotate ID|-|KEY [--grace-hours N]", chk_key_rotate,
 	  cmd_key_rotate },
 	{ "backend-key", "create", OPT(O_ROUTE) | OPT(O_LABEL), 0, 0, 0,
 	  "backend-key create --route ENV/SERVICE/OPERATION [--route ...] "
 	  "[--label LABEL]", chk_bkey_create, cmd_bkey_create },
 	{ "backend-key", "list", 0, 0, 0, 1, "backend-key list", NULL,
 	  cmd_bkey_list },
-	{ "backend-key", "revoke", 0, 1, 1, 0, "backend-key revoke ID|KEY",
+	{ "backend-key", "revoke", 0, 1, 1, 0, "backend-key revoke ID|-|KEY",
 	  chk_key_ref, cmd_bkey_revoke },
 	{ "backend-key", "grant", 0, 2, 2, 0,
-	  "backend-key grant ID|KEY ENV/SERVICE/OPERATION", chk_bkey_grant,
+	  "backend-key grant ID|-|KEY ENV/SERVICE/OPERATION", chk_bkey_grant,
 	  cmd_bkey_grant },
 	{ "backend-key", "revoke-route", 0, 2, 2, 0,
-	  "backend-key revoke-route ID|KEY ENV/SERVICE/OPERATION",
+	  "backend-key revoke-route ID|-|KEY ENV/SERVICE/OPERATION",
 	  chk_bkey_grant, cmd_bkey_revoke_route },
 	{ "execution", "show", OPT(O_TENANT), 1, 2, 1,
 	  "execution show " EXEC_BY, chk_exec, cmd_exec_show },
@@ -155,7 +155,8 @@ parse_opt(struct opts *o, int argc, char **argv, int *i)
 		if (strcmp(a, optnames[k].name) == 0)
 			break;
 	if (k == NOPTNAMES)
-		return admin_usage_error(NULL, "unknown option %s", a), -1;
+		return admin_usage_error(NULL, "unknown option %s",
+		    admin_shown(a)), -1;
 	if ((O_VAL & OPT(optnames[k].o)) == 0) {
 		o->val[optnames[k].o] = a;
 		return 0;
@@ -292,7 +293,8 @@ parse(int argc, char **argv, struct opts *o, const struct verb **vp)
 	if (*vp == NULL)
 		return known ? admin_usage_error(&(struct verb){ .noun =
 		    words[0] }, "%s: which verb?", words[0]) :
-		    admin_usage_error(NULL, "unknown verb %s", words[0]);
+		    admin_usage_error(NULL, "unknown verb %s",
+		    admin_shown(words[0]));
 	rc = check_verb(*vp, o, words, nwords);
 	return rc != 0 ? rc : -1;
 }

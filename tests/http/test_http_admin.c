@@ -1,7 +1,8 @@
 /*
  * test_http_admin.c - asyncexec-admin's operator verbs, end to end through the real
  * service: route set (the expiresAt of new submits), route add --if-not-exists,
- * backend-key grant / revoke-route (effective within the cache TTL), execution show /
+ * backend-key grant / revoke-route (effective within the cache TTL), keys read from standard
+ * input (`-`) and never echoed, execution show /
  * requeue / fail (a requeued execution is claimable again with a new token and the old
  * token loses; an operator fail makes poll say failed and a backend callback get 409);
  * usage errors (exit 2, before any configuration is read); --json documents; and
@@ -29,29 +30,37 @@
 #define DAY_MS		86400000LL
 
 static char out[OUT_MAX], err[OUT_MAX];
+static const char *input;	/* standard input of the next run, NULL: none */
 static char dir[256], bindir[512], sql_sock[256], scratch[64];
 
 /* Runs argv (NULL-terminated) with stdout and stderr captured; its exit status or -1. */
 static int
 run_v(char *const *argv)
 {
-	int po[2], pe[2], st;
+	int po[2], pe[2], pi[2], st;
 	size_t no = 0, ne = 0;
 	ssize_t n;
 	pid_t pid;
 	struct pollfd fds[2];
 
 	out[0] = err[0] = '\0';
-	if (pipe(po) == -1 || pipe(pe) == -1)
+	if (pipe(po) == -1 || pipe(pe) == -1 || pipe(pi) == -1)
 		return -1;
 	if ((pid = fork()) == 0) {
 		dup2(po[1], 1);
 		dup2(pe[1], 2);
+		dup2(pi[0], 0);
 		close(po[0]), close(pe[0]), close(po[1]), close(pe[1]);
+		close(pi[0]), close(pi[1]);
 		execv(argv[0], argv);
 		_exit(127);
 	}
-	close(po[1]), close(pe[1]);
+	close(po[1]), close(pe[1]), close(pi[0]);
+	/* a key or two: far below the pipe's buffer, written at once */
+	if (input != NULL && write(pi[1], input, strlen(input)) != (ssize_t)strlen(input))
+		fprintf(stderr, "  could not write the standard input\n");
+	close(pi[1]);
+	input = NULL;
 	fds[0] = (struct pollfd){ po[0], POLLIN, 0 };
 	fds[1] = (struct pollfd){ pe[0], POLLIN, 0 };
 	while (fds[0].fd >= 0 || fds[1].fd >= 0) {
@@ -447,6 +456,70 @@ test_grants(const struct fx *f)
 	CHECK(strstr(out, "was not granted") != NULL);
 }
 
+/*
+ * Keys off the command line (issue 16): `-` reads the key from standard input for key
+ * revoke / rotate and backend-key grant / revoke-route; a key on the command line still
+ * works but warns; a malformed key is never echoed into a message.
+ */
+static void
+test_key_stdin(const struct fx *f)
+{
+	static const char *const malformed[] = { "ak_NOTAKEYbutSECRETish",
+	    "bk_short-SECRETish", "ak_" "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA!" , NULL };
+	char *ck = fx_consumer_key(f->tenant), *ck2 = fx_consumer_key(f->tenant), line[128];
+	char r2[256];
+	int i;
+
+	snprintf(r2, sizeof r2, "%s/%s/stdin", f->env, f->svc);
+	CHECK_EQ_INT(ADMIN("route add %s", CONF, r2), 0);
+	/* the key on standard input, with and without its newline */
+	snprintf(line, sizeof line, "%s\n", f->bkey);
+	input = line;
+	CHECK_EQ_INT(ADMIN("backend-key grant - %s", CONF, r2), 0);
+	CHECK(strstr(out, "serves") != NULL);
+	CHECK(strstr(err, "warning") == NULL);
+	input = f->bkey;
+	CHECK_EQ_INT(ADMIN("backend-key revoke-route - %s", CONF, r2), 0);
+	CHECK(strstr(out, "no longer serves") != NULL);
+	snprintf(line, sizeof line, "%s\n", ck);
+	input = line;
+	CHECK_EQ_INT(ADMIN("key rotate - --grace-hours 1", CONF), 0);
+	CHECK(strncmp(out, "ak_", 3) == 0);
+	snprintf(line, sizeof line, "%s\n", ck);
+	input = line;
+	CHECK_EQ_INT(ADMIN("key revoke -", CONF), 0);
+	CHECK(strstr(out, "revoked") != NULL && strstr(err, ck) == NULL);
+	/* on the command line: works, with a warning naming the better ways */
+	CHECK_EQ_INT(ADMIN("key revoke %s", CONF, ck2), 0);
+	CHECK(strstr(err, "warning") != NULL && strstr(err, "standard input") != NULL);
+	CHECK(strstr(err, ck2) == NULL);
+	/* malformed keys, on argv or on standard input: exit 2, never echoed */
+	for (i = 0; malformed[i] != NULL; i++) {
+		CHECK_EQ_INT(ADMIN("key revoke %s", CONF, malformed[i]), 2);
+		CHECK(strstr(err, "SECRET") == NULL && strstr(err, "AAAAAAAAAA") == NULL);
+		if (strstr(err, "SECRET") != NULL || strstr(err, "AAAAAAAAAA") != NULL)
+			fprintf(stderr, "  key revoke echoed the malformed key: %s", err);
+		input = malformed[i];
+		CHECK_EQ_INT(ADMIN("key rotate -", CONF), 2);
+		CHECK(strstr(err, "SECRET") == NULL && strstr(err, "AAAAAAAAAA") == NULL);
+		input = malformed[i];
+		CHECK_EQ_INT(ADMIN("backend-key grant - %s", CONF, r2), 2);
+		CHECK(strstr(err, "SECRET") == NULL && strstr(err, "AAAAAAAAAA") == NULL);
+	}
+	/* nothing on standard input, or two keys */
+	input = "";
+	CHECK_EQ_INT(ADMIN("key revoke -", CONF), 2);
+	snprintf(line, sizeof line, "%s\n%s\n", ck, ck2);
+	input = line;
+	CHECK_EQ_INT(ADMIN("key revoke -", CONF), 2);
+	CHECK(strstr(err, ck) == NULL && strstr(err, ck2) == NULL);
+	/* a route where the key belongs is not echoed either when it is a key */
+	CHECK_EQ_INT(ADMIN("backend-key grant %s %s", CONF, r2, f->bkey), 2);
+	CHECK(strstr(err, f->bkey) == NULL);
+	free(ck);
+	free(ck2);
+}
+
 /* execution show as JSON by tenant + route + correlation id. */
 static struct json_object *
 show_key(const struct fx *f, const char *cid)
@@ -721,6 +794,7 @@ main(void)
 	test_json(&f);
 	test_route_set(&f);
 	test_grants(&f);
+	test_key_stdin(&f);
 	fx_free(&f);
 	fx_setup(&f, "admin-exec");	/* an empty queue: each claim gets ours */
 	test_show_requeue(&f);
