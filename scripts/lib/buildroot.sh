@@ -11,6 +11,9 @@
 #                                of every root of that suite
 #   CACHE/SUITE.lock             flock: one debootstrap per suite at a time
 #
+# Two roots of one suite running apt at the same moment share the archive directory; apt's
+# own lock there makes the second apt-get fail rather than corrupt it (CI runs one at a time).
+#
 # CACHE is ASYNCEXEC_CACHE_DIR, default /var/cache/asyncexec-ci: outside the clone, so that
 # CI, which starts from a fresh clone each time, reuses it (a cold debootstrap plus the
 # first downloads cost minutes; a cached root is unpacked in seconds). One tarball per suite
