@@ -55,6 +55,24 @@ tcp_listener(unsigned port)
 	return fd;
 }
 
+/*
+ * Whether the port of addr ("127.0.0.1:PORT") can be listened on again: the
+ * workers of a SIGKILLed master may still hold the socket for a moment after
+ * the master is reaped (kill_master waits for the master only), and a master
+ * started meanwhile would exit with "address in use".
+ */
+static int
+port_free(void *addr)
+{
+	const char	*colon = strrchr(addr, ':');
+	int		 fd = colon ? tcp_listener((unsigned)atoi(colon + 1)) : -1;
+
+	if (fd == -1)
+		return 0;
+	close(fd);
+	return 1;
+}
+
 /* A dual-stack socket listening on [::]:port (IPV6_V6ONLY off); fd or -1. */
 static int
 dual_listener(unsigned port)
@@ -299,6 +317,7 @@ main(void)
 	/* 4 */
 	CHECK_EQ_INT(derive_config_x(cfg2, addr, WORKERS_STR,
 	    "listen_allow = 127.0.0.2\n", NULL), 0);
+	CHECK(wait_for(port_free, addr, STOP_MS));
 	m = start_master(cfg2, log, -1);
 	CHECK(m > 0);
 	CHECK(wait_for(has_n_workers, &(struct n_workers){ m, WORKERS },
