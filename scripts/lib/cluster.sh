@@ -14,7 +14,7 @@
 # Ports from a base B (cluster_init): node N listens on B+N (SQL), B+10+N (Galera
 # replication), B+20+N (IST), B+30+N (SST); nginx on the port given to cluster_start
 # (round robin over both hosts), B+41 (host A only), B+42 (host B only), metrics B+43
-# (host A) and B+44 (host B). scripts/run-cluster.sh uses B = 3400 (nodes 3401..3403).
+# (host A) and B+44 (host B): the shipped loopback server, one port per host. scripts/run-cluster.sh uses B = 3400 (nodes 3401..3403).
 #
 # Functions that start things die (exit 1) with a clear message; stop functions warn and
 # return non-zero, safe in EXIT traps. Usage for a benchmark:
@@ -417,8 +417,12 @@ cluster_no_orphans() { [[ -z $(cluster_app_orphans "$1") ]]; }
 
 # cluster_nginx_render PORT — stack_nginx_render for host A's socket, then: the upstream
 # asyncexec_app over both hosts (with a shared zone, so that nginx's workers alternate
-# together), one upstream per host, and fastcgi_pass through a map on the port the request
-# came to (PORT: both; CLUSTER_HTTP_A / _B: one host; the metrics ports likewise).
+# together); host B on the loopback metrics server as the shipped file's "#h2 " template
+# says (upstream asyncexec_host2, its port CLUSTER_METRICS_B in the map and the listen:
+# host A's metrics on CLUSTER_METRICS_A, host B's on CLUSTER_METRICS_B, each from its own
+# host, as an operator's file); for the tests only, the API server on CLUSTER_HTTP_A / _B
+# too, through a map on the port the request came to (PORT: both hosts; _A / _B: one host,
+# upstreams asyncexec_host1 / asyncexec_host2).
 cluster_nginx_render() {
     local port=$1 d=$STACK_NGINX_DIR a b f
     a=$CLUSTER_STATE/app-a.sock
@@ -427,31 +431,23 @@ cluster_nginx_render() {
     printf '%s\n' "$CLUSTER_METRICS_A" >"$d/metrics-port"
     STACK_APP_SOCK=$a stack_nginx_render "$port"
     f=$d/site.conf
-    sed -i -e "s|^\([[:space:]]*\)server unix:$a;|\1zone asyncexec_app 64k;\n\1server unix:$a;\n\1server unix:$b;|" \
+    sed -i -e "/^upstream asyncexec_app {/,/^}/s|^\([[:space:]]*\)server unix:$a;|\1zone asyncexec_app 64k;\n\1server unix:$a;\n\1server unix:$b;|" \
+        -e "/^[[:space:]]*#h2 /{s|#h2 ||;s|server 10\.0\.0\.12:9000;|server unix:$b;|;s|9181|$CLUSTER_METRICS_B|g;}" \
         -e "s|fastcgi_pass asyncexec_app;|fastcgi_pass \$asyncexec_cluster_pass;|" \
-        -e "s|^\([[:space:]]*\)listen 127.0.0.1:$port;|&\n\1listen 127.0.0.1:$CLUSTER_HTTP_A;\n\1listen 127.0.0.1:$CLUSTER_HTTP_B;|" \
-        -e "s|^\([[:space:]]*\)listen 127.0.0.1:$CLUSTER_METRICS_A;|&\n\1listen 127.0.0.1:$CLUSTER_METRICS_B;|" "$f"
+        -e "s|^\([[:space:]]*\)listen 127.0.0.1:$port;|&\n\1listen 127.0.0.1:$CLUSTER_HTTP_A;\n\1listen 127.0.0.1:$CLUSTER_HTTP_B;|" "$f"
     cat >>"$f" <<EOF
 
-# ---- added by scripts/lib/cluster.sh: one upstream per app host, chosen by port ----
-upstream asyncexec_app_a {
-    zone asyncexec_app_a 64k;
-    server unix:$a;
-}
-upstream asyncexec_app_b {
-    zone asyncexec_app_b 64k;
-    server unix:$b;
-}
+# ---- added by scripts/lib/cluster.sh: the API server's per-host ports (tests only) ----
 map \$server_port \$asyncexec_cluster_pass {
-    $CLUSTER_HTTP_A asyncexec_app_a;
-    $CLUSTER_METRICS_A asyncexec_app_a;
-    $CLUSTER_HTTP_B asyncexec_app_b;
-    $CLUSTER_METRICS_B asyncexec_app_b;
+    $CLUSTER_HTTP_A asyncexec_host1;
+    $CLUSTER_HTTP_B asyncexec_host2;
     default asyncexec_app;
 }
 EOF
-    if ! grep -q "server unix:$b;" "$f" || ! grep -q "listen 127.0.0.1:$CLUSTER_HTTP_B;" "$f" ||
-        ! grep -q "listen 127.0.0.1:$CLUSTER_METRICS_B;" "$f" || grep -q "fastcgi_pass asyncexec_app;" "$f"; then
+    if [[ $(grep -c "server unix:$b;" "$f") != 2 ]] || ! grep -q "listen 127.0.0.1:$CLUSTER_HTTP_B;" "$f" ||
+        ! grep -q "^[[:space:]]*listen 127.0.0.1:$CLUSTER_METRICS_B;" "$f" ||
+        ! grep -q "^[[:space:]]*$CLUSTER_METRICS_B asyncexec_host2;" "$f" ||
+        grep -q "^[[:space:]]*#h2 \\|fastcgi_pass asyncexec_app;" "$f"; then
         stack_die "nginx/asyncexec.conf: the cluster's rewrite of $f did not apply"
     fi
 }

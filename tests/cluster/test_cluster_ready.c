@@ -2,12 +2,15 @@
  * test_cluster_ready.c - /readyz follows the Galera state of the node the
  * app hosts write to (both pinned to node 1):
  *
- *   1. Synced in the Primary component: 200 through host A and host B,
- *      naming the node (dbNode) and its state (galera);
+ *   1. Synced in the Primary component: 200 through host A and host B, the
+ *      public /readyz saying ready and nothing more (issue 16), each host's
+ *      /readyz/detail on its loopback metrics address naming the node
+ *      (dbNode) and its state (galera);
  *   2. node 1 desynced (SET GLOBAL wsrep_desync = ON: the node stays up
  *      and Primary, but is no longer Synced): 503 problem+json with
  *      Retry-After on both hosts, within a bound, so that a load balancer
- *      stops sending to them;
+ *      stops sending to them; the public detail generic, the loopback
+ *      detail describing the node's state;
  *   3. synced again: 200 again.
  * `asyncexec-admin check` says the same, one line per node of db_hosts.
  * Every wait polls with a bound.
@@ -63,26 +66,27 @@ resync(void)
 	(void)cl_node_sql(1, "SET GLOBAL wsrep_desync = OFF");
 }
 
-/* GET /readyz through the nginx port of host env_name into r; its status. */
+/* GET path through the nginx address in env_name into r; its status. */
 static int
-readyz(const char *env_name, struct http_resp *r)
+readyz(const char *env_name, const char *path, struct http_resp *r)
 {
 	http_set_target(test_env(env_name));
-	if (http_do("GET", "/readyz", NULL, NULL, 0, r) == -1)
+	if (http_do("GET", path, NULL, NULL, 0, r) == -1)
 		return 0;
 	return r->status;
 }
 
-/* Polls until /readyz through env_name answers want (at most STATE_MS). */
+/* Polls until path through env_name answers want (at most STATE_MS). */
 static int
-wait_readyz(const char *env_name, int want, struct http_resp *last)
+wait_readyz(const char *env_name, const char *path, int want,
+    struct http_resp *last)
 {
 	int64_t	 t0 = cl_now_ms();
 	int	 st;
 
 	for (;;) {
 		memset(last, 0, sizeof(*last));
-		if ((st = readyz(env_name, last)) == want)
+		if ((st = readyz(env_name, path, last)) == want)
 			return 1;
 		if (cl_now_ms() - t0 > STATE_MS)
 			return 0;
@@ -91,15 +95,21 @@ wait_readyz(const char *env_name, int want, struct http_resp *last)
 	}
 }
 
-/* 1 and 3: ready, on node 1, Synced and Primary. */
+/*
+ * 1 and 3: ready through env_name; the detail through the host's metrics
+ * address metrics_env: on node 1, Synced and Primary.
+ */
 static void
-check_ready(const char *env_name)
+check_ready(const char *env_name, const char *metrics_env)
 {
 	struct http_resp	 r;
 	struct json_object	*o = NULL;
 	char			 want[64];
 
-	CHECK(wait_readyz(env_name, 200, &r));
+	CHECK(wait_readyz(env_name, "/readyz", 200, &r));
+	CHECK_EQ_STR(r.body, "{\"status\":\"ready\"}");
+	http_resp_free(&r);
+	CHECK(wait_readyz(metrics_env, "/readyz/detail", 200, &r));
 	CHECK((o = json_body(&r)) != NULL);
 	snprintf(want, sizeof want, "127.0.0.1:%ld", config_long("db_port", 0));
 	CHECK_EQ_STR(jstr(o, "dbNode"), want);
@@ -109,18 +119,26 @@ check_ready(const char *env_name)
 	http_resp_free(&r);
 }
 
-/* 2: not ready while node 1 is desynced. */
+/*
+ * 2: not ready while node 1 is desynced: a generic detail through env_name,
+ * the node's state through the host's metrics address metrics_env.
+ */
 static void
-check_not_ready(const char *env_name)
+check_not_ready(const char *env_name, const char *metrics_env)
 {
 	struct http_resp	 r;
 	int64_t			 t0 = cl_now_ms();
 
-	CHECK(wait_readyz(env_name, 503, &r));
+	CHECK(wait_readyz(env_name, "/readyz", 503, &r));
 	printf("%s: /readyz 503 %lld ms after the desync\n", env_name,
 	    (long long)(cl_now_ms() - t0));
 	CHECK(expect_problem(&r, 503, "service_unavailable"));
 	CHECK(is_digits(http_header(&r, "retry-after")));
+	CHECK(r.body != NULL && strstr(r.body, "Synced") == NULL &&
+	    strstr(r.body, "Primary") == NULL && strstr(r.body, "node") == NULL);
+	http_resp_free(&r);
+	CHECK(wait_readyz(metrics_env, "/readyz/detail", 503, &r));
+	CHECK(expect_problem(&r, 503, "service_unavailable"));
 	CHECK(r.body != NULL && strstr(r.body, "not Synced in the Primary "
 	    "component") != NULL);
 	http_resp_free(&r);
@@ -132,17 +150,17 @@ main(void)
 	http_test_init();
 	cl_init();
 	CHECK(cl_writers_home());	/* both hosts on node 1 */
-	check_ready("ASYNCEXEC_TEST_HTTP_A");
-	check_ready("ASYNCEXEC_TEST_HTTP_B");
+	check_ready("ASYNCEXEC_TEST_HTTP_A", "ASYNCEXEC_TEST_METRICS");
+	check_ready("ASYNCEXEC_TEST_HTTP_B", "ASYNCEXEC_TEST_METRICS_B");
 	CHECK(admin_check("ok", "Synced, Primary"));
 
 	atexit(resync);		/* node 1 is synced again however this ends */
 	CHECK_EQ_INT(cl_node_sql(1, "SET GLOBAL wsrep_desync = ON"), 0);
-	check_not_ready("ASYNCEXEC_TEST_HTTP_A");
-	check_not_ready("ASYNCEXEC_TEST_HTTP_B");
+	check_not_ready("ASYNCEXEC_TEST_HTTP_A", "ASYNCEXEC_TEST_METRICS");
+	check_not_ready("ASYNCEXEC_TEST_HTTP_B", "ASYNCEXEC_TEST_METRICS_B");
 	CHECK(admin_check("warn", "Donor/Desynced in a Primary component"));
 	CHECK_EQ_INT(cl_node_sql(1, "SET GLOBAL wsrep_desync = OFF"), 0);
-	check_ready("ASYNCEXEC_TEST_HTTP_A");
-	check_ready("ASYNCEXEC_TEST_HTTP_B");
+	check_ready("ASYNCEXEC_TEST_HTTP_A", "ASYNCEXEC_TEST_METRICS");
+	check_ready("ASYNCEXEC_TEST_HTTP_B", "ASYNCEXEC_TEST_METRICS_B");
 	return check_done("cluster_ready");
 }
