@@ -489,10 +489,19 @@ check "apt remove: units stopped" \
 check "apt remove: /etc/asyncexec kept (config and password file)" \
     in_ct test -f /etc/asyncexec/asyncexec.conf -a -f /etc/asyncexec/db-password
 check "apt remove: user asyncexec kept" quiet in_ct getent passwd asyncexec
+check "apt remove: /var/lib/asyncexec kept" in_ct test -d /var/lib/asyncexec
 in_ct apt-get purge -y -qq asyncexec >"$work/purge.log" 2>&1
 check "apt purge: /etc/asyncexec gone" not in_ct test -e /etc/asyncexec
 check "apt purge: user asyncexec gone" not in_ct getent passwd asyncexec
 check "apt purge: group asyncexec gone" not in_ct getent group asyncexec
+check "apt purge: /var/lib/asyncexec gone" not in_ct test -e /var/lib/asyncexec
+# No file is left to the removed user's UID (a later user would get it).
+orphans() {
+	local f
+	f=$(in_ct find / -xdev \( -nouser -o -nogroup \) -print 2>/dev/null | head -n 5)
+	[ -z "$f" ] || { say "     owned by no user: $f"; return 1; }
+}
+check "apt purge: no file owned by the removed user or group" orphans
 check "apt purge: nginx site and its enabled link gone" \
     not in_ct sh -c 'test -e /etc/nginx/sites-available/asyncexec || test -L /etc/nginx/sites-enabled/asyncexec'
 check "apt purge: nginx -t still passes" in_ct nginx -q -t
