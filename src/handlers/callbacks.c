@@ -16,11 +16,11 @@
 
 #include <json-c/json.h>
 
-#include "../auth.h"
-#include "../config.h"
-#include "../json.h"
-#include "../lookup.h"
-#include "../metrics.h"
+#include "auth.h"
+#include "config.h"
+#include "json.h"
+#include "lookup.h"
+#include "metrics.h"
 #include "handlers.h"
 
 struct cb {

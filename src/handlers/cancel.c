@@ -5,7 +5,7 @@
  * cancel request is recorded for the backend's next heartbeat, 202.
  * Terminal: 409 conflict with currentStatus. Same 404 rules as poll.
  */
-#include "../json.h"
+#include "json.h"
 #include "handlers.h"
 
 /* Re-reads execution id and answers with status (200/202) or 409. */

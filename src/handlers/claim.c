@@ -7,10 +7,10 @@
  */
 #include <json-c/json.h>
 
-#include "../auth.h"
-#include "../config.h"
-#include "../json.h"
-#include "../lookup.h"
+#include "auth.h"
+#include "config.h"
+#include "json.h"
+#include "lookup.h"
 #include "handlers.h"
 
 /* Appends one claimed item. */

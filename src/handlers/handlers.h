@@ -8,8 +8,8 @@
 #ifndef ASYNCEXEC_HANDLERS_H
 #define ASYNCEXEC_HANDLERS_H
 
-#include "../http.h"
-#include "../repo.h"
+#include "http.h"
+#include "repo.h"
 
 struct json_object;
 

@@ -25,9 +25,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../auth.h"
-#include "../json.h"
-#include "../lookup.h"
+#include "auth.h"
+#include "json.h"
+#include "lookup.h"
 #include "handlers.h"
 
 #define LIST_DEFAULT	20

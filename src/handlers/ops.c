@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../json.h"
-#include "../log.h"
-#include "../metrics.h"
-#include "../openapi.h"
+#include "json.h"
+#include "log.h"
+#include "metrics.h"
+#include "openapi.h"
 #include "handlers.h"
 
 enum herr

@@ -7,8 +7,8 @@
  */
 #include <string.h>
 
-#include "../config.h"
-#include "../crypto.h"
+#include "config.h"
+#include "crypto.h"
 #include "handlers.h"
 
 /* Whether the If-None-Match list h names etag (weak or strong) or "*". */

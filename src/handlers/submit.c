@@ -18,11 +18,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../auth.h"
-#include "../config.h"
-#include "../json.h"
-#include "../lookup.h"
-#include "../quota.h"
+#include "auth.h"
+#include "config.h"
+#include "json.h"
+#include "lookup.h"
+#include "quota.h"
 #include "handlers.h"
 
 #define DAY_MS	(24LL * 3600 * 1000)

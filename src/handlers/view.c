@@ -6,10 +6,10 @@
 
 #include <json-c/json.h>
 
-#include "../auth.h"
-#include "../config.h"
-#include "../json.h"
-#include "../lookup.h"
+#include "auth.h"
+#include "config.h"
+#include "json.h"
+#include "lookup.h"
 #include "handlers.h"
 
 /* Appends a timestamp member ,"name":"…" (or null when ms is 0). */

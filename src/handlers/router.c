@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "handlers/handlers.h"
+#include "handlers.h"
 #include "router.h"
 #include "valid.h"
 
