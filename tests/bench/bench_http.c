@@ -1,7 +1,9 @@
 /*
- * bench_http.c - HTTP/1.1 keep-alive client for the benchmark tools (see bench_http.h).
+ * bench_http.c - HTTP/1.1 keep-alive client for the benchmark tools (see bench_http.h),
+ * over the tests' TCP transport (tests/util/net.h).
  */
 #include "bench_http.h"
+#include "util/net.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -20,24 +22,6 @@
 #define IO_TIMEOUT_S	30
 #define MAX_HEAD	(64 * 1024)
 #define MAX_BODY	(16 * 1024 * 1024)
-
-double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-int64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static void
 grow(char **p, size_t *cap, size_t need)
@@ -86,41 +70,22 @@ static int
 hc_connect(struct hconn *c)
 {
 	struct sockaddr_in sa;
-	struct timeval tv = { .tv_sec = IO_TIMEOUT_S };
 	int one = 1;
 
 	memset(&sa, 0, sizeof sa);
 	sa.sin_family = AF_INET;
 	sa.sin_port = htons((uint16_t)c->port);
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if ((c->fd = socket(AF_INET, SOCK_STREAM, 0)) < 0)
+	if ((c->fd = ut_tcp_socket(IO_TIMEOUT_S)) < 0)
 		return -1;
-	setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-	setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
 	setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-	if (connect(c->fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+	if (ut_connect_fd(c->fd, (struct sockaddr *)&sa, sizeof sa, IO_TIMEOUT_S) != 0) {
 		fprintf(stderr, "bench_http: connect 127.0.0.1:%d: %s\n", c->port,
 		    strerror(errno));
 		hc_disconnect(c);
 		return -1;
 	}
 	c->len = 0;
-	return 0;
-}
-
-static int
-send_all(int fd, const char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
 	return 0;
 }
 
@@ -324,8 +289,8 @@ hc_request(struct hconn *c, const char *method, const char *path, const char *hd
 
 		if (c->fd < 0 && hc_connect(c) != 0)
 			return -1;
-		if (send_all(c->fd, head, (size_t)n) != 0 ||
-		    (body != NULL && send_all(c->fd, body, body_len) != 0)) {
+		if (ut_send_all(c->fd, head, (size_t)n) != 0 ||
+		    (body != NULL && ut_send_all(c->fd, body, body_len) != 0)) {
 			hc_disconnect(c);
 			if (reused)
 				continue;

@@ -6,6 +6,7 @@
 #ifndef ASYNCEXEC_BENCH_HTTP_H
 #define ASYNCEXEC_BENCH_HTTP_H
 
+#include "util/clock.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,9 +32,5 @@ void	hc_close(struct hconn *);
  */
 int	hc_request(struct hconn *, const char *method, const char *path,
 	    const char *hdrs, const char *body, size_t body_len);
-
-/* Monotonic clock in seconds and in nanoseconds. */
-double	 now_s(void);
-int64_t	 now_ns(void);
 
 #endif

@@ -133,7 +133,7 @@ consumer(void *arg)
 	hc_init(&h, port);
 	snprintf(sub_path, sizeof sub_path, "/v1/executions/%s", route);
 	for (;;) {
-		int64_t now = now_ns();
+		int64_t now = ut_now_ns();
 
 		if (now >= t_end)
 			break;
@@ -153,7 +153,7 @@ consumer(void *arg)
 				continue;
 			}
 			p->t_submit = now;
-			p->next_poll = now_ns() + poll_delay_ns;
+			p->next_poll = ut_now_ns() + poll_delay_ns;
 			len++;
 		} else if (q[head].next_poll <= now) {
 			struct pending *p = &q[head];
@@ -162,7 +162,7 @@ consumer(void *arg)
 			snprintf(path, sizeof path, "%s/%s", sub_path, p->cid);
 			snprintf(hdrs, sizeof hdrs, "%sX-Poll-Token: %s\r\n", ak_hdr, p->tok);
 			s = hc_request(&h, "GET", path, hdrs, NULL, 0);
-			now = now_ns();
+			now = ut_now_ns();
 			if (in_window(now))
 				c->polls++;
 			if (s != 200 || json_field(h.body, "status", st, sizeof st) != 0) {
@@ -214,13 +214,13 @@ backend(void *arg)
 	hc_init(&h, port);
 	snprintf(claim_path, sizeof claim_path, "/v1/backend/%s/claim", route);
 	snprintf(claim_body, sizeof claim_body, "{\"max\":%d,\"leaseSeconds\":60}", batch);
-	while (now_ns() < t_end) {
+	while (ut_now_ns() < t_end) {
 		struct json_object *o = NULL, *arr;
 		size_t i, n;
 		int s = hc_request(&h, "POST", claim_path, bk_hdr, claim_body,
 		    strlen(claim_body));
 
-		if (in_window(now_ns()))
+		if (in_window(ut_now_ns()))
 			c->claims++;
 		if (s != 200 || (o = json_tokener_parse(h.body)) == NULL ||
 		    !json_object_object_get_ex(o, "executions", &arr) ||
@@ -231,7 +231,7 @@ backend(void *arg)
 			continue;
 		}
 		n = json_object_array_length(arr);
-		if (in_window(now_ns()))
+		if (in_window(ut_now_ns()))
 			c->claimed += (long)n;
 		for (i = 0; i < n; i++) {
 			struct json_object *e = json_object_array_get_idx(arr, i), *idv, *tv;
@@ -246,7 +246,7 @@ backend(void *arg)
 			snprintf(hdrs, sizeof hdrs, "%sX-Callback-Token: %s\r\n", bk_hdr,
 			    json_object_get_string(tv));
 			s = hc_request(&h, "POST", path, hdrs, result, sizeof result - 1);
-			if (in_window(now_ns()))
+			if (in_window(ut_now_ns()))
 				c->completes++;
 			if (s != 200)
 				c->errors++;
@@ -339,7 +339,7 @@ main(int argc, char **argv)
 	}
 	snprintf(ak_hdr, sizeof ak_hdr, "Authorization: Bearer %s\r\n", ak);
 	snprintf(bk_hdr, sizeof bk_hdr, "Authorization: Bearer %s\r\n", bk);
-	t_measure = now_ns() + (int64_t)(warmup_s * 1e9);
+	t_measure = ut_now_ns() + (int64_t)(warmup_s * 1e9);
 	t_end = t_measure + (int64_t)(duration_s * 1e9);
 
 	n = nconsumers + nbackends;

@@ -370,10 +370,10 @@ main(int argc, char **argv)
 	snprintf(ak_hdr, sizeof ak_hdr, "Authorization: Bearer %s\r\n", ak);
 	snprintf(bk_hdr, sizeof bk_hdr, "Authorization: Bearer %s\r\n", bk);
 	hc_init(&conn, port);
-	t0 = now_s();
+	t0 = ut_now_s();
 	while (round_run(n))
 		n++;
-	secs = now_s() - t0;
+	secs = ut_now_s() - t0;
 	hc_close(&conn);
 	printf("requests=%ld rounds=%ld seconds=%.3f req_per_s=%.1f unexpected=%ld", sent,
 	    n + 1, secs, secs > 0 ? (double)sent / secs : 0.0, unexpected);

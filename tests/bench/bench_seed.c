@@ -136,7 +136,7 @@ submit_thread(void *arg)
 		pthread_mutex_lock(&mu);
 		i = next_index < job->total ? next_index++ : -1;
 		pthread_mutex_unlock(&mu);
-		if (i < 0 || now_s() > deadline)
+		if (i < 0 || ut_now_s() > deadline)
 			break;
 		if (submit_one(&c, i, job->keep ? &items[i] : NULL) != 0)
 			count_error();
@@ -265,7 +265,7 @@ claim_thread(void *arg)
 		is_dry = dry;
 		pthread_mutex_unlock(&mu);
 		left = job->want - have;
-		if (left <= 0 || is_dry || now_s() > deadline)
+		if (left <= 0 || is_dry || ut_now_s() > deadline)
 			break;
 		/* the threads together ask for at most what is missing (rounded up) */
 		left = (left + nthreads - 1) / nthreads;
@@ -351,7 +351,7 @@ main(int argc, char **argv)
 {
 	const char *out = NULL, *mode = NULL, *ak, *bk;
 	char path[512];
-	double t0 = now_s();
+	double t0 = ut_now_s();
 	long got;
 	int i;
 
@@ -416,6 +416,6 @@ main(int argc, char **argv)
 	}
 	got = filled();
 	fprintf(stderr, "bench_seed: %s: %ld of %ld items in %.1f s (%ld errors) -> %s\n",
-	    mode, got, count, now_s() - t0, nerrors, out);
+	    mode, got, count, ut_now_s() - t0, nerrors, out);
 	return got == count && nerrors == 0 ? 0 : 1;
 }

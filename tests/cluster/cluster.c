@@ -35,24 +35,6 @@ static atomic_llong	 probe_mark, probe_ok[2];
 static char		 ctl_out[8192];
 static char		 restore[4][64];
 
-int64_t
-cl_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-void
-cl_pause_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) == -1)
-		;
-}
-
 /* The exit hook: runs what cl_restore left to be run. */
 static void
 run_restore(void)
@@ -158,7 +140,7 @@ classify(const struct http_resp *r, int want, const char *what)
 		return 0;
 	}
 	nbad = ++st.bad;
-	st.last_bad_ms = cl_now_ms();
+	st.last_bad_ms = ut_now_ms();
 	st.s500 += r->status == 500;
 	st.s502 += r->status == 502;
 	st.s504 += r->status == 504;
@@ -180,7 +162,7 @@ retry_pause(const struct http_resp *r)
 	pthread_mutex_lock(&mu);
 	st.retries++;
 	pthread_mutex_unlock(&mu);
-	cl_pause_ms(ms < RETRY_PAUSE_MS ? ms : RETRY_PAUSE_MS);
+	ut_pause_ms(ms < RETRY_PAUSE_MS ? ms : RETRY_PAUSE_MS);
 }
 
 /* The slot of correlation id "c-N", or -1. */
@@ -207,7 +189,7 @@ one_submit(void)
 	struct http_resp r;
 	struct json_object *o;
 	char cid[CID_MAX], body[64];
-	int64_t t0 = cl_now_ms();
+	int64_t t0 = ut_now_ms();
 	int c;
 
 	if (slot >= CL_MAX_ACKED)
@@ -218,7 +200,7 @@ one_submit(void)
 		fx_submit(F, F->ckey, cid, body, &r);
 		if ((c = classify(&r, 202, "submit")) == 1)
 			break;
-		if (c == -1 || !running || cl_now_ms() - t0 > RETRY_BOUND_MS) {
+		if (c == -1 || !running || ut_now_ms() - t0 > RETRY_BOUND_MS) {
 			http_resp_free(&r);
 			return 0;
 		}
@@ -243,7 +225,7 @@ one_complete(const struct claim *c, long slot, int t)
 {
 	struct http_resp r;
 	char result[64], body[96];
-	int64_t t0 = cl_now_ms();
+	int64_t t0 = ut_now_ms();
 	int k;
 
 	snprintf(result, sizeof result, "{\"s\":%ld,\"t\":%d}", slot, t);
@@ -252,7 +234,7 @@ one_complete(const struct claim *c, long slot, int t)
 		fx_callback(F->bkey, c->id, "complete", c->token, body, &r);
 		if ((k = classify(&r, 200, "complete")) == 1)
 			break;
-		if (k == -1 || !running || cl_now_ms() - t0 > RETRY_BOUND_MS) {
+		if (k == -1 || !running || ut_now_ms() - t0 > RETRY_BOUND_MS) {
 			http_resp_free(&r);
 			return;
 		}
@@ -326,7 +308,7 @@ load_main(void *arg)
 		one_submit();
 		one_claim(t);
 		one_poll(&seed);
-		cl_pause_ms(PACE_MS);
+		ut_pause_ms(PACE_MS);
 	}
 	return NULL;
 }
@@ -341,12 +323,12 @@ probe_main(void *arg)
 	http_set_thread_target(test_env(h == 0 ? "ASYNCEXEC_TEST_HTTP_A" :
 	    "ASYNCEXEC_TEST_HTTP_B"));
 	while (running) {
-		t0 = cl_now_ms();
+		t0 = ut_now_ms();
 		mark = atomic_load(&probe_mark);
 		if (one_submit() && mark > 0 && t0 >= mark &&
 		    atomic_load(&probe_ok[h]) == 0)
-			atomic_store(&probe_ok[h], cl_now_ms());
-		cl_pause_ms(PROBE_MS);
+			atomic_store(&probe_ok[h], ut_now_ms());
+		ut_pause_ms(PROBE_MS);
 	}
 	return NULL;
 }
@@ -388,16 +370,16 @@ int
 cl_wait_progress(long long after_acked, long long n, long long after_done, long long m,
     long bound_ms)
 {
-	int64_t end = cl_now_ms() + bound_ms;
+	int64_t end = ut_now_ms() + bound_ms;
 	struct cl_stats s;
 
 	for (;;) {
 		cl_stats(&s);
 		if (s.acked >= after_acked + n && s.completed >= after_done + m)
 			return 1;
-		if (cl_now_ms() > end)
+		if (ut_now_ms() > end)
 			return 0;
-		cl_pause_ms(50);
+		ut_pause_ms(50);
 	}
 }
 
@@ -406,7 +388,7 @@ cl_probe_mark(void)
 {
 	atomic_store(&probe_ok[0], 0);
 	atomic_store(&probe_ok[1], 0);
-	atomic_store(&probe_mark, cl_now_ms());
+	atomic_store(&probe_mark, ut_now_ms());
 }
 
 int64_t
@@ -426,16 +408,16 @@ verify_one(const struct fx *f, long slot)
 	struct json_object *o = NULL;
 	char cid[CID_MAX];
 	const char *s;
-	int64_t t0 = cl_now_ms();
+	int64_t t0 = ut_now_ms();
 	int ok;
 
 	snprintf(cid, sizeof cid, "c-%ld", slot);
 	http_set_thread_target(test_env(slot % 2 ? "ASYNCEXEC_TEST_HTTP_B" :
 	    "ASYNCEXEC_TEST_HTTP_A"));
 	while (fx_poll(f, f->ckey, cid, ex[slot].token, NULL, &r) == 503 &&
-	    cl_now_ms() - t0 < RETRY_BOUND_MS) {
+	    ut_now_ms() - t0 < RETRY_BOUND_MS) {
 		http_resp_free(&r);
-		cl_pause_ms(RETRY_PAUSE_MS);
+		ut_pause_ms(RETRY_PAUSE_MS);
 	}
 	http_set_thread_target(NULL);
 	ok = r.status == 200 && (o = json_body(&r)) != NULL;
@@ -652,15 +634,15 @@ cl_master_kill(const char *host)
 int
 cl_writers_at(long want, long bound_ms)
 {
-	int64_t end = cl_now_ms() + bound_ms;
+	int64_t end = ut_now_ms() + bound_ms;
 
 	for (;;) {
 		if (cl_metric("ASYNCEXEC_TEST_METRICS", "asyncexec_db_writer_index") == want &&
 		    cl_metric("ASYNCEXEC_TEST_METRICS_B", "asyncexec_db_writer_index") == want)
 			return 1;
-		if (cl_now_ms() > end)
+		if (ut_now_ms() > end)
 			return 0;
-		cl_pause_ms(100);
+		ut_pause_ms(100);
 	}
 }
 
@@ -689,13 +671,13 @@ cl_writers_home(void)
 		snprintf(args, sizeof args, "master-reload %s", h[i][1]);
 		if (cl_ctl(args) != 0)
 			return 0;
-		end = cl_now_ms() + 30000;
+		end = ut_now_ms() + 30000;
 		while (cl_metric(h[i][0], "asyncexec_db_writer_index") != 0 &&
-		    cl_now_ms() < end)
-			cl_pause_ms(50);
-		end = cl_now_ms() + 30000;
-		while (cl_get_status(h[i][2], "/readyz") != 200 && cl_now_ms() < end)
-			cl_pause_ms(50);
+		    ut_now_ms() < end)
+			ut_pause_ms(50);
+		end = ut_now_ms() + 30000;
+		while (cl_get_status(h[i][2], "/readyz") != 200 && ut_now_ms() < end)
+			ut_pause_ms(50);
 	}
 	return cl_writers_at(0, 5000);
 }

@@ -19,6 +19,7 @@
 
 #include <mysql.h>
 
+#include "util/clock.h"
 #include "fixture.h"
 
 struct config;
@@ -41,10 +42,6 @@ struct cl_stats {
 	int64_t		 last_bad_ms;	/* monotonic time of the last bad answer */
 };
 
-/* Milliseconds on the monotonic clock; a pause of ms milliseconds. */
-int64_t		 cl_now_ms(void);
-void		 cl_pause_ms(long ms);
-
 /* Reads the environment and host A's config; installs the exit hook. */
 void		 cl_init(void);
 /* "$ASYNCEXEC_TEST_CLUSTERCTL ARGS"; its exit status (-1: none). Its stdout
@@ -65,7 +62,7 @@ void		 cl_stats(struct cl_stats *);
 int		 cl_wait_progress(long long after_acked, long long n,
 		    long long after_done, long long m, long bound_ms);
 /* From now on the probes note their first 202 to a request sent after this
- * moment; cl_probe_first_ok(H) gives it (ms on cl_now_ms()) or 0. */
+ * moment; cl_probe_first_ok(H) gives it (ms on ut_now_ms()) or 0. */
 void		 cl_probe_mark(void);
 int64_t		 cl_probe_first_ok(int host);
 

@@ -162,7 +162,7 @@ gate_waiters(long long n)
 	int64_t		 t0;
 	long long	 w = -1;
 
-	for (t0 = cl_now_ms(); cl_now_ms() - t0 < WAIT_MS; cl_pause_ms(20))
+	for (t0 = ut_now_ms(); ut_now_ms() - t0 < WAIT_MS; ut_pause_ms(20))
 		if ((w = num(n1, "SELECT COUNT(*) FROM information_schema."
 		    "PROCESSLIST WHERE INFO LIKE 'SELECT v INTO @cluster_gate%'"))
 		    == n)
@@ -179,7 +179,7 @@ bf_aborts(long long n)
 	    "GLOBAL_STATUS WHERE VARIABLE_NAME = 'WSREP_LOCAL_BF_ABORTS'";
 	int64_t		 t0;
 
-	for (t0 = cl_now_ms(); cl_now_ms() - t0 < WAIT_MS; cl_pause_ms(20))
+	for (t0 = ut_now_ms(); ut_now_ms() - t0 < WAIT_MS; ut_pause_ms(20))
 		if (num(n1, q) >= n)
 			return 1;
 	return 0;
@@ -309,8 +309,8 @@ main(void)
 	    "UPDATE"), 0);
 	memset(&k, 0, sizeof k);
 	CHECK(pthread_create(&k.t, NULL, claim_run, &k) == 0);
-	for (t0 = cl_now_ms(); cl_now_ms() - t0 < WAIT_MS && waiting < 1;
-	    cl_pause_ms(20))
+	for (t0 = ut_now_ms(); ut_now_ms() - t0 < WAIT_MS && waiting < 1;
+	    ut_pause_ms(20))
 		waiting = num(n1, "SELECT COUNT(*) FROM information_schema."
 		    "PROCESSLIST WHERE INFO LIKE 'SELECT v INTO @cluster_gate%'");
 	CHECK_EQ_INT(waiting, 1);
@@ -318,14 +318,14 @@ main(void)
 	/* 2: node 2 writes X (a cancel request), committed at once */
 	snprintf(q, sizeof q, "UPDATE s2r_async_execution SET cancel_requested "
 	    "= 1 WHERE id = %lld", id);
-	t0 = cl_now_ms();
+	t0 = ut_now_ms();
 	CHECK_EQ_INT(sql(n2, q), 0);
 	CHECK_EQ_INT(mysql_affected_rows(n2), 1);
 
 	/* 3: the claim is aborted and run again; let the gate go */
 	pthread_join(k.t, NULL);
 	printf("claim answered %d %lld ms after node 2's write\n", k.r.status,
-	    (long long)(cl_now_ms() - t0));
+	    (long long)(ut_now_ms() - t0));
 	(void)sql(gate, "ROLLBACK");
 	CHECK_EQ_INT(k.r.status, 200);
 	CHECK((o = json_body(&k.r)) != NULL);

@@ -79,9 +79,9 @@ same_rows(long long *rows_out)
 static double
 rejoin(void)
 {
-	int64_t t0 = cl_now_ms();
+	int64_t t0 = ut_now_ms();
 	int rc = cl_ctl("node-start 1");
-	double s = (double)(cl_now_ms() - t0) / 1000;
+	double s = (double)(ut_now_ms() - t0) / 1000;
 
 	CHECK_EQ_INT(rc, 0);
 	if (rc != 0)
@@ -135,14 +135,14 @@ main(void)
 	cl_stats(&s0);
 
 	cl_restore(0, "node-start 1");
-	t_kill = cl_now_ms();
+	t_kill = ut_now_ms();
 	CHECK_EQ_INT(cl_ctl("node-kill 1"), 0);
 	cl_probe_mark();		/* requests sent from here cannot reach node 1 */
 	CHECK(cl_wait_progress(s0.acked, AFTER_ACKED, s0.completed, AFTER_DONE,
 	    FAILOVER_BOUND_MS + 30000));
 	while ((cl_probe_first_ok(0) == 0 || cl_probe_first_ok(1) == 0) &&
-	    cl_now_ms() - t_kill < FAILOVER_BOUND_MS + 30000)
-		cl_pause_ms(50);
+	    ut_now_ms() - t_kill < FAILOVER_BOUND_MS + 30000)
+		ut_pause_ms(50);
 	cl_load_stop();
 	cl_stats(&s1);
 	ok_a = cl_probe_first_ok(0);
@@ -177,8 +177,8 @@ main(void)
 	/* a restart of a master is not a reload: it resumes node 2 (db_pin_file) */
 	CHECK_EQ_INT(cl_master_kill("A"), 0);
 	CHECK_EQ_INT(cl_ctl("master-start A"), 0);
-	for (t = cl_now_ms(); cl_get_status("ASYNCEXEC_TEST_HTTP_A", "/readyz") != 200 &&
-	    cl_now_ms() - t < 30000; cl_pause_ms(50))
+	for (t = ut_now_ms(); cl_get_status("ASYNCEXEC_TEST_HTTP_A", "/readyz") != 200 &&
+	    ut_now_ms() - t < 30000; ut_pause_ms(50))
 		;
 	CHECK_EQ_INT(cl_metric("ASYNCEXEC_TEST_METRICS", "asyncexec_db_writer_index"), 1);
 	CHECK(cl_writers_at(1, 1000));		/* both still on node 2: no split */

@@ -44,14 +44,14 @@ static struct fx F;
 static int64_t
 wait_status(const char *env_name, const char *path, int status, long bound_ms)
 {
-	int64_t t0 = cl_now_ms();
+	int64_t t0 = ut_now_ms();
 
 	for (;;) {
 		if (cl_get_status(env_name, path) == status)
-			return cl_now_ms() - t0;
-		if (cl_now_ms() - t0 > bound_ms)
+			return ut_now_ms() - t0;
+		if (ut_now_ms() - t0 > bound_ms)
 			return -1;
-		cl_pause_ms(20);
+		ut_pause_ms(20);
 	}
 }
 
@@ -72,12 +72,12 @@ main(void)
 	cl_stats(&s0);
 
 	cl_restore(1, "master-start A");
-	t_kill = cl_now_ms();
+	t_kill = ut_now_ms();
 	CHECK_EQ_INT(cl_master_kill("A"), 0);
 	gone_ms = wait_status("ASYNCEXEC_TEST_HTTP_A", "/healthz", 502, GONE_BOUND_MS);
 	CHECK(gone_ms >= 0);
 	if (gone_ms >= 0)
-		gone_ms = cl_now_ms() - t_kill;
+		gone_ms = ut_now_ms() - t_kill;
 	CHECK_EQ_INT(cl_get_status("ASYNCEXEC_TEST_HTTP_B", "/readyz"), 200);
 	cl_stats(&s1);
 	CHECK(cl_wait_progress(s1.acked, AFTER_ACKED, s1.completed, AFTER_DONE, 30000));

@@ -81,17 +81,17 @@ static int
 wait_readyz(const char *env_name, const char *path, int want,
     struct http_resp *last)
 {
-	int64_t	 t0 = cl_now_ms();
+	int64_t	 t0 = ut_now_ms();
 	int	 st;
 
 	for (;;) {
 		memset(last, 0, sizeof(*last));
 		if ((st = readyz(env_name, path, last)) == want)
 			return 1;
-		if (cl_now_ms() - t0 > STATE_MS)
+		if (ut_now_ms() - t0 > STATE_MS)
 			return 0;
 		http_resp_free(last);
-		cl_pause_ms(100);
+		ut_pause_ms(100);
 	}
 }
 
@@ -127,11 +127,11 @@ static void
 check_not_ready(const char *env_name, const char *metrics_env)
 {
 	struct http_resp	 r;
-	int64_t			 t0 = cl_now_ms();
+	int64_t			 t0 = ut_now_ms();
 
 	CHECK(wait_readyz(env_name, "/readyz", 503, &r));
 	printf("%s: /readyz 503 %lld ms after the desync\n", env_name,
-	    (long long)(cl_now_ms() - t0));
+	    (long long)(ut_now_ms() - t0));
 	CHECK(expect_problem(&r, 503, "service_unavailable"));
 	CHECK(is_digits(http_header(&r, "retry-after")));
 	CHECK(r.body != NULL && strstr(r.body, "Synced") == NULL &&

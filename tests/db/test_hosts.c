@@ -25,13 +25,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/clock.h"
 #include "../src/buf.h"
 #include "../src/config.h"
 #include "../src/db.h"
 #include "../src/metrics.h"
 #include "../src/repo.h"
 #include "check.h"
-#include "port.h"
+#include "util/port.h"
 
 static struct config	 base;
 
@@ -159,15 +160,6 @@ node_of(struct db *db)
 	return repo_node_state(db, &n) == REPO_OK ? n.node : 0;
 }
 
-static double
-now_s(void)
-{
-	struct timespec	 ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 int
 main(void)
 {
@@ -238,9 +230,9 @@ main(void)
 	p[0] = dead, p[1] = dead2;
 	with_hosts(&c3, 2, p);
 	CHECK((d = repo_open(&c3, 0)) != NULL);
-	t0 = now_s();
+	t0 = ut_now_s();
 	CHECK(repo_ping(d) == REPO_ERR);
-	CHECK(now_s() - t0 < 1.5);
+	CHECK(ut_now_s() - t0 < 1.5);
 	repo_close(d);
 	repo_close(c);
 	repo_close(b);

@@ -21,24 +21,6 @@
 
 static int	 db_down;	/* this process stopped the database */
 
-int64_t
-f_now_ms(void)
-{
-	struct timespec	 ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-void
-f_pause_ms(long ms)
-{
-	struct timespec	 ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
-		;
-}
-
 static void
 restart_db(void)
 {
@@ -139,7 +121,7 @@ pid_gone(long pid)
 int
 f_db_stop(int sigkill)
 {
-	int64_t	 deadline = f_now_ms() + DB_GONE_MS;
+	int64_t	 deadline = ut_now_ms() + DB_GONE_MS;
 	long	 pid;
 
 	db_down = 1;
@@ -153,10 +135,10 @@ f_db_stop(int sigkill)
 	if (kill((pid_t)pid, SIGKILL) == -1)
 		return -1;
 	while (!pid_gone(pid))
-		if (f_now_ms() > deadline)
+		if (ut_now_ms() > deadline)
 			return -1;
 		else
-			f_pause_ms(10);
+			ut_pause_ms(10);
 	return 0;
 }
 

@@ -12,14 +12,11 @@
 #ifndef ASYNCEXEC_FAULT_H
 #define ASYNCEXEC_FAULT_H
 
+#include "util/clock.h"
 #include <stddef.h>
 #include <stdint.h>
 
 #include <mysql.h>
-
-/* Milliseconds on the monotonic clock; a pause of ms milliseconds. */
-int64_t		 f_now_ms(void);
-void		 f_pause_ms(long ms);
 
 /* Installs the exit hook that restarts the database if a test stopped it. */
 void		 f_init(void);

@@ -85,7 +85,7 @@ static int
 start_app(int port)
 {
 	char		 cfg[300];
-	long long	 deadline = fcgi_now_ms() + START_MS;
+	long long	 deadline = ut_now_ms() + START_MS;
 	int		 fd;
 
 	snprintf(cfg, sizeof cfg, "%s/app.conf", dir);
@@ -102,12 +102,12 @@ start_app(int port)
 		    cfg, (char *)NULL);
 		_exit(127);
 	}
-	while (fcgi_now_ms() < deadline) {
+	while (ut_now_ms() < deadline) {
 		if ((fd = fcgi_connect(sock)) >= 0) {
 			close(fd);
 			return 0;
 		}
-		f_pause_ms(20);
+		ut_pause_ms(20);
 	}
 	return -1;
 }
@@ -120,7 +120,7 @@ fcgi_api(const char *method, const char *uri, const char *key,
 	char		 auth[256], clen[32];
 	const char	*kv[24];
 	size_t		 n = 0, blen = body ? strlen(body) : 0;
-	long long	 deadline = fcgi_now_ms() + REQ_MS;
+	long long	 deadline = ut_now_ms() + REQ_MS;
 	int		 fd;
 
 	memset(r, 0, sizeof *r);
@@ -197,14 +197,14 @@ static int
 wait_ready(void)
 {
 	struct fcgi_resp	 r;
-	long long		 deadline = fcgi_now_ms() + START_MS;
+	long long		 deadline = ut_now_ms() + START_MS;
 	int			 st = 0;
 
-	while (st != 200 && fcgi_now_ms() < deadline) {
+	while (st != 200 && ut_now_ms() < deadline) {
 		st = fcgi_api("GET", "/readyz", F.bkey, NULL, NULL, &r);
 		fcgi_resp_free(&r);
 		if (st != 200)
-			f_pause_ms(50);
+			ut_pause_ms(50);
 	}
 	return st == 200;
 }

@@ -88,7 +88,7 @@ call_run(void *arg)
 	struct call	*k = arg;
 	char		 body[160];
 
-	k->t0 = f_now_ms();
+	k->t0 = ut_now_ms();
 	if (k->claim)
 		fx_claim(&F, F.bkey, "{\"max\":2}", &k->r);
 	else {
@@ -96,7 +96,7 @@ call_run(void *arg)
 		fx_callback(F.bkey, k->c.id, "complete", k->c.token, body,
 		    &k->r);
 	}
-	k->t1 = f_now_ms();
+	k->t1 = ut_now_ms();
 	__atomic_store_n(&k->done, 1, __ATOMIC_SEQ_CST);
 	return NULL;
 }
@@ -112,11 +112,11 @@ call_start(struct call *k)
 static void
 call_join(struct call *k)
 {
-	int64_t	 deadline = f_now_ms() + ANSWER_MS;
+	int64_t	 deadline = ut_now_ms() + ANSWER_MS;
 
 	while (!__atomic_load_n(&k->done, __ATOMIC_SEQ_CST) &&
-	    f_now_ms() < deadline)
-		f_pause_ms(20);
+	    ut_now_ms() < deadline)
+		ut_pause_ms(20);
 	if (!k->done) {
 		fprintf(stderr, "  the request was not answered in %d ms\n",
 		    ANSWER_MS);
@@ -147,7 +147,7 @@ show_conns(void)
 static long long
 find_conn(const char *prefix)
 {
-	int64_t		 deadline = f_now_ms() + FIND_MS;
+	int64_t		 deadline = ut_now_ms() + FIND_MS;
 	long long	 id;
 
 	do {
@@ -157,8 +157,8 @@ find_conn(const char *prefix)
 		    "time DESC LIMIT 1", prefix);
 		if (id > 0)
 			return id;
-		f_pause_ms(20);
-	} while (f_now_ms() < deadline);
+		ut_pause_ms(20);
+	} while (ut_now_ms() < deadline);
 	fprintf(stderr, "  no app connection runs \"%s...\"\n", prefix);
 	show_conns();
 	return -1;
@@ -264,7 +264,7 @@ test_kill_finalize(void)
 	CHECK(id > 0);
 	if (id > 0)
 		CHECK_EQ_INT(f_sql(m, "KILL CONNECTION %lld", id), 0);
-	f_pause_ms(50);	/* let the retry, if any, queue on the lock */
+	ut_pause_ms(50);	/* let the retry, if any, queue on the lock */
 	CHECK_EQ_INT(f_sql(m, "ROLLBACK"), 0);
 	call_join(&k);
 	st = k.r.status;

@@ -41,7 +41,7 @@ static pthread_mutex_t	 mu = PTHREAD_MUTEX_INITIALIZER;
 static struct acked	*acked;
 static size_t		 nacked;
 static atomic_int	 running;
-static atomic_llong	 last_503_start;	/* f_now_ms of the request */
+static atomic_llong	 last_503_start;	/* ut_now_ms of the request */
 static atomic_llong	 n_ok, n_503, n_bad;
 
 /* Classifies one answer; records 202 acknowledgements. */
@@ -72,7 +72,7 @@ one_submit(void)
 {
 	struct http_resp	 r;
 	struct json_object	*o;
-	int64_t			 t0 = f_now_ms();
+	int64_t			 t0 = ut_now_ms();
 
 	fx_submit(&F, F.ckey, NULL, "{\"load\":true}", &r);
 	record(&r, t0, 202);
@@ -106,7 +106,7 @@ one_poll(unsigned *seed)
 	}
 	a = acked[(size_t)rand_r(seed) % nacked];
 	pthread_mutex_unlock(&mu);
-	t0 = f_now_ms();
+	t0 = ut_now_ms();
 	fx_poll(&F, F.ckey, a.cid, a.token, NULL, &r);
 	record(&r, t0, 200);
 	http_resp_free(&r);
@@ -120,7 +120,7 @@ load(void *arg)
 	while (running) {
 		one_submit();
 		one_poll(&seed);
-		f_pause_ms(PACE_MS);
+		ut_pause_ms(PACE_MS);
 	}
 	return NULL;
 }
@@ -162,15 +162,15 @@ outage(const char *name, int sigkill)
 	running = 1;
 	for (i = 0; i < LOAD_THREADS; i++)
 		pthread_create(&th[i], NULL, load, (void *)(i + 1));
-	f_pause_ms(WARMUP_MS);
+	ut_pause_ms(WARMUP_MS);
 	ok_before = n_ok;
 	CHECK(ok_before > 0);
 	lines0 = f_log_lines(log);
 	CHECK_EQ_INT(f_db_stop(sigkill), 0);
-	f_pause_ms(OUTAGE_MS);
+	ut_pause_ms(OUTAGE_MS);
 	CHECK_EQ_INT(f_db_start(), 0);
-	t_back = f_now_ms();
-	f_pause_ms(OBSERVE_MS);
+	t_back = ut_now_ms();
+	ut_pause_ms(OBSERVE_MS);
 	lines = f_log_lines(log) - lines0;
 	running = 0;
 	for (i = 0; i < LOAD_THREADS; i++)

@@ -1,8 +1,10 @@
 /*
- * httpc.c - HTTP/1.1 client, admin CLI runner, JSON helpers and contract predicates
- * shared by the HTTP integration tests.
+ * httpc.c - HTTP/1.1 client (over tests/util/net.h), exchange recorder and admin CLI
+ * runner shared by the HTTP integration tests; the JSON helpers and contract
+ * predicates are in httpc_check.c.
  */
 #include "httpc.h"
+#include "util/net.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -205,63 +207,27 @@ bind_source(int fd)
 	return 0;
 }
 
-/*
- * connect(2) that a signal cannot break: an interrupted connect goes on in the kernel
- * (calling connect again would say EALREADY), so wait for the socket to become writable,
- * within the receive timeout, and take the connect's own result from SO_ERROR.
- * 0 when connected, -1 with errno otherwise.
- */
+/* The transport's signal-proof connect (tests/util/net.h) within the receive timeout. */
 int
 httpc_connect_fd(int fd, const struct sockaddr *sa, socklen_t len)
 {
-	struct pollfd p = { .fd = fd, .events = POLLOUT };
-	socklen_t el = sizeof(int);
-	int r, err = 0;
-
-	if (connect(fd, sa, len) == 0)
-		return 0;
-	if (errno != EINTR)
-		return -1;
-	while ((r = poll(&p, 1, RECV_TIMEOUT_S * 1000)) < 0 && errno == EINTR)
-		;
-	if (r == 0)
-		errno = ETIMEDOUT;
-	if (r <= 0)
-		return -1;
-	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) != 0)
-		return -1;
-	errno = err;
-	return err == 0 ? 0 : -1;
+	return ut_connect_fd(fd, sa, len, RECV_TIMEOUT_S);
 }
 
 static int
 http_connect(void)
 {
 	const char *hp = cur_target();
-	const char *colon = strrchr(hp, ':');
 	struct sockaddr_in sa;
-	struct timeval tv = { .tv_sec = RECV_TIMEOUT_S };
-	char host[64];
 	int fd;
 
-	if (colon == NULL || (size_t)(colon - hp) >= sizeof host) {
-		fprintf(stderr, "httpc: ASYNCEXEC_TEST_HTTP must be HOST:PORT, got %s\n", hp);
+	if (ut_parse_hostport(hp, &sa) != 0) {
+		fprintf(stderr, "httpc: ASYNCEXEC_TEST_HTTP must be IPV4:PORT, got %s\n", hp);
 		return -1;
 	}
-	memcpy(host, hp, (size_t)(colon - hp));
-	host[colon - hp] = '\0';
-	memset(&sa, 0, sizeof sa);
-	sa.sin_family = AF_INET;
-	sa.sin_port = htons((uint16_t)atoi(colon + 1));
-	if (inet_pton(AF_INET, host, &sa.sin_addr) != 1) {
-		fprintf(stderr, "httpc: bad IPv4 address in ASYNCEXEC_TEST_HTTP: %s\n", hp);
-		return -1;
-	}
-	fd = socket(AF_INET, SOCK_STREAM, 0);
+	fd = ut_tcp_socket(RECV_TIMEOUT_S);
 	if (fd < 0)
 		return -1;
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
 	if (bind_source(fd) != 0 || httpc_connect_fd(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
 		fprintf(stderr, "httpc: connect %s: %s\n", hp, strerror(errno));
 		close(fd);
@@ -295,23 +261,6 @@ build_request(struct dbuf *b, const char *method, const char *path,
 	dbuf_str(b, "\r\n");
 	if (body != NULL)
 		dbuf_add(b, body, body_len);
-}
-
-/* Sends everything it can. A peer that answers early (413) and closes is not an error:
- * the response is read afterwards. */
-static void
-send_all(int fd, const char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return;
-		p += w;
-		n -= (size_t)w;
-	}
 }
 
 /* Reads until EOF. Returns 0, or -1 on timeout / error before any byte arrived. */
@@ -596,7 +545,8 @@ http_do(const char *method, const char *path, const char *const *headers,
 	fd = http_connect();
 	if (fd >= 0) {
 		build_request(&req, method, path, headers, body, body_len);
-		send_all(fd, req.p, req.len);
+		/* a peer that answers early (413) and closes is not an error: read it */
+		(void)ut_send_all(fd, req.p, req.len);
 		if (recv_all(fd, &raw) == 0)
 			rc = parse_response(method, &raw, out);
 		close(fd);
@@ -696,342 +646,4 @@ admin(const char *fmt, ...)
 		exit(1);
 	}
 	return first;
-}
-
-/* ---- JSON ----------------------------------------------------------------------------- */
-
-struct json_object *
-json_body(const struct http_resp *r)
-{
-	struct json_object *o;
-
-	if (r->body == NULL || r->body_len == 0) {
-		fprintf(stderr, "json_body: empty body (status %d)\n", r->status);
-		return NULL;
-	}
-	o = json_tokener_parse(r->body);
-	if (o == NULL)
-		fprintf(stderr, "json_body: not JSON: %.300s\n", r->body);
-	return o;
-}
-
-static struct json_object *
-jstep(struct json_object *o, const char *name, size_t len)
-{
-	char key[128];
-	struct json_object *v = NULL;
-
-	if (o == NULL || len >= sizeof key)
-		return NULL;
-	memcpy(key, name, len);
-	key[len] = '\0';
-	if (json_object_is_type(o, json_type_array)) {
-		char *end;
-		unsigned long i = strtoul(key, &end, 10);
-
-		if (*end != '\0' || i >= json_object_array_length(o))
-			return NULL;
-		return json_object_array_get_idx(o, i);
-	}
-	if (!json_object_is_type(o, json_type_object))
-		return NULL;
-	return json_object_object_get_ex(o, key, &v) ? v : NULL;
-}
-
-/* Distinguishes "member is null" from "member missing": returns 1 when found. */
-static int
-jfind(struct json_object *o, const char *path, struct json_object **out)
-{
-	for (;;) {
-		size_t len = strcspn(path, ".");
-		struct json_object *parent = o;
-
-		if (parent == NULL)
-			return 0;
-		o = jstep(parent, path, len);
-		if (path[len] == '\0') {
-			*out = o;
-			if (o != NULL)
-				return 1;
-			return json_object_is_type(parent, json_type_object) &&
-			    json_object_object_get_ex(parent, path, NULL);
-		}
-		path += len + 1;
-	}
-}
-
-struct json_object *
-jget(struct json_object *o, const char *path)
-{
-	struct json_object *v = NULL;
-
-	return jfind(o, path, &v) ? v : NULL;
-}
-
-const char *
-jstr(struct json_object *o, const char *path)
-{
-	struct json_object *v = jget(o, path);
-
-	return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-}
-
-int
-jint(struct json_object *o, const char *path, int64_t *out)
-{
-	struct json_object *v = jget(o, path);
-
-	if (v == NULL || !json_object_is_type(v, json_type_int))
-		return 0;
-	*out = json_object_get_int64(v);
-	return 1;
-}
-
-int
-jbool(struct json_object *o, const char *path, int *out)
-{
-	struct json_object *v = jget(o, path);
-
-	if (v == NULL || !json_object_is_type(v, json_type_boolean))
-		return 0;
-	*out = json_object_get_boolean(v);
-	return 1;
-}
-
-int
-jnull(struct json_object *o, const char *path)
-{
-	struct json_object *v = NULL;
-
-	return jfind(o, path, &v) && v == NULL;
-}
-
-long
-jlen(struct json_object *o, const char *path)
-{
-	struct json_object *v = jget(o, path);
-
-	if (v == NULL || !json_object_is_type(v, json_type_array))
-		return -1;
-	return (long)json_object_array_length(v);
-}
-
-/* ---- contract predicates -------------------------------------------------------------- */
-
-static int
-say_no(const char *what, const char *s)
-{
-	fprintf(stderr, "  not %s: \"%s\"\n", what, s ? s : "(null)");
-	return 0;
-}
-
-static int
-match_pattern(const char *s, const char *pat)
-{
-	/* 'd' = digit, 'x' = hex digit, anything else literal. */
-	for (; *pat; s++, pat++) {
-		if (*s == '\0')
-			return 0;
-		if (*pat == 'd' && !isdigit((unsigned char)*s))
-			return 0;
-		if (*pat == 'x' && !isxdigit((unsigned char)*s))
-			return 0;
-		if (*pat != 'd' && *pat != 'x' && *pat != *s)
-			return 0;
-	}
-	return *s == '\0';
-}
-
-int64_t
-rfc3339_ms(const char *s)
-{
-	struct tm tm;
-	int ms;
-
-	if (s == NULL || !match_pattern(s, "dddd-dd-ddTdd:dd:dd.dddZ"))
-		return -1;
-	memset(&tm, 0, sizeof tm);
-	if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d.%3dZ", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
-	    &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &ms) != 7)
-		return -1;
-	if (tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 || tm.tm_mday > 31 ||
-	    tm.tm_hour > 23 || tm.tm_min > 59 || tm.tm_sec > 60)
-		return -1;
-	tm.tm_year -= 1900;
-	tm.tm_mon -= 1;
-	return (int64_t)timegm(&tm) * 1000 + ms;
-}
-
-int
-is_rfc3339_ms(const char *s)
-{
-	return rfc3339_ms(s) >= 0 ? 1 : say_no("RFC 3339 UTC with milliseconds", s);
-}
-
-static int
-is_b64url(const char *s, size_t n)
-{
-	return s != NULL && strlen(s) == n && strspn(s,
-	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") == n;
-}
-
-int
-is_token43(const char *s)
-{
-	return is_b64url(s, 43) ? 1 : say_no("a 43-char base64url token", s);
-}
-
-int
-is_poll_token(const char *s)
-{
-	/* 65: sealed with key version 0; 66: a version digit first (rotated key) */
-	return is_b64url(s, 65) || is_b64url(s, 66) ? 1 :
-	    say_no("a 65- or 66-char base64url poll token", s);
-}
-
-int
-is_uuid(const char *s)
-{
-	if (s == NULL || !match_pattern(s, "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx"))
-		return say_no("a UUID", s);
-	return 1;
-}
-
-int
-is_digits(const char *s)
-{
-	if (s == NULL || *s == '\0' || strspn(s, "0123456789") != strlen(s))
-		return say_no("a decimal number", s);
-	return 1;
-}
-
-int
-expect_status(const struct http_resp *r, int status)
-{
-	if (r->status == status)
-		return 1;
-	fprintf(stderr, "  expected status %d, got %d; body: %.400s\n", status, r->status,
-	    r->body ? r->body : "");
-	return 0;
-}
-
-static int
-expect_header_prefix(const struct http_resp *r, const char *name, const char *prefix)
-{
-	const char *v = http_header(r, name);
-
-	if (v != NULL && strncasecmp(v, prefix, strlen(prefix)) == 0)
-		return 1;
-	fprintf(stderr, "  status %d: header %s is \"%s\", expected \"%s...\"\n", r->status,
-	    name, v ? v : "(missing)", prefix);
-	return 0;
-}
-
-static int
-no_store(const struct http_resp *r)
-{
-	const char *v = http_header(r, "cache-control");
-
-	if (v != NULL && strcasestr(v, "no-store") != NULL)
-		return 1;
-	fprintf(stderr, "  status %d: Cache-Control is \"%s\", expected no-store\n", r->status,
-	    v ? v : "(missing)");
-	return 0;
-}
-
-int
-expect_json(const struct http_resp *r, int status)
-{
-	struct json_object *o;
-	int ok = expect_status(r, status);
-
-	ok &= expect_header_prefix(r, "content-type", "application/json");
-	ok &= no_store(r);
-	o = json_body(r);
-	ok &= o != NULL;
-	json_object_put(o);
-	return ok;
-}
-
-static int
-problem_members(struct json_object *o, int status, const char *code)
-{
-	int64_t st = 0;
-	const char *type = jstr(o, "type"), *c = jstr(o, "code");
-	int ok = 1;
-
-	if (type == NULL || strcmp(type, "about:blank") != 0)
-		ok = say_no("type about:blank", type);
-	if (jstr(o, "title") == NULL || jstr(o, "detail") == NULL)
-		ok = say_no("a problem with string title and detail", "");
-	if (!jint(o, "status", &st) || st != status) {
-		fprintf(stderr, "  problem status member %lld, expected %d\n", (long long)st,
-		    status);
-		ok = 0;
-	}
-	if (c == NULL || strcmp(c, code) != 0) {
-		fprintf(stderr, "  problem code \"%s\", expected \"%s\"\n", c ? c : "(null)", code);
-		ok = 0;
-	}
-	return ok;
-}
-
-int
-expect_problem(const struct http_resp *r, int status, const char *code)
-{
-	struct json_object *o;
-	int ok = expect_status(r, status);
-
-	ok &= expect_header_prefix(r, "content-type", "application/problem+json");
-	ok &= no_store(r);
-	o = json_body(r);
-	ok &= o != NULL && problem_members(o, status, code);
-	json_object_put(o);
-	return ok;
-}
-
-int
-expect_unauthorized(const struct http_resp *r)
-{
-	int ok = expect_problem(r, 401, "unauthorized");
-
-	return expect_header_prefix(r, "www-authenticate", "Bearer") && ok;
-}
-
-int
-expect_conflict(const struct http_resp *r, const char *current)
-{
-	struct json_object *o;
-	const char *cur;
-	int ok = expect_problem(r, 409, "conflict");
-
-	o = json_body(r);
-	cur = jstr(o, "currentStatus");
-	if (cur == NULL || strcmp(cur, current) != 0) {
-		fprintf(stderr, "  currentStatus \"%s\", expected \"%s\"\n",
-		    cur ? cur : "(null)", current);
-		ok = 0;
-	}
-	json_object_put(o);
-	return ok;
-}
-
-int
-same_response(const struct http_resp *a, const struct http_resp *b)
-{
-	if (a->status == b->status && a->body_len == b->body_len &&
-	    memcmp(a->body, b->body, a->body_len) == 0)
-		return 1;
-	fprintf(stderr, "  responses differ:\n    %d %.300s\n    %d %.300s\n", a->status,
-	    a->body ? a->body : "", b->status, b->body ? b->body : "");
-	return 0;
-}
-
-int
-body_contains(const struct http_resp *r, const char *needle)
-{
-	if (r->body != NULL && memmem(r->body, r->body_len, needle, strlen(needle)) != NULL)
-		return 1;
-	fprintf(stderr, "  body does not contain %s: %.400s\n", needle, r->body ? r->body : "");
-	return 0;
 }

@@ -11,6 +11,7 @@
  * scratch database made through the test server's root account), a user lacking grants,
  * and migrate making the poll-token key itself.
  */
+#include "util/clock.h"
 #include "check.h"
 #include "fixture.h"
 
@@ -209,31 +210,6 @@ parse_out(void)
 	return o;
 }
 
-static int64_t
-mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* RFC 3339 "YYYY-MM-DDTHH:MM:SS.mmmZ" to ms since the epoch, or -1. */
-static int64_t
-rfc_ms(const char *s)
-{
-	struct tm tm;
-	int ms = 0;
-
-	memset(&tm, 0, sizeof tm);
-	if (s == NULL || sscanf(s, "%d-%d-%dT%d:%d:%d.%dZ", &tm.tm_year, &tm.tm_mon,
-	    &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &ms) != 7)
-		return -1;
-	tm.tm_year -= 1900;
-	tm.tm_mon -= 1;
-	return (int64_t)timegm(&tm) * 1000 + ms;
-}
-
 /* Usage errors: exit 2 and a usage message even though the config file does not exist. */
 static void
 test_usage(void)
@@ -334,7 +310,7 @@ test_json(const struct fx *f)
 	CHECK(o != NULL && jint(o, "database_version", &v) && jint(o, "build_version", &b) &&
 	    v == b && v >= 4 && jlen(o, "pending") == 0 && jlen(o, "applied") >= 4 &&
 	    jlen(o, "applied") <= v && jint(o, last, &n) && n == v);
-	CHECK(o != NULL && rfc_ms(jstr(o, "applied.0.applied_at")) > 0);
+	CHECK(o != NULL && rfc3339_ms(jstr(o, "applied.0.applied_at")) > 0);
 	json_object_put(o);
 	CHECK_EQ_INT(ADMIN("migrate --status", CONF), 0);
 	CHECK(strstr(out, "up to date") != NULL && strstr(out, "applied\t1\t") != NULL);
@@ -353,7 +329,7 @@ submit_retention_ms(const struct fx *f)
 	fx_cid(cid, sizeof cid, "ret");
 	if (fx_submit_ok(f, cid, "{\"x\":1}", &s) &&
 	    fx_poll(f, f->ckey, s.cid, s.token, NULL, &r) == 200 && (o = json_body(&r)))
-		d = rfc_ms(jstr(o, "expiresAt")) - rfc_ms(jstr(o, "createdAt"));
+		d = rfc3339_ms(jstr(o, "expiresAt")) - rfc3339_ms(jstr(o, "createdAt"));
 	json_object_put(o);
 	http_resp_free(&r);
 	return d;
@@ -374,8 +350,8 @@ test_route_set(const struct fx *f)
 	    v == 3);
 	json_object_put(o);
 	/* the route cache of the workers may hold the old value for cache_ttl_seconds */
-	int64_t until = mono_ms() + (config_long("cache_ttl_seconds", 5) + 3) * 1000, d;
-	while ((d = submit_retention_ms(f)) != 3 * DAY_MS && mono_ms() < until)
+	int64_t until = ut_now_ms() + (config_long("cache_ttl_seconds", 5) + 3) * 1000, d;
+	while ((d = submit_retention_ms(f)) != 3 * DAY_MS && ut_now_ms() < until)
 		;
 	CHECK_EQ_INT(d, 3 * DAY_MS);
 	CHECK_EQ_INT(ADMIN("route set %s/nope --retention-days 3", CONF, f->env), 2);
@@ -446,8 +422,8 @@ test_grants(const struct fx *f)
 	 * just before the revocation. Once the TTL (plus scheduling slack) has passed since
 	 * the revocation, every worker must refuse.
 	 */
-	until = mono_ms() + config_long("cache_ttl_seconds", 5) * 1000 + 250;
-	while (mono_ms() < until)
+	until = ut_now_ms() + config_long("cache_ttl_seconds", 5) * 1000 + 250;
+	while (ut_now_ms() < until)
 		(void)claim_status(r2, f->bkey);
 	for (i = 0; i < 8; i++)
 		CHECK_EQ_INT(claim_status(r2, f->bkey), 404);
@@ -566,7 +542,7 @@ test_show_requeue(const struct fx *f)
 	CHECK(o != NULL && jint(o, "attempts", &v) && v == 1);
 	CHECK(o != NULL && jbool(o, "claimed", &yes) && yes);
 	CHECK(o != NULL && jbool(o, "cancel_requested", &yes) && !yes);
-	CHECK(o != NULL && rfc_ms(jstr(o, "lease_expires_at")) > rfc_ms(jstr(o, "created_at")));
+	CHECK(o != NULL && rfc3339_ms(jstr(o, "lease_expires_at")) > rfc3339_ms(jstr(o, "created_at")));
 	CHECK(o != NULL && jnull(o, "completed_at") && jnull(o, "result_bytes"));
 	CHECK(o != NULL && jint(o, "request_bytes", &v) && v == 10);
 	CHECK(o != NULL && jstr(o, "tenant") && strcmp(jstr(o, "tenant"), f->tenant) == 0);

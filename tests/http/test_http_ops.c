@@ -3,6 +3,7 @@
  * 503 service_unavailable (never 500) while MariaDB is down, recovery once it is back.
  * Stops the shared test database: CTest runs it with RUN_SERIAL.
  */
+#include "util/clock.h"
 #include "check.h"
 #include "fixture.h"
 
@@ -48,23 +49,6 @@ on_signal(int sig)
 {
 	(void)sig;
 	exit(1);        /* runs restart_db() through atexit */
-}
-
-static int64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void
-pause_ms(long ms)
-{
-	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
 }
 
 /*
@@ -149,18 +133,18 @@ static void
 outage_round(const struct sub *s)
 {
 	struct http_resp r;
-	int64_t t0 = now_ms();
+	int64_t t0 = ut_now_ms();
 
 	fx_submit(&F, F.ckey, NULL, "{\"during\":\"outage\"}", &r);
-	check_unavailable(&r, now_ms() - t0, "submit");
+	check_unavailable(&r, ut_now_ms() - t0, "submit");
 	http_resp_free(&r);
-	t0 = now_ms();
+	t0 = ut_now_ms();
 	fx_poll(&F, F.ckey, s->cid, s->token, NULL, &r);
-	check_unavailable(&r, now_ms() - t0, "poll");
+	check_unavailable(&r, ut_now_ms() - t0, "poll");
 	http_resp_free(&r);
-	t0 = now_ms();
+	t0 = ut_now_ms();
 	fx_claim(&F, F.bkey, "{}", &r);
-	check_unavailable(&r, now_ms() - t0, "claim");
+	check_unavailable(&r, ut_now_ms() - t0, "claim");
 	http_resp_free(&r);
 	/* public: a generic detail; the loopback detail says what is wrong */
 	CHECK_EQ_INT(get("/readyz", &r), 503);
@@ -181,11 +165,11 @@ outage_round(const struct sub *s)
 static int
 await_recovery(void)
 {
-	int64_t deadline = now_ms() + RECOVERY_WINDOW_MS;
+	int64_t deadline = ut_now_ms() + RECOVERY_WINDOW_MS;
 	int streak = 0, attempts = 0;
 	struct http_resp r;
 
-	while (streak < RECOVERY_STREAK && now_ms() < deadline) {
+	while (streak < RECOVERY_STREAK && ut_now_ms() < deadline) {
 		int st = fx_submit(&F, F.ckey, NULL, "{\"after\":\"outage\"}", &r);
 
 		http_resp_free(&r);
@@ -197,7 +181,7 @@ await_recovery(void)
 		if (st != 503)
 			fprintf(stderr, "  recovery attempt %d: unexpected status %d\n", attempts, st);
 		streak = 0;
-		pause_ms(RECOVERY_PAUSE_MS);
+		ut_pause_ms(RECOVERY_PAUSE_MS);
 	}
 	fprintf(stderr, "  recovery: %d attempts, streak %d\n", attempts, streak);
 	return streak >= RECOVERY_STREAK;

@@ -8,6 +8,7 @@
  * completing one and cancelling one each free a slot within the TTL; 0 = unlimited;
  * tenant list shows the limit; usage errors exit 2.
  */
+#include "util/clock.h"
 #include "check.h"
 #include "fixture.h"
 
@@ -25,22 +26,13 @@
 static struct fx F, G;
 static long ttl_s;
 
-static int64_t
-mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Waits the documented lag: every worker's cached limit and count is then newer. */
 static void
 wait_ttl(void)
 {
-	int64_t until = mono_ms() + ttl_s * 1000 + 300;
+	int64_t until = ut_now_ms() + ttl_s * 1000 + 300;
 
-	while (mono_ms() < until)
+	while (ut_now_ms() < until)
 		usleep(50000);
 }
 
@@ -132,7 +124,7 @@ check_full(const struct fx *route, const char *what)
 static int
 passes_within_ttl(struct sub *s)
 {
-	int64_t until = mono_ms() + ttl_s * 1000 + 1500;
+	int64_t until = ut_now_ms() + ttl_s * 1000 + 1500;
 	struct http_resp r;
 	char cid[CID_MAX];
 	int st;
@@ -148,7 +140,7 @@ passes_within_ttl(struct sub *s)
 		if (st != 429)
 			break;
 		usleep(100000);
-	} while (mono_ms() < until);
+	} while (ut_now_ms() < until);
 	fprintf(stderr, "  no slot freed within %ld s (last status %d)\n", ttl_s + 1, st);
 	return 0;
 }

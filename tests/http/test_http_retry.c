@@ -4,6 +4,7 @@
  * stops working; lastError; claim waits for notBefore), and fails it for good at
  * attempt = max_attempts. Waits are bounded polls, never a fixed sleep.
  */
+#include "util/clock.h"
 #include "check.h"
 #include "fixture.h"
 
@@ -13,15 +14,6 @@
 
 static struct fx F;
 static long max_attempts;
-
-static int64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* fail of C with BODY; returns the status (caller frees R). */
 static int
@@ -169,18 +161,18 @@ test_not_before(void)
 	int early = 0, got = 0;
 
 	CHECK(fx_submit_claim(&F, "{}", &s, &c));
-	t_fail = now_ms();
+	t_fail = ut_wall_ms();
 	fail(&c, "{\"error\":{\"message\":\"busy\"},\"retryAfterSeconds\":2}", &r);
 	CHECK(expect_json(&r, 200));
 	http_resp_free(&r);
 	deadline = t_fail + 10000;
-	while (now_ms() < deadline) {
+	while (ut_wall_ms() < deadline) {
 		if (claim_some(&d)) {
-			t_claim = now_ms();
+			t_claim = ut_wall_ms();
 			got = 1;
 			break;
 		}
-		if (now_ms() < t_fail + 1900)
+		if (ut_wall_ms() < t_fail + 1900)
 			early++;	/* a claim that came back empty before the time */
 		nanosleep(&ts, NULL);
 	}

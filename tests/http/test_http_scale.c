@@ -25,6 +25,7 @@
  * completes on alternate hosts (a claim on one host completed on the other). Expiry
  * runs with ASYNCEXEC_TEST_EXPIRE_CONFIG when set (a third connection, on another node).
  */
+#include "util/clock.h"
 #include "check.h"
 #include "config.h"
 #include "fixture.h"
@@ -60,15 +61,6 @@ scale(void)
 	const char *s = getenv("ASYNCEXEC_TEST_SCALE");
 
 	return s != NULL && atof(s) > 0 ? atof(s) : 1.0;
-}
-
-static int64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* Sets execution ID's lease (or, with COL "expires_at", its expiry) one second ago. */
@@ -393,7 +385,7 @@ once_expiry(void *arg)
 		pthread_mutex_lock(&mu);
 		left = o->cb_left;
 		pthread_mutex_unlock(&mu);
-		due = now_ms() > o->due_end;
+		due = ut_wall_ms() > o->due_end;
 		rc = expire_once(out, sizeof out);
 		o->runs++;
 		if (rc != 0) {
@@ -480,7 +472,7 @@ once_part(void)
 	pthread_t th[CB + 1];
 	MYSQL *m = sidedb_open(&cfg);
 	char q[512];
-	int64_t t0 = now_ms(), t1, t2;
+	int64_t t0 = ut_wall_ms(), t1, t2;
 	int i, expired = 0;
 
 	o.n = (int)(2000 * scale());
@@ -497,7 +489,7 @@ once_part(void)
 	/* a quarter falls due while the callbacks run (spread over o.spread ms, the first
 	 * quarter of them due already): the expiry in its loop races their callbacks */
 	o.spread = (int)(3000 * scale()) < 400 ? 400 : (int)(3000 * scale());
-	o.due_end = now_ms() + o.spread + 1000;
+	o.due_end = ut_wall_ms() + o.spread + 1000;
 	snprintf(q, sizeof q, "UPDATE s2r_async_execution SET expires_at = NOW(3) + INTERVAL "
 	    "(CAST(SUBSTRING(correlation_id, 3) AS SIGNED) * %d DIV %d - %d) * 1000 "
 	    "MICROSECOND "
@@ -506,7 +498,7 @@ once_part(void)
 	    o.spread / 4, o.F.env, o.F.svc, o.F.op);
 	sidedb_exec(m, q);
 	mysql_close(m);
-	t1 = now_ms();
+	t1 = ut_wall_ms();
 	o.cb_left = CB;
 	pthread_barrier_init(&o.bar, NULL, CB + 1);
 	for (i = 0; i < CB; i++) {
@@ -517,7 +509,7 @@ once_part(void)
 	for (i = 0; i <= CB; i++)
 		pthread_join(th[i], NULL);
 	pthread_barrier_destroy(&o.bar);
-	t2 = now_ms();
+	t2 = ut_wall_ms();
 	par_for(o.n, once_check, &o);
 	expired = o.n_expired;
 	CHECK_EQ_INT(o.failed, 0);
@@ -552,10 +544,10 @@ excl_claimed(struct excl *e, int i, const struct claim *c, int64_t lease_end)
 	int keep;
 
 	pthread_mutex_lock(&mu);
-	if (h->lease_end != 0 && now_ms() < h->lease_end - 100) {
+	if (h->lease_end != 0 && ut_wall_ms() < h->lease_end - 100) {
 		e->double_holds++;
 		fprintf(stderr, "  double hold: execution %d handed out while a lease lives "
-		    "for %lld ms more\n", i, (long long)(h->lease_end - now_ms()));
+		    "for %lld ms more\n", i, (long long)(h->lease_end - ut_wall_ms()));
 	} else if (h->lease_end != 0)
 		e->natural++;		/* a lease that lapsed by itself */
 	h->id = c->id;
@@ -620,7 +612,7 @@ excl_claimer(void *arg)
 		pthread_mutex_lock(&mu);
 		done = e->done >= e->n;
 		pthread_mutex_unlock(&mu);
-		if (done || now_ms() > e->deadline)
+		if (done || ut_wall_ms() > e->deadline)
 			break;
 		host_pick(n++);		/* its completes go to the other host */
 		if (fx_claim(&e->F, e->F.bkey, "{\"max\":10,\"leaseSeconds\":5}", &r) != 200) {
@@ -686,7 +678,7 @@ excl_part(void)
 	static struct excl e;
 	struct clarg a[CLAIMERS];
 	pthread_t th[CLAIMERS];
-	int64_t t0 = now_ms(), t1, t2;
+	int64_t t0 = ut_wall_ms(), t1, t2;
 	int i, lapsed = 0;
 
 	e.n = (int)(10000 * scale());
@@ -697,7 +689,7 @@ excl_part(void)
 		exit(1);
 	fx_setup(&e.F, "scl-e");
 	CHECK(submit_all(&e.F, "e", e.s, e.n));
-	t1 = now_ms();
+	t1 = ut_wall_ms();
 	e.deadline = t1 + 600000;
 	for (i = 0; i < CLAIMERS; i++) {
 		a[i] = (struct clarg){ &e, i };
@@ -705,7 +697,7 @@ excl_part(void)
 	}
 	for (i = 0; i < CLAIMERS; i++)
 		pthread_join(th[i], NULL);
-	t2 = now_ms();
+	t2 = ut_wall_ms();
 	CHECK_EQ_INT(e.done, e.n);
 	CHECK_EQ_INT(e.double_holds, 0);
 	par_for(e.n, excl_check, &e);
@@ -742,15 +734,15 @@ main(void)
 	printf("targets: %s%s%s; expiry config %s\n",
 	    host_a ? host_a : getenv("ASYNCEXEC_TEST_HTTP"), host_a ? " and " : "",
 	    host_a ? host_b : "", xconf);
-	t0 = now_ms();
+	t0 = ut_wall_ms();
 	cancel_part();
-	printf("cancel and claim skips: %.1f s\n", (double)(now_ms() - t0) / 1000);
-	t0 = now_ms();
+	printf("cancel and claim skips: %.1f s\n", (double)(ut_wall_ms() - t0) / 1000);
+	t0 = ut_wall_ms();
 	once_part();
-	printf("exactly once: %.1f s in all\n", (double)(now_ms() - t0) / 1000);
-	t0 = now_ms();
+	printf("exactly once: %.1f s in all\n", (double)(ut_wall_ms() - t0) / 1000);
+	t0 = ut_wall_ms();
 	excl_part();
-	printf("claim exclusivity: %.1f s in all\n", (double)(now_ms() - t0) / 1000);
+	printf("claim exclusivity: %.1f s in all\n", (double)(ut_wall_ms() - t0) / 1000);
 	mysql_library_end();
 	return check_done("http_scale");
 }

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "fcgi_client.h"
+#include "util/net.h"
 
 #define FCGI_VERSION_1		1
 #define FCGI_BEGIN_REQUEST	1
@@ -32,15 +33,6 @@
 #define REQ_ID			1
 #define MAX_CONTENT		65535
 
-long long
-fcgi_now_ms(void)
-{
-	struct timespec	 ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Waits for events on fd until deadline; 1 ready, 0 timeout, -1 error. */
 static int
 wait_fd(int fd, short events, long long deadline_ms)
@@ -50,7 +42,7 @@ wait_fd(int fd, short events, long long deadline_ms)
 	int		 rc;
 
 	for (;;) {
-		left = deadline_ms - fcgi_now_ms();
+		left = deadline_ms - ut_now_ms();
 		if (left < 0)
 			left = 0;
 		p.fd = fd;
@@ -116,23 +108,10 @@ static int
 tcp_connect(const char *addr)
 {
 	struct sockaddr_in	 sa;
-	char			 host[64];
-	const char		*colon = strrchr(addr, ':');
 	int			 fd;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sin_family = AF_INET;
-	if (colon == NULL || (size_t)(colon - addr) >= sizeof(host)) {
-		errno = EINVAL;
+	if (ut_parse_hostport(addr, &sa) == -1)
 		return -1;
-	}
-	memcpy(host, addr, (size_t)(colon - addr));
-	host[colon - addr] = '\0';
-	sa.sin_port = htons((uint16_t)atoi(colon + 1));
-	if (inet_pton(AF_INET, host, &sa.sin_addr) != 1) {
-		errno = EINVAL;
-		return -1;
-	}
 	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
 		return -1;
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == -1) {
@@ -347,7 +326,7 @@ fcgi_request(const char *path, const char *method, const char *uri,
 	char		 clen[32];
 	const char	*kv[16];
 	size_t		 n = 0;
-	long long	 deadline = fcgi_now_ms() + timeout_ms;
+	long long	 deadline = ut_now_ms() + timeout_ms;
 	int		 fd, rc = -1;
 
 	memset(r, 0, sizeof(*r));

@@ -6,6 +6,7 @@
 #ifndef ASYNCEXEC_FCGI_CLIENT_H
 #define ASYNCEXEC_FCGI_CLIENT_H
 
+#include "util/clock.h"
 #include <stddef.h>
 
 /* What one request brought back. */
@@ -21,9 +22,6 @@ struct fcgi_resp {
 	const char *body;	/* into out: after the blank line, or NULL */
 	size_t	 body_len;
 };
-
-/* Milliseconds on the monotonic clock. */
-long long	 fcgi_now_ms(void);
 
 /* Connects to the unix socket path (or, not starting with '/', to IPv4
  * ADDRESS:PORT); the fd, or -1 (errno set). */

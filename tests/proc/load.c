@@ -90,7 +90,7 @@ load_one(struct load *l, long n)
 	static const char *const hz[] = { "REQUEST_METHOD", "GET",
 	    "REQUEST_URI", "/healthz", "SCRIPT_NAME", "/healthz" };
 	struct fcgi_resp	 r;
-	long long		 dl = now_ms() + REQ_MS;
+	long long		 dl = ut_now_ms() + REQ_MS;
 	char			 cid[96], body[64];
 	int			 fd, rc = -1;
 
@@ -103,7 +103,7 @@ load_one(struct load *l, long n)
 		if ((fd = fcgi_connect(l->sock)) == -1)
 			goto refused;
 		if ((l->no % 2 == 0 || !(l->flags & LOAD_SLOW) ||
-		    (sleep_ms(SLOW_MS), 1)) && fcgi_begin(fd, dl) == 0 &&
+		    (ut_pause_ms(SLOW_MS), 1)) && fcgi_begin(fd, dl) == 0 &&
 		    fcgi_params(fd, hz, 3, dl) == 0 &&
 		    fcgi_stdin(fd, NULL, 0, dl) == 0)
 			rc = fcgi_read(fd, &r, dl);
@@ -235,7 +235,7 @@ poll_one(const char *sock, const char *uri, const char *auth,
 	struct fcgi_resp	 r;
 	const char		*kv[10];
 	char			 path[256], want[160];
-	long long		 dl = now_ms() + REQ_MS;
+	long long		 dl = ut_now_ms() + REQ_MS;
 	int			 fd, ok;
 
 	snprintf(path, sizeof(path), "%s/%s", uri, cid);
@@ -309,13 +309,13 @@ master_up(const char *cfg, const char *sock, const char *log, size_t n,
 int
 term_and_wait(pid_t m, int ms, long long *took)
 {
-	long long	 t0 = now_ms();
+	long long	 t0 = ut_now_ms();
 	int		 st;
 
 	(void)kill(m, SIGTERM);
 	st = wait_master_exit(m, ms);
 	if (took != NULL)
-		*took = now_ms() - t0;
+		*took = ut_now_ms() - t0;
 	return st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
@@ -323,17 +323,17 @@ long long
 time_until(int (*cond)(void *), void *arg, long long t0, int ms)
 {
 	while (!cond(arg)) {
-		if (now_ms() - t0 > ms)
+		if (ut_now_ms() - t0 > ms)
 			return -1;
-		sleep_ms(2);
+		ut_pause_ms(2);
 	}
-	return now_ms() - t0;
+	return ut_now_ms() - t0;
 }
 
 int
 inflight_start(const char *sock, const char *cid)
 {
-	return submit_start(sock, cid, HALF_BODY, HALF_SENT, now_ms() + REQ_MS);
+	return submit_start(sock, cid, HALF_BODY, HALF_SENT, ut_now_ms() + REQ_MS);
 }
 
 int
@@ -341,7 +341,7 @@ finish_inflight(int fd)
 {
 	static const char	 body[] = HALF_BODY;
 	struct fcgi_resp	 r;
-	long long		 dl = now_ms() + REQ_MS;
+	long long		 dl = ut_now_ms() + REQ_MS;
 	int			 ok;
 
 	memset(&r, 0, sizeof(r));
@@ -371,7 +371,7 @@ holder(void *arg)
 		for (k = 0, reading = 1; k < 5 && reading; k++) {
 			reading = blocked_in(pids[i]) == SYS_read;
 			if (reading && k < 4)
-				sleep_ms(TICK_MS);
+				ut_pause_ms(TICK_MS);
 		}
 		if (reading) {
 			h->pid = pids[i];

@@ -1,6 +1,6 @@
 /*
  * proc_util.c - shared helpers of the process-level tests (see
- * proc_util.h). Every wait is a poll of a condition every TICK_MS up to
+ * proc_util.h); what /proc says of a process is in proc_scan.c. Every wait is a poll of a condition every TICK_MS up to
  * a deadline; every master started here is SIGKILLed and reaped on every
  * exit path of the test program.
  */
@@ -73,33 +73,18 @@ on_fatal_signal(int sig)
 
 /* ---- small helpers ---- */
 
-long long
-now_ms(void)
-{
-	return fcgi_now_ms();
-}
-
-void
-sleep_ms(int ms)
-{
-	struct timespec	 ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
-		;
-}
-
 /* Polls cond(arg) every TICK_MS until it holds (1) or ms pass (0). */
 int
 wait_for(int (*cond)(void *), void *arg, int ms)
 {
-	long long	 deadline = now_ms() + ms;
+	long long	 deadline = ut_now_ms() + ms;
 
 	for (;;) {
 		if (cond(arg))
 			return 1;
-		if (now_ms() >= deadline)
+		if (ut_now_ms() >= deadline)
 			return 0;
-		sleep_ms(TICK_MS);
+		ut_pause_ms(TICK_MS);
 	}
 }
 
@@ -291,184 +276,6 @@ derive_config(const char *dst, const char *listen, const char *workers_value,
 	return derive_config_x(dst, listen, workers_value, NULL, workers_line);
 }
 
-/* ---- /proc ---- */
-
-
-/*
- * The start of /proc/PID/WHAT (one read, NUL-terminated) into buf.
- * 0, or -1 when it cannot be read or is empty.
- */
-static int
-read_proc(pid_t pid, const char *what, char *buf, size_t sz)
-{
-	char	 path[64];
-	ssize_t	 n;
-	int	 fd;
-
-	snprintf(path, sizeof(path), "/proc/%ld/%s", (long)pid, what);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return -1;
-	n = read(fd, buf, sz - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	return 0;
-}
-
-int
-proc_stat(pid_t pid, struct pstat *ps)
-{
-	char	 buf[1024], *p;
-	int	 ppid, pgrp;
-
-	if (read_proc(pid, "stat", buf, sizeof(buf)) == -1)
-		return -1;
-	/* "pid (comm) S ppid pgrp ..."; comm may hold anything, even ")" */
-	if ((p = strrchr(buf, ')')) == NULL ||
-	    sscanf(p + 1, " %c %d %d", &ps->state, &ppid, &pgrp) != 3)
-		return -1;
-	ps->ppid = (pid_t)ppid;
-	ps->pgrp = (pid_t)pgrp;
-	return 0;
-}
-
-/* Whether pid exists and is not a zombie. */
-int
-alive(pid_t pid)
-{
-	struct pstat	 ps;
-
-	return proc_stat(pid, &ps) == 0 && ps.state != 'Z' && ps.state != 'X';
-}
-
-size_t
-proc_walk(int (*match)(pid_t, void *), void *arg, pid_t *pids, size_t max)
-{
-	DIR		*d;
-	struct dirent	*e;
-	char		*end;
-	long		 pid;
-	size_t		 n = 0;
-
-	if ((d = opendir("/proc")) == NULL)
-		return 0;
-	while ((e = readdir(d)) != NULL) {
-		pid = strtol(e->d_name, &end, 10);
-		if (*end != '\0' || pid <= 0 || !match((pid_t)pid, arg))
-			continue;
-		if (n < max)
-			pids[n] = (pid_t)pid;
-		n++;
-	}
-	closedir(d);
-	return n;
-}
-
-struct scan_arg {
-	pid_t	 id;
-	int	 by_group, zombies;
-};
-
-/*
- * Whether pid's parent (by_group 0) or process group (by_group 1) is
- * id, pid not id itself, and pid live (zombies 0) or a zombie (zombies
- * 1, state Z).
- */
-static int
-scan_match(pid_t pid, void *arg)
-{
-	struct scan_arg	*a = arg;
-	struct pstat	 ps;
-
-	if (pid == a->id || proc_stat(pid, &ps) == -1)
-		return 0;
-	if (a->zombies ? ps.state != 'Z' : (ps.state == 'Z' || ps.state == 'X'))
-		return 0;
-	return (a->by_group ? ps.pgrp : ps.ppid) == a->id;
-}
-
-size_t
-scan(pid_t id, int by_group, pid_t *pids, size_t max)
-{
-	struct scan_arg	 a = { id, by_group, 0 };
-
-	return proc_walk(scan_match, &a, pids, max);
-}
-
-size_t
-zombies_of(pid_t master)
-{
-	struct scan_arg	 a = { master, 0, 1 };
-
-	return proc_walk(scan_match, &a, NULL, 0);
-}
-
-size_t
-workers_of(pid_t master, pid_t *pids, size_t max)
-{
-	return scan(master, 0, pids, max);
-}
-
-int
-has_pid(const pid_t *pids, size_t n, pid_t pid)
-{
-	size_t	 i;
-
-	for (i = 0; i < n; i++)
-		if (pids[i] == pid)
-			return 1;
-	return 0;
-}
-
-/*
- * The number of the system call pid is blocked in (first field of
- * /proc/PID/syscall), or -1 when it runs, is not in one, or is gone.
- */
-long
-blocked_in(pid_t pid)
-{
-	char	 buf[256], *end;
-	long	 nr;
-
-	if (read_proc(pid, "syscall", buf, sizeof(buf)) == -1)
-		return -1;
-	nr = strtol(buf, &end, 10);
-	if (end == buf || nr < 0)
-		return -1;
-	return nr;
-}
-
-/*
- * Whether system call nr is an idle worker's wait for a connection:
- * ppoll(2) on the listening socket (accept(2) in older workers).
- */
-int
-in_accept(long nr)
-{
-#ifdef SYS_accept
-	if (nr == SYS_accept)
-		return 1;
-#endif
-	return nr == SYS_accept4 || nr == SYS_ppoll;
-}
-
-/* The mask of signals of a "SigPnd:"/"ShdPnd:"/"SigBlk:" line of pid. */
-unsigned long long
-signal_mask(pid_t pid, const char *field)
-{
-	char			 path[64], *s, *p;
-	unsigned long long	 m = 0;
-
-	snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
-	if ((s = read_file(path)) == NULL)
-		return 0;
-	if ((p = strstr(s, field)) != NULL)
-		m = strtoull(p + strlen(field), NULL, 16);
-	free(s);
-	return m;
-}
-
 /* ---- starting and stopping ---- */
 
 /*
@@ -637,7 +444,7 @@ run(char *const argv[], char *out, char *err, size_t size, int ms)
 {
 	int		 po[2], pe[2], status = -1;
 	size_t		 no = 0, ne = 0;
-	long long	 deadline = now_ms() + ms;
+	long long	 deadline = ut_now_ms() + ms;
 	struct pollfd	 p[2];
 	pid_t		 pid;
 	ssize_t		 r;
@@ -670,11 +477,11 @@ run(char *const argv[], char *out, char *err, size_t size, int ms)
 	}
 	p[0].fd = po[0];
 	p[1].fd = pe[0];
-	while ((p[0].fd != -1 || p[1].fd != -1) && now_ms() < deadline) {
+	while ((p[0].fd != -1 || p[1].fd != -1) && ut_now_ms() < deadline) {
 		int	 i;
 
 		p[0].events = p[1].events = POLLIN;
-		if (poll(p, 2, (int)(deadline - now_ms())) <= 0)
+		if (poll(p, 2, (int)(deadline - ut_now_ms())) <= 0)
 			continue;
 		for (i = 0; i < 2; i++) {
 			char	*b = i == 0 ? out : err;

@@ -7,6 +7,7 @@
 #ifndef ASYNCEXEC_PROC_UTIL_H
 #define ASYNCEXEC_PROC_UTIL_H
 
+#include "util/clock.h"
 #include <sys/types.h>
 
 #include <stddef.h>
@@ -57,8 +58,6 @@ int		 proc_init(const char *name);
 
 void		 kill_master(pid_t pid);
 void		 kill_all(void);
-long long	 now_ms(void);
-void		 sleep_ms(int ms);
 /* Polls cond(arg) every TICK_MS until it holds (1) or ms pass (0). */
 int		 wait_for(int (*cond)(void *), void *arg, int ms);
 char		*path_in_tmp(const char *name);

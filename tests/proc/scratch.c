@@ -126,7 +126,7 @@ scratch_request(const struct scratch *s, const char *method, const char *uri,
 {
 	const char		*kv[20];
 	char			 clen[24];
-	long long		 deadline = fcgi_now_ms() + REQ_MS;
+	long long		 deadline = ut_now_ms() + REQ_MS;
 	struct fcgi_resp	 r;
 	size_t			 n = 0;
 	int			 fd, status = -1;

@@ -30,7 +30,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "port.h"
+#include "util/port.h"
 #include "fcgi_client.h"
 #include "proc_util.h"
 
@@ -228,7 +228,7 @@ up_systemd(const char *cfg, const char *log, int fd)
 		dump_log(log);
 		return -1;
 	}
-	sleep_ms(200);		/* the workers reach their accept loop */
+	ut_pause_ms(200);		/* the workers reach their accept loop */
 	return m;
 }
 

@@ -269,7 +269,7 @@ scenario_graceful_stop(struct stack *s)
 	CHECK(wait_for(all_idle, &b, START_MS));
 	/* Half the body of a submit with a valid key for a route that
 	 * exists (see above). */
-	if ((fd = submit_start(s->sock, cid, body, 10, now_ms() + REQ_MS)) ==
+	if ((fd = submit_start(s->sock, cid, body, 10, ut_now_ms() + REQ_MS)) ==
 	    -1) {
 		CHECK(!"a submit started on the master's socket");
 		return;
@@ -302,13 +302,13 @@ scenario_graceful_stop(struct stack *s)
 	 * Keep the request open past the master's 1 s SIGTERM repeat: the
 	 * repeated signal must not cut it short either.
 	 */
-	sleep_ms(1500);
+	ut_pause_ms(1500);
 	CHECK(!has_exited(&w));
 	CHECK(alive(b.busy));
 	CHECK_EQ_INT(blocked_in(b.busy), SYS_read);
 	CHECK_EQ_INT(poll(&p, 1, 0), 0);
 
-	deadline = now_ms() + REQ_MS;
+	deadline = ut_now_ms() + REQ_MS;
 	CHECK_EQ_INT(fcgi_stdin(fd, body + 10, 10, deadline), 0);
 	CHECK_EQ_INT(fcgi_stdin(fd, NULL, 0, deadline), 0);
 	CHECK_EQ_INT(fcgi_read(fd, &r, deadline), 0);

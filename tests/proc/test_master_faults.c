@@ -119,11 +119,11 @@ scenario_fork_failure(void)
 	CHECK_EQ_INT(healthz(sock), 200);	/* the other one serves */
 
 	stop_filler();				/* the fault ends */
-	t0 = now_ms();
+	t0 = ut_now_ms();
 	nw.master = m, nw.want = 2;
 	CHECK(wait_for(has_n_workers, &nw, RESPAWN_MS));
 	printf("figure: fork failure: slot refilled %lld ms after the fault "
-	    "ended; %d fork error lines logged\n", now_ms() - t0,
+	    "ended; %d fork error lines logged\n", ut_now_ms() - t0,
 	    log_count(log, "fork: "));
 	CHECK(log_count(log, "fork: ") <= 2);	/* rate-limited */
 	CHECK_EQ_INT(healthz(sock), 200);
@@ -177,11 +177,11 @@ kill_loop(pid_t m, int n, long long *gaps)
 	f.now = pids[0];
 	for (i = 0; i < n; i++) {
 		f.old = f.now;
-		t0 = now_ms();
+		t0 = ut_now_ms();
 		(void)kill(f.old, SIGKILL);
 		if (!wait_for(fresh_worker, &f, 35000))
 			return -1;
-		gaps[i] = now_ms() - t0;
+		gaps[i] = ut_now_ms() - t0;
 	}
 	return f.now;
 }
@@ -239,7 +239,7 @@ lived(void *arg)
 {
 	struct lived_wait	*l = arg;
 
-	return now_ms() - l->since >= l->ms;
+	return ut_now_ms() - l->since >= l->ms;
 }
 
 /* 3. After a worker lived long enough, a death is replaced at once. */
@@ -258,7 +258,7 @@ scenario_backoff_reset(void)
 		return;
 	w = kill_loop(m, 4, gaps);		/* backoff now 800 ms */
 	CHECK(w > 0 && gaps[3] >= 700);
-	l.since = now_ms(), l.ms = HEALTHY_MS;	/* w lives that long */
+	l.since = ut_now_ms(), l.ms = HEALTHY_MS;	/* w lives that long */
 	(void)wait_for(lived, &l, HEALTHY_MS + 1000);
 	CHECK(w > 0 && alive(w));
 	CHECK(kill_loop(m, 1, gaps) > 0);
@@ -433,7 +433,7 @@ scenario_stop_deadline(void)
 	CHECK(rc != -1);		/* every child reaped, then exit */
 	CHECK(log_count(log, "killing them") > 0);
 	if (fd != -1) {
-		CHECK_EQ_INT(fcgi_read(fd, &r, now_ms() + 1000), -1);
+		CHECK_EQ_INT(fcgi_read(fd, &r, ut_now_ms() + 1000), -1);
 		CHECK(!r.ended);	/* closed, no half answer */
 		fcgi_resp_free(&r);
 		close(fd);

@@ -88,13 +88,13 @@ scenario_sigkill(void)
 		CHECK(wait_for(holder, &h, START_MS));
 		if (fd == -1 || h.pid == 0)
 			break;
-		t0 = now_ms();
+		t0 = ut_now_ms();
 		CHECK_EQ_INT(kill(h.pid, SIGKILL), 0);
 		rw.master = m, rw.killed = h.pid;
 		took[k] = time_until(replaced, &rw, t0, 5000);
 		CHECK(took[k] >= 0 && took[k] < REPLACE_MS);
 		/* The request in flight: its connection closed, no answer. */
-		CHECK_EQ_INT(fcgi_read(fd, &r, now_ms() + REQ_MS), -1);
+		CHECK_EQ_INT(fcgi_read(fd, &r, ut_now_ms() + REQ_MS), -1);
 		CHECK(!r.ended && r.out_len == 0);
 		fcgi_resp_free(&r);
 		close(fd);
@@ -103,8 +103,8 @@ scenario_sigkill(void)
 		    took[k]);
 		/* The client may retry it: the whole submit is accepted. */
 		fd = submit_start(sock, cid, HALF_BODY, strlen(HALF_BODY),
-		    now_ms() + REQ_MS);
-		CHECK(fd != -1 && fcgi_read(fd, &r, now_ms() + REQ_MS) == 0 &&
+		    ut_now_ms() + REQ_MS);
+		CHECK(fd != -1 && fcgi_read(fd, &r, ut_now_ms() + REQ_MS) == 0 &&
 		    r.status == 202);
 		fcgi_resp_free(&r);
 		if (fd != -1)
@@ -204,11 +204,11 @@ scenario_sigterm(void)
 	CHECK(wait_for(holder, &h, START_MS));
 	g.pid = other_worker(m, h.pid);
 	CHECK(g.pid > 0);
-	t0 = now_ms();
+	t0 = ut_now_ms();
 	CHECK_EQ_INT(kill(m, SIGTERM), 0);
 	CHECK(wait_for(gone, &g, STOP_MS));
 	printf("figure: SIGTERM under load: the idle worker exited %lld ms "
-	    "after the master's SIGTERM\n", now_ms() - t0);
+	    "after the master's SIGTERM\n", ut_now_ms() - t0);
 	CHECK(wait_for(unlinked, (void *)sock, STOP_MS));	/* refused */
 	CHECK(!has_exited(&w));	/* held by the request in flight */
 	CHECK(alive(h.pid));
@@ -218,7 +218,7 @@ scenario_sigterm(void)
 	CHECK(wait_for(load_stopped, &sw, STOP_MS));
 	CHECK(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	printf("figure: SIGTERM under load: master exited %lld ms after "
-	    "SIGTERM, status %d\n", now_ms() - t0,
+	    "SIGTERM, status %d\n", ut_now_ms() - t0,
 	    st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1);
 	load_join(ls, &t);
 	load_report("SIGTERM under load", &t);
@@ -304,7 +304,7 @@ send_poison(const char *sock)
 {
 	static const unsigned char rec[] = { 0xff, 0xff, 0xff, 0xfe, 0x01,
 	    'A', 'B', 'C', 'D', 'E', 'F', 'G' };
-	long long	 dl = now_ms() + REQ_MS;
+	long long	 dl = ut_now_ms() + REQ_MS;
 	int		 fd;
 
 	if ((fd = fcgi_connect(sock)) == -1)
@@ -380,11 +380,11 @@ scenario_malformed(void)
 	nb = workers_of(m, before, MAX_PIDS);
 	CHECK_EQ_INT(load_start(ls, sock, "load", LOAD_ACKS), 0);
 	CHECK(load_more(ls, 300));
-	t0 = now_ms();
+	t0 = ut_now_ms();
 	fd = send_poison(sock);
 	CHECK(fd != -1);
 	if (fd != -1) {
-		CHECK_EQ_INT(fcgi_read(fd, &r, now_ms() + REQ_MS), -1);
+		CHECK_EQ_INT(fcgi_read(fd, &r, ut_now_ms() + REQ_MS), -1);
 		fcgi_resp_free(&r);
 		close(fd);
 	}
@@ -394,7 +394,7 @@ scenario_malformed(void)
 	CHECK(wait_for(replaced, &rw, RESPAWN_MS));
 	printf("figure: malformed record: the worker that read it died "
 	    "(%s) and was replaced %lld ms after it was sent\n",
-	    death_line(log, why, sizeof(why)), now_ms() - t0);
+	    death_line(log, why, sizeof(why)), ut_now_ms() - t0);
 	CHECK(load_more(ls, 300));
 	load_join(ls, &t);
 	load_report("malformed record under load", &t);

@@ -46,7 +46,7 @@
 
 #include "check.h"
 #include "fcgi_client.h"
-#include "port.h"
+#include "util/port.h"
 #include "proc_util.h"
 #include "load.h"
 
@@ -127,7 +127,7 @@ steady(const struct gen_wait *g)
 		for (i = 0; i < n; i++)
 			if (!has_pid(g->now, g->nnow, pids[i]))
 				return 0;
-		sleep_ms(TICK_MS);
+		ut_pause_ms(TICK_MS);
 	}
 	return 1;
 }
@@ -155,7 +155,7 @@ reload_once(pid_t m, const char *cfg, const char *sock, const char *log,
 	snprintf(wv, sizeof(wv), "%u", w);
 	CHECK_EQ_INT(derive_config(cfg, sock, wv, NULL), 0);
 	g.master = m, g.before = before, g.nbefore = nb, g.want = w;
-	t0 = now_ms();
+	t0 = ut_now_ms();
 	CHECK_EQ_INT(kill(m, SIGHUP), 0);
 	*took = time_until(replaced, &g, t0, REPLACE_MS);
 	CHECK(*took >= 0);
@@ -182,7 +182,7 @@ reload_burst(pid_t m, const char *cfg, const char *sock, const char *log)
 	g.nbefore = workers_of(m, before, MAX_PIDS);
 	g.master = m, g.before = before, g.want = WORKERS;
 	CHECK_EQ_INT(derive_config(cfg, sock, WORKERS_STR, NULL), 0);
-	t0 = now_ms();
+	t0 = ut_now_ms();
 	for (k = 0; k < BURST; k++)
 		CHECK_EQ_INT(kill(m, SIGHUP), 0);
 	/* One generation may be replaced by the next: until it holds. */
@@ -192,7 +192,7 @@ reload_burst(pid_t m, const char *cfg, const char *sock, const char *log)
 	CHECK(gens >= 1 && gens <= BURST);
 	printf("figure: %d SIGHUPs back to back under load: %d reloads; %zu "
 	    "new workers, no old one left, none unreaped, steady for 200 ms, "
-	    "%lld ms after the first\n", BURST, gens, g.nnow, now_ms() - t0);
+	    "%lld ms after the first\n", BURST, gens, g.nnow, ut_now_ms() - t0);
 }
 
 /* 1. SIGHUP RELOADS times under load, `workers` changing each time. */
@@ -549,7 +549,7 @@ scenario_drop_allow(void)
 	m = start_master(cfg, log, -1);
 	CHECK(m > 0 && wait_for(has_n_workers, &(struct n_workers){ m,
 	    WORKERS }, START_MS));
-	sleep_ms(200);
+	ut_pause_ms(200);
 	CHECK_EQ_INT(healthz(addr), -1);	/* 127.0.0.1 is not allowed */
 	nb = workers_of(m, before, MAX_PIDS);
 	CHECK_EQ_INT(derive_config(cfg, sock, WORKERS_STR, NULL), 0);
@@ -558,7 +558,7 @@ scenario_drop_allow(void)
 	snprintf(want, sizeof(want), "master: reload refused, the running "
 	    "configuration and workers stay: %s: listen_allow", cfg);
 	CHECK_EQ_INT(log_count(log, want), 1);
-	sleep_ms(300);			/* a new generation would be up */
+	ut_pause_ms(300);			/* a new generation would be up */
 	st = healthz(addr);
 	same = same_workers(m, before, nb);
 	printf("figure: reload to a file without listen_allow on a kept TCP "

@@ -72,14 +72,14 @@ config_long_ms(void)
 static int
 wait_version(char c, char *tok, char *cid)
 {
-	long long until = now_ms() + config_long_ms() + 3000;
+	long long until = ut_now_ms() + config_long_ms() + 3000;
 
-	while (now_ms() < until) {
+	while (ut_now_ms() < until) {
 		if (submit(tok, cid) != 202)
 			return 0;
 		if (strlen(tok) == 66 && tok[0] == c)
 			return 1;
-		sleep_ms(50);
+		ut_pause_ms(50);
 	}
 	return 0;
 }
@@ -91,12 +91,12 @@ wait_version(char c, char *tok, char *cid)
 static int
 all_workers(const char *cid, const char *tok, int status)
 {
-	long long until = now_ms() + config_long_ms() + 3000;
+	long long until = ut_now_ms() + config_long_ms() + 3000;
 
-	while (now_ms() < until) {
+	while (ut_now_ms() < until) {
 		if (polls(cid, tok, status) == 8)
 			return 1;
-		sleep_ms(50);
+		ut_pause_ms(50);
 	}
 	fprintf(stderr, "  not every worker answered %d in time\n", status);
 	return 0;

@@ -1,0 +1,193 @@
+/*
+ * proc_scan.c - what /proc says of the processes under test (see
+ * proc_util.h): state and parent, the workers and zombies of a master,
+ * the system call a process is blocked in, its signal masks.
+ */
+#include <sys/syscall.h>
+#include <sys/types.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "proc_util.h"
+
+/*
+ * The start of /proc/PID/WHAT (one read, NUL-terminated) into buf.
+ * 0, or -1 when it cannot be read or is empty.
+ */
+static int
+read_proc(pid_t pid, const char *what, char *buf, size_t sz)
+{
+	char	 path[64];
+	ssize_t	 n;
+	int	 fd;
+
+	snprintf(path, sizeof(path), "/proc/%ld/%s", (long)pid, what);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	n = read(fd, buf, sz - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return 0;
+}
+
+int
+proc_stat(pid_t pid, struct pstat *ps)
+{
+	char	 buf[1024], *p;
+	int	 ppid, pgrp;
+
+	if (read_proc(pid, "stat", buf, sizeof(buf)) == -1)
+		return -1;
+	/* "pid (comm) S ppid pgrp ..."; comm may hold anything, even ")" */
+	if ((p = strrchr(buf, ')')) == NULL ||
+	    sscanf(p + 1, " %c %d %d", &ps->state, &ppid, &pgrp) != 3)
+		return -1;
+	ps->ppid = (pid_t)ppid;
+	ps->pgrp = (pid_t)pgrp;
+	return 0;
+}
+
+/* Whether pid exists and is not a zombie. */
+int
+alive(pid_t pid)
+{
+	struct pstat	 ps;
+
+	return proc_stat(pid, &ps) == 0 && ps.state != 'Z' && ps.state != 'X';
+}
+
+size_t
+proc_walk(int (*match)(pid_t, void *), void *arg, pid_t *pids, size_t max)
+{
+	DIR		*d;
+	struct dirent	*e;
+	char		*end;
+	long		 pid;
+	size_t		 n = 0;
+
+	if ((d = opendir("/proc")) == NULL)
+		return 0;
+	while ((e = readdir(d)) != NULL) {
+		pid = strtol(e->d_name, &end, 10);
+		if (*end != '\0' || pid <= 0 || !match((pid_t)pid, arg))
+			continue;
+		if (n < max)
+			pids[n] = (pid_t)pid;
+		n++;
+	}
+	closedir(d);
+	return n;
+}
+
+struct scan_arg {
+	pid_t	 id;
+	int	 by_group, zombies;
+};
+
+/*
+ * Whether pid's parent (by_group 0) or process group (by_group 1) is
+ * id, pid not id itself, and pid live (zombies 0) or a zombie (zombies
+ * 1, state Z).
+ */
+static int
+scan_match(pid_t pid, void *arg)
+{
+	struct scan_arg	*a = arg;
+	struct pstat	 ps;
+
+	if (pid == a->id || proc_stat(pid, &ps) == -1)
+		return 0;
+	if (a->zombies ? ps.state != 'Z' : (ps.state == 'Z' || ps.state == 'X'))
+		return 0;
+	return (a->by_group ? ps.pgrp : ps.ppid) == a->id;
+}
+
+size_t
+scan(pid_t id, int by_group, pid_t *pids, size_t max)
+{
+	struct scan_arg	 a = { id, by_group, 0 };
+
+	return proc_walk(scan_match, &a, pids, max);
+}
+
+size_t
+zombies_of(pid_t master)
+{
+	struct scan_arg	 a = { master, 0, 1 };
+
+	return proc_walk(scan_match, &a, NULL, 0);
+}
+
+size_t
+workers_of(pid_t master, pid_t *pids, size_t max)
+{
+	return scan(master, 0, pids, max);
+}
+
+int
+has_pid(const pid_t *pids, size_t n, pid_t pid)
+{
+	size_t	 i;
+
+	for (i = 0; i < n; i++)
+		if (pids[i] == pid)
+			return 1;
+	return 0;
+}
+
+/*
+ * The number of the system call pid is blocked in (first field of
+ * /proc/PID/syscall), or -1 when it runs, is not in one, or is gone.
+ */
+long
+blocked_in(pid_t pid)
+{
+	char	 buf[256], *end;
+	long	 nr;
+
+	if (read_proc(pid, "syscall", buf, sizeof(buf)) == -1)
+		return -1;
+	nr = strtol(buf, &end, 10);
+	if (end == buf || nr < 0)
+		return -1;
+	return nr;
+}
+
+/*
+ * Whether system call nr is an idle worker's wait for a connection:
+ * ppoll(2) on the listening socket (accept(2) in older workers).
+ */
+int
+in_accept(long nr)
+{
+#ifdef SYS_accept
+	if (nr == SYS_accept)
+		return 1;
+#endif
+	return nr == SYS_accept4 || nr == SYS_ppoll;
+}
+
+/* The mask of signals of a "SigPnd:"/"ShdPnd:"/"SigBlk:" line of pid. */
+unsigned long long
+signal_mask(pid_t pid, const char *field)
+{
+	char			 path[64], *s, *p;
+	unsigned long long	 m = 0;
+
+	snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
+	if ((s = read_file(path)) == NULL)
+		return 0;
+	if ((p = strstr(s, field)) != NULL)
+		m = strtoull(p + strlen(field), NULL, 16);
+	free(s);
+	return m;
+}
