@@ -10,8 +10,8 @@
 #     (systemd as PID 1; the host's network);
 #  3. inside, installs ./asyncexec_*.deb with nginx and mariadb-server (apt); checks that
 #     the installed version (dpkg-query) is CMake's project(VERSION)-1~debNN;
-#  4. runs the README's deployment blocks (the ```sh blocks after a line
-#     "<!-- deploy-block -->" in "Deployment on Debian"), literally, as root;
+#  4. runs the deployment guide's blocks (the .EX blocks after a line '.\" deploy-block'
+#     in scripts/man/asyncexec-ops.7, "DEPLOYMENT ON DEBIAN"), literally, as root;
 #  5. checks through the system nginx on port 80 (127.0.0.1:80 on the host too): the life
 #     cycle, raw UTF-8 text in a submit and a complete read back byte for byte, /metrics
 #     (with asyncexec_build_info of the version), the expiry timer, restart and reload
@@ -179,13 +179,22 @@ cp "$deb" "$root/root/" || die "copy the .deb"
 # network (the deployment uses its unix socket).
 mkdir -p "$root/etc/mysql/mariadb.conf.d"
 printf '[mysqld]\nskip-networking\n' >"$root/etc/mysql/mariadb.conf.d/99-deploy-test.cnf"
-# The README's deployment blocks, in order.
-awk '/^<!-- deploy-block -->$/ { want = 1; next }
-     want == 1 && /^```sh$/ { want = 2; next }
-     want == 2 && /^```$/ { want = 0; print ""; next }
-     want == 2 { print }
-     want == 1 { want = 0 }' README.md >"$root/root/deploy-block.sh"
-[ -s "$root/root/deploy-block.sh" ] || die "no deploy-block in README.md"
+# deploy_blocks MANPAGE: the deployment blocks of the guide, in order, as literal shell:
+# each .EX ... .EE block after a line '.\" deploy-block' in asyncexec-ops(7), with the
+# roff escapes undone (\- \e \& \(aq \(ga; any other escape is an error, so the page
+# cannot hold a block that runs differently from how it reads).
+deploy_blocks() {
+	awk '/^\.\\" deploy-block$/ { want = 1; next }
+	     want == 1 && /^\.EX$/ { want = 2; next }
+	     want == 2 && /^\.EE$/ { want = 0; print ""; next }
+	     want == 2 { print }' "$1" |
+		perl -ne 'if (/\\(?!e|-|&|\(aq|\(ga)/) { print STDERR "unknown roff escape: $_"; exit 1 }
+			s/\\(e|-|&|\(aq|\(ga)/{ "e" => "\\", "-" => "-", "&" => "", "(aq" => "\x27", "(ga" => "`" }->{$1}/ge;
+			print'
+}
+deploy_blocks scripts/man/asyncexec-ops.7 >"$root/root/deploy-block.sh" ||
+	die "the deploy-blocks of scripts/man/asyncexec-ops.7"
+[ -s "$root/root/deploy-block.sh" ] || die "no deploy-block in scripts/man/asyncexec-ops.7"
 
 say "booting the container"
 mapfile -t nspawn_args < <(buildroot_nspawn_args "$suite")
@@ -230,13 +239,13 @@ say "systemd-analyze security: asyncexec-fcgi.service $(in_ct systemd-analyze se
 asyncexec-expire.service $(in_ct systemd-analyze security asyncexec-expire.service 2>/dev/null | \
     sed -n 's/.*Overall exposure level for [^:]*: //p')"
 
-# ---- 4. the README's deployment blocks -------------------------------------------------
-say "running the README's deployment blocks"
+# ---- 4. the deployment blocks of asyncexec-ops(7) ---------------------------------------
+say "running the deployment blocks of asyncexec-ops(7)"
 if in_ct sh -eux /root/deploy-block.sh >"$work/deploy.log" 2>&1; then
-	ok "README deployment blocks ran (set -eu)"
+	ok "asyncexec-ops(7) deployment blocks ran (set -eu)"
 else
 	tail -n 30 "$work/deploy.log"
-	die "README deployment blocks"
+	die "asyncexec-ops(7) deployment blocks"
 fi
 ak=$(cat "$root/root/asyncexec-demo.ak" 2>/dev/null)
 bk=$(cat "$root/root/asyncexec-demo.bk" 2>/dev/null)

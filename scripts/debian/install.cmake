@@ -55,8 +55,11 @@ endforeach()
 # Compressed documentation (gzip -9n: no name, no time stamp, reproducible).
 set(_gz)
 set(_gz_pairs)
-foreach(m asyncexec-fcgi asyncexec-expire asyncexec-admin)
-  list(APPEND _gz_pairs ${_src}/man/${m}.8 ${_gen}/man/${m}.8.gz)
+set(_man8 asyncexec-fcgi.8 asyncexec-expire.8 asyncexec-admin.8)
+set(_man7 asyncexec-api.7 asyncexec-ops.7)
+set(_man5 asyncexec.conf.5)
+foreach(m ${_man8} ${_man7} ${_man5})
+  list(APPEND _gz_pairs ${_src}/man/${m} ${_gen}/man/${m}.gz)
 endforeach()
 list(APPEND _gz_pairs ${_gen}/debian/changelog ${_gen}/doc/changelog.Debian.gz)
 list(APPEND _gz_pairs ${PROJECT_SOURCE_DIR}/CHANGELOG.md ${_gen}/doc/changelog.gz)
@@ -91,9 +94,11 @@ install(FILES ${PROJECT_SOURCE_DIR}/nginx/asyncexec.conf
   RENAME asyncexec PERMISSIONS ${_rw})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/sql/ DESTINATION ${CMAKE_INSTALL_DATADIR}/asyncexec/sql
   FILE_PERMISSIONS ${_rw})
-install(FILES ${_gen}/man/asyncexec-fcgi.8.gz ${_gen}/man/asyncexec-expire.8.gz
-    ${_gen}/man/asyncexec-admin.8.gz
-  DESTINATION ${CMAKE_INSTALL_MANDIR}/man8 PERMISSIONS ${_rw})
+foreach(sec 8 7 5)
+  list(TRANSFORM _man${sec} PREPEND ${_gen}/man/ OUTPUT_VARIABLE _in)
+  list(TRANSFORM _in APPEND .gz)
+  install(FILES ${_in} DESTINATION ${CMAKE_INSTALL_MANDIR}/man${sec} PERMISSIONS ${_rw})
+endforeach()
 install(FILES ${PROJECT_SOURCE_DIR}/README.md ${_src}/debian/copyright
     ${_gen}/doc/changelog.Debian.gz ${_gen}/doc/changelog.gz
   DESTINATION ${CMAKE_INSTALL_DOCDIR} PERMISSIONS ${_rw})
