@@ -2,6 +2,8 @@
  * admin.h - asyncexec-admin's parts: the parsed command line (main_admin.c),
  * the verbs (admin_cmds.c: routes and keys; admin_exec.c: executions,
  * migrate and check) and the output of listings (admin_cmds.c).
+ *
+ * admin layer: the admin folder and main_admin.c.
  */
 #ifndef ASYNCEXEC_ADMIN_H
 #define ASYNCEXEC_ADMIN_H

@@ -9,6 +9,7 @@
 #include <json-c/json.h>
 
 #include "admin.h"
+#include "clock.h"
 #include "crypto.h"
 #include "json.h"
 #include "repo.h"
@@ -177,7 +178,7 @@ cmd_route_add(struct ctx *c)
 	int		 rc;
 
 	rc = repo_route_add(c->db, o->env, o->svc, o->op, (unsigned)o->num,
-	    json_now_ms());
+	    clock_now_ms());
 	if (rc == REPO_DUP && o->val[O_IFNE] != NULL) {
 		printf("route %s exists\n", o->pos[0]);
 		return 0;
@@ -244,7 +245,7 @@ cmd_key_create(struct ctx *c)
 
 	if (crypto_new_secret("ak_", key, sizeof(key), hash) == -1 ||
 	    repo_key_add(c->db, 0, c->o->val[O_TENANT], c->o->val[O_LABEL],
-	    hash, json_now_ms(), &id) != REPO_OK)
+	    hash, clock_now_ms(), &id) != REPO_OK)
 		return 1;
 	printf("%s\n", key);
 	return 0;
@@ -260,7 +261,7 @@ backend_key_store(struct ctx *c, const unsigned char *hash)
 	int		 i, rc;
 
 	if (repo_tx_begin(c->db) != REPO_OK ||
-	    repo_key_add(c->db, 1, NULL, o->val[O_LABEL], hash, json_now_ms(),
+	    repo_key_add(c->db, 1, NULL, o->val[O_LABEL], hash, clock_now_ms(),
 	    &id) != REPO_OK)
 		goto fail;
 	for (i = 0; i < o->nroutes; i++) {
@@ -330,7 +331,7 @@ key_revoke(struct ctx *c, int backend)
 		return 1;
 	if (id == 0)
 		return 1;
-	rc = repo_key_revoke(c->db, backend, id, json_now_ms());
+	rc = repo_key_revoke(c->db, backend, id, clock_now_ms());
 	if (rc == REPO_NOTFOUND)
 		return admin_fail("no such %s key", backend ? "backend" :
 		    "consumer");

@@ -20,6 +20,7 @@
 #include "admin.h"
 #include "buf.h"
 #include "check.h"
+#include "clock.h"
 #include "json.h"
 #include "migrations.h"
 #include "repo.h"
@@ -182,7 +183,7 @@ cmd_exec_requeue(struct ctx *c)
 
 	if ((rc = exec_load(c, &e)) != 0)
 		return rc;
-	rc = repo_exec_requeue(c->adb, e.id, json_now_ms());
+	rc = repo_exec_requeue(c->adb, e.id, clock_now_ms());
 	if (rc == REPO_NOTFOUND) {
 		if ((rc = repo_exec_show(c->adb, e.id, &e)) != REPO_OK)
 			return 1;
@@ -213,7 +214,7 @@ cmd_exec_fail(struct ctx *c)
 		return 1;
 	}
 	rc = repo_exec_opfail(c->adb, e.id, buf_cstr(&b), strlen(buf_cstr(&b)),
-	    json_now_ms());
+	    clock_now_ms());
 	buf_free(&b);
 	if (rc == REPO_NOTFOUND) {
 		if ((rc = repo_exec_show(c->adb, e.id, &e)) != REPO_OK)

@@ -9,6 +9,7 @@
 #include <json-c/json.h>
 
 #include "admin.h"
+#include "clock.h"
 #include "crypto.h"
 #include "json.h"
 #include "repo.h"
@@ -36,7 +37,7 @@ cmd_pollkey_rotate(struct ctx *c)
 	int		 rc;
 
 	rc = repo_poll_key_rotate(c->db, (unsigned)c->o->num * 3600,
-	    json_now_ms(), &v);
+	    clock_now_ms(), &v);
 	if (rc == REPO_BUSY)
 		return admin_fail("another migrate or rotate holds the "
 		    "migration lock; try again");
@@ -71,7 +72,7 @@ cmd_pollkey_list(struct ctx *c)
 	char			 ver[8], when[RFC3339_LEN + 1];
 	const char		*cols[3];
 	unsigned		 newest = 0;
-	int64_t			 now = json_now_ms();
+	int64_t			 now = clock_now_ms();
 	size_t			 i, n;
 
 	if (repo_poll_keys(c->db, k, POLL_KEY_VERSIONS, &n) != REPO_OK)
@@ -120,7 +121,7 @@ cmd_key_rotate(struct ctx *c)
 	char		 key[3 + SECRET_B64_LEN + 1], when[RFC3339_LEN + 1];
 	struct key_row	 k;
 	uint64_t	 id = c->o->id, new_id = 0;
-	int64_t		 now = json_now_ms();
+	int64_t		 now = clock_now_ms();
 	int		 rc;
 
 	if (id == 0) {		/* named by the key itself */

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "admin.h"
-#include "json.h"
+#include "clock.h"
 #include "repo.h"
 
 #define MAX_OPEN_MAX	1000000000L
@@ -35,7 +35,7 @@ cmd_tenant_set(struct ctx *c)
 {
 	const char	*t = c->o->pos[0];
 
-	if (repo_tenant_set(c->db, t, (unsigned)c->o->num, json_now_ms()) !=
+	if (repo_tenant_set(c->db, t, (unsigned)c->o->num, clock_now_ms()) !=
 	    REPO_OK)
 		return admin_fail("cannot set the quota (is the schema at "
 		    "version 9? run asyncexec-admin migrate)");

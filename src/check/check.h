@@ -1,5 +1,7 @@
 /*
  * check.h - --check-config and `asyncexec-admin check` (check.c).
+ *
+ * check layer: admin and the entry points (main).
  */
 #ifndef ASYNCEXEC_CHECK_H
 #define ASYNCEXEC_CHECK_H

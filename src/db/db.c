@@ -11,6 +11,7 @@
 #include <mysql.h>
 #include <mysqld_error.h>
 
+#include "clock.h"
 #include "config.h"
 #include "db.h"
 #include "log.h"
@@ -391,16 +392,6 @@ fail:
 	return -1;
 }
 
-/* Milliseconds on the monotonic clock. */
-static long long
-mono_ms(void)
-{
-	struct timespec	 ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /*
  * Records a failed connect at now: logs the first of an outage, then at
  * most one "still unreachable" line per DB_DOWN_NOTE_MS, and sets the
@@ -475,7 +466,7 @@ db_ready(struct db *db)
 		db_drop(db);
 	}
 	if (db->conn == NULL) {
-		ms = mono_ms();
+		ms = clock_mono_ms();
 		if (db->down_attempts > 0 && ms < db->next_try) {
 			db->last_errno = db->down_errno;
 			return -1;
@@ -484,7 +475,7 @@ db_ready(struct db *db)
 			db_down(db, ms);
 			return -1;
 		}
-		db_up(db, mono_ms());
+		db_up(db, clock_mono_ms());
 	}
 	db->last_used = now;
 	return 0;

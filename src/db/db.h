@@ -1,11 +1,12 @@
 /*
  * db.h - one MariaDB connection with its prepared statements.
  *
- * Private to repo.c (the only other file that sees <mysql.h>). The
- * connection is made after fork, in the process that uses it. No
+ * The is made after fork, in the process that uses it. No
  * MYSQL_OPT_RECONNECT: on a lost connection db_run drops the handle,
  * reconnects and re-prepares explicitly, and retries the statement once
  * when its definition says a retry is safe.
+ *
+ * db layer: the db and repo folders only (the two that see <mysql.h>).
  */
 #ifndef ASYNCEXEC_DB_H
 #define ASYNCEXEC_DB_H

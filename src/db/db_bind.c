@@ -8,8 +8,8 @@
 
 #include <mysql.h>
 
+#include "clock.h"
 #include "db.h"
-#include "json.h"
 #include "log.h"
 
 /* Binds string s (NULL: SQL NULL); s must outlive the statement's run. */
@@ -58,9 +58,9 @@ db_bind_u32(MYSQL_BIND *b, const unsigned *v)
 void
 db_bind_time(MYSQL_BIND *b, MYSQL_TIME *t, int64_t ms)
 {
-	struct json_civil	 c;
+	struct clock_civil	 c;
 
-	json_civil(ms, &c);
+	clock_civil(ms, &c);
 	memset(t, 0, sizeof(*t));
 	t->year = (unsigned)c.year;
 	t->month = c.month;
@@ -79,7 +79,7 @@ db_bind_time(MYSQL_BIND *b, MYSQL_TIME *t, int64_t ms)
 int64_t
 db_time_ms(const MYSQL_TIME *t)
 {
-	struct json_civil	 c;
+	struct clock_civil	 c;
 
 	c.year = (int)t->year;
 	c.month = t->month;
@@ -88,7 +88,7 @@ db_time_ms(const MYSQL_TIME *t)
 	c.minute = t->minute;
 	c.second = t->second;
 	c.millis = (unsigned)(t->second_part / 1000);
-	return json_civil_ms(&c);
+	return clock_civil_ms(&c);
 }
 
 /* Sets result column i to type t over buffer p of size n. */

@@ -3,6 +3,8 @@
  * that a restarted master (a crash, systemd's Restart=) resumes writing
  * to the node its workers had moved to instead of splitting writes
  * across nodes; only a reload sends it back to the first node.
+ *
+ * db layer: db.c and the master (serve).
  */
 #ifndef ASYNCEXEC_PIN_H
 #define ASYNCEXEC_PIN_H

@@ -8,9 +8,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "config.h"
 #include "expire.h"
-#include "json.h"
 #include "log.h"
 #include "repo_expire.h"
 
@@ -52,15 +52,6 @@ static const enum exec_status terminal[] = {
 	ST_EXPIRED, ST_CANCELLED, ST_FAILED, ST_COMPLETED
 };
 
-static int64_t
-mono_ms(void)
-{
-	struct timespec	 ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Fills opts with the defaults and the configuration's rule values. */
 void
 expire_opts_init(struct expire_opts *o, const struct config *cfg)
@@ -77,7 +68,7 @@ expire_opts_init(struct expire_opts *o, const struct config *cfg)
 static int
 out_of_time(struct run *run)
 {
-	if (mono_ms() - run->start < run->o->max_runtime_ms)
+	if (clock_mono_ms() - run->start < run->o->max_runtime_ms)
 		return 0;
 	if (run->r->complete)
 		log_warn("expire: max runtime reached; the next run goes on");
@@ -89,7 +80,7 @@ out_of_time(struct run *run)
 static int64_t
 tx_done(struct run *run, int64_t t0)
 {
-	int64_t	 now = mono_ms();
+	int64_t	 now = clock_mono_ms();
 
 	if (now - t0 > run->r->longest_tx_ms)
 		run->r->longest_tx_ms = now - t0;
@@ -185,7 +176,7 @@ apply_batch(struct run *run, const struct rule *ru, size_t n,
 	int64_t		 t0;
 
 	for (k = 0;; k++) {
-		t0 = mono_ms();
+		t0 = clock_mono_ms();
 		rc = ru->apply(run, n, changed);
 		tx_done(run, t0);
 		if (rc != REPO_RETRY)
@@ -223,13 +214,13 @@ step_rule(struct run *run, enum expire_step step)
 	do {
 		if (out_of_time(run))
 			return 0;
-		t0 = mono_ms();
+		t0 = clock_mono_ms();
 		if (ru->due(run, &pos, &n) != REPO_OK)
 			return -1;
 		t1 = tx_done(run, t0);
 		if (apply_batch(run, ru, n, &changed) == -1)
 			return -1;
-		t2 = mono_ms();
+		t2 = clock_mono_ms();
 		log_debug("expire: %s: %zu selected in %lld ms, %u changed in "
 		    "%lld ms", step_names[step], n, (long long)(t1 - t0),
 		    changed, (long long)(t2 - t1));
@@ -269,7 +260,7 @@ dry_run(struct run *run)
 	for (step = 0; step < EXPIRE_STEP__MAX && rc == REPO_OK; step++) {
 		if (!(o->steps & (1u << step)))
 			continue;
-		t0 = mono_ms();
+		t0 = clock_mono_ms();
 		if (step == EXPIRE_STEP_EXPIRE)
 			rc = repo_expire_count(run->db, o->now, &c[step]);
 		else if (step == EXPIRE_STEP_CANCEL)
@@ -280,7 +271,7 @@ dry_run(struct run *run)
 		else
 			rc = repo_purge_count(run->db, cutoff, &c[step]);
 		tx_done(run, t0);
-		run->r->step_ms[step] = mono_ms() - t0;
+		run->r->step_ms[step] = clock_mono_ms() - t0;
 	}
 	return rc == REPO_OK ? 0 : -1;
 }
@@ -297,8 +288,8 @@ record(struct run *run, int rc)
 			    "complete" : "stopped";
 
 	if (repo_expire_record(run->db, result, rc == 0, run->r->count,
-	    run->r->retries, (uint64_t)(mono_ms() - run->start),
-	    json_now_ms()) != REPO_OK)
+	    run->r->retries, (uint64_t)(clock_mono_ms() - run->start),
+	    clock_now_ms()) != REPO_OK)
 		log_warn("expire: the run was not recorded for /metrics (is "
 		    "the schema current? run asyncexec-admin migrate)");
 }
@@ -321,10 +312,10 @@ locked_run(struct run *run)
 	for (step = 0; step < EXPIRE_STEP__MAX && rc == 0; step++) {
 		if (!(run->o->steps & (1u << step)))
 			continue;
-		t0 = mono_ms();
+		t0 = clock_mono_ms();
 		rc = step == EXPIRE_STEP_PURGE ? step_purge(run) :
 		    step_rule(run, (enum expire_step)step);
-		run->r->step_ms[step] = mono_ms() - t0;
+		run->r->step_ms[step] = clock_mono_ms() - t0;
 	}
 	record(run, rc);
 	if (repo_expire_unlock(run->db) != REPO_OK)
@@ -349,7 +340,7 @@ expire_run(struct db *db, const struct expire_opts *o,
 	run.db = db;
 	run.o = o;
 	run.r = r;
-	run.start = mono_ms();
+	run.start = clock_mono_ms();
 	run.seed = (unsigned)run.start ^ (unsigned)getpid();
 	if (o->batch_size == 0 || o->batch_size > EXPIRE_BATCH_MAX ||
 	    (run.ids = calloc(o->batch_size, sizeof(*run.ids))) == NULL)
@@ -357,7 +348,7 @@ expire_run(struct db *db, const struct expire_opts *o,
 	rc = o->dry_run ? dry_run(&run) : locked_run(&run);
 	free(run.ids);
 fail:
-	r->duration_ms = mono_ms() - run.start;
+	r->duration_ms = clock_mono_ms() - run.start;
 	if (rc == -1) {
 		r->failed = 1;
 		r->complete = 0;

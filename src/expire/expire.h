@@ -15,6 +15,8 @@
  * deadlock or lock wait timeout is run again (bounded, with backoff).
  * The run holds a named lock (per database) and skips when another run
  * holds it. A dry run takes no lock and only counts.
+ *
+ * expire layer: expire.c and main_expire.c.
  */
 #ifndef ASYNCEXEC_EXPIRE_H
 #define ASYNCEXEC_EXPIRE_H

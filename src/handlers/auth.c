@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "auth.h"
+#include "clock.h"
 #include "crypto.h"
-#include "json.h"
 #include "lookup.h"
 #include "valid.h"
 
@@ -33,7 +33,7 @@ auth_key(struct app *app, const struct req *req, enum key_kind want,
 		return HERR_UNAVAILABLE;
 	/* a revocation ahead (a rotation's grace) takes effect on time,
 	 * cached or not; a new one within the cache TTL */
-	if (rc != REPO_OK || (k->revoked && k->revoke_at <= json_now_ms()) ||
+	if (rc != REPO_OK || (k->revoked && k->revoke_at <= clock_now_ms()) ||
 	    k->backend != (want == KEY_BACKEND))
 		return HERR_UNAUTHORIZED;
 	if (want == KEY_CONSUMER && !valid_tenant(k->tenant))

@@ -1,5 +1,7 @@
 /*
  * auth.h - API key authentication ("Authorization: Bearer ak_/bk_...").
+ *
+ * handlers layer: the handlers.
  */
 #ifndef ASYNCEXEC_AUTH_H
 #define ASYNCEXEC_AUTH_H

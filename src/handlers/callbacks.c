@@ -17,6 +17,7 @@
 #include <json-c/json.h>
 
 #include "auth.h"
+#include "clock.h"
 #include "config.h"
 #include "json.h"
 #include "lookup.h"
@@ -46,7 +47,7 @@ cb_begin(struct app *app, struct req *req, struct resp *resp, size_t limit,
 	enum herr	 e;
 
 	memset(c, 0, sizeof(*c));
-	c->now = json_now_ms();
+	c->now = clock_now_ms();
 	if ((e = auth_key(app, req, KEY_BACKEND, &key, kh)) != HERR_OK)
 		return e;
 	c->key_id = key.id;

@@ -5,7 +5,7 @@
  * cancel request is recorded for the backend's next heartbeat, 202.
  * Terminal: 409 conflict with currentStatus. Same 404 rules as poll.
  */
-#include "json.h"
+#include "clock.h"
 #include "handlers.h"
 
 /* Re-reads execution id and answers with status (200/202) or 409. */
@@ -35,7 +35,7 @@ handle_cancel(struct app *app, struct req *req, struct resp *resp)
 {
 	struct exec_row	 r;
 	enum herr	 e;
-	int64_t		 now = json_now_ms();
+	int64_t		 now = clock_now_ms();
 	uint64_t	 id;
 	enum exec_status st;
 	int		 rc;

@@ -8,6 +8,7 @@
 #include <json-c/json.h>
 
 #include "auth.h"
+#include "clock.h"
 #include "config.h"
 #include "json.h"
 #include "lookup.h"
@@ -66,7 +67,7 @@ handle_claim(struct app *app, struct req *req, struct resp *resp)
 	if (rc != REPO_OK)
 		return rc == REPO_ERR ? HERR_UNAVAILABLE : HERR_UNKNOWN_ROUTE;
 	if (repo_claim(app->db, req->env, req->svc, req->op, (unsigned)max,
-	    (unsigned)lease, app->cfg->max_attempts, json_now_ms(), &it,
+	    (unsigned)lease, app->cfg->max_attempts, clock_now_ms(), &it,
 	    &n) != REPO_OK)
 		return HERR_UNAVAILABLE;
 	buf_puts(&resp->body, "{\"executions\":[");

@@ -4,10 +4,13 @@
  * A handler fills struct resp and returns HERR_OK, or returns the error
  * whose problem document the worker writes. Handlers never see SQL or
  * FastCGI: they call the repository and the request/response API.
+ *
+ * handlers layer: the handlers and router.c.
  */
 #ifndef ASYNCEXEC_HANDLERS_H
 #define ASYNCEXEC_HANDLERS_H
 
+#include "app.h"
 #include "http.h"
 #include "repo.h"
 

@@ -6,9 +6,9 @@
 #include <string.h>
 
 #include "cache.h"
+#include "clock.h"
 #include "config.h"
 #include "crypto.h"
-#include "json.h"
 #include "log.h"
 #include "lookup.h"
 
@@ -52,7 +52,7 @@ lookup_free(struct lookup *l)
 int
 lookup_key(struct app *app, const unsigned char *hash, struct key_row *k)
 {
-	int64_t	 now = json_now_ms();
+	int64_t	 now = clock_now_ms();
 	int	 rc;
 
 	if (app->lookup != NULL && cache_get(app->lookup->keys, hash, k, now))
@@ -81,7 +81,7 @@ lookup_route(struct app *app, const char *env, const char *svc,
     const char *op, struct route_row *r)
 {
 	unsigned char	 d[SHA256_LEN];
-	int64_t		 now = json_now_ms();
+	int64_t		 now = clock_now_ms();
 	int		 rc;
 
 	route_digest(0, env, svc, op, d);
@@ -100,7 +100,7 @@ lookup_serves(struct app *app, uint64_t key_id, const char *env,
     const char *svc, const char *op)
 {
 	unsigned char	 d[SHA256_LEN];
-	int64_t		 now = json_now_ms();
+	int64_t		 now = clock_now_ms();
 	int		 yes = 1, rc;
 
 	route_digest(key_id, env, svc, op, d);
@@ -157,7 +157,7 @@ lookup_idkey(struct app *app)
 {
 	struct poll_key_row	 k[POLL_KEY_VERSIONS];
 	unsigned		 ttl = app->cfg->cache_ttl_seconds;
-	int64_t			 now = json_now_ms();
+	int64_t			 now = clock_now_ms();
 	size_t			 n = 0;
 	int			 rc;
 

@@ -8,10 +8,13 @@
  * (a key's revocation time is cached with it, so the end of a rotation's
  * grace, asyncexec-admin key rotate, takes effect on time). Each returns
  * REPO_OK, REPO_NOTFOUND or REPO_ERR like the repository calls they wrap.
+ *
+ * handlers layer: the handlers and the worker (serve).
  */
 #ifndef ASYNCEXEC_LOOKUP_H
 #define ASYNCEXEC_LOOKUP_H
 
+#include "app.h"
 #include "http.h"
 #include "repo.h"
 

@@ -2,6 +2,8 @@
  * openapi.h - src/openapi.json, the OpenAPI 3.1 document of the API as
  * built, embedded at build time: CMake writes openapi.c from it, as it
  * writes migrations.c from sql/. Served by GET /v1/openapi.json.
+ *
+ * handlers layer: ops.c and the generated openapi.c.
  */
 #ifndef ASYNCEXEC_OPENAPI_H
 #define ASYNCEXEC_OPENAPI_H

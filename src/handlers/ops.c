@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
+#include "clock.h"
 #include "log.h"
 #include "metrics.h"
 #include "openapi.h"
@@ -208,7 +208,7 @@ metrics_db(struct app *app, struct buf *b)
 {
 	struct route_waiting	*w;
 	size_t			 i, n = 0;
-	int64_t			 now = json_now_ms();
+	int64_t			 now = clock_now_ms();
 	int			 up;
 
 	up = repo_ping(app->db) == REPO_OK;

@@ -6,9 +6,9 @@
 #include <string.h>
 
 #include "cache.h"
+#include "clock.h"
 #include "config.h"
 #include "crypto.h"
-#include "json.h"
 #include "quota.h"
 #include "repo.h"
 
@@ -71,7 +71,7 @@ tenant_read(struct app *app, const char *t, const unsigned char *d,
     struct tenant_quota *e)
 {
 	struct cache	*c = app->quota != NULL ? app->quota->tenants : NULL;
-	int64_t		 now = json_now_ms();
+	int64_t		 now = clock_now_ms();
 	int		 rc;
 
 	if (cache_get(c, d, e, now))
@@ -121,7 +121,7 @@ quota_note(struct app *app, const char *t)
 				    NULL;
 
 	digest(t, d);
-	if (!cache_get(c, d, &e, json_now_ms()) || e.max_open == 0)
+	if (!cache_get(c, d, &e, clock_now_ms()) || e.max_open == 0)
 		return;
 	e.open++;
 	cache_put(c, d, &e, e.read_at);

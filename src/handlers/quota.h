@@ -10,10 +10,13 @@
  * the workers together may admit more than the limit within one TTL.
  * Nothing is written per submit (no hot row); the count is an index
  * range of at most limit + 1 entries.
+ *
+ * handlers layer: the handlers and the worker (serve).
  */
 #ifndef ASYNCEXEC_QUOTA_H
 #define ASYNCEXEC_QUOTA_H
 
+#include "app.h"
 #include "http.h"
 
 struct quota;

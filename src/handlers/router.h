@@ -1,5 +1,7 @@
 /*
  * router.h - method and path to handler, one table indexed by enum route.
+ *
+ * handlers layer (it dispatches to them): the worker (serve) and main_fcgi.c.
  */
 #ifndef ASYNCEXEC_ROUTER_H
 #define ASYNCEXEC_ROUTER_H

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "auth.h"
+#include "clock.h"
 #include "config.h"
 #include "json.h"
 #include "lookup.h"
@@ -197,7 +198,7 @@ handle_submit(struct app *app, struct req *req, struct resp *resp)
 	crypto_sha256(req->body, req->body_len, n.request_sha);
 	if (crypto_new_secret("", secret, sizeof(secret), n.poll_hash) == -1)
 		return HERR_INTERNAL;
-	n.now = json_now_ms();
+	n.now = clock_now_ms();
 	n.expires_at = n.now + (int64_t)retention * DAY_MS;
 	if ((e = quota_gate(app, req, resp, &n, secret, key.tenant, &done)) !=
 	    HERR_OK || done)

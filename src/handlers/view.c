@@ -7,6 +7,7 @@
 #include <json-c/json.h>
 
 #include "auth.h"
+#include "clock.h"
 #include "config.h"
 #include "json.h"
 #include "lookup.h"
@@ -121,7 +122,7 @@ token_split(struct app *app, const char *tok, uint64_t *id)
 		off = 1;
 	else
 		v = -1;		/* also a version digit of 0: never issued */
-	if (v < 0 || !lookup_idkey_live(app, (unsigned)v, json_now_ms()) ||
+	if (v < 0 || !lookup_idkey_live(app, (unsigned)v, clock_now_ms()) ||
 	    crypto_id_open(app->pkey[v].key, tok + off, id) == -1 || *id == 0)
 		*id = UINT64_MAX;
 	return n > SECRET_B64_LEN ? tok + n - SECRET_B64_LEN : tok;

@@ -5,6 +5,9 @@
  * (copying every value it keeps), handlers fill struct resp, and
  * response.c writes it out. Handlers return an enum herr; one table in
  * response.c maps each to its HTTP status, title and problem code.
+ *
+ * http layer: the handlers, serve and the fuzz harness include it; it
+ * includes lib headers only.
  */
 #ifndef ASYNCEXEC_HTTP_H
 #define ASYNCEXEC_HTTP_H
@@ -13,13 +16,8 @@
 #include <stdint.h>
 
 #include "buf.h"
-#include "crypto.h"
-#include "valid.h"
 
-struct config;
-struct db;
-struct lookup;
-struct quota;
+struct app;
 
 enum herr {
 	HERR_OK,			/* HERR_OK: response filled */
@@ -69,25 +67,6 @@ struct resp {
 	const char	*detail;	/* problem detail (static string) */
 	const char	*current_status;	/* problem extension */
 	const char	*allow;		/* Allow header for 405 */
-};
-
-struct app {
-	const struct config	*cfg;
-	struct db		*db;
-	struct lookup		*lookup;	/* worker caches; may be NULL */
-	struct quota		*quota;		/* tenant quotas; may be NULL */
-	/* poll-token keys (lookup_idkey, re-read every cache TTL): idkey
-	 * (version idkey_version, the newest live one) seals new tokens,
-	 * pkey[v] opens tokens of version v while live */
-	unsigned char		 idkey[IDKEY_LEN];
-	int			 idkey_ok;
-	unsigned		 idkey_version;
-	int64_t			 idkeys_read;	/* ms */
-	struct {
-		int		 present;
-		unsigned char	 key[IDKEY_LEN];
-		int64_t		 retire_at;	/* ms; 0: never */
-	}			 pkey[POLL_KEY_VERSIONS];
 };
 
 typedef enum herr (*handler_fn)(struct app *, struct req *, struct resp *);

@@ -4,6 +4,8 @@
  * A buf owns its storage; buf_free releases it. Appends return 0, or -1
  * when memory ran out (the buffer is then marked failed and later appends
  * are no-ops, so callers may check once at the end with buf_failed()).
+ *
+ * lib layer: any layer.
  */
 #ifndef ASYNCEXEC_BUF_H
 #define ASYNCEXEC_BUF_H

@@ -5,6 +5,8 @@
  * Direct-mapped: a new entry replaces whatever shared its slot, so the
  * memory is bounded by nslots. Not shared between processes; each
  * worker fills its own after fork.
+ *
+ * lib layer: any layer.
  */
 #ifndef ASYNCEXEC_CACHE_H
 #define ASYNCEXEC_CACHE_H

@@ -3,6 +3,8 @@
  *
  * config_load fills every field with its default, then applies the file.
  * On error it writes "FILE:LINE: key: reason" into err and returns -1.
+ *
+ * lib layer: any layer.
  */
 #ifndef ASYNCEXEC_CONFIG_H
 #define ASYNCEXEC_CONFIG_H

@@ -4,6 +4,8 @@
  * The only module that includes OpenSSL. Secrets (keys, tokens) are
  * 32 random bytes, shown to clients as 43 base64url characters without
  * padding and stored only as their SHA-256.
+ *
+ * lib layer: any layer (the only file that sees OpenSSL is crypto.c).
  */
 #ifndef ASYNCEXEC_CRYPTO_H
 #define ASYNCEXEC_CRYPTO_H

@@ -6,6 +6,8 @@
  * RFC 8259 grammar scan (no NaN, Infinity or other json-c extension; raw
  * strings well-formed UTF-8 per RFC 3629), identical with every json-c,
  * then a depth-limited json-c parse that builds the tree.
+ *
+ * lib layer: any layer.
  */
 #ifndef ASYNCEXEC_JSON_H
 #define ASYNCEXEC_JSON_H
@@ -22,15 +24,16 @@ int	json_validate(const char *, size_t, unsigned depth,
 	    struct json_object **out);
 int	json_member(const char *, size_t, const char *key, const char **vp,
 	    size_t *vn);
-struct json_civil {
-	int		 year;
-	unsigned	 month, day, hour, minute, second, millis;
-};
-
 int	json_put_string(struct buf *, const char *);
-void	json_civil(int64_t ms, struct json_civil *);
-int64_t	json_civil_ms(const struct json_civil *);
 void	json_time(int64_t ms, char out[RFC3339_LEN + 1]);
-int64_t	json_now_ms(void);
+
+/*
+ * Transition: the names of before clock.h, for tests/unit/test_json.c and
+ * tests/fuzz/fuzz_request.c; remove once they call clock_*.
+ */
+#include "clock.h"
+#define json_now_ms	clock_now_ms
+#define json_civil	clock_civil
+#define json_civil_ms	clock_civil_ms
 
 #endif

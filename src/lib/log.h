@@ -9,6 +9,8 @@
  * worker is serving (log_context), absent outside a request. Control
  * characters in the message are replaced by '?', '"' and '\' escaped,
  * so nothing a client sent can forge a line or a field.
+ *
+ * lib layer: any layer.
  */
 #ifndef ASYNCEXEC_LOG_H
 #define ASYNCEXEC_LOG_H

@@ -6,6 +6,8 @@
  * can render the Prometheus text. Endpoints are small integers named by
  * the caller (metrics knows nothing of the router). Without metrics_init
  * the calls are no-ops (the admin and expire tools).
+ *
+ * lib layer: any layer.
  */
 #ifndef ASYNCEXEC_METRICS_H
 #define ASYNCEXEC_METRICS_H

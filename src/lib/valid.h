@@ -3,6 +3,8 @@
  *
  * Each predicate returns 1 when the input is acceptable, 0 otherwise.
  * None allocates.
+ *
+ * lib layer: any layer.
  */
 #ifndef ASYNCEXEC_VALID_H
 #define ASYNCEXEC_VALID_H

@@ -14,9 +14,9 @@
 #include <string.h>
 
 #include "check.h"
+#include "clock.h"
 #include "config.h"
 #include "expire.h"
-#include "json.h"
 #include "log.h"
 #include "repo_expire.h"
 
@@ -120,7 +120,7 @@ main(int argc, char *argv[])
 	o.batch_size = cli.batch_size;
 	o.max_runtime_ms = cli.max_runtime_ms;
 	o.dry_run = cli.dry_run;
-	o.now = json_now_ms();
+	o.now = clock_now_ms();
 	if ((db = repo_expire_open(&cfg)) == NULL)
 		return 1;
 	rc = expire_run(db, &o, &r);

@@ -14,7 +14,8 @@
 #include "log.h"
 #include "metrics.h"
 #include "router.h"
-#include "worker.h"
+#include "listener.h"
+#include "master.h"
 
 static int
 usage(FILE *f)
@@ -58,7 +59,7 @@ main(int argc, char *argv[])
 		fprintf(stderr, "asyncexec-fcgi: cannot map the metrics\n");
 		return 1;
 	}
-	if ((fd = master_listen(&cfg, &created)) == -1)
+	if ((fd = listener_open(&cfg, &created)) == -1)
 		return 1;
 	/* master_run unlinks the socket it created as its stop begins. */
 	(void)created;

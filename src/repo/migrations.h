@@ -1,5 +1,7 @@
 /*
  * migrations.h - the sql/NNN_*.sql files, embedded at build time.
+ *
+ * repo layer: repo_admin.c, admin_exec.c and the generated migrations.c.
  */
 #ifndef ASYNCEXEC_MIGRATIONS_H
 #define ASYNCEXEC_MIGRATIONS_H

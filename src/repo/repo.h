@@ -6,6 +6,9 @@
  * REPO_ERR (the database failed or is unreachable; already logged).
  * Rows filled by the repository own their payload buffers: release them
  * with exec_row_free / claim_free.
+ *
+ * repo layer: every layer above db (check, handlers, serve, admin, expire,
+ * main).
  */
 #ifndef ASYNCEXEC_REPO_H
 #define ASYNCEXEC_REPO_H

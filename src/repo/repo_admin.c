@@ -8,9 +8,9 @@
 
 #include <mysqld_error.h>
 
+#include "clock.h"
 #include "crypto.h"
 #include "db.h"
-#include "json.h"
 #include "log.h"
 #include "migrations.h"
 #include "repo.h"
@@ -47,7 +47,7 @@ poll_key_ensure(struct db *db)
 
 	if (crypto_random(key, sizeof(key)) == -1)
 		return REPO_ERR;
-	rc = repo_poll_key_insert(db, 0, key, json_now_ms());
+	rc = repo_poll_key_insert(db, 0, key, clock_now_ms());
 	explicit_bzero(key, sizeof(key));
 	return rc;
 }
@@ -86,7 +86,7 @@ apply_one(struct db *db, const struct migration *m)
 	if (db_script(db, m->sql, m->len) == -1)
 		return REPO_ERR;
 	db_bind_u32(&p[0], &v);
-	db_bind_time(&p[1], &t, json_now_ms());
+	db_bind_time(&p[1], &t, clock_now_ms());
 	return insert(db, STMT_MIGRATION_RECORD, p);
 }
 

@@ -1,5 +1,7 @@
 /*
  * repo_check.h - the database half of --check-config (repo_check.c).
+ *
+ * repo layer: check.c and repo_check.c.
  */
 #ifndef ASYNCEXEC_REPO_CHECK_H
 #define ASYNCEXEC_REPO_CHECK_H

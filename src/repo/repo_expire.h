@@ -18,6 +18,8 @@
  * that finalized a candidate in between wins and the row is not
  * counted. Locking only primary keys is what keeps the expiry from
  * deadlocking with callbacks.
+ *
+ * repo layer: expire.c, main_expire.c and repo_expire.c.
  */
 #ifndef ASYNCEXEC_REPO_EXPIRE_H
 #define ASYNCEXEC_REPO_EXPIRE_H

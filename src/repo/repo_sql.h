@@ -1,5 +1,7 @@
 /*
  * repo_sql.h - statement ids, private to the repository (repo*.c).
+ *
+ * repo layer: the repo folder only.
  */
 #ifndef ASYNCEXEC_REPO_SQL_H
 #define ASYNCEXEC_REPO_SQL_H

@@ -1,5 +1,6 @@
 /*
- * master.c - the listening socket, N forked workers, respawn, shutdown.
+ * master.c - N forked workers on the listening socket (listener.c),
+ * respawn, reload, shutdown.
  *
  * Signals are blocked except inside sigsuspend, so the flags set by the
  * handlers are only read at one place, and nothing in the master sleeps
@@ -58,11 +59,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "config.h"
 #include "log.h"
 #include "metrics.h"
 #include "peer.h"
 #include "pin.h"
+#include "listener.h"
+#include "master.h"
 #include "worker.h"
 
 #define MAX_WORKERS		1024
@@ -75,9 +79,6 @@
 #define RETIRE_KICK_MS		1000	/* SIGTERM again to old workers */
 
 static volatile sig_atomic_t got_term, got_chld, got_alrm, got_hup;
-
-/* The socket file master_listen created, unlinked when the stop begins. */
-static char	 owned_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 
 struct child {
 	pid_t		 pid;		/* 0: the slot is empty */
@@ -129,16 +130,6 @@ on_signal(int sig)
 		got_term = 1;
 }
 
-/* Milliseconds on the monotonic clock. */
-static long long
-now_ms(void)
-{
-	struct timespec	 ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /*
  * Whether a repeated line may be logged now (at most one per
  * LOG_EVERY_MS); *held is set to the lines held back since the last one.
@@ -154,216 +145,6 @@ ratelog_ok(struct ratelog *r, long long now, unsigned *held)
 	r->held = 0;
 	r->last = now;
 	return 1;
-}
-
-/* Whether fd is a listening stream socket (inherited, spawn-fcgi style). */
-static int
-is_listening(int fd)
-{
-	int		 v = 0;
-	socklen_t	 l = sizeof(v);
-
-	return getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &v, &l) == 0 && v;
-}
-
-/* The gid of cfg->listen_group into *gid ((gid_t)-1: none). 0 or -1. */
-static int
-listen_gid(const struct config *cfg, gid_t *gid)
-{
-	struct group	*g;
-
-	*gid = (gid_t)-1;
-	if (cfg->listen_group[0] == '\0')
-		return 0;
-	if ((g = getgrnam(cfg->listen_group)) == NULL) {
-		log_error("listen_group %s: no such group", cfg->listen_group);
-		return -1;
-	}
-	*gid = g->gr_gid;
-	return 0;
-}
-
-/*
- * Makes sure no one listens on the socket file at sa: a file nobody
- * accepts on (ECONNREFUSED) is stale and removed; a live one (connect
- * succeeds, or its backlog is full) means another instance serves it.
- * 0 when the path is free, -1 (logged) to refuse to start.
- */
-static int
-claim_path(const struct sockaddr_un *sa)
-{
-	struct stat	 st;
-	int		 fd, rc, err;
-
-	if (lstat(sa->sun_path, &st) == -1 || !S_ISSOCK(st.st_mode))
-		return 0;	/* absent; anything else fails in bind */
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0)) == -1) {
-		log_error("socket: %s", strerror(errno));
-		return -1;
-	}
-	rc = connect(fd, (const struct sockaddr *)sa, sizeof(*sa));
-	err = errno;
-	close(fd);
-	if (rc == 0 || err == EAGAIN || err == EINPROGRESS) {
-		log_error("listen on %s: another instance is listening on "
-		    "it; refusing to start", sa->sun_path);
-		return -1;
-	}
-	if (err != ECONNREFUSED) {
-		log_error("listen on %s: cannot tell whether another instance "
-		    "listens on it: %s", sa->sun_path, strerror(err));
-		return -1;
-	}
-	if (unlink(sa->sun_path) == -1 && errno != ENOENT) {
-		log_error("unlink %s: %s", sa->sun_path, strerror(errno));
-		return -1;
-	}
-	log_info("master: removed the stale socket %s", sa->sun_path);
-	return 0;
-}
-
-/*
- * Binds fd to sa with the umask at ~listen_mode, so that the file is
- * never wider than listen_mode, then applies the group and the mode.
- * 0, or -1 (logged; a file bind created is removed).
- */
-static int
-bind_socket(const struct config *cfg, int fd, const struct sockaddr_un *sa,
-    gid_t gid)
-{
-	mode_t	 old;
-	int	 rc;
-
-	old = umask((mode_t)(~cfg->listen_mode & 0777));
-	rc = bind(fd, (const struct sockaddr *)sa, sizeof(*sa));
-	umask(old);
-	if (rc == -1) {
-		log_error("bind %s: %s", cfg->listen, strerror(errno));
-		return -1;
-	}
-	if (gid != (gid_t)-1 && chown(cfg->listen, (uid_t)-1, gid) == -1) {
-		log_error("chown %s: %s", cfg->listen, strerror(errno));
-		goto fail;
-	}
-	if (chmod(cfg->listen, (mode_t)cfg->listen_mode) == -1) {
-		log_error("chmod %s: %s", cfg->listen, strerror(errno));
-		goto fail;
-	}
-	return 0;
-fail:
-	(void)unlink(cfg->listen);
-	return -1;
-}
-
-/*
- * An inherited listening socket fd (systemd's ListenStream, spawn-fcgi)
- * that is TCP (AF_INET, or AF_INET6: ListenStream=PORT gives a
- * dual-stack one) is refused without listen_allow: FastCGI has no
- * authentication, anyone who reaches the port could send requests as
- * the web server; the workers check every peer against the list. A
- * socket of another family, whose peers cannot be checked, is refused.
- * fd, or -1 (logged).
- */
-static int
-inherited_ok(const struct config *cfg, int fd)
-{
-	switch (peer_listen_kind(fd)) {
-	case LISTEN_UNIX:
-		return fd;
-	case LISTEN_IP:
-		if (cfg->listen_allow[0] != '\0')
-			return fd;
-		log_error("the inherited socket (fd %d) is a TCP one: set "
-		    "listen_allow to the web servers' addresses; refusing to "
-		    "start", fd);
-		return -1;
-	case LISTEN_OTHER:
-		break;
-	}
-	log_error("the inherited socket (fd %d) is neither a unix nor a TCP "
-	    "one: its peers cannot be checked; refusing to start", fd);
-	return -1;
-}
-
-/*
- * A TCP socket listening on ADDRESS:PORT (listen_allow, checked by the
- * configuration, names who may connect: the workers close others'
- * connections at accept). An address in use (another instance) is an
- * error. fd or -1.
- */
-static int
-listen_tcp(const struct config *cfg, const char *addr, unsigned port)
-{
-	struct sockaddr_in	 sa;
-	int			 fd, on = 1;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sin_family = AF_INET;
-	sa.sin_port = htons((uint16_t)port);
-	if (inet_pton(AF_INET, addr, &sa.sin_addr) != 1)
-		return -1;
-	if ((fd = socket(AF_INET, SOCK_STREAM, 0)) == -1) {
-		log_error("socket: %s", strerror(errno));
-		return -1;
-	}
-	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) == -1 ||
-	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == -1 ||
-	    listen(fd, (int)cfg->listen_backlog) == -1) {
-		log_error("listen on %s: %s%s", cfg->listen, strerror(errno),
-		    errno == EADDRINUSE ? " (another instance?); refusing to "
-		    "start" : "");
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-/*
- * Returns the listening socket: an inherited one (fd 0, or fd 3 under
- * systemd socket activation), else a new unix socket at cfg->listen
- * (*created is set) or, for ADDRESS:PORT, a TCP socket. A stale socket
- * file is replaced; a socket another instance still listens on is an
- * error. -1 on error (logged).
- */
-int
-master_listen(const struct config *cfg, int *created)
-{
-	struct sockaddr_un	 sa;
-	const char		*lp = getenv("LISTEN_PID");
-	char			 addr[64];
-	unsigned		 port;
-	gid_t			 gid;
-	int			 fd;
-
-	*created = 0;
-	if (lp != NULL && atol(lp) == (long)getpid() && is_listening(3))
-		return inherited_ok(cfg, 3);
-	if (is_listening(0))
-		return inherited_ok(cfg, 0);
-	if (config_listen_tcp(cfg->listen, addr, sizeof(addr), &port) == 1)
-		return listen_tcp(cfg, addr, port);
-	memset(&sa, 0, sizeof(sa));
-	sa.sun_family = AF_UNIX;
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", cfg->listen);
-	if (listen_gid(cfg, &gid) == -1 || claim_path(&sa) == -1)
-		return -1;
-	if ((fd = socket(AF_UNIX, SOCK_STREAM, 0)) == -1) {
-		log_error("socket: %s", strerror(errno));
-		return -1;
-	}
-	if (bind_socket(cfg, fd, &sa, gid) == -1) {
-		close(fd);
-		return -1;
-	}
-	if (listen(fd, (int)cfg->listen_backlog) == -1) {
-		log_error("listen on %s: %s", cfg->listen, strerror(errno));
-		(void)unlink(cfg->listen);
-		close(fd);
-		return -1;
-	}
-	snprintf(owned_path, sizeof(owned_path), "%s", cfg->listen);
-	*created = 1;
-	return fd;
 }
 
 /* The next delay of slot c after a quick exit or a failed fork. */
@@ -386,7 +167,7 @@ back_off(struct child *c, long long now)
 static int
 spawn(const struct config *cfg, int fd, struct child *c, unsigned i)
 {
-	long long	 now = now_ms();
+	long long	 now = clock_mono_ms();
 	unsigned	 held;
 	pid_t		 pid, master = getpid();
 
@@ -425,7 +206,7 @@ exit_text(int status, char *buf, size_t sz)
 static void
 slot_exited(struct child *c, unsigned i, pid_t pid, int status)
 {
-	long long	 now = now_ms();
+	long long	 now = clock_mono_ms();
 	char		 why[64];
 	unsigned	 held;
 
@@ -507,7 +288,7 @@ static void
 refill(struct master *m)
 {
 	struct itimerval it;
-	long long	 now = now_ms(), next = -1, left;
+	long long	 now = clock_mono_ms(), next = -1, left;
 	unsigned	 i;
 
 	for (i = 0; i < m->n; i++) {
@@ -537,7 +318,7 @@ refill(struct master *m)
 static void
 kick_old(struct master *m)
 {
-	long long	 now = now_ms();
+	long long	 now = clock_mono_ms();
 	size_t		 i;
 
 	if (m->nold == 0 || now < m->kick)
@@ -564,7 +345,7 @@ kick_old(struct master *m)
 static void
 retire_current(struct master *m)
 {
-	long long	 now = now_ms();
+	long long	 now = clock_mono_ms();
 	unsigned	 i;
 
 	for (i = 0; i < m->n; i++) {
@@ -748,13 +529,13 @@ stop_all(struct child *kids, size_t n)
 	size_t		 i;
 	int		 sig = SIGTERM;
 
-	deadline = now_ms() + STOP_KILL_SECONDS * 1000LL;
+	deadline = clock_mono_ms() + STOP_KILL_SECONDS * 1000LL;
 	memset(&off, 0, sizeof(off));
 	(void)setitimer(ITIMER_REAL, &off, NULL);	/* no more refills */
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
 	while (reap_stopped(kids, n) > 0) {
-		if (sig == SIGTERM && deadline - now_ms() <= 0) {
+		if (sig == SIGTERM && deadline - clock_mono_ms() <= 0) {
 			log_error("master: workers still running after %d s; "
 			    "killing them", STOP_KILL_SECONDS);
 			sig = SIGKILL;
@@ -762,7 +543,7 @@ stop_all(struct child *kids, size_t n)
 		for (i = 0; i < n; i++)
 			if (kids[i].pid > 0)
 				kill(kids[i].pid, sig);
-		left = deadline - now_ms();
+		left = deadline - clock_mono_ms();
 		if (sig == SIGKILL || left > 1000)
 			left = 1000;
 		else if (left < 1)
@@ -851,8 +632,7 @@ master_run(const struct config *cfg, const char *path, int fd)
 	int		 rc = 0;
 
 	if (master_init(&m, cfg, path, fd) == -1) {
-		if (owned_path[0] != '\0')
-			(void)unlink(owned_path);
+		listener_unlink();
 		return 1;
 	}
 	master_signals(&old);
@@ -875,8 +655,7 @@ master_run(const struct config *cfg, const char *path, int fd)
 		kick_old(&m);
 		refill(&m);
 	}
-	if (owned_path[0] != '\0')
-		(void)unlink(owned_path);	/* refuse new connections */
+	listener_unlink();	/* refuse new connections */
 	retire_current(&m);	/* every generation stops together */
 	log_info("master: stopping %zu workers", m.nold);
 	if (stop_all(m.old, m.nold) == -1)

@@ -2,6 +2,8 @@
  * peer.h - the FastCGI listener's family and the peer of an accepted
  * connection against listen_allow, for every family (libfcgi's own
  * FCGI_WEB_SERVER_ADDRS check sees AF_INET peers only).
+ *
+ * serve layer: listener.c, master.c and worker.c.
  */
 #ifndef ASYNCEXEC_PEER_H
 #define ASYNCEXEC_PEER_H

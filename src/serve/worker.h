@@ -1,5 +1,7 @@
 /*
- * worker.h - one FastCGI worker process and the master that forks them.
+ * worker.h - one FastCGI worker process, forked by the master (worker.c).
+ *
+ * serve layer: master.c includes it.
  */
 #ifndef ASYNCEXEC_WORKER_H
 #define ASYNCEXEC_WORKER_H
@@ -9,7 +11,5 @@
 struct config;
 
 int	worker_run(const struct config *, int listen_fd, pid_t master);
-int	master_listen(const struct config *, int *created);
-int	master_run(const struct config *, const char *path, int listen_fd);
 
 #endif

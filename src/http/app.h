@@ -1,0 +1,40 @@
+/*
+ * app.h - the application context a worker hands to every handler: the
+ * configuration, the repository handle, the caches and the poll-token
+ * keys.
+ *
+ * http layer: the handlers and serve include it (not http.h, which stays
+ * free of the crypto sizes).
+ */
+#ifndef ASYNCEXEC_APP_H
+#define ASYNCEXEC_APP_H
+
+#include <stdint.h>
+
+#include "crypto.h"
+
+struct config;
+struct db;
+struct lookup;
+struct quota;
+
+struct app {
+	const struct config	*cfg;
+	struct db		*db;
+	struct lookup		*lookup;	/* worker caches; may be NULL */
+	struct quota		*quota;		/* tenant quotas; may be NULL */
+	/* poll-token keys (lookup_idkey, re-read every cache TTL): idkey
+	 * (version idkey_version, the newest live one) seals new tokens,
+	 * pkey[v] opens tokens of version v while live */
+	unsigned char		 idkey[IDKEY_LEN];
+	int			 idkey_ok;
+	unsigned		 idkey_version;
+	int64_t			 idkeys_read;	/* ms */
+	struct {
+		int		 present;
+		unsigned char	 key[IDKEY_LEN];
+		int64_t		 retire_at;	/* ms; 0: never */
+	}			 pkey[POLL_KEY_VERSIONS];
+};
+
+#endif
