@@ -81,6 +81,14 @@ int64_t		 db_time_ms(const MYSQL_TIME *);
 void		 db_rcol(struct db_cols *, int i, enum enum_field_types t,
 		    void *p, size_t n);
 void		 db_rstr(struct db_cols *, int i, char *p, size_t n);
-int		 db_fetch_row(MYSQL_STMT *, struct db_cols *);
+
+/* What db_fetch_row got. */
+enum db_row {
+	DB_ROW_ERR = -1,	/* the fetch failed (logged) */
+	DB_ROW = 0,		/* a row, in the bound columns */
+	DB_ROW_NONE = 1		/* no more rows */
+};
+
+enum db_row	 db_fetch_row(MYSQL_STMT *, struct db_cols *);
 
 #endif

@@ -116,12 +116,13 @@ db_rstr(struct db_cols *r, int i, char *p, size_t n)
 }
 
 /*
- * Fetches one row; 0 row, 1 no row, -1 error. Only the columns bound
+ * Fetches one row: DB_ROW, DB_ROW_NONE (no more rows) or DB_ROW_ERR
+ * (logged). Only the columns bound
  * without a buffer (payloads, fetched afterwards) may be truncated; a
  * value longer than any other column's buffer is an error, never cut.
  * Every column of the result must be bound (db_rcol).
  */
-int
+enum db_row
 db_fetch_row(MYSQL_STMT *st, struct db_cols *r)
 {
 	unsigned	 i, n = mysql_stmt_field_count(st);
@@ -129,23 +130,23 @@ db_fetch_row(MYSQL_STMT *st, struct db_cols *r)
 
 	if (n > DB_MAX_COLS || mysql_stmt_bind_result(st, r->b) != 0) {
 		log_error("db: bind result: %s", mysql_stmt_error(st));
-		return -1;
+		return DB_ROW_ERR;
 	}
 	rc = mysql_stmt_fetch(st);
 	if (rc == 0)
-		return 0;
+		return DB_ROW;
 	if (rc == MYSQL_DATA_TRUNCATED) {
 		for (i = 0; i < n; i++)
 			if (r->err[i] && r->b[i].buffer != NULL) {
 				log_error("db: result column %u truncated "
 				    "(%lu bytes for a %lu-byte buffer)", i,
 				    r->len[i], r->b[i].buffer_length);
-				return -1;
+				return DB_ROW_ERR;
 			}
-		return 0;
+		return DB_ROW;
 	}
 	if (rc == MYSQL_NO_DATA)
-		return 1;
+		return DB_ROW_NONE;
 	log_error("db: fetch: %s", mysql_stmt_error(st));
-	return -1;
+	return DB_ROW_ERR;
 }

@@ -327,7 +327,7 @@ repo_close(struct db *db)
 }
 
 /* Maps a failed write to REPO_DUP or REPO_ERR. */
-static int
+static enum repo_rc
 write_failed(struct db *db)
 {
 	return db_errno(db) == ER_DUP_ENTRY ? REPO_DUP : REPO_ERR;
@@ -337,7 +337,7 @@ write_failed(struct db *db)
  * Runs a statement without results (a compare-and-set); REPO_OK when it
  * matched a row, REPO_NOTFOUND, REPO_DUP or REPO_ERR.
  */
-int
+enum repo_rc
 repo_cas(struct db *db, enum stmt id, MYSQL_BIND *p)
 {
 	if (db_run(db, id, p) == NULL)
@@ -346,17 +346,18 @@ repo_cas(struct db *db, enum stmt id, MYSQL_BIND *p)
 }
 
 /* Fetches the one row of an executed query; frees the result. */
-static int
+static enum repo_rc
 fetch_one(MYSQL_STMT *st, struct db_cols *c)
 {
 	int	 rc = db_fetch_row(st, c);
 
 	mysql_stmt_free_result(st);
-	return rc == 0 ? REPO_OK : rc == 1 ? REPO_NOTFOUND : REPO_ERR;
+	return rc == DB_ROW ? REPO_OK :
+	    rc == DB_ROW_NONE ? REPO_NOTFOUND : REPO_ERR;
 }
 
 /* Looks up an API key by its hash. REPO_OK, REPO_NOTFOUND or REPO_ERR. */
-int
+enum repo_rc
 repo_key_by_hash(struct db *db, const unsigned char *hash, struct key_row *k)
 {
 	MYSQL_BIND	 p[1];
@@ -386,7 +387,7 @@ repo_key_by_hash(struct db *db, const unsigned char *hash, struct key_row *k)
 }
 
 /* Whether backend key key_id serves the route: REPO_OK or REPO_NOTFOUND. */
-int
+enum repo_rc
 repo_backend_serves(struct db *db, uint64_t key_id, const char *env,
     const char *svc, const char *op)
 {
@@ -410,7 +411,7 @@ repo_backend_serves(struct db *db, uint64_t key_id, const char *env,
  * most); *len gets its length. REPO_OK, REPO_NOTFOUND (also when it is
  * NULL) or REPO_ERR (also when it is longer than outsz: logged).
  */
-int
+enum repo_rc
 repo_secret_get(struct db *db, const char *name, unsigned char *out,
     size_t outsz, size_t *len)
 {
@@ -432,7 +433,7 @@ repo_secret_get(struct db *db, const char *name, unsigned char *out,
 }
 
 /* Looks up a route. REPO_OK, REPO_NOTFOUND or REPO_ERR. */
-int
+enum repo_rc
 repo_route_get(struct db *db, const char *env, const char *svc,
     const char *op, struct route_row *r)
 {
@@ -459,7 +460,7 @@ repo_route_get(struct db *db, const char *env, const char *svc,
  * Inserts a new execution; *id gets its primary key. REPO_OK, REPO_DUP
  * (correlation id taken) or REPO_ERR.
  */
-int
+enum repo_rc
 repo_exec_insert(struct db *db, const struct exec_new *n, uint64_t *id)
 {
 	MYSQL_BIND	 p[13];
@@ -571,7 +572,7 @@ exec_finish(MYSQL_STMT *st, struct db_cols *c, struct exec_row *r,
 }
 
 /* Fetches one execution row from an executed EXEC_COLS query. */
-static int
+static enum repo_rc
 exec_fetch(struct db *db, MYSQL_STMT *st, struct exec_row *r)
 {
 	struct db_cols	 c;
@@ -583,13 +584,14 @@ exec_fetch(struct db *db, MYSQL_STMT *st, struct exec_row *r)
 	memset(r, 0, sizeof(*r));
 	exec_cols(&c, r, status, sizeof(status), t, flags);
 	rc = db_fetch_row(st, &c);
-	if (rc == 0 && exec_finish(st, &c, r, status, sizeof(status), t,
+	if (rc == DB_ROW && exec_finish(st, &c, r, status, sizeof(status), t,
 	    flags) == -1) {
 		exec_row_free(r);
-		rc = -1;
+		rc = DB_ROW_ERR;
 	}
 	mysql_stmt_free_result(st);
-	return rc == 0 ? REPO_OK : rc == 1 ? REPO_NOTFOUND : REPO_ERR;
+	return rc == DB_ROW ? REPO_OK :
+	    rc == DB_ROW_NONE ? REPO_NOTFOUND : REPO_ERR;
 }
 
 /*
@@ -597,7 +599,7 @@ exec_fetch(struct db *db, MYSQL_STMT *st, struct exec_row *r)
  * whether a lease is still live. REPO_OK (r filled; free it with
  * exec_row_free), REPO_NOTFOUND or REPO_ERR.
  */
-int
+enum repo_rc
 repo_exec_by_key(struct db *db, const char *tenant, const char *env,
     const char *svc, const char *op, const char *cid, int64_t now,
     struct exec_row *r)
@@ -664,7 +666,7 @@ poll_finish(struct db_cols *c, struct exec_row *r, char *status, size_t ssz,
  * arguments; r->result and r->error stay NULL. REPO_OK, REPO_NOTFOUND
  * or REPO_ERR.
  */
-int
+enum repo_rc
 repo_exec_poll(struct db *db, uint64_t id, const char *tenant,
     const char *env, const char *svc, const char *op, const char *cid,
     struct exec_row *r)
@@ -687,15 +689,16 @@ repo_exec_poll(struct db *db, uint64_t id, const char *tenant,
 	memset(r, 0, sizeof(*r));
 	poll_cols(&c, r, status, sizeof(status), t);
 	rc = db_fetch_row(st, &c);
-	if (rc == 0 && poll_finish(&c, r, status, sizeof(status), t) == -1)
-		rc = -1;
+	if (rc == DB_ROW && poll_finish(&c, r, status, sizeof(status), t) == -1)
+		rc = DB_ROW_ERR;
 	mysql_stmt_free_result(st);
 	snprintf(r->cid, sizeof(r->cid), "%s", cid);
 	snprintf(r->env, sizeof(r->env), "%s", env);
 	snprintf(r->svc, sizeof(r->svc), "%s", svc);
 	snprintf(r->op, sizeof(r->op), "%s", op);
 	snprintf(r->tenant, sizeof(r->tenant), "%s", tenant);
-	return rc == 0 ? REPO_OK : rc == 1 ? REPO_NOTFOUND : REPO_ERR;
+	return rc == DB_ROW ? REPO_OK :
+	    rc == DB_ROW_NONE ? REPO_NOTFOUND : REPO_ERR;
 }
 
 /*
@@ -704,7 +707,7 @@ repo_exec_poll(struct db *db, uint64_t id, const char *tenant,
  * is waiting. REPO_OK (free r with exec_row_free), REPO_NOTFOUND
  * (purged meanwhile) or REPO_ERR.
  */
-int
+enum repo_rc
 repo_exec_payload(struct db *db, struct exec_row *r)
 {
 	MYSQL_BIND	 p[1];
@@ -720,27 +723,28 @@ repo_exec_payload(struct db *db, struct exec_row *r)
 	db_rcol(&c, 2, MYSQL_TYPE_BLOB, NULL, 0);
 	db_rcol(&c, 3, MYSQL_TYPE_BLOB, NULL, 0);
 	rc = db_fetch_row(st, &c);
-	if (rc == 0 && !c.null[0] && db_fetch_blob(st, &c.b[0], 0, c.len[0],
+	if (rc == DB_ROW && !c.null[0] && db_fetch_blob(st, &c.b[0], 0, c.len[0],
 	    &r->result, &r->result_len) == -1)
-		rc = -1;
-	if (rc == 0 && !c.null[1] && db_fetch_blob(st, &c.b[1], 1, c.len[1],
+		rc = DB_ROW_ERR;
+	if (rc == DB_ROW && !c.null[1] && db_fetch_blob(st, &c.b[1], 1, c.len[1],
 	    &r->error, &r->error_len) == -1)
-		rc = -1;
-	if (rc == 0 && (r->has_progress = !c.null[2]) && db_fetch_blob(st,
+		rc = DB_ROW_ERR;
+	if (rc == DB_ROW && (r->has_progress = !c.null[2]) && db_fetch_blob(st,
 	    &c.b[2], 2, c.len[2], &r->progress, &r->progress_len) == -1)
-		rc = -1;
-	if (rc == 0 && (r->has_last_error = !c.null[3] &&
+		rc = DB_ROW_ERR;
+	if (rc == DB_ROW && (r->has_last_error = !c.null[3] &&
 	    r->status == ST_WAITING) && db_fetch_blob(st, &c.b[3], 3,
 	    c.len[3], &r->last_error, &r->last_error_len) == -1)
-		rc = -1;
+		rc = DB_ROW_ERR;
 	mysql_stmt_free_result(st);
-	if (rc == -1)
+	if (rc == DB_ROW_ERR)
 		exec_row_free(r);
-	return rc == 0 ? REPO_OK : rc == 1 ? REPO_NOTFOUND : REPO_ERR;
+	return rc == DB_ROW ? REPO_OK :
+	    rc == DB_ROW_NONE ? REPO_NOTFOUND : REPO_ERR;
 }
 
 /* As repo_exec_by_key, by primary key. */
-int
+enum repo_rc
 repo_exec_by_id(struct db *db, uint64_t id, int64_t now, struct exec_row *r)
 {
 	MYSQL_BIND	 p[2];
@@ -755,7 +759,7 @@ repo_exec_by_id(struct db *db, uint64_t id, int64_t now, struct exec_row *r)
 }
 
 /* Replaces the poll token hash (resubmit). REPO_OK or REPO_ERR. */
-int
+enum repo_rc
 repo_exec_rotate_poll(struct db *db, uint64_t id, const unsigned char *hash)
 {
 	MYSQL_BIND	 p[2];
@@ -771,7 +775,7 @@ repo_exec_rotate_poll(struct db *db, uint64_t id, const unsigned char *hash)
  * Cancels a waiting execution that no live lease holds. REPO_OK when it
  * became cancelled, REPO_NOTFOUND when it is claimed or terminal.
  */
-int
+enum repo_rc
 repo_exec_cancel(struct db *db, uint64_t id, int64_t now)
 {
 	MYSQL_BIND	 p[4];
@@ -785,7 +789,7 @@ repo_exec_cancel(struct db *db, uint64_t id, int64_t now)
 }
 
 /* Sets cancel_requested on a waiting execution. REPO_NOTFOUND: terminal. */
-int
+enum repo_rc
 repo_exec_request_cancel(struct db *db, uint64_t id, int64_t now)
 {
 	MYSQL_BIND	 p[2];
@@ -797,7 +801,7 @@ repo_exec_request_cancel(struct db *db, uint64_t id, int64_t now)
 }
 
 /* Extends the lease of the current claim. REPO_NOTFOUND: stale or final. */
-int
+enum repo_rc
 repo_heartbeat(struct db *db, uint64_t id, const unsigned char *tokhash,
     int64_t lease_until)
 {
@@ -811,7 +815,7 @@ repo_heartbeat(struct db *db, uint64_t id, const unsigned char *tokhash,
 }
 
 /* The applied schema version (0 when none); REPO_OK or REPO_ERR. */
-int
+enum repo_rc
 repo_schema_version(struct db *db, int *version)
 {
 	MYSQL_STMT	*st;
@@ -824,13 +828,13 @@ repo_schema_version(struct db *db, int *version)
 	return fetch_one(st, &c) == REPO_OK ? REPO_OK : REPO_ERR;
 }
 
-int
+enum repo_rc
 repo_tx_begin(struct db *db)
 {
 	return db_begin(db) == 0 ? REPO_OK : REPO_ERR;
 }
 
-int
+enum repo_rc
 repo_tx_commit(struct db *db)
 {
 	return db_commit(db) == 0 ? REPO_OK : REPO_ERR;
@@ -843,7 +847,7 @@ repo_tx_rollback(struct db *db)
 }
 
 /* REPO_OK when the database answers, else REPO_ERR. */
-int
+enum repo_rc
 repo_ping(struct db *db)
 {
 	int	 v;

@@ -29,7 +29,8 @@ enum repo_rc {
 	REPO_OK = 0,
 	REPO_NOTFOUND = 1,
 	REPO_DUP = 2,
-	REPO_BUSY = 3		/* a named lock is held by another session */
+	REPO_BUSY = 3,		/* a named lock is held by another session */
+	REPO_RETRY = 4		/* deadlock or lock wait timeout undid it: run again */
 };
 
 enum exec_status {
@@ -131,7 +132,7 @@ struct repo_node {
 	char		 status[32];	/* wsrep_cluster_status */
 };
 
-int		 repo_node_state(struct db *, struct repo_node *);
+enum repo_rc	repo_node_state(struct db *, struct repo_node *);
 const char	*exec_status_name(enum exec_status);
 void		 exec_row_free(struct exec_row *);
 void		 claim_free(struct claim_item *, size_t);
@@ -139,29 +140,29 @@ void		 claim_free(struct claim_item *, size_t);
 struct db	*repo_open(const struct config *, int eager);
 struct db	*repo_open_migrate(const struct config *);
 void		 repo_close(struct db *);
-int		 repo_ping(struct db *);
-int		 repo_schema_version(struct db *, int *version);
+enum repo_rc	repo_ping(struct db *);
+enum repo_rc	repo_schema_version(struct db *, int *version);
 
-int	repo_key_by_hash(struct db *, const unsigned char *, struct key_row *);
-int	repo_backend_serves(struct db *, uint64_t key_id, const char *env,
+enum repo_rc	repo_key_by_hash(struct db *, const unsigned char *, struct key_row *);
+enum repo_rc	repo_backend_serves(struct db *, uint64_t key_id, const char *env,
 	    const char *svc, const char *op);
-int	repo_route_get(struct db *, const char *env, const char *svc,
+enum repo_rc	repo_route_get(struct db *, const char *env, const char *svc,
 	    const char *op, struct route_row *);
 
-int	repo_exec_insert(struct db *, const struct exec_new *, uint64_t *id);
-int	repo_secret_get(struct db *, const char *name, unsigned char *out,
+enum repo_rc	repo_exec_insert(struct db *, const struct exec_new *, uint64_t *id);
+enum repo_rc	repo_secret_get(struct db *, const char *name, unsigned char *out,
 	    size_t outsz, size_t *len);
-int	repo_exec_by_key(struct db *, const char *tenant, const char *env,
+enum repo_rc	repo_exec_by_key(struct db *, const char *tenant, const char *env,
 	    const char *svc, const char *op, const char *cid, int64_t now,
 	    struct exec_row *);
-int	repo_exec_by_id(struct db *, uint64_t, int64_t now, struct exec_row *);
-int	repo_exec_poll(struct db *, uint64_t id, const char *tenant,
+enum repo_rc	repo_exec_by_id(struct db *, uint64_t, int64_t now, struct exec_row *);
+enum repo_rc	repo_exec_poll(struct db *, uint64_t id, const char *tenant,
 	    const char *env, const char *svc, const char *op, const char *cid,
 	    struct exec_row *);
-int	repo_exec_payload(struct db *, struct exec_row *);
-int	repo_exec_rotate_poll(struct db *, uint64_t, const unsigned char *);
-int	repo_exec_cancel(struct db *, uint64_t, int64_t now);
-int	repo_exec_request_cancel(struct db *, uint64_t, int64_t now);
+enum repo_rc	repo_exec_payload(struct db *, struct exec_row *);
+enum repo_rc	repo_exec_rotate_poll(struct db *, uint64_t, const unsigned char *);
+enum repo_rc	repo_exec_cancel(struct db *, uint64_t, int64_t now);
+enum repo_rc	repo_exec_request_cancel(struct db *, uint64_t, int64_t now);
 /* one item of a listing (repo_list.c): no payload, no secret */
 #define LIST_MAX	100	/* items a page holds at most */
 struct list_item {
@@ -171,51 +172,51 @@ struct list_item {
 	int64_t		 created_at, updated_at, expires_at;	/* ms */
 	int64_t		 completed_at;	/* 0 when NULL */
 };
-int	repo_exec_list(struct db *, const unsigned char *lineage,
+enum repo_rc	repo_exec_list(struct db *, const unsigned char *lineage,
 	    const char *env, const char *svc, const char *op,
 	    enum exec_status status, uint64_t before, unsigned max,
 	    struct list_item *, size_t *n);
-int	repo_claim(struct db *, const char *env, const char *svc,
+enum repo_rc	repo_claim(struct db *, const char *env, const char *svc,
 	    const char *op, unsigned max, unsigned lease_seconds,
 	    unsigned max_attempts, int64_t now, struct claim_item **, size_t *);
-int	repo_heartbeat(struct db *, uint64_t, const unsigned char *tokhash,
+enum repo_rc	repo_heartbeat(struct db *, uint64_t, const unsigned char *tokhash,
 	    int64_t lease_until);
-int	repo_finalize(struct db *, uint64_t, const unsigned char *tokhash,
+enum repo_rc	repo_finalize(struct db *, uint64_t, const unsigned char *tokhash,
 	    enum exec_status to, const char *payload, size_t len, int64_t now);
-int	repo_finalize_win(struct db *, uint64_t, const unsigned char *tokhash,
+enum repo_rc	repo_finalize_win(struct db *, uint64_t, const unsigned char *tokhash,
 	    enum exec_status to, const char *payload, size_t len,
 	    const unsigned char *winhash, int64_t now);
 /* retryable failures, progress, the winner (repo_callback.c) */
-int	repo_heartbeat_progress(struct db *, uint64_t,
+enum repo_rc	repo_heartbeat_progress(struct db *, uint64_t,
 	    const unsigned char *tokhash, int64_t lease_until,
 	    const char *progress, size_t len, int64_t now);
-int	repo_retry(struct db *, uint64_t, const unsigned char *tokhash,
+enum repo_rc	repo_retry(struct db *, uint64_t, const unsigned char *tokhash,
 	    const char *error, size_t len, unsigned max_attempts,
 	    int64_t not_before, int64_t now);
-int	repo_exec_winner(struct db *, uint64_t, unsigned char *tokhash,
+enum repo_rc	repo_exec_winner(struct db *, uint64_t, unsigned char *tokhash,
 	    unsigned char *winhash);
 
 /* admin */
-int	repo_migrate(struct db *, int target, unsigned lock_wait,
+enum repo_rc	repo_migrate(struct db *, int target, unsigned lock_wait,
 	    int *applied, int *version);
-int	repo_migrate_lock(struct db *, unsigned wait_seconds);
+enum repo_rc	repo_migrate_lock(struct db *, unsigned wait_seconds);
 void	repo_migrate_unlock(struct db *);
-int	repo_route_add(struct db *, const char *env, const char *svc,
+enum repo_rc	repo_route_add(struct db *, const char *env, const char *svc,
 	    const char *op, unsigned retention_days, int64_t now);
-int	repo_key_add(struct db *, int backend, const char *tenant,
+enum repo_rc	repo_key_add(struct db *, int backend, const char *tenant,
 	    const char *label, const unsigned char *hash, int64_t now,
 	    uint64_t *id);
-int	repo_backend_route_add(struct db *, uint64_t key_id, uint64_t route_id);
-int	repo_route_set_enabled(struct db *, const char *env, const char *svc,
+enum repo_rc	repo_backend_route_add(struct db *, uint64_t key_id, uint64_t route_id);
+enum repo_rc	repo_route_set_enabled(struct db *, const char *env, const char *svc,
 	    const char *op, int enabled);
 /* Listing callbacks get one row's columns as strings. */
 typedef void (*repo_row_fn)(void *arg, const char *const *cols, int ncols);
-int	repo_route_list(struct db *, repo_row_fn, void *);
-int	repo_key_list(struct db *, int backend, repo_row_fn, void *);
-int	repo_key_revoke(struct db *, int backend, uint64_t id, int64_t now);
-int	repo_stats(struct db *, repo_row_fn, void *);
-int	repo_tx_begin(struct db *);
-int	repo_tx_commit(struct db *);
+enum repo_rc	repo_route_list(struct db *, repo_row_fn, void *);
+enum repo_rc	repo_key_list(struct db *, int backend, repo_row_fn, void *);
+enum repo_rc	repo_key_revoke(struct db *, int backend, uint64_t id, int64_t now);
+enum repo_rc	repo_stats(struct db *, repo_row_fn, void *);
+enum repo_rc	repo_tx_begin(struct db *);
+enum repo_rc	repo_tx_commit(struct db *);
 void	repo_tx_rollback(struct db *);
 
 /* operator statements (repo_admin.c), on a handle of their own */
@@ -243,23 +244,23 @@ typedef void (*repo_applied_fn)(void *arg, int version, int64_t applied_at);
 
 struct adb	*repo_admin_open(const struct config *);
 void		 repo_admin_close(struct adb *);
-int	repo_route_set_retention(struct adb *, const char *env,
+enum repo_rc	repo_route_set_retention(struct adb *, const char *env,
 	    const char *svc, const char *op, unsigned days);
-int	repo_route_id(struct adb *, const char *env, const char *svc,
+enum repo_rc	repo_route_id(struct adb *, const char *env, const char *svc,
 	    const char *op, uint64_t *id);
-int	repo_key_get(struct adb *, uint64_t id, struct key_row *);
-int	repo_key_rotate(struct adb *, uint64_t id, const unsigned char *hash,
+enum repo_rc	repo_key_get(struct adb *, uint64_t id, struct key_row *);
+enum repo_rc	repo_key_rotate(struct adb *, uint64_t id, const unsigned char *hash,
 	    unsigned grace_seconds, int64_t now, uint64_t *new_id);
-int	repo_backend_grant(struct adb *, uint64_t key_id, uint64_t route_id,
+enum repo_rc	repo_backend_grant(struct adb *, uint64_t key_id, uint64_t route_id,
 	    int grant);
-int	repo_exec_show(struct adb *, uint64_t id, struct exec_admin *);
-int	repo_exec_show_key(struct adb *, const char *tenant, const char *env,
+enum repo_rc	repo_exec_show(struct adb *, uint64_t id, struct exec_admin *);
+enum repo_rc	repo_exec_show_key(struct adb *, const char *tenant, const char *env,
 	    const char *svc, const char *op, const char *cid,
 	    struct exec_admin *);
-int	repo_exec_requeue(struct adb *, uint64_t id, int64_t now);
-int	repo_exec_opfail(struct adb *, uint64_t id, const char *error,
+enum repo_rc	repo_exec_requeue(struct adb *, uint64_t id, int64_t now);
+enum repo_rc	repo_exec_opfail(struct adb *, uint64_t id, const char *error,
 	    size_t len, int64_t now);
-int	repo_migrations_applied(struct adb *, repo_applied_fn, void *);
+enum repo_rc	repo_migrations_applied(struct adb *, repo_applied_fn, void *);
 
 /* metrics (repo_metrics.c): per route, waiting executions (capped) and
  * the age of the oldest one that is not cancel-requested */
@@ -274,7 +275,7 @@ struct route_waiting {
 	unsigned	 waiting;	/* capped at REPO_WAITING_CAP */
 	int64_t		 oldest_ms;	/* created_at, 0 when none */
 };
-int	repo_metrics_waiting(struct db *, struct route_waiting *, size_t max,
+enum repo_rc	repo_metrics_waiting(struct db *, struct route_waiting *, size_t max,
 	    size_t *n);
 /* the last asyncexec-expire run (s2r_job_run, migration 6) */
 struct job_run {
@@ -283,7 +284,7 @@ struct job_run {
 	uint64_t	 count[4];	/* expired, cancelled, abandoned, purged */
 	uint64_t	 duration_ms;
 };
-int	repo_metrics_expiry(struct db *, struct job_run *);
+enum repo_rc	repo_metrics_expiry(struct db *, struct job_run *);
 
 /* poll-token keys and schema compatibility (repo_keys.c) */
 #define POLL_KEY_SCHEMA		5	/* the migration that versions keys */
@@ -292,22 +293,22 @@ struct poll_key_row {
 	unsigned char	 key[IDKEY_LEN];
 	int64_t		 retire_at;	/* ms; 0: never */
 };
-int	repo_poll_keys(struct db *, struct poll_key_row *, size_t max,
+enum repo_rc	repo_poll_keys(struct db *, struct poll_key_row *, size_t max,
 	    size_t *n);
-int	repo_poll_key_insert(struct db *, unsigned version,
+enum repo_rc	repo_poll_key_insert(struct db *, unsigned version,
 	    const unsigned char *key, int64_t now);
-int	repo_poll_key_rotate(struct db *, unsigned grace_seconds, int64_t now,
+enum repo_rc	repo_poll_key_rotate(struct db *, unsigned grace_seconds, int64_t now,
 	    unsigned *version);
-int	repo_schema_compat(struct db *, int built_for, int *version,
+enum repo_rc	repo_schema_compat(struct db *, int built_for, int *version,
 	    int *needs);
-int	repo_schema_set_compat(struct db *, int version, int compat);
+enum repo_rc	repo_schema_set_compat(struct db *, int version, int compat);
 
 /* per-tenant quota (repo_tenant.c, migration 9) */
-int	repo_tenant_quota(struct db *, const char *tenant, unsigned *max_open);
-int	repo_tenant_open(struct db *, const char *tenant, unsigned cap,
+enum repo_rc	repo_tenant_quota(struct db *, const char *tenant, unsigned *max_open);
+enum repo_rc	repo_tenant_open(struct db *, const char *tenant, unsigned cap,
 	    unsigned *open);
-int	repo_tenant_set(struct db *, const char *tenant, unsigned max_open,
+enum repo_rc	repo_tenant_set(struct db *, const char *tenant, unsigned max_open,
 	    int64_t now);
-int	repo_tenant_list(struct db *, repo_row_fn, void *);
+enum repo_rc	repo_tenant_list(struct db *, repo_row_fn, void *);
 
 #endif

@@ -24,7 +24,7 @@
 	"applied_at DATETIME(3) NOT NULL) ENGINE=InnoDB"
 
 /* Runs an insert; REPO_OK, REPO_DUP or REPO_ERR. */
-static int
+static enum repo_rc
 insert(struct db *db, enum stmt id, MYSQL_BIND *p)
 {
 	if (db_run(db, id, p) != NULL)
@@ -39,7 +39,7 @@ insert(struct db *db, enum stmt id, MYSQL_BIND *p)
  * inserted with INSERT IGNORE, so an existing key is never replaced and
  * of two racing inserts one wins. REPO_OK or REPO_ERR.
  */
-static int
+static enum repo_rc
 poll_key_ensure(struct db *db)
 {
 	unsigned char	 key[IDKEY_LEN];
@@ -57,7 +57,7 @@ poll_key_ensure(struct db *db)
  * one (from migration 5 on the column exists; earlier rows get theirs
  * the first time). REPO_OK or REPO_ERR.
  */
-static int
+static enum repo_rc
 record_compat(struct db *db, int version)
 {
 	size_t	 i;
@@ -75,7 +75,7 @@ record_compat(struct db *db, int version)
 }
 
 /* Applies migration m and records it; REPO_OK or REPO_ERR. */
-static int
+static enum repo_rc
 apply_one(struct db *db, const struct migration *m)
 {
 	MYSQL_BIND	 p[2];
@@ -96,7 +96,7 @@ apply_one(struct db *db, const struct migration *m)
  * REPO_BUSY (another session holds it) or REPO_ERR. The lock belongs to
  * the connection: a crashed holder releases it.
  */
-int
+enum repo_rc
 repo_migrate_lock(struct db *db, unsigned wait_seconds)
 {
 	MYSQL_BIND	 p[1];
@@ -110,7 +110,7 @@ repo_migrate_lock(struct db *db, unsigned wait_seconds)
 	db_rcol(&c, 0, MYSQL_TYPE_LONG, &got, 0);
 	rc = db_fetch_row(st, &c);
 	mysql_stmt_free_result(st);
-	if (rc != 0 || c.null[0])	/* NULL: an error inside GET_LOCK */
+	if (rc != DB_ROW || c.null[0])	/* NULL: an error inside GET_LOCK */
 		return REPO_ERR;
 	return got == 1 ? REPO_OK : REPO_BUSY;
 }
@@ -142,7 +142,7 @@ is_applied(struct db *db, int v)
 	db_rcol(&c, 0, MYSQL_TYPE_LONGLONG, &n, 0);
 	rc = db_fetch_row(st, &c);
 	mysql_stmt_free_result(st);
-	return rc == 0 ? n > 0 : -1;
+	return rc == DB_ROW ? n > 0 : -1;
 }
 
 /*
@@ -154,7 +154,7 @@ is_applied(struct db *db, int v)
  * warning. *applied gets how many ran, *version the schema version
  * after. REPO_OK, REPO_BUSY or REPO_ERR.
  */
-int
+enum repo_rc
 repo_migrate(struct db *db, int target, unsigned lock_wait, int *applied,
     int *version)
 {
@@ -202,7 +202,7 @@ fail:
 }
 
 /* Adds an enabled route. REPO_OK, REPO_DUP (exists) or REPO_ERR. */
-int
+enum repo_rc
 repo_route_add(struct db *db, const char *env, const char *svc,
     const char *op, unsigned retention_days, int64_t now)
 {
@@ -221,7 +221,7 @@ repo_route_add(struct db *db, const char *env, const char *svc,
  * Stores a key hash (tenant NULL for backend keys, label may be NULL);
  * *id gets the new key's id. REPO_OK, REPO_DUP or REPO_ERR.
  */
-int
+enum repo_rc
 repo_key_add(struct db *db, int backend, const char *tenant,
     const char *label, const unsigned char *hash, int64_t now, uint64_t *id)
 {
@@ -241,7 +241,7 @@ repo_key_add(struct db *db, int backend, const char *tenant,
 }
 
 /* Lets backend key key_id serve route route_id. REPO_OK/DUP/ERR. */
-int
+enum repo_rc
 repo_backend_route_add(struct db *db, uint64_t key_id, uint64_t route_id)
 {
 	MYSQL_BIND	 p[2];
@@ -252,7 +252,7 @@ repo_backend_route_add(struct db *db, uint64_t key_id, uint64_t route_id)
 }
 
 /* Enables or disables a route. REPO_OK, REPO_NOTFOUND or REPO_ERR. */
-int
+enum repo_rc
 repo_route_set_enabled(struct db *db, const char *env, const char *svc,
     const char *op, int enabled)
 {
@@ -276,7 +276,7 @@ repo_route_set_enabled(struct db *db, const char *env, const char *svc,
  * Runs listing statement id (params may be NULL) whose ncols columns
  * are all fetched as text, and calls fn for each row. REPO_OK/ERR.
  */
-static int
+static enum repo_rc
 list(struct db *db, enum stmt id, MYSQL_BIND *p, int ncols, repo_row_fn fn,
     void *arg)
 {
@@ -306,14 +306,14 @@ list(struct db *db, enum stmt id, MYSQL_BIND *p, int ncols, repo_row_fn fn,
 }
 
 /* Rows: route ("env/svc/op"), retention_days, enabled (yes/no). */
-int
+enum repo_rc
 repo_route_list(struct db *db, repo_row_fn fn, void *arg)
 {
 	return list(db, STMT_ROUTE_LIST, NULL, 3, fn, arg);
 }
 
 /* Rows: id, tenant, label, revoked (yes/no), routes ("e/s/o,..."). */
-int
+enum repo_rc
 repo_key_list(struct db *db, int backend, repo_row_fn fn, void *arg)
 {
 	MYSQL_BIND	 p[1];
@@ -323,14 +323,14 @@ repo_key_list(struct db *db, int backend, repo_row_fn fn, void *arg)
 }
 
 /* Rows: route ("env/svc/op"), status, count. */
-int
+enum repo_rc
 repo_stats(struct db *db, repo_row_fn fn, void *arg)
 {
 	return list(db, STMT_STATS, NULL, 3, fn, arg);
 }
 
 /* Revokes key id of the kind; idempotent. REPO_OK/NOTFOUND/ERR. */
-int
+enum repo_rc
 repo_key_revoke(struct db *db, int backend, uint64_t id, int64_t now)
 {
 	MYSQL_BIND	 p[4];
@@ -458,7 +458,7 @@ repo_admin_close(struct adb *a)
 }
 
 /* Runs a compare-and-set or write; REPO_OK (matched), NOTFOUND, DUP, ERR. */
-static int
+static enum repo_rc
 awrite(struct adb *a, enum astmt id, MYSQL_BIND *p)
 {
 	if (db_run(a->db, id, p) == NULL)
@@ -467,13 +467,14 @@ awrite(struct adb *a, enum astmt id, MYSQL_BIND *p)
 }
 
 /* Fetches the one row of an executed query; frees the result. */
-static int
+static enum repo_rc
 fetch_one(MYSQL_STMT *st, struct db_cols *c)
 {
 	int	 rc = db_fetch_row(st, c);
 
 	mysql_stmt_free_result(st);
-	return rc == 0 ? REPO_OK : rc == 1 ? REPO_NOTFOUND : REPO_ERR;
+	return rc == DB_ROW ? REPO_OK :
+	    rc == DB_ROW_NONE ? REPO_NOTFOUND : REPO_ERR;
 }
 
 /* Binds the route triple into p[0..3). */
@@ -486,7 +487,7 @@ bind_route(MYSQL_BIND *p, const char *env, const char *svc, const char *op)
 }
 
 /* Sets a route's retention (new executions only). OK/NOTFOUND/ERR. */
-int
+enum repo_rc
 repo_route_set_retention(struct adb *a, const char *env, const char *svc,
     const char *op, unsigned days)
 {
@@ -498,7 +499,7 @@ repo_route_set_retention(struct adb *a, const char *env, const char *svc,
 }
 
 /* A route's id into *id. REPO_OK, REPO_NOTFOUND or REPO_ERR. */
-int
+enum repo_rc
 repo_route_id(struct adb *a, const char *env, const char *svc,
     const char *op, uint64_t *id)
 {
@@ -514,7 +515,7 @@ repo_route_id(struct adb *a, const char *env, const char *svc,
 }
 
 /* Key id's kind and revocation. REPO_OK, REPO_NOTFOUND or REPO_ERR. */
-int
+enum repo_rc
 repo_key_get(struct adb *a, uint64_t id, struct key_row *k)
 {
 	MYSQL_BIND	 p[1];
@@ -540,7 +541,7 @@ repo_key_get(struct adb *a, uint64_t id, struct key_row *k)
  * REPO_OK, REPO_DUP (grant: already), REPO_NOTFOUND (revoke: was not
  * granted) or REPO_ERR.
  */
-int
+enum repo_rc
 repo_backend_grant(struct adb *a, uint64_t key_id, uint64_t route_id,
     int grant)
 {
@@ -577,7 +578,7 @@ show_finish(struct db_cols *c, struct exec_admin *e, MYSQL_TIME *t,
 }
 
 /* Reads the result of an executed show statement into e. */
-static int
+static enum repo_rc
 show_fetch(MYSQL_STMT *st, struct exec_admin *e)
 {
 	struct db_cols	 c;
@@ -605,7 +606,7 @@ show_fetch(MYSQL_STMT *st, struct exec_admin *e)
 }
 
 /* The operator's view of execution id. REPO_OK, NOTFOUND or ERR. */
-int
+enum repo_rc
 repo_exec_show(struct adb *a, uint64_t id, struct exec_admin *e)
 {
 	MYSQL_BIND	 p[1];
@@ -618,7 +619,7 @@ repo_exec_show(struct adb *a, uint64_t id, struct exec_admin *e)
 }
 
 /* As repo_exec_show, by tenant, route and correlation id. */
-int
+enum repo_rc
 repo_exec_show_key(struct adb *a, const char *tenant, const char *env,
     const char *svc, const char *op, const char *cid, struct exec_admin *e)
 {
@@ -638,7 +639,7 @@ repo_exec_show_key(struct adb *a, const char *tenant, const char *env,
  * lease), so it is claimable at once and the holder's token loses.
  * REPO_OK, REPO_NOTFOUND (not waiting, or cancel requested) or REPO_ERR.
  */
-int
+enum repo_rc
 repo_exec_requeue(struct adb *a, uint64_t id, int64_t now)
 {
 	MYSQL_BIND	 p[2];
@@ -653,7 +654,7 @@ repo_exec_requeue(struct adb *a, uint64_t id, int64_t now)
  * Operator finalization: waiting execution id becomes failed with error
  * (a JSON object). REPO_OK, REPO_NOTFOUND (already terminal) or ERR.
  */
-int
+enum repo_rc
 repo_exec_opfail(struct adb *a, uint64_t id, const char *error, size_t len,
     int64_t now)
 {
@@ -672,7 +673,7 @@ repo_exec_opfail(struct adb *a, uint64_t id, const char *error, size_t len,
  * order. REPO_OK, REPO_NOTFOUND (no version table: never migrated) or
  * REPO_ERR.
  */
-int
+enum repo_rc
 repo_migrations_applied(struct adb *a, repo_applied_fn fn, void *arg)
 {
 	MYSQL_STMT	*st;
@@ -697,7 +698,7 @@ repo_migrations_applied(struct adb *a, repo_applied_fn fn, void *arg)
 }
 
 /* Runs rotate's three statements inside the open transaction. */
-static int
+static enum repo_rc
 rotate_tx(struct adb *a, uint64_t id, const unsigned char *hash,
     int64_t until, int64_t now, uint64_t *new_id)
 {
@@ -734,7 +735,7 @@ rotate_tx(struct adb *a, uint64_t id, const unsigned char *hash,
  * earlier revocation time stays). *new_id gets the new key's id.
  * REPO_OK, REPO_NOTFOUND (no live consumer key id), REPO_DUP or REPO_ERR.
  */
-int
+enum repo_rc
 repo_key_rotate(struct adb *a, uint64_t id, const unsigned char *hash,
     unsigned grace_seconds, int64_t now, uint64_t *new_id)
 {

@@ -19,7 +19,7 @@
  * same UPDATE.
  * REPO_OK, REPO_NOTFOUND (stale token or final) or REPO_ERR.
  */
-int
+enum repo_rc
 repo_heartbeat_progress(struct db *db, uint64_t id,
     const unsigned char *tokhash, int64_t lease_until, const char *progress,
     size_t len, int64_t now)
@@ -47,7 +47,7 @@ repo_heartbeat_progress(struct db *db, uint64_t id,
  * still waiting under this token; otherwise the outcome is unknown and
  * REPO_ERR is returned (a repeat then gets 409: the claim has ended).
  */
-int
+enum repo_rc
 repo_retry(struct db *db, uint64_t id, const unsigned char *tokhash,
     const char *error, size_t len, unsigned max_attempts,
     int64_t not_before, int64_t now)
@@ -66,7 +66,8 @@ repo_retry(struct db *db, uint64_t id, const unsigned char *tokhash,
 		if ((rc = repo_cas(db, STMT_FIN_RETRY, p)) != REPO_ERR ||
 		    (!db_lost(db) && !db_conflict(db)))
 			return rc;
-		if (repo_fin_outcome(db, id, tokhash, ST_WAITING, now) != 0)
+		if (repo_fin_outcome(db, id, tokhash, ST_WAITING, now) !=
+		    FIN_WAITING)
 			return REPO_ERR;
 	}
 	return REPO_ERR;
@@ -76,7 +77,7 @@ repo_retry(struct db *db, uint64_t id, const unsigned char *tokhash,
  * repo_finalize_win without a winner hash (an all-zero one, which no
  * callback's hash equals): for callers that never answer a repeat.
  */
-int
+enum repo_rc
 repo_finalize(struct db *db, uint64_t id, const unsigned char *tokhash,
     enum exec_status to, const char *payload, size_t len, int64_t now)
 {
@@ -92,7 +93,7 @@ repo_finalize(struct db *db, uint64_t id, const unsigned char *tokhash,
  * REPO_OK when both are set, REPO_NOTFOUND (no row, or no winner
  * recorded) or REPO_ERR. The caller compares them in constant time.
  */
-int
+enum repo_rc
 repo_exec_winner(struct db *db, uint64_t id, unsigned char *tokhash,
     unsigned char *winhash)
 {
@@ -110,8 +111,8 @@ repo_exec_winner(struct db *db, uint64_t id, unsigned char *tokhash,
 	db_rcol(&c, 1, MYSQL_TYPE_BLOB, winhash, SHA256_LEN);
 	rc = db_fetch_row(st, &c);
 	mysql_stmt_free_result(st);
-	if (rc != 0)
-		return rc == 1 ? REPO_NOTFOUND : REPO_ERR;
+	if (rc != DB_ROW)
+		return rc == DB_ROW_NONE ? REPO_NOTFOUND : REPO_ERR;
 	if (c.null[0] || c.len[0] != SHA256_LEN || c.null[1] ||
 	    c.len[1] != SHA256_LEN) {
 		memset(tokhash, 0, SHA256_LEN);
@@ -134,7 +135,7 @@ repo_exec_winner(struct db *db, uint64_t id, unsigned char *tokhash,
  * outcome there is a win; still waiting under this token, the UPDATE is
  * run once more (a compare-and-set, so at most one of them wins).
  */
-int
+enum repo_rc
 repo_finalize_win(struct db *db, uint64_t id, const unsigned char *tokhash,
     enum exec_status to, const char *payload, size_t len,
     const unsigned char *winhash, int64_t now)
@@ -143,7 +144,7 @@ repo_finalize_win(struct db *db, uint64_t id, const unsigned char *tokhash,
 	MYSQL_TIME	 t[2];
 	enum stmt	 sid = to == ST_CANCELLED ? STMT_FIN_CANCELLED :
 			    to == ST_COMPLETED ? STMT_FIN_COMPLETE : STMT_FIN_FAIL;
-	int		 rc, o, tries;
+	int		 rc, tries;
 
 	db_bind_blob(&p[0], payload ? payload : "", payload ? len : 0);
 	db_bind_blob(&p[1], winhash, SHA256_LEN);
@@ -155,14 +156,21 @@ repo_finalize_win(struct db *db, uint64_t id, const unsigned char *tokhash,
 		if ((rc = repo_cas(db, sid, q)) != REPO_ERR ||
 		    (!db_lost(db) && !db_conflict(db)))
 			break;
-		if ((o = repo_fin_outcome(db, id, tokhash, to, now)) != 0)
-			return o == 1 ? REPO_OK : o == -1 ? REPO_NOTFOUND :
-			    REPO_ERR;
+		switch (repo_fin_outcome(db, id, tokhash, to, now)) {
+		case FIN_WON:
+			return REPO_OK;
+		case FIN_LOST:
+			return REPO_NOTFOUND;
+		case FIN_ERR:
+			return REPO_ERR;
+		case FIN_WAITING:
+			break;
+		}
 		rc = REPO_ERR;	/* still waiting: run again, or give up (503) */
 	}
 	/* a late win of a lost first attempt makes the retry lose */
 	if (rc == REPO_NOTFOUND && tries > 0 &&
-	    repo_fin_outcome(db, id, tokhash, to, now) == 1)
+	    repo_fin_outcome(db, id, tokhash, to, now) == FIN_WON)
 		rc = REPO_OK;
 	return rc;
 }

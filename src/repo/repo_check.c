@@ -137,7 +137,7 @@ repo_check_connect(struct rchk *r, unsigned *err)
 }
 
 /* Runs text statement id and copies its first row's first column. */
-static int
+static enum repo_rc
 first_text(struct rchk *r, int id, char *out, size_t outsz)
 {
 	MYSQL_STMT	*st;
@@ -151,11 +151,11 @@ first_text(struct rchk *r, int id, char *out, size_t outsz)
 	rc = db_fetch_row(st, &c);
 	mysql_stmt_free_result(st);
 	db_rstr(&c, 0, out, outsz);
-	return rc == 0 ? REPO_OK : REPO_ERR;
+	return rc == DB_ROW ? REPO_OK : REPO_ERR;
 }
 
 /* The server's VERSION() into out. REPO_OK or REPO_ERR. */
-int
+enum repo_rc
 repo_check_server(struct rchk *r, char *out, size_t outsz)
 {
 	return first_text(r, CSTMT_SERVER, out, outsz);
@@ -176,12 +176,12 @@ tables_read(struct rchk *r)
 		return -1;
 	r->ntables = 0;
 	db_rcol(&c, 0, MYSQL_TYPE_STRING, name, sizeof(name));
-	while ((rc = db_fetch_row(st, &c)) == 0 && r->ntables < MAX_TABLES) {
+	while ((rc = db_fetch_row(st, &c)) == DB_ROW && r->ntables < MAX_TABLES) {
 		db_rstr(&c, 0, name, sizeof(name));
 		memcpy(r->tables[r->ntables++], name, sizeof(name));
 	}
 	mysql_stmt_free_result(st);
-	return rc == -1 ? -1 : 0;
+	return rc == DB_ROW_ERR ? -1 : 0;
 }
 
 /* Whether table t exists (1), not (0), or -1 on error. */
@@ -244,7 +244,7 @@ repo_check_advice(unsigned e)
 
 
 /* Calls fn(arg, line) for each line of SHOW GRANTS. REPO_OK/ERR. */
-int
+enum repo_rc
 repo_check_grants(struct rchk *r, void (*fn)(void *, const char *),
     void *arg)
 {
@@ -270,7 +270,7 @@ repo_check_grants(struct rchk *r, void (*fn)(void *, const char *),
 }
 
 /* The recorded schema version (0: never migrated). REPO_OK or ERR. */
-int
+enum repo_rc
 repo_check_schema(struct rchk *r, int *version)
 {
 	MYSQL_STMT	*st;
@@ -285,5 +285,5 @@ repo_check_schema(struct rchk *r, int *version)
 	db_rcol(&c, 0, MYSQL_TYPE_LONG, version, 0);
 	rc = db_fetch_row(st, &c);
 	mysql_stmt_free_result(st);
-	return rc == 0 ? REPO_OK : REPO_ERR;
+	return rc == DB_ROW ? REPO_OK : REPO_ERR;
 }

@@ -110,7 +110,7 @@ claim_take(struct db *db, struct claim_item *it, int64_t lease_until,
  * *out (caller frees with claim_free) gets the claimed items with their
  * new callback tokens. REPO_OK or REPO_ERR.
  */
-static int
+static enum repo_rc
 claim_once(struct db *db, const char *env, const char *svc, const char *op,
     unsigned max, unsigned lease_seconds, unsigned max_attempts, int64_t now,
     struct claim_item **out, size_t *n)
@@ -171,7 +171,7 @@ fail:
  * affected rows said before: its callback tokens go out only after a
  * COMMIT that succeeded.
  */
-int
+enum repo_rc
 repo_claim(struct db *db, const char *env, const char *svc, const char *op,
     unsigned max, unsigned lease_seconds, unsigned max_attempts, int64_t now,
     struct claim_item **out, size_t *n)

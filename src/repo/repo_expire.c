@@ -149,7 +149,7 @@ repo_expire_close(struct db *db)
 }
 
 /* Runs a one-row, one-column integer query into *v (*isnull: NULL). */
-static int
+static enum repo_rc
 query_u64(struct db *db, enum xstmt id, MYSQL_BIND *p, uint64_t *v,
     int *isnull)
 {
@@ -163,7 +163,7 @@ query_u64(struct db *db, enum xstmt id, MYSQL_BIND *p, uint64_t *v,
 	db_rcol(&c, 0, MYSQL_TYPE_LONGLONG, v, 0);
 	rc = db_fetch_row(st, &c);
 	mysql_stmt_free_result(st);
-	if (rc != 0)
+	if (rc != DB_ROW)
 		return REPO_ERR;
 	if (isnull != NULL)
 		*isnull = c.null[0];
@@ -174,7 +174,7 @@ query_u64(struct db *db, enum xstmt id, MYSQL_BIND *p, uint64_t *v,
  * Sets the session's lock wait timeout (REPO_EXPIRE_LOCK_WAIT_STR s),
  * then takes the run lock without waiting: *got 1 when this run holds it.
  */
-int
+enum repo_rc
 repo_expire_lock(struct db *db, int *got)
 {
 	uint64_t	 v;
@@ -194,7 +194,7 @@ repo_expire_lock(struct db *db, int *got)
 }
 
 /* Releases the run lock (closing the connection releases it too). */
-int
+enum repo_rc
 repo_expire_unlock(struct db *db)
 {
 	uint64_t	 v;
@@ -215,7 +215,7 @@ cmp_id(const void *a, const void *b)
  * moves *pos to the last row read (key a DATETIME when is_time, else an
  * integer), then sorts ids so the apply locks rows in id order.
  */
-static int
+static enum repo_rc
 fetch_ids(MYSQL_STMT *st, unsigned limit, uint64_t *ids, size_t *n,
     struct repo_pos *pos, int is_time)
 {
@@ -231,13 +231,13 @@ fetch_ids(MYSQL_STMT *st, unsigned limit, uint64_t *ids, size_t *n,
 		db_rcol(&c, 1, MYSQL_TYPE_DATETIME, &t, sizeof(t));
 	else
 		db_rcol(&c, 1, MYSQL_TYPE_LONG, &k, 0);
-	while (*n < limit && (rc = db_fetch_row(st, &c)) == 0) {
+	while (*n < limit && (rc = db_fetch_row(st, &c)) == DB_ROW) {
 		ids[(*n)++] = id;
 		pos->id = id;
 		pos->key = is_time ? db_time_ms(&t) : (int64_t)k;
 	}
 	mysql_stmt_free_result(st);
-	if (rc == -1)
+	if (rc == DB_ROW_ERR)
 		return REPO_ERR;
 	qsort(ids, *n, sizeof(*ids), cmp_id);
 	return REPO_OK;
@@ -248,7 +248,7 @@ fetch_ids(MYSQL_STMT *st, unsigned limit, uint64_t *ids, size_t *n,
  * with *changed its matched rows; REPO_RETRY after a deadlock or lock
  * wait timeout (the statement was undone); else REPO_ERR.
  */
-static int
+static enum repo_rc
 applied(struct db *db, enum xstmt id, MYSQL_STMT *st, unsigned *changed)
 {
 	unsigned	 e;
@@ -286,7 +286,7 @@ ids_json(const uint64_t *ids, size_t n)
  * into ids[0..limit) and *pos (fetch_ids; is_time: the key is a
  * DATETIME). REPO_OK or REPO_ERR.
  */
-static int
+static enum repo_rc
 due_ids(struct db *db, enum xstmt id, MYSQL_BIND *p, unsigned limit,
     struct repo_pos *pos, uint64_t *ids, size_t *n, int is_time)
 {
@@ -320,7 +320,7 @@ bind_time_keyset(MYSQL_BIND *p, MYSQL_TIME *t, struct repo_pos *pos,
  * REPO_RETRY (a deadlock or lock wait timeout undid it: run it again)
  * or REPO_ERR.
  */
-static int
+static enum repo_rc
 apply_ids(struct db *db, enum xstmt id, const uint64_t *ids, size_t n,
     MYSQL_BIND *p, unsigned *changed)
 {
@@ -339,7 +339,7 @@ apply_ids(struct db *db, enum xstmt id, const uint64_t *ids, size_t n,
 }
 
 /* apply_ids of id whose three other binds are all now. */
-static int
+static enum repo_rc
 apply_at(struct db *db, enum xstmt id, const uint64_t *ids, size_t n,
     int64_t now, unsigned *changed)
 {
@@ -353,7 +353,7 @@ apply_at(struct db *db, enum xstmt id, const uint64_t *ids, size_t n,
 }
 
 /* Candidates for expiry after *pos: waiting, expires_at <= now. */
-int
+enum repo_rc
 repo_expire_due(struct db *db, int64_t now, unsigned limit,
     struct repo_pos *pos, uint64_t *ids, size_t *n)
 {
@@ -370,7 +370,7 @@ repo_expire_due(struct db *db, int64_t now, unsigned limit,
  * autocommit UPDATE; *changed gets how many did. REPO_OK, REPO_RETRY
  * (a deadlock or lock wait timeout undid it: run it again) or REPO_ERR.
  */
-int
+enum repo_rc
 repo_expire_apply(struct db *db, const uint64_t *ids, size_t n, int64_t now,
     unsigned *changed)
 {
@@ -382,7 +382,7 @@ repo_expire_apply(struct db *db, const uint64_t *ids, size_t n, int64_t now,
  * no live lease. Read route by route on ix_exec_claim, so the cost is
  * the routes plus the cancel-requested waiting rows, never the table.
  */
-int
+enum repo_rc
 repo_cancel_due(struct db *db, int64_t now, unsigned limit,
     struct repo_pos *pos, uint64_t *ids, size_t *n)
 {
@@ -400,7 +400,7 @@ repo_cancel_due(struct db *db, int64_t now, unsigned limit,
  * no live lease, in one autocommit UPDATE; *changed gets how many.
  * REPO_OK, REPO_RETRY or REPO_ERR.
  */
-int
+enum repo_rc
 repo_cancel_apply(struct db *db, const uint64_t *ids, size_t n, int64_t now,
     unsigned *changed)
 {
@@ -408,7 +408,7 @@ repo_cancel_apply(struct db *db, const uint64_t *ids, size_t n, int64_t now,
 }
 
 /* Candidates for abandon after *pos: waiting, attempts >= max, lapsed. */
-int
+enum repo_rc
 repo_abandon_due(struct db *db, unsigned max_attempts, int64_t now,
     unsigned limit, struct repo_pos *pos, uint64_t *ids, size_t *n)
 {
@@ -431,7 +431,7 @@ repo_abandon_due(struct db *db, unsigned max_attempts, int64_t now,
  * one autocommit UPDATE; *changed gets how many. REPO_OK, REPO_RETRY
  * or REPO_ERR.
  */
-int
+enum repo_rc
 repo_abandon_apply(struct db *db, const uint64_t *ids, size_t n,
     unsigned max_attempts, int64_t now, unsigned *changed)
 {
@@ -446,7 +446,7 @@ repo_abandon_apply(struct db *db, const uint64_t *ids, size_t n,
 }
 
 /* Candidates for purge after *pos: status st (terminal), expired < cutoff. */
-int
+enum repo_rc
 repo_purge_due(struct db *db, enum exec_status st, int64_t cutoff,
     unsigned limit, struct repo_pos *pos, uint64_t *ids, size_t *n)
 {
@@ -467,7 +467,7 @@ repo_purge_due(struct db *db, enum exec_status st, int64_t cutoff,
  * cutoff (never a waiting one), in one autocommit DELETE by primary
  * key; *deleted gets how many. REPO_OK, REPO_RETRY or REPO_ERR.
  */
-int
+enum repo_rc
 repo_purge_apply(struct db *db, const uint64_t *ids, size_t n,
     int64_t cutoff, unsigned *deleted)
 {
@@ -479,7 +479,7 @@ repo_purge_apply(struct db *db, const uint64_t *ids, size_t n,
 }
 
 /* Dry run: how many the expiry would expire at now. */
-int
+enum repo_rc
 repo_expire_count(struct db *db, int64_t now, uint64_t *n)
 {
 	MYSQL_BIND	 p[1];
@@ -490,7 +490,7 @@ repo_expire_count(struct db *db, int64_t now, uint64_t *n)
 }
 
 /* Dry run: how many the cancel step would cancel (not expired first). */
-int
+enum repo_rc
 repo_cancel_count(struct db *db, int64_t now, uint64_t *n)
 {
 	MYSQL_BIND	 p[2];
@@ -502,7 +502,7 @@ repo_cancel_count(struct db *db, int64_t now, uint64_t *n)
 }
 
 /* Dry run: how many the rescue would fail (not expired or cancelled first). */
-int
+enum repo_rc
 repo_abandon_count(struct db *db, unsigned max_attempts, int64_t now,
     uint64_t *n)
 {
@@ -516,7 +516,7 @@ repo_abandon_count(struct db *db, unsigned max_attempts, int64_t now,
 }
 
 /* Dry run: how many the purge would delete (including rows expired first). */
-int
+enum repo_rc
 repo_purge_count(struct db *db, int64_t cutoff, uint64_t *n)
 {
 	MYSQL_BIND	 p[1];
@@ -533,7 +533,7 @@ repo_purge_count(struct db *db, int64_t cutoff, uint64_t *n)
  * abandoned, purged). REPO_OK or REPO_ERR (a database before migration
  * 6 has no such table: the caller only warns).
  */
-int
+enum repo_rc
 repo_expire_record(struct db *db, const char *result, int success,
     const uint64_t counts[4], uint64_t retries, uint64_t duration_ms,
     int64_t now)

@@ -7,7 +7,9 @@
  * The handle is its own struct db (own statement table, own connection):
  * open it with repo_expire_open, close it with repo_expire_close.
  * Functions return enum repo_rc (REPO_OK or REPO_ERR; REPO_ERR is
- * already logged), the *_apply ones also REPO_RETRY. All times are UTC
+ * already logged), the *_apply ones also REPO_RETRY (a deadlock, 1213,
+ * or a lock wait timeout, 1205, undid the statement: running it again
+ * is safe). All times are UTC
  * milliseconds passed in by the caller, so tests can run the rules at
  * any "now".
  *
@@ -32,12 +34,6 @@
 struct config;
 struct db;
 
-/*
- * An apply's extra outcome: a deadlock (1213) or lock wait timeout
- * (1205) undid the statement; running it again is safe.
- */
-#define REPO_RETRY	10
-
 /* The expiry session's innodb_lock_wait_timeout, seconds. */
 #define REPO_EXPIRE_LOCK_WAIT_STR	"5"
 
@@ -45,8 +41,8 @@ struct db	*repo_expire_open(const struct config *);
 void		 repo_expire_close(struct db *);
 
 /* The run lock (per database, never waits): *got 1 taken, 0 held elsewhere. */
-int	repo_expire_lock(struct db *, int *got);
-int	repo_expire_unlock(struct db *);
+enum repo_rc	repo_expire_lock(struct db *, int *got);
+enum repo_rc	repo_expire_unlock(struct db *);
 
 /*
  * Where a batch selection goes on from: the (key, id) of the last row
@@ -59,37 +55,37 @@ struct repo_pos {
 };
 
 /* Waiting executions with expires_at <= now, oldest expiry first. */
-int	repo_expire_due(struct db *, int64_t now, unsigned limit,
+enum repo_rc	repo_expire_due(struct db *, int64_t now, unsigned limit,
 	    struct repo_pos *, uint64_t *ids, size_t *n);
-int	repo_expire_apply(struct db *, const uint64_t *ids, size_t n,
+enum repo_rc	repo_expire_apply(struct db *, const uint64_t *ids, size_t n,
 	    int64_t now, unsigned *changed);
 
 /* Waiting, cancel-requested executions without a live lease, by id. */
-int	repo_cancel_due(struct db *, int64_t now, unsigned limit,
+enum repo_rc	repo_cancel_due(struct db *, int64_t now, unsigned limit,
 	    struct repo_pos *, uint64_t *ids, size_t *n);
-int	repo_cancel_apply(struct db *, const uint64_t *ids, size_t n,
+enum repo_rc	repo_cancel_apply(struct db *, const uint64_t *ids, size_t n,
 	    int64_t now, unsigned *changed);
 
 /* Waiting executions with attempts >= max_attempts whose lease lapsed. */
-int	repo_abandon_due(struct db *, unsigned max_attempts, int64_t now,
+enum repo_rc	repo_abandon_due(struct db *, unsigned max_attempts, int64_t now,
 	    unsigned limit, struct repo_pos *, uint64_t *ids, size_t *n);
-int	repo_abandon_apply(struct db *, const uint64_t *ids, size_t n,
+enum repo_rc	repo_abandon_apply(struct db *, const uint64_t *ids, size_t n,
 	    unsigned max_attempts, int64_t now, unsigned *changed);
 
 /* Rows in terminal status st with expires_at < cutoff; waiting refused. */
-int	repo_purge_due(struct db *, enum exec_status st, int64_t cutoff,
+enum repo_rc	repo_purge_due(struct db *, enum exec_status st, int64_t cutoff,
 	    unsigned limit, struct repo_pos *, uint64_t *ids, size_t *n);
-int	repo_purge_apply(struct db *, const uint64_t *ids, size_t n,
+enum repo_rc	repo_purge_apply(struct db *, const uint64_t *ids, size_t n,
 	    int64_t cutoff, unsigned *deleted);
 
 /* Dry-run counts: what the three rules would touch right now. */
-int	repo_expire_count(struct db *, int64_t now, uint64_t *n);
-int	repo_expire_record(struct db *, const char *result, int success,
+enum repo_rc	repo_expire_count(struct db *, int64_t now, uint64_t *n);
+enum repo_rc	repo_expire_record(struct db *, const char *result, int success,
 	    const uint64_t counts[4], uint64_t retries, uint64_t duration_ms,
 	    int64_t now);
-int	repo_cancel_count(struct db *, int64_t now, uint64_t *n);
-int	repo_abandon_count(struct db *, unsigned max_attempts, int64_t now,
+enum repo_rc	repo_cancel_count(struct db *, int64_t now, uint64_t *n);
+enum repo_rc	repo_abandon_count(struct db *, unsigned max_attempts, int64_t now,
 	    uint64_t *n);
-int	repo_purge_count(struct db *, int64_t cutoff, uint64_t *n);
+enum repo_rc	repo_purge_count(struct db *, int64_t cutoff, uint64_t *n);
 
 #endif

@@ -39,7 +39,7 @@ name_version(const char *name)
  * with another name or a secret that is not IDKEY_LEN bytes are skipped
  * (and logged). REPO_OK or REPO_ERR.
  */
-int
+enum repo_rc
 repo_poll_keys(struct db *db, struct poll_key_row *k, size_t max, size_t *n)
 {
 	MYSQL_STMT	*st;
@@ -47,7 +47,8 @@ repo_poll_keys(struct db *db, struct poll_key_row *k, size_t max, size_t *n)
 	MYSQL_TIME	 t;
 	char		 name[80];
 	unsigned char	 key[64];
-	int		 rc = 0, v;
+	enum db_row	 rc = DB_ROW;
+	int		 v;
 
 	*n = 0;
 	if ((st = db_run(db, STMT_POLL_KEYS, NULL)) == NULL)
@@ -55,7 +56,7 @@ repo_poll_keys(struct db *db, struct poll_key_row *k, size_t max, size_t *n)
 	db_rcol(&c, 0, MYSQL_TYPE_STRING, name, sizeof(name));
 	db_rcol(&c, 1, MYSQL_TYPE_BLOB, key, sizeof(key));
 	db_rcol(&c, 2, MYSQL_TYPE_DATETIME, &t, sizeof(t));
-	while (*n < max && (rc = db_fetch_row(st, &c)) == 0) {
+	while (*n < max && (rc = db_fetch_row(st, &c)) == DB_ROW) {
 		db_rstr(&c, 0, name, sizeof(name));
 		if ((v = name_version(name)) == -1 || c.null[1] ||
 		    c.len[1] != IDKEY_LEN) {
@@ -70,7 +71,7 @@ repo_poll_keys(struct db *db, struct poll_key_row *k, size_t max, size_t *n)
 	}
 	explicit_bzero(key, sizeof(key));
 	mysql_stmt_free_result(st);
-	return *n <= max && rc != -1 ? REPO_OK : REPO_ERR;
+	return *n <= max && rc != DB_ROW_ERR ? REPO_OK : REPO_ERR;
 }
 
 /*
@@ -78,7 +79,7 @@ repo_poll_keys(struct db *db, struct poll_key_row *k, size_t max, size_t *n)
  * version exists (INSERT IGNORE: of two racing inserts one wins, an
  * existing key is never replaced). REPO_OK or REPO_ERR.
  */
-int
+enum repo_rc
 repo_poll_key_insert(struct db *db, unsigned version, const unsigned char *key,
     int64_t now)
 {
@@ -98,7 +99,7 @@ repo_poll_key_insert(struct db *db, unsigned version, const unsigned char *key,
 
 /* Sets retire_at = until on every key but version keep that would
  * otherwise live longer. REPO_OK or REPO_ERR. */
-static int
+static enum repo_rc
 retire_others(struct db *db, unsigned keep, int64_t until)
 {
 	MYSQL_BIND	 p[3];
@@ -122,7 +123,7 @@ retire_others(struct db *db, unsigned keep, int64_t until)
  * migrate or rotate holds the lock), REPO_DUP (all 63 versions used) or
  * REPO_ERR.
  */
-int
+enum repo_rc
 repo_poll_key_rotate(struct db *db, unsigned grace_seconds, int64_t now,
     unsigned *version)
 {
@@ -161,7 +162,7 @@ out:
  * before migration 5 has no compatible_from: *needs is then *version.
  * REPO_OK or REPO_ERR.
  */
-int
+enum repo_rc
 repo_schema_compat(struct db *db, int built_for, int *version, int *needs)
 {
 	MYSQL_BIND	 p[1];
@@ -182,12 +183,12 @@ repo_schema_compat(struct db *db, int built_for, int *version, int *needs)
 	db_rcol(&c, 1, MYSQL_TYPE_LONG, needs, 0);
 	rc = db_fetch_row(st, &c);
 	mysql_stmt_free_result(st);
-	return rc == 0 ? REPO_OK : REPO_ERR;
+	return rc == DB_ROW ? REPO_OK : REPO_ERR;
 }
 
 /* Records that migration version serves binaries from schema compat on
  * (only where nothing is recorded yet). REPO_OK or REPO_ERR. */
-int
+enum repo_rc
 repo_schema_set_compat(struct db *db, int version, int compat)
 {
 	MYSQL_BIND	 p[2];

@@ -37,16 +37,16 @@ items_read(MYSQL_STMT *st, struct list_item *it, unsigned max, size_t *n)
 	struct list_item row;
 	MYSQL_TIME	 t[4];
 	unsigned	 status = 0;
-	int		 rc = 0;
+	int		 rc = DB_ROW;
 
 	memset(&row, 0, sizeof(row));
 	item_cols(&c, &row, &status, t);
-	while (*n < max && (rc = db_fetch_row(st, &c)) == 0) {
+	while (*n < max && (rc = db_fetch_row(st, &c)) == DB_ROW) {
 		db_rstr(&c, 1, row.cid, sizeof(row.cid));
 		if (status < 1 || status > ST__MAX) {
 			log_error("db: execution %llu has status %u",
 			    (unsigned long long)row.id, status);
-			rc = -1;
+			rc = DB_ROW_ERR;
 			break;
 		}
 		row.status = (enum exec_status)(status - 1);
@@ -57,7 +57,7 @@ items_read(MYSQL_STMT *st, struct list_item *it, unsigned max, size_t *n)
 		it[(*n)++] = row;
 	}
 	mysql_stmt_free_result(st);
-	return rc == -1 ? -1 : 0;
+	return rc == DB_ROW_ERR ? -1 : 0;
 }
 
 /*
@@ -66,7 +66,7 @@ items_read(MYSQL_STMT *st, struct list_item *it, unsigned max, size_t *n)
  * at most max (<= LIST_MAX + 1) into it; *n gets how many. REPO_OK or
  * REPO_ERR.
  */
-int
+enum repo_rc
 repo_exec_list(struct db *db, const unsigned char *lineage, const char *env,
     const char *svc, const char *op, enum exec_status status,
     uint64_t before, unsigned max, struct list_item *it, size_t *n)

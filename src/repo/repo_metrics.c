@@ -11,12 +11,12 @@
 #include "repo_sql.h"
 
 /* Reads up to max route names into w; REPO_OK or REPO_ERR. */
-static int
+static enum repo_rc
 routes(struct db *db, struct route_waiting *w, size_t max, size_t *n)
 {
 	MYSQL_STMT	*st;
 	struct db_cols	 c;
-	int		 rc = 0;
+	enum db_row	 rc = DB_ROW;
 
 	*n = 0;
 	if ((st = db_run(db, STMT_METRICS_ROUTES, NULL)) == NULL)
@@ -26,7 +26,7 @@ routes(struct db *db, struct route_waiting *w, size_t max, size_t *n)
 		db_rcol(&c, 0, MYSQL_TYPE_STRING, w[*n].env, sizeof(w[*n].env));
 		db_rcol(&c, 1, MYSQL_TYPE_STRING, w[*n].svc, sizeof(w[*n].svc));
 		db_rcol(&c, 2, MYSQL_TYPE_STRING, w[*n].op, sizeof(w[*n].op));
-		if ((rc = db_fetch_row(st, &c)) != 0)
+		if ((rc = db_fetch_row(st, &c)) != DB_ROW)
 			break;
 		db_rstr(&c, 0, w[*n].env, sizeof(w[*n].env));
 		db_rstr(&c, 1, w[*n].svc, sizeof(w[*n].svc));
@@ -34,11 +34,11 @@ routes(struct db *db, struct route_waiting *w, size_t max, size_t *n)
 		(*n)++;
 	}
 	mysql_stmt_free_result(st);
-	return rc == -1 ? REPO_ERR : REPO_OK;
+	return rc == DB_ROW_ERR ? REPO_ERR : REPO_OK;
 }
 
 /* Runs probe id for route w into its column 0 (type t, buffer p). */
-static int
+static enum repo_rc
 probe(struct db *db, enum stmt id, const struct route_waiting *w,
     enum enum_field_types t, void *p, size_t sz, int *is_null)
 {
@@ -55,8 +55,8 @@ probe(struct db *db, enum stmt id, const struct route_waiting *w,
 	db_rcol(&c, 0, t, p, sz);
 	rc = db_fetch_row(st, &c);
 	mysql_stmt_free_result(st);
-	*is_null = rc == 1 || (rc == 0 && c.null[0]);
-	return rc == -1 ? REPO_ERR : REPO_OK;
+	*is_null = rc == DB_ROW_NONE || (rc == DB_ROW && c.null[0]);
+	return rc == DB_ROW_ERR ? REPO_ERR : REPO_OK;
 }
 
 /*
@@ -65,7 +65,7 @@ probe(struct db *db, enum stmt id, const struct route_waiting *w,
  * REPO_WAITING_CAP) and the creation time of the oldest one that is not
  * cancel-requested. REPO_OK or REPO_ERR.
  */
-int
+enum repo_rc
 repo_metrics_waiting(struct db *db, struct route_waiting *w, size_t max,
     size_t *n)
 {
@@ -94,7 +94,7 @@ repo_metrics_waiting(struct db *db, struct route_waiting *w, size_t max,
  * Reads the record of the last asyncexec-expire run into j. REPO_OK,
  * REPO_NOTFOUND (no run recorded yet) or REPO_ERR.
  */
-int
+enum repo_rc
 repo_metrics_expiry(struct db *db, struct job_run *j)
 {
 	MYSQL_STMT	*st;
@@ -113,8 +113,8 @@ repo_metrics_expiry(struct db *db, struct job_run *j)
 	db_rcol(&c, 7, MYSQL_TYPE_LONGLONG, &j->duration_ms, 0);
 	rc = db_fetch_row(st, &c);
 	mysql_stmt_free_result(st);
-	if (rc != 0)
-		return rc == 1 ? REPO_NOTFOUND : REPO_ERR;
+	if (rc != DB_ROW)
+		return rc == DB_ROW_NONE ? REPO_NOTFOUND : REPO_ERR;
 	db_rstr(&c, 1, j->result, sizeof(j->result));
 	j->last_run_ms = db_time_ms(&t[0]);
 	j->last_success_ms = c.null[2] ? 0 : db_time_ms(&t[1]);

@@ -27,7 +27,7 @@ clean(char *s)
  * whether it runs Galera and is then Synced in the Primary component.
  * REPO_OK, or REPO_ERR when the database cannot be reached.
  */
-int
+enum repo_rc
 repo_node_state(struct db *db, struct repo_node *n)
 {
 	const struct config	*c = db_config(db);

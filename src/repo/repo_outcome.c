@@ -26,7 +26,7 @@ struct outcome {
 };
 
 /* Reads execution id's outcome columns. REPO_OK, REPO_NOTFOUND, REPO_ERR. */
-static int
+static enum repo_rc
 outcome_read(struct db *db, uint64_t id, struct outcome *o)
 {
 	MYSQL_BIND	 p[1];
@@ -48,9 +48,9 @@ outcome_read(struct db *db, uint64_t id, struct outcome *o)
 	rc = db_fetch_row(st, &c);
 	mysql_stmt_free_result(st);
 	if (db_sync_reads(db, 0) == -1)
-		rc = -1;
-	if (rc != 0)
-		return rc == 1 ? REPO_NOTFOUND : REPO_ERR;
+		rc = DB_ROW_ERR;
+	if (rc != DB_ROW)
+		return rc == DB_ROW_NONE ? REPO_NOTFOUND : REPO_ERR;
 	db_rstr(&c, 0, o->status, sizeof(o->status));
 	o->has_token = !c.null[1] && c.len[1] == SHA256_LEN;
 	o->completed_at = c.null[2] ? 0 : db_time_ms(&t);
@@ -64,7 +64,7 @@ outcome_read(struct db *db, uint64_t id, struct outcome *o)
  * claimed) is left, REPO_ERR when the claim did not commit or a read
  * failed (then nothing is handed out and the caller frees it).
  */
-int
+enum repo_rc
 repo_claim_outcome(struct db *db, struct claim_item *it,
     const unsigned char (*hashes)[SHA256_LEN], size_t *n)
 {
@@ -86,13 +86,13 @@ repo_claim_outcome(struct db *db, struct claim_item *it,
 
 /*
  * After a lost answer to the finalizing UPDATE of execution id to
- * status to under token hash tokhash at now: 1 when the row holds this
- * callback's outcome (that status, that token, completed at now: it
- * won), 0 when it is still waiting under that token (the UPDATE did not
- * run; it may be run again), -1 when another outcome or claim holds it,
- * -2 when the read failed.
+ * status to under token hash tokhash at now: FIN_WON when the row holds
+ * this callback's outcome (that status, that token, completed at now),
+ * FIN_WAITING when it is still waiting under that token (the UPDATE did
+ * not run; it may be run again), FIN_LOST when another outcome or claim
+ * holds it, FIN_ERR when the read failed.
  */
-int
+enum fin_outcome
 repo_fin_outcome(struct db *db, uint64_t id, const unsigned char *tokhash,
     enum exec_status to, int64_t now)
 {
@@ -100,12 +100,12 @@ repo_fin_outcome(struct db *db, uint64_t id, const unsigned char *tokhash,
 	int		 rc, ours;
 
 	if ((rc = outcome_read(db, id, &o)) != REPO_OK)
-		return rc == REPO_NOTFOUND ? -1 : -2;
+		return rc == REPO_NOTFOUND ? FIN_LOST : FIN_ERR;
 	ours = o.has_token && crypto_equal(o.tokhash, tokhash, SHA256_LEN);
 	if (!ours)
-		return -1;
+		return FIN_LOST;
 	if (strcmp(o.status, exec_status_name(ST_WAITING)) == 0)
-		return 0;
+		return FIN_WAITING;
 	return strcmp(o.status, exec_status_name(to)) == 0 &&
-	    o.completed_at == now ? 1 : -1;
+	    o.completed_at == now ? FIN_WON : FIN_LOST;
 }

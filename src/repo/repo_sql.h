@@ -65,12 +65,22 @@ enum stmt {
 struct claim_item;
 
 /* repo_outcome.c: what a write whose answer was lost did */
-int	repo_claim_outcome(struct db *, struct claim_item *,
+enum repo_rc	repo_claim_outcome(struct db *, struct claim_item *,
 	    const unsigned char (*hashes)[SHA256_LEN], size_t *n);
-int	repo_fin_outcome(struct db *, uint64_t id, const unsigned char *tokhash,
-	    enum exec_status to, int64_t now);
+
+/* What a finalization whose answer was lost did (repo_fin_outcome). */
+enum fin_outcome {
+	FIN_WON,	/* the row holds this callback's outcome */
+	FIN_WAITING,	/* still waiting under its token: run it again */
+	FIN_LOST,	/* another outcome or claim holds the row */
+	FIN_ERR		/* the read failed (logged) */
+};
+
+enum fin_outcome	repo_fin_outcome(struct db *, uint64_t id,
+			    const unsigned char *tokhash, enum exec_status to,
+			    int64_t now);
 
 /* A statement without results, decided on the rows it matched. */
-int	repo_cas(struct db *, enum stmt, MYSQL_BIND *);
+enum repo_rc	repo_cas(struct db *, enum stmt, MYSQL_BIND *);
 
 #endif

@@ -14,7 +14,7 @@
  * The tenant's max_open into *max_open: REPO_OK, REPO_NOTFOUND (no row:
  * unlimited, *max_open 0) or REPO_ERR.
  */
-int
+enum repo_rc
 repo_tenant_quota(struct db *db, const char *tenant, unsigned *max_open)
 {
 	MYSQL_BIND	 p[1];
@@ -30,8 +30,8 @@ repo_tenant_quota(struct db *db, const char *tenant, unsigned *max_open)
 	db_rcol(&c, 0, MYSQL_TYPE_LONG, &v, 0);
 	rc = db_fetch_row(st, &c);
 	mysql_stmt_free_result(st);
-	if (rc != 0)
-		return rc == 1 ? REPO_NOTFOUND : REPO_ERR;
+	if (rc != DB_ROW)
+		return rc == DB_ROW_NONE ? REPO_NOTFOUND : REPO_ERR;
 	*max_open = v;
 	return REPO_OK;
 }
@@ -40,7 +40,7 @@ repo_tenant_quota(struct db *db, const char *tenant, unsigned *max_open)
  * The tenant's waiting executions, counted up to cap at most (an index
  * range of at most cap entries), into *open. REPO_OK or REPO_ERR.
  */
-int
+enum repo_rc
 repo_tenant_open(struct db *db, const char *tenant, unsigned cap,
     unsigned *open)
 {
@@ -58,14 +58,14 @@ repo_tenant_open(struct db *db, const char *tenant, unsigned cap,
 	db_rcol(&c, 0, MYSQL_TYPE_LONGLONG, &n, 0);
 	rc = db_fetch_row(st, &c);
 	mysql_stmt_free_result(st);
-	if (rc != 0)
+	if (rc != DB_ROW)
 		return REPO_ERR;
 	*open = (unsigned)n;
 	return REPO_OK;
 }
 
 /* Sets the tenant's max_open (0: unlimited); REPO_OK or REPO_ERR. */
-int
+enum repo_rc
 repo_tenant_set(struct db *db, const char *tenant, unsigned max_open,
     int64_t now)
 {
@@ -82,7 +82,7 @@ repo_tenant_set(struct db *db, const char *tenant, unsigned max_open,
  * Rows: tenant, max_open, waiting (uncapped: an operator's listing; a
  * limited tenant's backlog is bounded by its quota). REPO_OK/REPO_ERR.
  */
-int
+enum repo_rc
 repo_tenant_list(struct db *db, repo_row_fn fn, void *arg)
 {
 	char			 tenant[TENANT_MAX_LEN + 1], smax[16], sopen[24];
@@ -99,7 +99,7 @@ repo_tenant_list(struct db *db, repo_row_fn fn, void *arg)
 		db_rcol(&c, 0, MYSQL_TYPE_STRING, tenant, sizeof(tenant));
 		db_rcol(&c, 1, MYSQL_TYPE_LONG, &max, 0);
 		db_rcol(&c, 2, MYSQL_TYPE_LONGLONG, &open, 0);
-		if ((rc = db_fetch_row(st, &c)) != 0)
+		if ((rc = db_fetch_row(st, &c)) != DB_ROW)
 			break;
 		db_rstr(&c, 0, tenant, sizeof(tenant));
 		snprintf(smax, sizeof(smax), "%u", max);
@@ -107,5 +107,5 @@ repo_tenant_list(struct db *db, repo_row_fn fn, void *arg)
 		fn(arg, cols, 3);
 	}
 	mysql_stmt_free_result(st);
-	return rc == -1 ? REPO_ERR : REPO_OK;
+	return rc == DB_ROW_ERR ? REPO_ERR : REPO_OK;
 }
