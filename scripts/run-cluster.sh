@@ -57,7 +57,7 @@ cmd_start() {
     if ((CLUSTER_CREATED)); then rm -f "$KEYS"; fi
     cluster_host a
     stack_provision_keys "$BUILD/asyncexec-admin" "$KEYS" "$ROUTE" run-cluster
-    cluster_write_ctl "$STATE/clusterctl" "$BUILD"
+    cluster_write_ctl "$BUILD"
     print_summary "$port"
 }
 
@@ -78,7 +78,7 @@ EOF
     cat <<EOF
   started: ${CLUSTER_TIMES:-nodes already running}; everything up in ${CLUSTER_SECONDS}s
   admin:   $BUILD/asyncexec-admin --config $STATE/app-a.conf stats
-  control: $STATE/clusterctl node-kill|node-start|node-state|node-sql N, master-kill|master-start A|B
+  control: $ROOT/scripts/clusterctl.sh node-kill|node-start|node-state|node-sql N, master-kill|master-start|master-reload A|B
   keys:    $KEYS
   stop:    $ROOT/scripts/run-cluster.sh stop
 

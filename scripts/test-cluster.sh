@@ -95,14 +95,15 @@ main() {
     # A short cache TTL keeps the revocation tests (which wait for it) quick.
     STACK_CACHE_TTL=1
     cluster_start "$BUILD" $((BASE + 40))
-    cluster_write_ctl "$TMP/clusterctl" "$BUILD"
+    cluster_write_ctl "$BUILD"
 
     export ASYNCEXEC_TEST_HTTP=127.0.0.1:$((BASE + 40))
     export ASYNCEXEC_TEST_HTTP_A=127.0.0.1:$CLUSTER_HTTP_A
     export ASYNCEXEC_TEST_HTTP_B=127.0.0.1:$CLUSTER_HTTP_B
     export ASYNCEXEC_TEST_CONFIG=$TMP/app-a.conf
     export ASYNCEXEC_TEST_CONFIG_B=$TMP/app-b.conf
-    export ASYNCEXEC_TEST_CLUSTERCTL=$TMP/clusterctl
+    export ASYNCEXEC_TEST_CLUSTERCTL=$ROOT/scripts/clusterctl.sh
+    export ASYNCEXEC_CLUSTER_STATE=$TMP
     export ASYNCEXEC_TEST_LOGDIR=$TMP
     export ASYNCEXEC_TEST_RECORD=$TMP/http-record
     export ASYNCEXEC_TEST_METRICS=127.0.0.1:$CLUSTER_METRICS_A

@@ -512,62 +512,10 @@ cluster_status() {
     return "$rc"
 }
 
-# cluster_write_ctl FILE BUILD_DIR — the ASYNCEXEC_TEST_CLUSTERCTL script for this cluster:
-# node-kill N, node-start N, node-state N, node-sql N, master-kill H, master-start H.
+# cluster_write_ctl BUILD_DIR — STATE/clusterctl.env, what scripts/clusterctl.sh needs
+# besides STATE/base: the build and the settings the configurations were written with
+# (master-start rewrites them).
 cluster_write_ctl() {
-    cat >"$1" <<EOF
-#!/usr/bin/env bash
-# Controls the cluster in $CLUSTER_STATE (written by scripts/lib/cluster.sh):
-#   node-kill N      SIGKILL node N (1..3); returns once its pid is gone
-#   node-start N     start node N (a join, or a bootstrap when no node runs); returns once
-#                    it is Synced; prints "node N synced in S s by IST|SST|none"
-#   node-state N     prints wsrep_local_state_comment and wsrep_cluster_status, or "down"
-#   node-sql N       runs the SQL on stdin as root on node N
-#   master-kill A|B  SIGKILL that app host's asyncexec-fcgi master (returns once it is gone)
-#   master-start A|B start it again (its configuration rewritten)
-#   master-reload A|B SIGHUP to that host's master (a reload: the writer back to node 1)
-set -euo pipefail
-# shellcheck source=/dev/null
-source $(printf '%q' "$STACK_ROOT/scripts/lib/stack.sh")
-# shellcheck source=/dev/null
-source $(printf '%q' "$STACK_ROOT/scripts/lib/cluster.sh")
-cluster_init $(printf '%q %q' "$STACK_ROOT" "$CLUSTER_STATE") clusterctl $CLUSTER_BASE
-BUILD=$(printf '%q' "$2")
-# The settings the configurations were written with (master-start rewrites them).
-STACK_CACHE_TTL=$(printf '%q' "${STACK_CACHE_TTL:-}")
-STACK_WORKERS=$(printf '%q' "${STACK_WORKERS:-}")
-EOF
-    cat >>"$1" <<'EOF'
-node_arg() { [[ ${1:-} =~ ^[123]$ ]] || { printf 'clusterctl: node 1, 2 or 3\n' >&2; exit 2; }; }
-host_arg() {
-    case ${1:-} in A | a) printf 'a\n' ;; B | b) printf 'b\n' ;;
-        *) printf 'clusterctl: host A or B\n' >&2; exit 2 ;; esac
-}
-case ${1:-} in
-    node-kill) node_arg "${2:-}"; cluster_node_kill "$2" ;;
-    node-start)
-        node_arg "${2:-}"
-        mode=join
-        others=0
-        for n in 1 2 3; do [[ $n != "$2" ]] && cluster_node_synced "$n" && others=1; done
-        if ((others == 0)); then
-            mode=bootstrap
-            [[ $(cluster_bootstrap_node) == "$2" ]] || { printf 'clusterctl: no node runs and node %s is not the one to bootstrap from\n' "$2" >&2; exit 1; }
-        fi
-        t0=$(cluster_now)
-        cluster_node_start "$2" "$mode"
-        printf 'node %s synced in %s s by %s\n' "$2" "$(cluster_since "$t0")" "$CLUSTER_TRANSFER" ;;
-    node-state) node_arg "${2:-}"; cluster_node_status "$2" || true ;;
-    node-sql) node_arg "${2:-}"; cluster_node "$2"; stack_db_sql ;;
-    master-kill) cluster_master_kill "$(host_arg "${2:-}")" ;;
-    master-start) cluster_app_start "$(host_arg "${2:-}")" "$BUILD/asyncexec-fcgi" ;;
-    master-reload)
-        cluster_host "$(host_arg "${2:-}")"
-        pid=$(stack_app_pid) || { printf 'clusterctl: that master is not running\n' >&2; exit 1; }
-        kill -s HUP "$pid" ;;
-    *) printf 'usage: %s node-kill|node-start|node-state|node-sql N | master-kill|master-start|master-reload A|B\n' "$0" >&2
-       exit 2 ;;
-esac
-EOF
-    chmod 0755 "$1"
+    printf 'build=%s\ncache_ttl=%s\nworkers=%s\n' "$1" "${STACK_CACHE_TTL:-}" \
+        "${STACK_WORKERS:-}" >"$CLUSTER_STATE/clusterctl.env"
 }
