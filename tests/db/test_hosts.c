@@ -70,11 +70,15 @@ series(const char *name)
 	return v;
 }
 
-/* A fake node answering every connection with one error packet. */
+/*
+ * A fake node answering every connection with one error packet, until
+ * full_node_stop (the thread reads this struct: it must outlive it).
+ */
 struct full_node {
 	int		 fd;
 	unsigned	 code;
 	const char	*msg;
+	pthread_t	 th;
 };
 
 static void *
@@ -103,7 +107,6 @@ full_node_start(struct full_node *f, unsigned code, const char *msg)
 {
 	struct sockaddr_in	 sa;
 	socklen_t		 len = sizeof(sa);
-	pthread_t		 th;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sin_family = AF_INET;
@@ -114,10 +117,22 @@ full_node_start(struct full_node *f, unsigned code, const char *msg)
 	    bind(f->fd, (struct sockaddr *)&sa, sizeof(sa)) == -1 ||
 	    listen(f->fd, 16) == -1 || getsockname(f->fd,
 	    (struct sockaddr *)&sa, &len) == -1 ||
-	    pthread_create(&th, NULL, full_node_run, f) != 0)
+	    pthread_create(&f->th, NULL, full_node_run, f) != 0)
 		return 0;
-	pthread_detach(th);
 	return ntohs(sa.sin_port);
+}
+
+/*
+ * Stops the fake node: shutting the listener down ends its accept loop
+ * (a detached thread left running accepted on the next fake's socket,
+ * which reused this one's fd, and answered with the earlier code).
+ */
+static void
+full_node_stop(struct full_node *f)
+{
+	(void)shutdown(f->fd, SHUT_RDWR);
+	pthread_join(f->th, NULL);
+	close(f->fd);
 }
 
 /*
@@ -149,6 +164,8 @@ no_move_on(unsigned code, const char *msg)
 	CHECK_EQ_INT(series("asyncexec_db_failovers_total"), moves);
 	CHECK_EQ_INT(series("asyncexec_db_writer_index"), 0);
 	repo_close(d);
+	if (p[0] != 0)
+		full_node_stop(&f);
 }
 
 /* The node (1 first) handle db is on, 0 when it cannot say. */
