@@ -77,11 +77,7 @@ main() {
         { tail -n 30 "$TMP/build.log" >&2; exit 1; }
     [[ -x $BUILD/asyncexec-expire ]] || stack_die "no $BUILD/asyncexec-expire"
     port=$(stack_free_port)
-    stack_db_init
-    stack_db_start "$port"
-    stack_db_provision
-    stack_write_config "$port"
-    stack_migrate "$BUILD/asyncexec-admin" >/dev/null
+    stack_db_up "$port" "$BUILD/asyncexec-admin" >/dev/null
 
     stack_log "loading $ROWS overdue executions (expires_at 8+ days ago) and $LIVE live ones"
     for ((first = 1; first <= ROWS; first += CHUNK)); do

@@ -101,11 +101,7 @@ main() {
     stack_build "$BUILD" Release -DBUILD_TESTING=OFF >"$TMP/build.log" 2>&1 ||
         { tail -n 30 "$TMP/build.log" >&2; exit 1; }
     port=$(stack_free_port)
-    stack_db_init
-    stack_db_start "$port"
-    stack_db_provision
-    stack_write_config "$port"
-    stack_migrate "$BUILD/asyncexec-admin" >/dev/null
+    stack_db_up "$port" "$BUILD/asyncexec-admin" >/dev/null
     rows=$((4 * N))
     stack_log "loading $rows waiting, claimed executions"
     sql >/dev/null <<SQL

@@ -46,16 +46,12 @@ start_stack() {
     stack_install_packages
     mkdir -p "$STATE"
     stack_build "$BUILD" "${ASYNCEXEC_BUILD_TYPE:-RelWithDebInfo}"
-    stack_db_init
-    # A fresh data directory voids keys created in an earlier one.
-    if ((STACK_DB_CREATED)); then rm -f "$KEYS"; fi
     if stack_db_pid >/dev/null && [[ -s $STACK_DB_DIR/port ]]; then
         db_port=$(cat "$STACK_DB_DIR/port")
     fi
-    stack_db_start "$db_port"
-    stack_db_provision
-    stack_write_config "$db_port"
-    stack_migrate "$BUILD/asyncexec-admin"
+    stack_db_up "$db_port" "$BUILD/asyncexec-admin"
+    # A fresh data directory voids keys created in an earlier one.
+    if ((STACK_DB_CREATED)); then rm -f "$KEYS"; fi
     stack_app_start "$BUILD/asyncexec-fcgi"
     stack_nginx_start "$(http_port)"
     stack_provision_keys "$BUILD/asyncexec-admin" "$KEYS" "$ROUTE" run-local

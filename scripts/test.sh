@@ -159,12 +159,8 @@ main() {
     [[ $MODE != sanitize ]] || stack_san_env "$SAN_DIR"
     [[ $MODE != valgrind ]] || stack_vg_wrapper "$VG_DIR"
     db_port=$(stack_free_port)
-    stack_db_init
-    stack_db_start "$db_port"
-    stack_db_provision
     # A short cache TTL keeps the revocation tests (which wait for it) quick.
-    STACK_CACHE_TTL=1 stack_write_config "$db_port"
-    stack_migrate "$BUILD/asyncexec-admin"
+    STACK_CACHE_TTL=1 stack_db_up "$db_port" "$BUILD/asyncexec-admin"
     stack_app_start "$BUILD/asyncexec-fcgi"
     http_port=$(stack_free_port)
     stack_nginx_start "$http_port"

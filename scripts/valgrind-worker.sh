@@ -92,11 +92,7 @@ start_stack() {
     stack_install_packages
     build "$1"
     db_port=$(stack_free_port)
-    stack_db_init
-    stack_db_start "$db_port"
-    stack_db_provision
-    STACK_WORKERS=1 stack_write_config "$db_port"
-    stack_migrate "$BUILD/asyncexec-admin"
+    STACK_WORKERS=1 stack_db_up "$db_port" "$BUILD/asyncexec-admin"
     admin=("$BUILD/asyncexec-admin" --config "$STACK_CONF")
     ROUTE=vg/mixed/run
     "${admin[@]}" route add "$ROUTE" >/dev/null || stack_die "route add failed"

@@ -390,6 +390,19 @@ stack_migrate() {
     "$1" --config "$STACK_CONF" migrate || stack_die "asyncexec-admin migrate failed"
 }
 
+# stack_db_up PORT ADMIN — the private database up and ready for the app: the data
+# directory (stack_db_init: STACK_DB_CREATED=1 when it is new), mariadbd on 127.0.0.1:PORT
+# (stack_db_start), the asyncexec database and user (stack_db_provision), STACK_CONF for
+# that port (stack_write_config: STACK_CACHE_TTL and STACK_WORKERS as set) and the schema
+# (stack_migrate ADMIN, its output on stdout).
+stack_db_up() {
+    stack_db_init
+    stack_db_start "$1"
+    stack_db_provision
+    stack_write_config "$1"
+    stack_migrate "$2"
+}
+
 # stack_app_start FCGI_BIN — start asyncexec-fcgi unless it runs; wait for its socket.
 stack_app_start() {
     local bin=$1 pid rc=0
