@@ -26,6 +26,9 @@
 # time per request of the application, MariaDB, nginx and wrk, and the RSS of every
 # asyncexec-fcgi worker; the same is written as JSON to .local/bench/bench-results.json
 # (or FILE). The figures are meaningful only on an otherwise idle machine (other% ~ 0).
+# This script starts and stops the processes and takes the samples; the rows (kept in
+# .local/bench/out/records.jsonl), their arithmetic, the tables and the JSON are
+# scripts/lib/bench_report.py's.
 #
 #   --quick   3 s per measurement (1 s warm-up), fewer seeds, 1,000,000-row table for
 #             poll_5m (reported as such); finishes in under 2 minutes on 2 cores
@@ -101,6 +104,7 @@ stack_init "$ROOT" "$STATE" bench
 
 BENCH_TOOLS=$BUILD/tests/bench
 BENCH_OUT=$STATE/out
+BENCH_RECORDS=$BENCH_OUT/records.jsonl
 BENCH_PROBE_SOCK=$STATE/probe.sock
 BENCH_PROBE_LOG=$STATE/probe.log
 BENCH_PROBE_PIDFILE=$STATE/probe.pid
@@ -197,13 +201,9 @@ fresh_stack() {
     rm -f "$STACK_APP_LOG" "$BENCH_PROBE_LOG"
     mkdir -p "$BENCH_OUT"
     (umask 077 && mkdir -p "$PRIVATE")
-    stack_db_init
-    stack_db_start "$DB_PORT"
-    stack_db_provision
-    stack_write_config "$DB_PORT"
+    stack_db_up "$DB_PORT" "$BUILD/asyncexec-admin"
     # --cluster: the nodes are reached over loopback TCP (db_hosts), so is the one server
-    ((CLUSTER)) && sed -i 's|^db_socket = |# db_socket = |' "$STACK_CONF"
-    stack_migrate "$BUILD/asyncexec-admin"
+    if ((CLUSTER)); then sed -i 's|^db_socket = |# db_socket = |' "$STACK_CONF"; fi
     stack_db_sql <<'SQL' || stack_die "could not create the bench_probe table"
 CREATE TABLE asyncexec.bench_probe (
   id         BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY,
@@ -318,7 +318,7 @@ probe_measure() {
 # LIFE_WARM + LIFE_DUR seconds), recorded as row NAME (executions/s; database counts and
 # CPU per execution, the warm-up included pro rata); LIFE_LINE = the driver's summary.
 lifecycle_measure() {
-    local name=$1 port=$2 lf life_ok=1 cpu0 cpu1 other q0 q1 scale kv
+    local name=$1 port=$2 lf life_ok=1 cpu0 cpu1 q0 q1
     lf=$BENCH_OUT/$name.txt
     q0=$(bench_db_counts)
     cpu0=$(bench_cpu_sample)
@@ -328,20 +328,12 @@ lifecycle_measure() {
         life_ok=0
     # (the sample spans the warm-up too)
     cpu1=$(bench_cpu_sample)
-    other=$(bench_other_pct "$cpu0" "$cpu1")
     q1=$(bench_db_counts)
     LIFE_LINE=$(tail -n 1 "$lf")
     [[ $LIFE_LINE == done=* ]] || { cat "$BENCH_OUT/$name.err" >&2; stack_die "bench_lifecycle failed"; }
     ((life_ok)) || stack_warn "bench_lifecycle reported errors: $LIFE_LINE"
-    local -A L=()
-    for kv in $LIFE_LINE; do L[${kv%%=*}]=${kv#*=}; done
-    # per execution: the counts span the warm-up too, so scale them to the window
-    scale=$(awk -v w="$LIFE_WARM" -v d="$LIFE_DUR" 'BEGIN { print d / (w + d) }')
-    bench_record "$name" "${L[exec_per_s]}" "${L[p50_ms]}" "${L[p99_ms]}" "${L[errors]}" \
-        "$other" "$(bench_per_request "0 0" "$(awk -v a="$q0" -v b="$q1" -v s="$scale" \
-            'BEGIN { split(a, x, " "); split(b, y, " ");
-                     print (y[1] - x[1]) * s + 1, (y[2] - x[2]) * s + 1 }')" "${L[done]}")" \
-        "$(bench_cpu_split "$cpu0" "$cpu1" "${L[done]}" "$scale")"
+    # per execution: the samples span the warm-up too, so they are scaled to the window
+    bench_report lifecycle "$name" "$lf" "$cpu0" "$cpu1" "$q0" "$q1" "$LIFE_WARM" "$LIFE_DUR"
 }
 
 # ---- --cluster --------------------------------------------------------------------------
@@ -362,9 +354,9 @@ phase_measure() {
     bench_measure "$ph:poll" "$WARM" "$DUR" "$LUA/poll.lua" "$url" "$PRIVATE/poll-waiting.data"
     bench_measure "$ph:submit" "$WARM" "$DUR" "$LUA/submit.lua" "$url" "$PRIVATE/submit.data"
     if [[ -z ${NEED_WARM:-} ]]; then
-        rate=$(awk -v a="${R_RPS[$ph:submit]}" 'BEGIN { print a * 1.15 }')
-        NEED_WARM=$(awk -v r="$rate" -v s="$WARM" -v t="$BENCH_WRK_THREADS" 'BEGIN { print int(r * s / t + 1) * t }')
-        NEED_MAIN=$(awk -v r="$rate" -v s="$DUR" -v t="$BENCH_WRK_THREADS" 'BEGIN { print int(r * s / t + 1) * t }')
+        rate=$(bench_report get "$ph:submit")
+        NEED_WARM=$(bench_report need "$rate" 1.15 "$WARM" "$BENCH_WRK_THREADS")
+        NEED_MAIN=$(bench_report need "$rate" 1.15 "$DUR" "$BENCH_WRK_THREADS")
     fi
     complete_measure "$ph" "$url"
     lifecycle_measure "$ph:lifecycle" "$port"
@@ -377,7 +369,7 @@ phase_measure() {
 # 1.3 x the rate complete reached (NEED_* raised for the next phase too); an overrun
 # left after that counts as errors.
 complete_measure() {
-    local ph=$1 url=$2 try t_seed rate
+    local ph=$1 url=$2 try t_seed
     for try in 1 2; do
         t_seed=$SECONDS
         seed --route "$ROUTE_WORK" --count "$((NEED_WARM + NEED_MAIN))" \
@@ -389,14 +381,12 @@ complete_measure() {
             "$NEED_WARM" "$NEED_MAIN" "$BENCH_WRK_THREADS"
         ((WRK_OVERRUN > 0 && try == 1)) || break
         stack_warn "$ph: complete ran out of claimed executions ($WRK_OVERRUN requests repeated one): again with more"
-        rate=$(awk -v a="$WRK_RPS" 'BEGIN { print a * 1.3 }')
-        NEED_WARM=$(awk -v r="$rate" -v s="$WARM" -v t="$BENCH_WRK_THREADS" 'BEGIN { print int(r * s / t + 1) * t }')
-        NEED_MAIN=$(awk -v r="$rate" -v s="$DUR" -v t="$BENCH_WRK_THREADS" 'BEGIN { print int(r * s / t + 1) * t }')
+        NEED_WARM=$(bench_report need "$WRK_RPS" 1.3 "$WARM" "$BENCH_WRK_THREADS")
+        NEED_MAIN=$(bench_report need "$WRK_RPS" 1.3 "$DUR" "$BENCH_WRK_THREADS")
     done
     ((WRK_OVERRUN == 0)) ||
         stack_warn "$ph: complete ran out of claimed executions ($WRK_OVERRUN requests repeated one; they count as errors)"
-    bench_record "$ph:complete" "$WRK_RPS" "$WRK_P50" "$WRK_P99" "$((WRK_ERRORS + WRK_OVERRUN))" \
-        "$WRK_OTHER" "$WRK_DBQ" "$WRK_CPU"
+    bench_report row "$ph:complete"
 }
 
 # db_settings — the durability-relevant settings of the server stack_db_sql reaches.
@@ -523,9 +513,9 @@ report_cluster() {
     printf 'single: one MariaDB (over loopback TCP, as the nodes), one app host (%s workers), nginx\n' "$WORKERS"
     printf 'cluster: 3 Galera nodes on this host, two app hosts (%s workers each, both pinned to node 1, db_sync_wait %s), one nginx upstream over both (round robin); up in %s s\n\n' \
         "$CLUSTER_WORKERS" "$CLUSTER_SYNC_WAIT" "$CLUSTER_UP_S"
-    bench_cluster_table "${CLUSTER_ROWS[@]}"
+    bench_report cluster-table "${CLUSTER_ROWS[@]}"
     printf '\nCPU per request in microseconds, by process (db = all three nodes on the cluster; lifecycle: per execution):\n'
-    bench_cpu_table
+    bench_report cpu-table
     printf '\npoll, submit, complete: requests/s; lifecycle: executions/s (submit, claim in batches of 10, complete, poll until done)\n'
     printf 'ratio: cluster / single (rates); cpu_ratio: single / cluster (total CPU per request: an estimate of the rate ratio on an otherwise idle, CPU-bound machine)\n'
     printf 'db_rt: database round trips per request, on the single server and on the writer (node 1)\n'
@@ -534,25 +524,19 @@ report_cluster() {
     printf 'durability, node 1:  %s\n' "$CLUSTER_DB_SETTINGS"
     printf 'lifecycle, single:  %s\nlifecycle, cluster: %s\n' "${CLUSTER_LIFE[single]}" "${CLUSTER_LIFE[cluster]}"
     printf 'load average (1/5/15 min) at start: %s; at end: %s\n' "$LOAD_START" "$(cut -d' ' -f1-3 /proc/loadavg)"
-    bench_other_warning
-    {
-        printf '{\n  "mode": %s,\n  "cluster": true,\n' "$(bench_json_str "$MODE")"
-        printf '  "generated_at": %s,\n' "$(bench_json_str "$(date -u +%Y-%m-%dT%H:%M:%SZ)")"
-        printf '  "git_commit": %s,\n' "$(bench_json_str "$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)")"
-        printf '  "wrk": {"threads": %s, "connections": %s, "duration_s": %s, "warmup_s": %s},\n' \
-            "$BENCH_WRK_THREADS" "$BENCH_WRK_CONNS" "$DUR" "$WARM"
-        printf '  "workers": {"single": %s, "cluster_per_host": %s, "cluster_hosts": 2},\n' \
-            "$(bench_json_num "$WORKERS")" "$(bench_json_num "$CLUSTER_WORKERS")"
-        printf '  "db_settings": {"single": %s, "cluster_node1": %s},\n' \
-            "$(bench_json_str "$SINGLE_DB_SETTINGS")" "$(bench_json_str "$CLUSTER_DB_SETTINGS")"
-        printf '  "cluster_up_s": %s,\n' "$(bench_json_num "$CLUSTER_UP_S")"
-        printf '  "cluster_hosts": %s,\n' "$(bench_json_str "$CLUSTER_HOSTS_LINE")"
-        printf '  "ratios": %s,\n' "$(bench_cluster_json_ratios "${CLUSTER_ROWS[@]}")"
-        printf '  "results": %s,\n' "$(bench_json_rows)"
-        printf '  "elapsed_s": %s\n}\n' "$elapsed"
-    } >"$JSON.tmp"
-    mv "$JSON.tmp" "$JSON"
-    errors=$(bench_rows_with_errors)
+    bench_report warning
+    bench_report json "$JSON" s:mode="$MODE" b:cluster=true \
+        s:generated_at="$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
+        s:git_commit="$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)" \
+        n:wrk.threads="$BENCH_WRK_THREADS" n:wrk.connections="$BENCH_WRK_CONNS" \
+        n:wrk.duration_s="$DUR" n:wrk.warmup_s="$WARM" \
+        n:workers.single="$WORKERS" n:workers.cluster_per_host="$CLUSTER_WORKERS" \
+        n:workers.cluster_hosts=2 \
+        s:db_settings.single="$SINGLE_DB_SETTINGS" s:db_settings.cluster_node1="$CLUSTER_DB_SETTINGS" \
+        n:cluster_up_s="$CLUSTER_UP_S" s:cluster_hosts="$CLUSTER_HOSTS_LINE" \
+        ratios:ratios="$(IFS=,; printf '%s' "${CLUSTER_ROWS[*]}")" rows:results \
+        n:elapsed_s="$elapsed"
+    errors=$(bench_report count errors)
     printf '\nresults (JSON): %s\nelapsed: %s s; %s row(s) with request errors\n' "$JSON" "$elapsed" "$errors"
     if ((errors > 0)); then
         stack_warn "request errors during the measurements: the figures of those rows are not valid"
@@ -593,20 +577,20 @@ main() {
 
     probe_measure select select
     bench_measure poll_waiting "$WARM" "$DUR" "$LUA/poll.lua" "$url" "$PRIVATE/poll-waiting.data"
-    bench_ratio poll_waiting select 0.85 10
+    bench_report ratio poll_waiting select 0.85 10
     probe_measure select select#2
     bench_measure poll_completed "$WARM" "$DUR" "$LUA/poll.lua" "$url" "$PRIVATE/poll-completed.data"
-    bench_ratio poll_completed select#2 0.85 10
+    bench_report ratio poll_completed select#2 0.85 10
     probe_measure insert insert
     bench_measure submit "$WARM" "$DUR" "$LUA/submit.lua" "$url" "$PRIVATE/submit.data"
-    bench_ratio submit insert 0.85
+    bench_report ratio submit insert 0.85
 
     # complete: one distinct claimed execution per request, enough for the warm-up and the
     # measured run at 1.15 x the insert probe's rate (a request that makes one durable
     # single-row write is not expected to beat the probe that does only that).
-    rate=$(awk -v a="${R_RPS[insert]}" 'BEGIN { print a * 1.15 }')
-    need_warm=$(awk -v r="$rate" -v s="$WARM" -v t="$BENCH_WRK_THREADS" 'BEGIN { print int(r * s / t + 1) * t }')
-    need_main=$(awk -v r="$rate" -v s="$DUR" -v t="$BENCH_WRK_THREADS" 'BEGIN { print int(r * s / t + 1) * t }')
+    rate=$(bench_report get insert)
+    need_warm=$(bench_report need "$rate" 1.15 "$WARM" "$BENCH_WRK_THREADS")
+    need_main=$(bench_report need "$rate" 1.15 "$DUR" "$BENCH_WRK_THREADS")
     t_seed=$SECONDS
     seed --route "$ROUTE_WORK" --count "$((need_warm + need_main))" \
         --out "$PRIVATE/claimed.data" claimed
@@ -618,9 +602,8 @@ main() {
         "$need_warm" "$need_main" "$BENCH_WRK_THREADS"
     ((WRK_OVERRUN == 0)) ||
         stack_warn "complete ran out of claimed executions ($WRK_OVERRUN requests repeated one; they count as errors)"
-    bench_record complete "$WRK_RPS" "$WRK_P50" "$WRK_P99" "$((WRK_ERRORS + WRK_OVERRUN))" \
-        "$WRK_OTHER" "$WRK_DBQ" "$WRK_CPU"
-    bench_ratio complete insert#2 0.85
+    bench_report row complete
+    bench_report ratio complete insert#2 0.85
 
     # Mixed life cycle: executions per second, latency submit -> poll sees completed.
     lifecycle_measure lifecycle "$HTTP_PORT"
@@ -637,40 +620,40 @@ main() {
     probe_measure select select#3
     PREFILL_ROWS=$(sql_value 'SELECT COUNT(*) FROM asyncexec.s2r_async_execution')
     bench_measure poll_prefill "$WARM" "$DUR" "$LUA/poll.lua" "$url" "$PRIVATE/poll-waiting.data"
-    bench_ratio poll_prefill select#3 0.85 10
+    bench_report ratio poll_prefill select#3 0.85 10
     bench_measure list_prefill "$WARM" "$DUR" "$LUA/list.lua" "$url" "$PRIVATE/poll-waiting.data"
     fill_table "$TABLE_ROWS"
     rows=$(sql_value 'SELECT COUNT(*) FROM asyncexec.s2r_async_execution')
     POLL_BIG=poll_$((TABLE_ROWS / 1000000))m
     bench_measure "$POLL_BIG" "$WARM" "$DUR" "$LUA/poll.lua" "$url" "$PRIVATE/poll-waiting.data"
-    WAITING_RATIO=$(awk -v a="${R_RPS[$POLL_BIG]}" -v b="${R_RPS[poll_waiting]}" \
-        'BEGIN { if (b > 0) printf "%.3f", a / b; else print "nan" }')
-    bench_ratio "$POLL_BIG" poll_prefill 0.90
+    WAITING_RATIO=$(bench_report quotient "$POLL_BIG" poll_waiting)
+    bench_report ratio "$POLL_BIG" poll_prefill 0.90
     # the listing's first page, its key's lineage now holding the filler too
     bench_measure "list_$((TABLE_ROWS / 1000000))m" "$WARM" "$DUR" "$LUA/list.lua" "$url" \
         "$PRIVATE/poll-waiting.data"
-    bench_ratio "list_$((TABLE_ROWS / 1000000))m" list_prefill 0.90
+    bench_report ratio "list_$((TABLE_ROWS / 1000000))m" list_prefill 0.90
     RSS_BIG=$(bench_worker_rss_kib | xargs)
     rss_max=0
     for rss in $RSS_RUNS $RSS_BIG; do
         if ((rss > rss_max)); then rss_max=$rss; fi
     done
-    RSS_MAX_MIB=$(awk -v k="$rss_max" 'BEGIN { printf "%.2f", k / 1024 }')
-    RSS_MET=$(awk -v k="$rss_max" 'BEGIN { print (k > 0 && k <= 8192) ? "yes" : "no" }')
+    RSS_MAX_MIB=$(bench_report mib "$rss_max")
+    RSS_MET=no
+    if ((rss_max > 0 && rss_max <= 8192)); then RSS_MET=yes; fi
 
     report "$rows"
 }
 
 # report ROWS — the table, the notes and the JSON file.
 report() {
-    local rows=$1 missed=0 errors=0 name elapsed
+    local rows=$1 missed errors elapsed
     elapsed=$((SECONDS - T_START))
 
     printf '\nasyncexec benchmark (%s): wrk -t%s -c%s, %s s per measurement after %s s warm-up, %s workers, 127.0.0.1\n\n' \
         "$MODE" "$BENCH_WRK_THREADS" "$BENCH_WRK_CONNS" "$DUR" "$WARM" "$WORKERS"
-    bench_table
+    bench_report table
     printf '\nCPU per request in microseconds, by process (lifecycle: per execution, warm-up included pro rata):\n'
-    bench_cpu_table
+    bench_report cpu-table
     printf '\nworker RSS (KiB): %s after lifecycle, %s after %s; max %s MiB (target <= 8 MiB: %s)\n' \
         "$RSS_RUNS" "$RSS_BIG" "$POLL_BIG" "$RSS_MAX_MIB" "$RSS_MET"
     printf 'lifecycle: executions/s; p50/p99 = submit -> poll sees completed; %s\n' "$LIFE"
@@ -683,47 +666,27 @@ report() {
     printf 'db_rt / db_st: per request (lifecycle: per execution), statements the database received (round trips; a CALL is one) / executed (inside procedures too)\n'
     printf 'load average (1/5/15 min) at start: %s; at end: %s\n' "$LOAD_START" "$(cut -d' ' -f1-3 /proc/loadavg)"
     printf 'raw wrk outputs: %s/\n' "$BENCH_OUT"
-    bench_other_warning
+    bench_report warning
 
-    for name in "${R_ORDER[@]}"; do
-        if [[ ${R_MET[$name]} == no ]]; then missed=$((missed + 1)); fi
-        if [[ ${R_ERR[$name]} != 0 ]]; then errors=$((errors + 1)); fi
-    done
+    missed=$(bench_report count missed)
+    errors=$(bench_report count errors)
     [[ $RSS_MET == yes ]] || missed=$((missed + 1))
 
-    {
-        printf '{\n  "mode": %s,\n' "$(bench_json_str "$MODE")"
-        printf '  "generated_at": %s,\n' "$(bench_json_str "$(date -u +%Y-%m-%dT%H:%M:%SZ)")"
-        printf '  "git_commit": %s,\n' "$(bench_json_str "$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)")"
-        # uncommitted changes to what is built (src/, sql/, CMakeLists.txt)
-        printf '  "git_uncommitted_changes": %s,\n' \
-            "$( [[ -n $(git -C "$ROOT" status --porcelain -- src sql CMakeLists.txt 2>/dev/null) ]] && echo true || echo false)"
-        printf '  "wrk": {"threads": %s, "connections": %s, "duration_s": %s, "warmup_s": %s},\n' \
-            "$BENCH_WRK_THREADS" "$BENCH_WRK_CONNS" "$DUR" "$WARM"
-        printf '  "workers": %s,\n' "$(bench_json_num "$WORKERS")"
-        printf '  "seeded": {"waiting": %s, "completed": %s},\n' "$WAITING" "$COMPLETED"
-        printf '  "big_table": {"row": %s, "rows": %s, "prefill_rows": %s, "ratio_to_poll_waiting": %s},\n' \
-            "$(bench_json_str "$POLL_BIG")" "$(bench_json_num "$rows")" \
-            "$(bench_json_num "$PREFILL_ROWS")" "$(bench_json_num "$WAITING_RATIO")"
-        printf '  "load_average": {"start": %s, "end": %s},\n' \
-            "$(bench_json_str "$LOAD_START")" "$(bench_json_str "$(cut -d' ' -f1-3 /proc/loadavg)")"
-        printf '  "results": %s,\n' "$(bench_json_rows)"
-        printf '  "lifecycle": {'
-        local sep='' kv
-        for kv in $LIFE; do
-            printf '%s%s: %s' "$sep" "$(bench_json_str "${kv%%=*}")" "$(bench_json_num "${kv#*=}")"
-            sep=', '
-        done
-        printf '},\n'
-        printf '  "worker_rss_kib": {"after_lifecycle": [%s], "after_%s": [%s]},\n' \
-            "${RSS_RUNS// /, }" "$POLL_BIG" "${RSS_BIG// /, }"
-        printf '  "worker_rss_max_mib": %s,\n' "$RSS_MAX_MIB"
-        printf '  "worker_rss_target_met": %s,\n' "$([[ $RSS_MET == yes ]] && echo true || echo false)"
-        printf '  "targets_missed": %s,\n' "$missed"
-        printf '  "rows_with_errors": %s,\n' "$errors"
-        printf '  "elapsed_s": %s\n}\n' "$elapsed"
-    } >"$JSON.tmp"
-    mv "$JSON.tmp" "$JSON"
+    # git_uncommitted_changes: to what is built (src/, sql/, CMakeLists.txt)
+    bench_report json "$JSON" s:mode="$MODE" \
+        s:generated_at="$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
+        s:git_commit="$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)" \
+        b:git_uncommitted_changes="$( [[ -n $(git -C "$ROOT" status --porcelain -- src sql CMakeLists.txt 2>/dev/null) ]] && echo true || echo false)" \
+        n:wrk.threads="$BENCH_WRK_THREADS" n:wrk.connections="$BENCH_WRK_CONNS" \
+        n:wrk.duration_s="$DUR" n:wrk.warmup_s="$WARM" n:workers="$WORKERS" \
+        n:seeded.waiting="$WAITING" n:seeded.completed="$COMPLETED" \
+        s:big_table.row="$POLL_BIG" n:big_table.rows="$rows" \
+        n:big_table.prefill_rows="$PREFILL_ROWS" n:big_table.ratio_to_poll_waiting="$WAITING_RATIO" \
+        s:load_average.start="$LOAD_START" s:load_average.end="$(cut -d' ' -f1-3 /proc/loadavg)" \
+        rows:results kv:lifecycle="$LIFE" \
+        a:worker_rss_kib.after_lifecycle="$RSS_RUNS" a:worker_rss_kib.after_"$POLL_BIG"="$RSS_BIG" \
+        n:worker_rss_max_mib="$RSS_MAX_MIB" b:worker_rss_target_met="$RSS_MET" \
+        n:targets_missed="$missed" n:rows_with_errors="$errors" n:elapsed_s="$elapsed"
     printf '\nresults (JSON): %s\n' "$JSON"
     printf 'elapsed: %s s; %s target(s) missed; %s row(s) with request errors\n' \
         "$elapsed" "$missed" "$errors"

@@ -1,0 +1,378 @@
+#!/usr/bin/env python3
+"""bench_report.py - the records, arithmetic, tables and JSON of scripts/bench.sh.
+
+bench.sh starts and stops the processes and takes the raw samples (wrk's output, CPU
+ticks from /proc, the database's statement counters); this program turns them into the
+result rows and prints them. The rows live in STORE, a JSON-lines file of records (a
+later record of a name replaces the earlier one, the first one's place kept):
+
+  wrk STORE NAME FILE CPU0 CPU1 Q0 Q1   a wrk run: FILE parsed (requests/s, p50, p99 in
+        ms, errors = non-2xx/3xx + socket errors, complete.lua's overrun), other% and the
+        CPU time per request from the two "TOTAL BUSY OURS DB APP NGINX" samples, the
+        database round trips / statements per request from the two "QUESTIONS QUERIES"
+        counts; prints "RPS OVERRUN"; exit 1 when FILE has no result
+  row STORE NAME [RUN]                  run RUN (default NAME) as result row NAME (its
+        overrun counted as errors); logs the row on stderr
+  lifecycle STORE NAME FILE CPU0 CPU1 Q0 Q1 WARM DUR
+        bench_lifecycle's summary (FILE's last line) as row NAME: executions/s, its CPU
+        and database counts per execution (the samples span the warm-up: scaled to DUR)
+  ratio STORE NAME OF MIN [MAX_P99_MS]  NAME's rate / OF's; the target is met when it is
+        at least MIN (and NAME's p99 at most MAX_P99_MS) and NAME had no errors
+  get STORE NAME                        NAME's rate
+  quotient STORE A B                    A's rate / B's, three decimals, or nan
+  need RATE FACTOR SECONDS THREADS      requests for SECONDS at FACTOR x RATE, a multiple
+                                        of THREADS (the claimed executions complete needs)
+  mib KIB                               KIB in MiB, two decimals
+  table | cpu-table | warning STORE     the result table, the CPU table, the other% warning
+  cluster-table STORE M...              single:M beside cluster:M, their ratios
+  count STORE errors|missed             rows with request errors / targets missed
+  json STORE FILE FIELD...              the JSON document, fields in order: TYPE:KEY=VALUE
+        with KEY a.b for nesting and TYPE s (string), n (number or null), b (yes/true:
+        true), a (space-separated numbers), kv (space-separated k=v, numbers), and the
+        fields rows:KEY (the result rows) and ratios:KEY=M,M... (cluster / single)
+"""
+import json
+import os
+import re
+import sys
+
+NUM = re.compile(r'^-?[0-9]+(\.[0-9]+)?$')
+NONE5 = ['-'] * 5
+
+
+def load(store):
+    """The rows of STORE in first-seen order, the runs and the ratios by name."""
+    rows, runs, ratios = {}, {}, {}
+    try:
+        with open(store, encoding='utf-8') as f:
+            for line in f:
+                r = json.loads(line)
+                kind = r.pop('kind')
+                {'row': rows, 'run': runs, 'ratio': ratios}[kind][r['name']] = r
+    except FileNotFoundError:
+        pass
+    for name, r in rows.items():
+        r.update(ratios.get(name, {}))
+    return rows, runs
+
+
+def append(store, kind, rec):
+    with open(store, 'a', encoding='utf-8') as f:
+        f.write(json.dumps(dict(kind=kind, **rec)) + '\n')
+
+
+def log(msg):
+    print('bench: ' + msg, file=sys.stderr)
+
+
+def to_ms(v):
+    """A wrk time (812.00us, 1.20ms, 2.01s, 1.00m, 1.00h) in ms, three decimals."""
+    for unit, f in (('us', 0.001), ('ms', 1), ('m', 60000), ('h', 3600000), ('s', 1000)):
+        if v.endswith(unit):
+            v = v[:-len(unit)]
+            if re.match(r'^[0-9.]+$', v):
+                return '%.3f' % (float(v) * f)
+            break
+    return 'nan'
+
+
+def parse_wrk(path):
+    """requests/s, requests, p50, p99, errors, overrun of wrk --latency output."""
+    rps = reqs = p50 = p99 = None
+    errors = overrun = 0
+    with open(path, encoding='utf-8', errors='replace') as f:
+        for line in f:
+            w = line.split()
+            if not w:
+                continue
+            if w[0] == 'Requests/sec:' and len(w) > 1:
+                rps = '%.1f' % float(w[1])
+            elif ' requests in ' in line and reqs is None:
+                reqs = w[0]
+            elif w[0] == '50%' and p50 is None and len(w) > 1:
+                p50 = to_ms(w[1])
+            elif w[0] == '99%' and p99 is None and len(w) > 1:
+                p99 = to_ms(w[1])
+            elif w[0] == 'overrun' and len(w) > 1 and overrun == 0:
+                overrun = int(float(w[1]))
+            if 'Non-2xx or 3xx responses:' in line:
+                errors += int(w[-1])
+            if 'Socket errors:' in line:
+                errors += sum(int(n) for n in re.findall(r'[0-9]+', line))
+    if None in (rps, p50, p99) or 'nan' in (p50, p99):
+        return None
+    return dict(rps=rps, reqs=reqs, p50=p50, p99=p99, errors=errors, overrun=overrun)
+
+
+def ints(s):
+    return [int(x) for x in s.split()]
+
+
+def other_pct(a, b):
+    x, y = ints(a), ints(b)
+    t = y[0] - x[0]
+    if t <= 0:
+        return 'nan'
+    o = max((y[1] - x[1]) - (y[2] - x[2]), 0)
+    return '%.0f' % (100 * o / t)
+
+
+def cpu_split(a, b, n, scale=1.0):
+    """CPU microseconds per request: app, db, nginx, the rest of ours, total."""
+    x, y = ints(a), ints(b)
+    hz = os.sysconf('SC_CLK_TCK')
+    if n <= 0 or hz <= 0:
+        return list(NONE5)
+    f = scale * 1e6 / hz / n
+    ours, db, app, ngx = ((y[i] - x[i]) * f for i in (2, 3, 4, 5))
+    return ['%.0f' % v for v in (app, db, ngx, ours - db - app - ngx, ours)]
+
+
+def per_request(a, b, n, scale=1.0, read=1):
+    """Round trips and statements per request; the read that took b not counted."""
+    x, y = a.split(), b.split()
+    if len(x) < 2 or len(y) < 2 or n <= 0:
+        return ['-', '-']
+    return ['%.2f' % max(((int(y[i]) - int(x[i])) * scale - read) / n, 0) for i in (0, 1)]
+
+
+def num(s):
+    if s is None or not NUM.match(str(s)):
+        return None
+    return int(s) if re.match(r'^-?[0-9]+$', str(s)) else float(s)
+
+
+def cmd_wrk(store, name, path, cpu0, cpu1, q0, q1):
+    w = parse_wrk(path)
+    if w is None:
+        return 1
+    n = int(w['reqs'] or 0)
+    w.update(name=name, other=other_pct(cpu0, cpu1), dbq=per_request(q0, q1, n),
+             cpu=cpu_split(cpu0, cpu1, n))
+    append(store, 'run', w)
+    print(w['rps'], w['overrun'])
+    return 0
+
+
+def add_row(store, name, rps, p50, p99, errors, other, dbq, cpu):
+    append(store, 'row', dict(name=name, rps=rps, p50=p50, p99=p99, errors=str(errors),
+                              other=other, dbq=dbq, cpu=cpu))
+    log('%-15s %10s req/s   p50 %8s ms   p99 %8s ms   errors %s   other %s%%   db rt/st %s'
+        % (name, rps, p50, p99, errors, other, ' '.join(dbq)))
+
+
+def cmd_row(store, name, run=None):
+    _, runs = load(store)
+    w = runs[run or name]
+    add_row(store, name, w['rps'], w['p50'], w['p99'], w['errors'] + w['overrun'],
+            w['other'], w['dbq'], w['cpu'])
+    return 0
+
+
+def cmd_lifecycle(store, name, path, cpu0, cpu1, q0, q1, warm, dur):
+    with open(path, encoding='utf-8') as f:
+        lines = f.read().splitlines()
+    life = dict(kv.split('=', 1) for kv in (lines[-1].split() if lines else []) if '=' in kv)
+    done = int(life.get('done', 0))
+    scale = float(dur) / (float(warm) + float(dur))
+    add_row(store, name, life.get('exec_per_s', ''), life.get('p50_ms', ''),
+            life.get('p99_ms', ''), life.get('errors', ''), other_pct(cpu0, cpu1),
+            per_request(q0, q1, done, scale, read=0), cpu_split(cpu0, cpu1, done, scale))
+    return 0
+
+
+def rate(rows, name):
+    try:
+        return float(rows[name]['rps'])
+    except (KeyError, ValueError):
+        return None
+
+
+def quotient(a, b):
+    return '%.3f' % (a / b) if a is not None and b is not None and b > 0 else 'nan'
+
+
+def cmd_ratio(store, name, of, mn, maxp99=None):
+    rows, _ = load(store)
+    r = quotient(rate(rows, name), rate(rows, of))
+    met = r != 'nan' and float(r) >= float(mn)
+    target = '>=%s x %s' % (mn, of)
+    if maxp99:
+        target += ', p99<=%sms' % maxp99
+        if float(rows[name]['p99']) > float(maxp99):
+            met = False
+    if rows[name]['errors'] != '0':
+        met = False
+    append(store, 'ratio', dict(name=name, ratio=r, of=of, target=target,
+                                met='yes' if met else 'no'))
+    return 0
+
+
+def cmd_table(store):
+    rows, _ = load(store)
+    f = '%-15s %10s %9s %9s %6s %6s %6s %6s %6s  %-13s %-34s %s'
+    print(f % ('name', 'req/s', 'p50_ms', 'p99_ms', 'errors', 'other%', 'db_rt', 'db_st',
+               'ratio', 'of', 'target', 'met'))
+    for name, r in rows.items():
+        print(f % (name, r['rps'], r['p50'], r['p99'], r['errors'], r['other'] or '-',
+                   r['dbq'][0], r['dbq'][1], r.get('ratio') or '-', r.get('of') or '-',
+                   r.get('target') or '-', r.get('met') or '-'))
+    return 0
+
+
+def cmd_cpu_table(store):
+    rows, _ = load(store)
+    f = '%-15s %8s %8s %8s %10s %8s'
+    print(f % ('name', 'app_us', 'db_us', 'nginx_us', 'wrk+tools', 'total_us'))
+    for name, r in rows.items():
+        print(f % ((name,) + tuple(r['cpu'])))
+    return 0
+
+
+def cpu_ratio(rows, m):
+    s = rows.get('single:' + m, {}).get('cpu', NONE5)[4]
+    c = rows.get('cluster:' + m, {}).get('cpu', NONE5)[4]
+    ok = re.match(r'^[0-9.]+$', s) and num(c) is not None and float(c) > 0
+    return '%.3f' % (float(s) / float(c)) if ok else 'nan'
+
+
+def cmd_cluster_table(store, *ms):
+    rows, _ = load(store)
+    f = '%-10s %10s %8s %8s %5s %5s %5s | %10s %8s %8s %5s %5s %5s | %6s %9s'
+    print(f % ('measure', 'single', 'p50_ms', 'p99_ms', 'err', 'oth%', 'db_rt', 'cluster',
+               'p50_ms', 'p99_ms', 'err', 'oth%', 'db_rt', 'ratio', 'cpu_ratio'))
+    for m in ms:
+        s, c = rows.get('single:' + m, {}), rows.get('cluster:' + m, {})
+        side = []
+        for r in (s, c):
+            side += [r.get(k) or '-' for k in ('rps', 'p50', 'p99', 'errors', 'other')]
+            side.append(r.get('dbq', ['-'])[0])
+        print(f % tuple([m] + side + [quotient(rate(rows, 'cluster:' + m),
+                                                rate(rows, 'single:' + m)),
+                                       cpu_ratio(rows, m)]))
+    return 0
+
+
+def cmd_warning(store):
+    rows, _ = load(store)
+    top = max([int(r['other']) for r in rows.values() if re.match(r'^[0-9]+$', r['other'])],
+              default=0)
+    if top > 10:
+        print('WARNING: other processes used up to %d%% of the CPU during measurements: the '
+              'figures and ratios are disturbed; rerun on an otherwise idle machine.' % top)
+    return 0
+
+
+def cmd_count(store, what):
+    rows, _ = load(store)
+    if what == 'errors':
+        print(sum(1 for r in rows.values() if r['errors'] != '0'))
+    else:
+        print(sum(1 for r in rows.values() if r.get('met') == 'no'))
+    return 0
+
+
+def json_rows(rows):
+    out = []
+    for name, r in rows.items():
+        c = [num(v) for v in r['cpu']]
+        out.append({
+            'name': name, 'requests_per_s': num(r['rps']), 'p50_ms': num(r['p50']),
+            'p99_ms': num(r['p99']), 'errors': num(r['errors']),
+            'other_cpu_pct': num(r['other']),
+            'db_round_trips_per_request': num(r['dbq'][0]),
+            'db_statements_per_request': num(r['dbq'][1]),
+            'cpu_us_per_request': dict(zip(('app', 'db', 'nginx', 'wrk_and_tools', 'total'), c)),
+            'ratio': num(r.get('ratio')), 'ratio_of': r.get('of') or None,
+            'target': r.get('target') or None,
+            'met': {'yes': True, 'no': False}.get(r.get('met'))})
+    return out
+
+
+def cmd_json(store, path, *fields):
+    rows, _ = load(store)
+    doc = {}
+    for field in fields:
+        typ, _, rest = field.partition(':')
+        key, _, value = rest.partition('=')
+        if typ == 's':
+            v = value
+        elif typ == 'n':
+            v = num(value)
+        elif typ == 'b':
+            v = value in ('yes', 'true')
+        elif typ == 'a':
+            v = [num(x) for x in value.split()]
+        elif typ == 'kv':
+            v = {k: num(x) for k, _, x in (kv.partition('=') for kv in value.split())}
+        elif typ == 'rows':
+            v = json_rows(rows)
+        elif typ == 'ratios':
+            v = {m: {'single': num(rows.get('single:' + m, {}).get('rps')),
+                     'cluster': num(rows.get('cluster:' + m, {}).get('rps')),
+                     'ratio': num(quotient(rate(rows, 'cluster:' + m), rate(rows, 'single:' + m))),
+                     'cpu_ratio': num(cpu_ratio(rows, m))}
+                 for m in value.split(',') if m}
+        else:
+            print('bench_report: bad field ' + field, file=sys.stderr)
+            return 2
+        d = doc
+        parts = key.split('.')
+        for p in parts[:-1]:
+            d = d.setdefault(p, {})
+        d[parts[-1]] = v
+    with open(path + '.tmp', 'w', encoding='utf-8') as f:
+        json.dump(doc, f, indent=2)
+        f.write('\n')
+    os.replace(path + '.tmp', path)
+    return 0
+
+
+def cmd_get(store, name):
+    rows, _ = load(store)
+    print(rows[name]['rps'])
+    return 0
+
+
+def cmd_quotient(store, a, b):
+    rows, _ = load(store)
+    print(quotient(rate(rows, a), rate(rows, b)))
+    return 0
+
+
+def cmd_mib(kib):
+    print('%.2f' % (float(kib) / 1024))
+    return 0
+
+
+def cmd_need(rps, factor, seconds, threads):
+    r = float('%.6g' % (float(rps) * float(factor)))
+    t = int(threads)
+    print(int(r * float(seconds) / t + 1) * t)
+    return 0
+
+
+COMMANDS = {
+    'wrk': cmd_wrk, 'row': cmd_row, 'lifecycle': cmd_lifecycle, 'ratio': cmd_ratio,
+    'get': cmd_get, 'quotient': cmd_quotient, 'need': cmd_need, 'mib': cmd_mib,
+    'table': cmd_table,
+    'cpu-table': cmd_cpu_table, 'cluster-table': cmd_cluster_table, 'warning': cmd_warning,
+    'count': cmd_count, 'json': cmd_json,
+}
+
+
+STORELESS = ('need', 'mib')
+
+
+def main(argv):
+    if len(argv) < 2 or argv[1] not in COMMANDS:
+        print(__doc__, file=sys.stderr)
+        return 2
+    args = argv[2:]
+    if argv[1] in STORELESS:
+        args = args[1:]          # bench.sh's bench_report passes the store to every command
+    return COMMANDS[argv[1]](*args)
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv))
