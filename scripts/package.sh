@@ -26,15 +26,15 @@ suite=
 lint=0
 out=
 while [ $# -gt 0 ]; do
-	case $1 in
-	--suite) [ $# -ge 2 ] || { echo "package.sh: --suite needs a value" >&2; exit 2; }
-		suite=$2; shift ;;
-	--suite=*) suite=${1#--suite=} ;;
-	--lintian) lint=1 ;;
-	-*) echo "usage: scripts/package.sh [--suite bookworm|trixie] [--lintian] [OUTDIR]" >&2; exit 2 ;;
-	*) out=$1 ;;
-	esac
-	shift
+    case $1 in
+    --suite) [ $# -ge 2 ] || { echo "package.sh: --suite needs a value" >&2; exit 2; }
+        suite=$2; shift ;;
+    --suite=*) suite=${1#--suite=} ;;
+    --lintian) lint=1 ;;
+    -*) echo "usage: scripts/package.sh [--suite bookworm|trixie] [--lintian] [OUTDIR]" >&2; exit 2 ;;
+    *) out=$1 ;;
+    esac
+    shift
 done
 out=${out:-.local/package}
 mkdir -p "$out"
@@ -43,78 +43,78 @@ out=$(cd "$out" && pwd)
 # lintian_run SUITE DEB CMD...: CMD (lintian, here or in a root) on DEB; its output in
 # OUTDIR/lintian-SUITE.log (shown, without the root warning); status 1 on an error.
 lintian_run() {
-	local s=$1 deb=$2 rc=0
-	shift 2
-	"$@" >"$out/lintian-$s.log" 2>&1 || rc=$?
-	# Not lintian's: systemd-nspawn's complaint that /run is no tmpfs on this host.
-	grep -v -e '^running with root privileges' -e '^Attempted to remove disk file system under' \
-	    "$out/lintian-$s.log" | sed "s/^/package.sh: lintian ($s): /" >&2 || true
-	echo "package.sh: lintian ($s) on $(basename "$deb"): exit $rc" >&2
-	return "$rc"
+    local s=$1 deb=$2 rc=0
+    shift 2
+    "$@" >"$out/lintian-$s.log" 2>&1 || rc=$?
+    # Not lintian's: systemd-nspawn's complaint that /run is no tmpfs on this host.
+    grep -v -e '^running with root privileges' -e '^Attempted to remove disk file system under' \
+        "$out/lintian-$s.log" | sed "s/^/package.sh: lintian ($s): /" >&2 || true
+    echo "package.sh: lintian ($s) on $(basename "$deb"): exit $rc" >&2
+    return "$rc"
 }
 
 if [ -n "$suite" ]; then
-	# shellcheck source-path=SCRIPTDIR source=lib/buildroot.sh
-	. "$root/scripts/lib/buildroot.sh"
-	buildroot_init package.sh
-	buildroot_check_suite "$suite"
-	buildroot_host_tools
-	work=
-	done_() {
-		local rc=$?
-		trap - EXIT INT TERM HUP
-		buildroot_stop || true
-		[ -z "$work" ] || buildroot_remove "$work"
-		exit "$rc"
-	}
-	trap done_ EXIT
-	trap 'exit 130' INT
-	trap 'exit 143' TERM
-	trap 'exit 129' HUP
-	work=$(mktemp -d "${TMPDIR:-/tmp}/asyncexec-package-$suite.XXXXXX")
-	buildroot_make "$suite" "$work/root"
-	buildroot_copy_tree "$root" "$work/root/src/asyncexec"
-	# The root's build tree and output stay inside it (not in /tmp: nspawn mounts a tmpfs
-	# there); only the .deb comes out.
-	buildroot_run "$suite" "$work/root" --chdir=/src/asyncexec -- \
-	    ASYNCEXEC_PACKAGE_BUILD_DIR=/var/tmp/package-build ${ASYNCEXEC_DEB_RELEASE:+ASYNCEXEC_DEB_RELEASE=$ASYNCEXEC_DEB_RELEASE} \
-	    scripts/package.sh /var/tmp/package-out >"$work/package.log" 2>&1 ||
-	    { tail -n 30 "$work/package.log" >&2; buildroot_die "the build in the $suite root failed"; }
-	# The path is the build's last line of its own (systemd-nspawn may write after it).
-	deb=$(grep -x '/var/tmp/package-out/asyncexec_[^/]*\.deb' "$work/package.log" | tail -n 1) ||
-	    { tail -n 30 "$work/package.log" >&2; buildroot_die "no package path in the build's output"; }
-	cp "$work/root$deb" "$out/" || buildroot_die "copy $deb"
-	deb=$out/$(basename "$deb")
-	if [ "$lint" = 1 ]; then
-		buildroot_log "installing lintian in the $suite root"
-		buildroot_run "$suite" "$work/root" -- sh -c 'apt-get update -qq &&
-		    apt-get install -y -qq --no-install-recommends lintian' >"$work/lintian-apt.log" 2>&1 ||
-		    { tail -n 20 "$work/lintian-apt.log" >&2; buildroot_die "apt-get install lintian ($suite)"; }
-		lintian_run "$suite" "$deb" buildroot_run "$suite" "$work/root" \
-		    "--bind-ro=$deb:/var/tmp/$(basename "$deb")" -- lintian --fail-on error "/var/tmp/$(basename "$deb")" ||
-		    exit 1
-	fi
-	echo "$deb"
-	exit 0
+    # shellcheck source-path=SCRIPTDIR source=lib/buildroot.sh
+    . "$root/scripts/lib/buildroot.sh"
+    buildroot_init package.sh
+    buildroot_check_suite "$suite"
+    buildroot_host_tools
+    work=
+    done_() {
+        local rc=$?
+        trap - EXIT INT TERM HUP
+        buildroot_stop || true
+        [ -z "$work" ] || buildroot_remove "$work"
+        exit "$rc"
+    }
+    trap done_ EXIT
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
+    trap 'exit 129' HUP
+    work=$(mktemp -d "${TMPDIR:-/tmp}/asyncexec-package-$suite.XXXXXX")
+    buildroot_make "$suite" "$work/root"
+    buildroot_copy_tree "$root" "$work/root/src/asyncexec"
+    # The root's build tree and output stay inside it (not in /tmp: nspawn mounts a tmpfs
+    # there); only the .deb comes out.
+    buildroot_run "$suite" "$work/root" --chdir=/src/asyncexec -- \
+        ASYNCEXEC_PACKAGE_BUILD_DIR=/var/tmp/package-build ${ASYNCEXEC_DEB_RELEASE:+ASYNCEXEC_DEB_RELEASE=$ASYNCEXEC_DEB_RELEASE} \
+        scripts/package.sh /var/tmp/package-out >"$work/package.log" 2>&1 ||
+        { tail -n 30 "$work/package.log" >&2; buildroot_die "the build in the $suite root failed"; }
+    # The path is the build's last line of its own (systemd-nspawn may write after it).
+    deb=$(grep -x '/var/tmp/package-out/asyncexec_[^/]*\.deb' "$work/package.log" | tail -n 1) ||
+        { tail -n 30 "$work/package.log" >&2; buildroot_die "no package path in the build's output"; }
+    cp "$work/root$deb" "$out/" || buildroot_die "copy $deb"
+    deb=$out/$(basename "$deb")
+    if [ "$lint" = 1 ]; then
+        buildroot_log "installing lintian in the $suite root"
+        buildroot_run "$suite" "$work/root" -- sh -c 'apt-get update -qq &&
+            apt-get install -y -qq --no-install-recommends lintian' >"$work/lintian-apt.log" 2>&1 ||
+            { tail -n 20 "$work/lintian-apt.log" >&2; buildroot_die "apt-get install lintian ($suite)"; }
+        lintian_run "$suite" "$deb" buildroot_run "$suite" "$work/root" \
+            "--bind-ro=$deb:/var/tmp/$(basename "$deb")" -- lintian --fail-on error "/var/tmp/$(basename "$deb")" ||
+            exit 1
+    fi
+    echo "$deb"
+    exit 0
 fi
 
 build=${ASYNCEXEC_PACKAGE_BUILD_DIR:-$out/build}
 # The Debian revision: 1~debNN on Debian NN (os-release's VERSION_ID), else 1.
 release=${ASYNCEXEC_DEB_RELEASE:-$(. /etc/os-release 2>/dev/null
-	case ${ID:-}:${VERSION_ID:-} in debian:[0-9]*) echo "1~deb$VERSION_ID" ;; *) echo 1 ;; esac)}
+    case ${ID:-}:${VERSION_ID:-} in debian:[0-9]*) echo "1~deb$VERSION_ID" ;; *) echo 1 ;; esac)}
 
 need=()
 for t in cmake:cmake gcc:gcc make:make pkg-config:pkg-config gzip:gzip \
     dpkg-shlibdeps:dpkg-dev dpkg-buildflags:dpkg-dev file:file; do
-	command -v "${t%%:*}" >/dev/null 2>&1 || need+=("${t#*:}")
+    command -v "${t%%:*}" >/dev/null 2>&1 || need+=("${t#*:}")
 done
 for p in libfcgi-dev libmariadb-dev libjson-c-dev libssl-dev uuid-dev; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || need+=("$p")
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || need+=("$p")
 done
 if [ ${#need[@]} -gt 0 ]; then
-	echo "package.sh: installing ${need[*]}" >&2
-	apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+    echo "package.sh: installing ${need[*]}" >&2
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
 fi
 
 # Debian's hardening (fortify, stack protector, relro, bindnow); -ffile-prefix-map keeps
@@ -127,11 +127,11 @@ ldflags=$(dpkg-buildflags --get LDFLAGS)
 # A build directory of another source tree (another clone) is started afresh.
 if [ -f "$build/CMakeCache.txt" ] &&
     ! grep -qx "CMAKE_HOME_DIRECTORY:INTERNAL=$root" "$build/CMakeCache.txt"; then
-	rm -rf "$build"
+    rm -rf "$build"
 fi
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr \
-	-DBUILD_TESTING=OFF -DASYNCEXEC_WERROR=OFF -DASYNCEXEC_DEB_RELEASE="$release" \
-	-DCMAKE_C_FLAGS="$cflags" -DCMAKE_EXE_LINKER_FLAGS="$ldflags" >/dev/null
+    -DBUILD_TESTING=OFF -DASYNCEXEC_WERROR=OFF -DASYNCEXEC_DEB_RELEASE="$release" \
+    -DCMAKE_C_FLAGS="$cflags" -DCMAKE_EXE_LINKER_FLAGS="$ldflags" >/dev/null
 cmake --build "$build" -j2 >/dev/null
 rm -f "$build"/asyncexec_*.deb
 (cd "$build" && cpack -G DEB >/dev/null)
@@ -139,7 +139,7 @@ deb=$(ls "$build"/asyncexec_*.deb)
 cp "$deb" "$out/"
 deb=$out/$(basename "$deb")
 if [ "$lint" = 1 ]; then
-	host=$(. /etc/os-release 2>/dev/null; echo "${VERSION_CODENAME:-host}")
-	lintian_run "$host" "$deb" lintian --fail-on error "$deb" || exit 1
+    host=$(. /etc/os-release 2>/dev/null; echo "${VERSION_CODENAME:-host}")
+    lintian_run "$host" "$deb" lintian --fail-on error "$deb" || exit 1
 fi
 echo "$deb"

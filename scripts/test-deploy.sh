@@ -33,20 +33,8 @@ state=${ASYNCEXEC_DEPLOY_DIR:-$repo/.local/deploy}
 # shellcheck source-path=SCRIPTDIR source=lib/buildroot.sh
 . "$repo/scripts/lib/buildroot.sh"
 buildroot_init test-deploy
-case $(buildroot_host_suite) in bookworm) suite=bookworm ;; *) suite=trixie ;; esac
-while [ $# -gt 0 ]; do
-	case $1 in
-	--suite) [ $# -ge 2 ] || { echo "test-deploy: --suite needs a value" >&2; exit 2; }
-		suite=$2; shift ;;
-	--suite=*) suite=${1#--suite=} ;;
-	*) echo "usage: scripts/test-deploy.sh [--suite bookworm|trixie]" >&2; exit 2 ;;
-	esac
-	shift
-done
-buildroot_check_suite "$suite"
-# The one version (CMake's project(VERSION)) and this suite's Debian revision.
-version=$(sed -n 's/^project(asyncexec VERSION \([0-9][0-9.]*\) .*/\1/p' CMakeLists.txt)
-debver=$version-1~$(buildroot_debian_tag "$suite")
+
+# The state of the run, read by the helpers and the cleanup.
 t0=$(date +%s)
 pass=0
 fail=0
@@ -54,6 +42,10 @@ work=
 nspawn_pid=
 ct=
 loaders=()
+base=http://127.0.0.1
+route=demo/echo/run
+
+# ---- helpers ---------------------------------------------------------------------------
 
 say() { printf '[%4ds] %s\n' "$(($(date +%s) - t0))" "$*"; }
 ok() { pass=$((pass + 1)); say "ok   $*"; }
@@ -63,14 +55,15 @@ die() { say "fatal: $*"; fail=$((fail + 1)); exit 1; }
 check() { local n=$1; shift; if "$@"; then ok "$n"; else bad "$n"; fi; }
 not() { ! "$@" >/dev/null 2>&1; }
 quiet() { "$@" >/dev/null 2>&1; }
+
 # has STATUS FILE TEXT...: STATUS is 200 and FILE contains every TEXT (fixed strings).
 has() {
-	local st=$1 f=$2; shift 2
-	[ "$st" = 200 ] || { say "     status $st: $(head -c 300 "$f")"; return 1; }
-	while [ $# -gt 0 ]; do
-		grep -qF -- "$1" "$f" || { say "     missing $1 in $(head -c 300 "$f")"; return 1; }
-		shift
-	done
+    local st=$1 f=$2; shift 2
+    [ "$st" = 200 ] || { say "     status $st: $(head -c 300 "$f")"; return 1; }
+    while [ $# -gt 0 ]; do
+        grep -qF -- "$1" "$f" || { say "     missing $1 in $(head -c 300 "$f")"; return 1; }
+        shift
+    done
 }
 atleast() { [ "$(wc -l <"$1")" -ge "$2" ]; }
 
@@ -78,107 +71,65 @@ atleast() { [ "$(wc -l <"$1")" -ge "$2" ]; }
 # "systemd". nspawn may first show a transient child that exits; taking the first child
 # alone made nsenter fail ("stat of /proc/N/ns/user failed") in 1 of 2 runs.
 ct_find() {
-	local p
-	for p in $(pgrep -P "$nspawn_pid"); do
-		if [ "$(cat "/proc/$p/comm" 2>/dev/null)" = systemd ]; then ct=$p; return 0; fi
-	done
-	return 1
+    local p
+    for p in $(pgrep -P "$nspawn_pid"); do
+        if [ "$(cat "/proc/$p/comm" 2>/dev/null)" = systemd ]; then ct=$p; return 0; fi
+    done
+    return 1
 }
 # ct_alive: $ct is still that process (alive, comm systemd, a child of systemd-nspawn).
 ct_alive() {
-	[ -n "$ct" ] && [ "$(cat "/proc/$ct/comm" 2>/dev/null)" = systemd ] &&
-	    [ "$(ps -o ppid= -p "$ct" 2>/dev/null | tr -d ' ')" = "$nspawn_pid" ]
+    [ -n "$ct" ] && [ "$(cat "/proc/$ct/comm" 2>/dev/null)" = systemd ] &&
+        [ "$(ps -o ppid= -p "$ct" 2>/dev/null | tr -d ' ')" = "$nspawn_pid" ]
 }
 
 # Runs a command inside the container as root, with a clean environment; status 125 when
 # the container's systemd is gone.
 in_ct() {
-	ct_alive || { echo "in_ct: the container's systemd ($ct) is gone" >&2; return 125; }
-	nsenter -t "$ct" -a -- env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-	    HOME=/root LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive "$@"
+    ct_alive || { echo "in_ct: the container's systemd ($ct) is gone" >&2; return 125; }
+    nsenter -t "$ct" -a -- env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+        HOME=/root LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive "$@"
 }
 
 # wait_for SECONDS CMD...: polls CMD every 0.2 s until it succeeds; 1 after SECONDS.
 wait_for() {
-	local end=$(($(date +%s) + $1)); shift
-	until "$@"; do
-		[ "$(date +%s)" -lt "$end" ] || return 1
-		sleep 0.2
-	done
+    local end=$(($(date +%s) + $1)); shift
+    until "$@"; do
+        [ "$(date +%s)" -lt "$end" ] || return 1
+        sleep 0.2
+    done
 }
 
 cleanup() {
-	local p rc=$?
-	for p in "${loaders[@]}"; do
-		kill "$p" 2>/dev/null && wait "$p" 2>/dev/null
-	done
-	if [ -n "$nspawn_pid" ] && kill -0 "$nspawn_pid" 2>/dev/null; then
-		ct_alive && in_ct systemctl poweroff >/dev/null 2>&1
-		if ! wait_for 60 eval '! kill -0 "$nspawn_pid" 2>/dev/null'; then
-			say "container did not power off; SIGTERM to systemd-nspawn $nspawn_pid"
-			kill -TERM "$nspawn_pid" 2>/dev/null
-			if ! wait_for 15 eval '! kill -0 "$nspawn_pid" 2>/dev/null'; then
-				kill -KILL "$nspawn_pid" 2>/dev/null
-				ct_alive && kill -KILL "$ct" 2>/dev/null
-			fi
-		fi
-		wait "$nspawn_pid" 2>/dev/null
-	fi
-	if [ -n "$work" ] && [ -d "$work" ]; then
-		if [ "${ASYNCEXEC_KEEP:-0}" = 1 ] && [ "$fail" -gt 0 ]; then
-			say "kept $work (boot log: $work/boot.log)"
-		else
-			buildroot_remove "$work"
-		fi
-	fi
-	say "total $(($(date +%s) - t0)) s"
-	echo "$pass passed, $fail failed"
-	[ "$fail" -eq 0 ] && [ "$rc" -eq 0 ] && exit 0
-	exit 1
+    local p rc=$?
+    for p in "${loaders[@]}"; do
+        kill "$p" 2>/dev/null && wait "$p" 2>/dev/null
+    done
+    if [ -n "$nspawn_pid" ] && kill -0 "$nspawn_pid" 2>/dev/null; then
+        ct_alive && in_ct systemctl poweroff >/dev/null 2>&1
+        if ! wait_for 60 eval '! kill -0 "$nspawn_pid" 2>/dev/null'; then
+            say "container did not power off; SIGTERM to systemd-nspawn $nspawn_pid"
+            kill -TERM "$nspawn_pid" 2>/dev/null
+            if ! wait_for 15 eval '! kill -0 "$nspawn_pid" 2>/dev/null'; then
+                kill -KILL "$nspawn_pid" 2>/dev/null
+                ct_alive && kill -KILL "$ct" 2>/dev/null
+            fi
+        fi
+        wait "$nspawn_pid" 2>/dev/null
+    fi
+    if [ -n "$work" ] && [ -d "$work" ]; then
+        if [ "${ASYNCEXEC_KEEP:-0}" = 1 ] && [ "$fail" -gt 0 ]; then
+            say "kept $work (boot log: $work/boot.log)"
+        else
+            buildroot_remove "$work"
+        fi
+    fi
+    say "total $(($(date +%s) - t0)) s"
+    echo "$pass passed, $fail failed"
+    [ "$fail" -eq 0 ] && [ "$rc" -eq 0 ] && exit 0
+    exit 1
 }
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
 
-[ "$(id -u)" -eq 0 ] || die "run as root (debootstrap, systemd-nspawn)"
-[ -n "$version" ] || die "no project(asyncexec VERSION X.Y.Z ...) in CMakeLists.txt"
-say "suite $suite, package version $debver"
-
-# ---- host tools, port 80 ---------------------------------------------------------------
-buildroot_host_tools curl:curl nsenter:util-linux pgrep:procps ss:iproute2
-# The site's loopback-only metrics port, if it has one.
-mport=$(sed -n 's/^ *listen 127\.0\.0\.1:\([0-9][0-9]*\);.*/\1/p' nginx/asyncexec.conf | head -n 1)
-for port in 80 $mport; do
-	if [ -n "$(ss -Hltn "sport = :$port")" ]; then
-		die "something on this host listens on port $port (the container shares the network)"
-	fi
-done
-# An address of this host other than loopback (for the "not from outside" checks).
-ext=$(ip -4 -o addr show scope global 2>/dev/null | awk '{ sub("/.*", "", $4); print $4; exit }')
-
-# ---- 1. the package --------------------------------------------------------------------
-say "building the $suite package in a $suite build root (with lintian)"
-pkgout=$state/package-$suite
-mkdir -p "$state" || die "mkdir $state"
-rm -f "$pkgout"/asyncexec_*.deb
-scripts/package.sh --suite "$suite" --lintian "$pkgout" >"$state/package-$suite.out"
-rc_pkg=$?
-deb=$(ls "$pkgout"/asyncexec_*.deb 2>/dev/null | head -n 1)
-[ -n "$deb" ] && [ -f "$deb" ] || die "scripts/package.sh --suite $suite (exit $rc_pkg)"
-say "package: $deb"
-say "Depends: $(dpkg-deb -f "$deb" Depends)"
-check "package file name asyncexec_${debver}_amd64.deb" test "$(basename "$deb")" = "asyncexec_${debver}_amd64.deb"
-check "lintian ($suite): no errors" test "$rc_pkg" -eq 0
-
-# ---- 2. root file system and boot ------------------------------------------------------
-mkdir -p "$state"
-work=$(mktemp -d "$state/run.XXXXXX") || die mktemp
-root=$work/root
-buildroot_make "$suite" "$root" boot
-cp "$deb" "$root/root/" || die "copy the .deb"
-# Test harness only: the container's MariaDB must not take port 3306 of the shared
-# network (the deployment uses its unix socket).
-mkdir -p "$root/etc/mysql/mariadb.conf.d"
-printf '[mysqld]\nskip-networking\n' >"$root/etc/mysql/mariadb.conf.d/99-deploy-test.cnf"
 # deploy_blocks MANPAGE: the deployment blocks of the guide, in order, as literal shell:
 # each .EX ... .EE block after a line '.\" deploy-block' in asyncexec-ops(7), with the
 # roff escapes undone (\- \e \& \(aq \(ga; any other escape is an error, so the page
@@ -192,329 +143,454 @@ deploy_blocks() {
 			s/\\(e|-|&|\(aq|\(ga)/{ "e" => "\\", "-" => "-", "&" => "", "(aq" => "\x27", "(ga" => "`" }->{$1}/ge;
 			print'
 }
-deploy_blocks scripts/man/asyncexec-ops.7 >"$root/root/deploy-block.sh" ||
-	die "the deploy-blocks of scripts/man/asyncexec-ops.7"
-[ -s "$root/root/deploy-block.sh" ] || die "no deploy-block in scripts/man/asyncexec-ops.7"
 
-say "booting the container"
-mapfile -t nspawn_args < <(buildroot_nspawn_args "$suite")
-systemd-nspawn "${nspawn_args[@]}" -D "$root" --boot >"$work/boot.log" 2>&1 &
-nspawn_pid=$!
-wait_for 30 ct_find || die "no systemd process in the container (see $work/boot.log)"
 booted() { case $(in_ct systemctl is-system-running 2>/dev/null) in running|degraded) return 0;; esac; return 1; }
-wait_for 60 booted || die "the container did not boot: $(in_ct systemctl is-system-running 2>&1)"
-ok "container booted: systemd is PID 1 ($(in_ct systemctl is-system-running))"
 
-# ---- 3. install ------------------------------------------------------------------------
-say "apt install ./$(basename "$deb") nginx mariadb-server curl"
-if in_ct sh -c 'apt-get update -qq && cd /root && apt-get install -y -qq --no-install-recommends \
-    ./'"$(basename "$deb")"' nginx mariadb-server curl' >"$work/apt.log" 2>&1; then
-	ok "apt installed the package with nginx and mariadb-server"
-else
-	tail -n 20 "$work/apt.log"
-	die "apt install"
-fi
-dv=$(in_ct dpkg-query -W -f '${Version}' asyncexec)
-check "dpkg-query: the installed version $dv is $debver (CMake's $version)" \
-    test "$dv" = "$debver" -a "${dv#"$version"-}" != "$dv"
-check "asyncexec-fcgi, -admin, -expire --version: $version" test "$(in_ct sh -c 'for b in fcgi admin expire; do \
-    asyncexec-$b --version; done' | tr '\n' ' ')" = "asyncexec-fcgi $version asyncexec-admin $version asyncexec-expire $version "
-check "installing enabled nothing: asyncexec-fcgi.socket/.service, timer disabled" \
-    test "$(in_ct systemctl is-enabled asyncexec-fcgi.socket asyncexec-fcgi.service \
-    asyncexec-expire.timer 2>/dev/null | sort -u)" = disabled
-check "system user asyncexec, group asyncexec, not in www-data" \
-    test "$(in_ct id -Gn asyncexec)" = asyncexec
-check "/etc/asyncexec/asyncexec.conf is 0640 root:asyncexec" \
-    test "$(in_ct stat -c '%a %U:%G' /etc/asyncexec/asyncexec.conf)" = "640 root:asyncexec"
 verify() {
-	in_ct systemd-analyze verify --man=no asyncexec-fcgi.socket asyncexec-fcgi.service \
-	    asyncexec-expire.service asyncexec-expire.timer >"$work/verify" 2>&1
-	local rc=$?
-	sed 's/^/    /' "$work/verify"
-	[ "$rc" -eq 0 ] && [ ! -s "$work/verify" ]
+    in_ct systemd-analyze verify --man=no asyncexec-fcgi.socket asyncexec-fcgi.service \
+        asyncexec-expire.service asyncexec-expire.timer >"$work/verify" 2>&1
+    local rc=$?
+    sed 's/^/    /' "$work/verify"
+    [ "$rc" -eq 0 ] && [ ! -s "$work/verify" ]
 }
-check "systemd-analyze verify of the four units: clean" verify
-say "systemd-analyze security: asyncexec-fcgi.service $(in_ct systemd-analyze security \
-    asyncexec-fcgi.service 2>/dev/null | sed -n 's/.*Overall exposure level for [^:]*: //p'), \
-asyncexec-expire.service $(in_ct systemd-analyze security asyncexec-expire.service 2>/dev/null | \
-    sed -n 's/.*Overall exposure level for [^:]*: //p')"
 
-# ---- 4. the deployment blocks of asyncexec-ops(7) ---------------------------------------
-say "running the deployment blocks of asyncexec-ops(7)"
-if in_ct sh -eux /root/deploy-block.sh >"$work/deploy.log" 2>&1; then
-	ok "asyncexec-ops(7) deployment blocks ran (set -eu)"
-else
-	tail -n 30 "$work/deploy.log"
-	die "asyncexec-ops(7) deployment blocks"
-fi
-ak=$(cat "$root/root/asyncexec-demo.ak" 2>/dev/null)
-bk=$(cat "$root/root/asyncexec-demo.bk" 2>/dev/null)
-[ -n "$ak" ] && [ -n "$bk" ] || die "the blocks left no keys in /root/asyncexec-demo.ak/.bk"
-check "password file is 0640 root:asyncexec" \
-    test "$(in_ct stat -c '%a %U:%G' /etc/asyncexec/db-password)" = "640 root:asyncexec"
 grants() {
-	in_ct mariadb -N -e "SHOW GRANTS FOR 'asyncexec'@'localhost'" >"$work/grants" 2>&1 || return 1
-	sed 's/^/    /' "$work/grants"
-	# USAGE (the login) plus the four run-time privileges on the database, nothing else.
-	[ "$(grep -c . "$work/grants")" -eq 2 ] &&
-	    grep -q '^GRANT SELECT, INSERT, UPDATE, DELETE ON `asyncexec`\.\* TO' "$work/grants"
+    in_ct mariadb -N -e "SHOW GRANTS FOR 'asyncexec'@'localhost'" >"$work/grants" 2>&1 || return 1
+    sed 's/^/    /' "$work/grants"
+    # USAGE (the login) plus the four run-time privileges on the database, nothing else.
+    [ "$(grep -c . "$work/grants")" -eq 2 ] &&
+        grep -q '^GRANT SELECT, INSERT, UPDATE, DELETE ON `asyncexec`\.\* TO' "$work/grants"
 }
-check "the database user has SELECT, INSERT, UPDATE, DELETE on asyncexec.* only" grants
 
-# ---- 5. checks -------------------------------------------------------------------------
-base=http://127.0.0.1
-route=demo/echo/run
 # http OUT METHOD PATH [curl args]: prints the status, the body goes to OUT.
 http() { local o=$1 m=$2 p=$3; shift 3; curl -sS -o "$o" -w '%{http_code}' -X "$m" "$base$p" "$@"; }
 json_str() { sed -n 's/.*"'"$1"'":"\([^"]*\)".*/\1/p' "$2"; }
 json_num() { sed -n 's/.*"'"$1"'":\([0-9][0-9]*\).*/\1/p' "$2"; }
 
-# Ready within 15 s of the deployment (workers connect to the database after the fork).
 ready() { [ "$(http "$work/b" GET /readyz 2>/dev/null)" = 200 ]; }
-wait_for 15 ready
-check "GET /readyz through nginx on port 80: 200 ready" has "$(http "$work/b" GET /readyz)" "$work/b" '"status":"ready"'
 
-cid=deploy-$$
-st=$(http "$work/sub" POST "/v1/executions/$route" -H "Authorization: Bearer $ak" \
-    -H 'Content-Type: application/json' -H "X-Correlation-Id: $cid" --data '{"n":1}')
-check "submit: 202" test "$st" = 202
-tok=$(json_str pollToken "$work/sub")
-st=$(http "$work/p1" GET "/v1/executions/$route/$cid" -H "Authorization: Bearer $ak" \
-    -H "X-Poll-Token: $tok")
-check "poll: 200 waiting_callback" has "$st" "$work/p1" '"status":"waiting_callback"'
-st=$(http "$work/cl" POST "/v1/backend/$route/claim" -H "Authorization: Bearer $bk" \
-    -H 'Content-Type: application/json' --data '{"max":1,"leaseSeconds":60}')
-id=$(json_num id "$work/cl")
-cbt=$(json_str callbackToken "$work/cl")
-check "claim: 200 with the execution and its request" \
-    has "$st" "$work/cl" '"request":{"n":1}' "\"id\":$id," "\"callbackToken\":\"$cbt\""
-st=$(http "$work/hb" POST "/v1/callbacks/$id/heartbeat" -H "Authorization: Bearer $bk" \
-    -H "X-Callback-Token: $cbt" -H 'Content-Type: application/json' --data '{"leaseSeconds":60}')
-check "heartbeat: 200" test "$st" = 200
-st=$(http "$work/co" POST "/v1/callbacks/$id/complete" -H "Authorization: Bearer $bk" \
-    -H "X-Callback-Token: $cbt" -H 'Content-Type: application/json' --data '{"result":{"echo":1}}')
-check "complete: 200" test "$st" = 200
-st=$(http "$work/p2" GET "/v1/executions/$route/$cid" -H "Authorization: Bearer $ak" \
-    -H "X-Poll-Token: $tok")
-check "poll: 200 completed with the result" \
-    has "$st" "$work/p2" '"status":"completed"' '"result":{"echo":1}'
-
-# Raw UTF-8 (not \u escapes) through the system nginx, in a submit and in a complete, read
-# back byte for byte (grep -F compares bytes).
-utf8='Müller Zürich 日本語'
-ucid=deploy-utf8-$$
-st=$(http "$work/usub" POST "/v1/executions/$route" -H "Authorization: Bearer $ak" \
-    -H 'Content-Type: application/json' -H "X-Correlation-Id: $ucid" \
-    --data-binary "{\"name\":\"$utf8\"}")
-check "submit with raw UTF-8 '$utf8': 202" eval '[ "$st" = 202 ] || { say "     status $st: $(head -c 300 "$work/usub")"; false; }'
-utok=$(json_str pollToken "$work/usub")
-st=$(http "$work/ucl" POST "/v1/backend/$route/claim" -H "Authorization: Bearer $bk" \
-    -H 'Content-Type: application/json' --data '{"max":1,"leaseSeconds":60}')
-uid=$(json_num id "$work/ucl")
-ucbt=$(json_str callbackToken "$work/ucl")
-check "claim: the request's UTF-8 byte for byte" has "$st" "$work/ucl" "\"request\":{\"name\":\"$utf8\"}"
-st=$(http "$work/uco" POST "/v1/callbacks/$uid/complete" -H "Authorization: Bearer $bk" \
-    -H "X-Callback-Token: $ucbt" -H 'Content-Type: application/json' \
-    --data-binary "{\"result\":{\"name\":\"$utf8\",\"city\":\"Zürich\"}}")
-check "complete with raw UTF-8: 200" eval '[ "$st" = 200 ] || { say "     status $st: $(head -c 300 "$work/uco")"; false; }'
-st=$(http "$work/up" GET "/v1/executions/$route/$ucid" -H "Authorization: Bearer $ak" \
-    -H "X-Poll-Token: $utok")
-check "poll: the result's UTF-8 byte for byte" \
-    has "$st" "$work/up" '"status":"completed"' "\"result\":{\"name\":\"$utf8\",\"city\":\"Zürich\"}"
-
-# /metrics: on the site's loopback-only server when it has one, else loopback on port 80.
-if [ -n "$mport" ]; then
-	st=$(curl -sS -o "$work/m" -w '%{http_code}' "http://127.0.0.1:$mport/metrics")
-	check "/metrics on 127.0.0.1:$mport: 200 with asyncexec_requests_total and the build's version" \
-	    has "$st" "$work/m" 'asyncexec_requests_total{' "asyncexec_build_info{version=\"$version\"} 1"
-	check "/metrics on port 80: 404" test "$(http /dev/null GET /metrics)" = 404
-	if [ -n "$ext" ]; then
-		curl -s -o /dev/null --max-time 5 "http://$ext:$mport/metrics"
-		check "/metrics port $mport from $ext (not loopback): connection refused" test $? -eq 7
-	fi
-else
-	st=$(http "$work/m" GET /metrics)
-	check "/metrics from loopback: 200 with asyncexec_requests_total and the build's version" \
-	    has "$st" "$work/m" 'asyncexec_requests_total{' "asyncexec_build_info{version=\"$version\"} 1"
-	if [ -n "$ext" ]; then
-		st=$(curl -sS -o /dev/null -w '%{http_code}' "http://$ext/metrics")
-		check "/metrics from $ext (not loopback): 404" test "$st" = 404
-	fi
-fi
-
-# The expiry: a run now, and the timer's own.
-check "timer asyncexec-expire.timer active" test "$(in_ct systemctl is-active asyncexec-expire.timer)" = active
-check "systemctl start asyncexec-expire.service: success" in_ct systemctl start asyncexec-expire.service
 summary() { in_ct journalctl -u asyncexec-expire --no-pager -o cat | grep 'asyncexec-expire: result=complete' | tail -n 1 | sed 's/^/    /' | grep .; }
-check "journalctl -u asyncexec-expire shows the summary line" summary
-t_timer=$(date +%s)
 
-# The cron variant (hosts without systemd): the example line, run as cron would (as
-# asyncexec, bash, the file's PATH). Success: the summary reaches syslog as daemon.info,
-# exit 0. A failure (here: the --config path replaced by a missing file) reaches it as
-# daemon.err with "exited with status N", and the job exits with the run's status.
-cronf=/usr/share/doc/asyncexec/examples/asyncexec-expire
-cron_cmd=$(sed -n 's/^\* \* \* \* \* asyncexec //p' "$root$cronf")
-cron_path=$(sed -n 's/^PATH=//p' "$root$cronf")
 cron_run() { in_ct runuser -u asyncexec -- env -i PATH="$cron_path" bash -c "$1"; }
-cron_run "$cron_cmd"
-rc_cron=$?
 cron_log() { in_ct journalctl -t asyncexec-expire --no-pager -o cat "$@" 2>/dev/null; }
 cron_ok() { cron_log -p info..info | grep -q 'asyncexec-expire: result=complete'; }
-check "cron line: exit 0, the summary in syslog as info (tag asyncexec-expire)" \
-    eval '[ $rc_cron -eq 0 ] && wait_for 5 cron_ok'
-cron_run "${cron_cmd/--config \/etc\/asyncexec\/asyncexec.conf/--config /nonexistent.conf}"
-rc_cron=$?
 cron_err() { [ "$(cron_log -p err | grep -c 'nonexistent.conf\|exited with status 2')" -ge 2 ]; }
-check "cron line, failing run: exit 2, the error and 'exited with status 2' in syslog as err" \
-    eval '[ $rc_cron -eq 2 ] && wait_for 5 cron_err'
-cron_log -p err | sed 's/^/    /'
 
 # Load: 4 clients, each polling the execution with one curl after another; every status
 # on its own line. load_stop ends each loop after its current request (--max-time).
 load_start() {
-	local out=$1 i
-	: >"$out"
-	rm -f "$out.stop"
-	cur=()
-	for i in 1 2 3 4; do
-		(
-			while [ ! -e "$out.stop" ]; do
-				curl -s -o /dev/null --max-time 10 -w '%{http_code}\n' \
-				    -H "Authorization: Bearer $ak" -H "X-Poll-Token: $tok" \
-				    "$base/v1/executions/$route/$cid"
-			done >>"$out"
-		) &
-		cur+=($!)
-		loaders+=($!)
-	done
-	loader_out=$out
+    local out=$1 i
+    : >"$out"
+    rm -f "$out.stop"
+    cur=()
+    for i in 1 2 3 4; do
+        (
+            while [ ! -e "$out.stop" ]; do
+                curl -s -o /dev/null --max-time 10 -w '%{http_code}\n' \
+                    -H "Authorization: Bearer $ak" -H "X-Poll-Token: $tok" \
+                    "$base/v1/executions/$route/$cid"
+            done >>"$out"
+        ) &
+        cur+=($!)
+        loaders+=($!)
+    done
+    loader_out=$out
 }
 load_stop() { local p; touch "$loader_out.stop"; for p in "${cur[@]}"; do wait "$p" 2>/dev/null; done; }
 lines() { wc -l <"$1"; }
 mainpid() { in_ct systemctl show -P MainPID asyncexec-fcgi.service; }
 workers() { in_ct sh -c 'cat /proc/$(systemctl show -P MainPID asyncexec-fcgi.service)/task/*/children' 2>/dev/null | tr ' ' '\n' | grep . | sort -n; }
 
-# Restart under load: the socket stays open, nginx's connections queue: no 502.
-m1=$(mainpid)
-s1=$(in_ct systemctl show -P ActiveEnterTimestampMonotonic asyncexec-fcgi.socket)
-load_start "$work/codes.restart"
-wait_for 10 atleast "$work/codes.restart" 40
-n0=$(lines "$work/codes.restart")
-in_ct systemctl restart asyncexec-fcgi.service
-n1=$(lines "$work/codes.restart")
-wait_for 10 atleast "$work/codes.restart" $((n1 + 100))
-load_stop
-m2=$(mainpid)
-say "restart: $((n1 - n0)) requests answered while systemctl restart ran"
-check "restart: the socket unit stayed up (same activation)" \
-    test "$(in_ct systemctl show -P ActiveEnterTimestampMonotonic asyncexec-fcgi.socket)" = "$s1"
-n502=$(grep -c '^502$' "$work/codes.restart")
-nbad=$(grep -vc '^2' "$work/codes.restart")
-say "restart under load: $(lines "$work/codes.restart") requests, $n502 answered 502, $nbad not 2xx"
-check "restart: a new master ($m1 -> $m2)" test -n "$m2" -a "$m2" != 0 -a "$m2" != "$m1"
-check "restart under load: no 502" test "$n502" -eq 0
-check "restart under load: every request 2xx" test "$nbad" -eq 0
-
-# Reload under load: the master re-reads its configuration and replaces every worker;
-# no request fails meanwhile.
-old=$(workers | tr '\n' ' ')
-m1=$(mainpid)
-load_start "$work/codes.reload"
-wait_for 10 atleast "$work/codes.reload" 40
-n0=$(lines "$work/codes.reload")
-in_ct systemctl reload asyncexec-fcgi.service
 replaced() {
-	local w new
-	new=$(workers)
-	[ "$(echo "$new" | grep -c .)" -eq "$(echo "$old" | wc -w)" ] || return 1
-	for w in $old; do echo "$new" | grep -qx "$w" && return 1; done
-	return 0
+    local w new
+    new=$(workers)
+    [ "$(echo "$new" | grep -c .)" -eq "$(echo "$old" | wc -w)" ] || return 1
+    for w in $old; do echo "$new" | grep -qx "$w" && return 1; done
+    return 0
 }
-wait_for 30 replaced
-rc_repl=$?
-wait_for 10 atleast "$work/codes.reload" $((n0 + 100))
-load_stop
-nbad=$(grep -vc '^2' "$work/codes.reload")
-say "reload under load: $(lines "$work/codes.reload") requests, $nbad not 2xx"
-check "reload: same master, every worker replaced" \
-    test "$rc_repl" -eq 0 -a "$(mainpid)" = "$m1"
-check "reload under load: no failed request" test "$nbad" -eq 0
 
-# A killed worker is replaced.
-before=$(workers)
-nw=$(echo "$before" | grep -c .)
-victim=$(echo "$before" | head -n 1)
-in_ct kill -KILL "$victim"
 repl() {
-	local now; now=$(workers)
-	[ "$(echo "$now" | grep -c .)" -eq "$nw" ] && ! echo "$now" | grep -qx "$victim"
+    local now; now=$(workers)
+    [ "$(echo "$now" | grep -c .)" -eq "$nw" ] && ! echo "$now" | grep -qx "$victim"
 }
-check "worker $victim SIGKILLed: replaced ($nw workers again)" wait_for 10 repl
 
-# Only nginx's group may connect to the socket.
-sock=/run/asyncexec/asyncexec.sock
-check "socket $sock is srw-rw---- asyncexec:www-data" \
-    test "$(in_ct stat -c '%A %U:%G' "$sock")" = "srw-rw---- asyncexec:www-data"
-in_ct runuser -u nobody -- curl -s -o /dev/null --max-time 5 --unix-socket "$sock" http://x/ 2>/dev/null
-rc_nobody=$?
-in_ct runuser -u www-data -- curl -s -o /dev/null --max-time 5 --unix-socket "$sock" http://x/ 2>/dev/null
-rc_www=$?
-say "connect to the socket: nobody curl rc=$rc_nobody, www-data curl rc=$rc_www (7: cannot connect)"
-check "user nobody cannot connect to the socket" test "$rc_nobody" -eq 7
-check "user www-data can connect to the socket (control)" test "$rc_www" -ne 7
-
-# The timer's own run (enabled at deployment, fires every minute).
 fired() { [ "$(in_ct journalctl -u asyncexec-expire --no-pager -o cat | grep -c 'asyncexec-expire: result=')" -ge 2 ]; }
-check "asyncexec-expire.timer fired by itself (waited at most 90 s)" \
-    wait_for $((90 - ($(date +%s) - t_timer))) fired
 
-# No error in the asyncexec units' journal, except the line of the worker killed above.
-in_ct journalctl -p err --no-pager -o cat -u asyncexec-fcgi.service -u asyncexec-fcgi.socket \
-    -u asyncexec-expire.service -u asyncexec-expire.timer >"$work/err.log" 2>&1
-grep -v "worker $victim killed by signal 9" "$work/err.log" | grep -v '^-- No entries --$' >"$work/err.other"
-say "journalctl -p err: $(grep -c "worker $victim killed by signal 9" "$work/err.log") line(s) for the killed worker, $(grep -c . "$work/err.other") other"
-[ -s "$work/err.other" ] && sed 's/^/    /' "$work/err.other"
-check "journalctl -p err of the asyncexec units: empty (but the killed worker)" test ! -s "$work/err.other"
-
-# An upgrade (the same package again): the operator's edit of the conffile, its mode and
-# group stay; the running service is restarted (postinst try-restart) and serves again.
-in_ct sh -c 'echo "# local edit" >>/etc/asyncexec/asyncexec.conf'
-m1=$(mainpid)
-in_ct sh -c "cd /root && apt-get install -y -qq --reinstall ./$(basename "$deb")" \
-    </dev/null >"$work/reinstall.log" 2>&1
-check "reinstall: exit 0" test $? -eq 0
-check "reinstall: conffile keeps the local edit and 0640 root:asyncexec" \
-    eval 'in_ct grep -qx "# local edit" /etc/asyncexec/asyncexec.conf &&
-    [ "$(in_ct stat -c "%a %U:%G" /etc/asyncexec/asyncexec.conf)" = "640 root:asyncexec" ]'
-check "reinstall: the service was restarted and is ready" \
-    eval '[ "$(mainpid)" != "$m1" ] && wait_for 15 ready'
-
-# apt remove keeps the configuration and the user; purge removes them.
-in_ct apt-get remove -y -qq asyncexec >"$work/remove.log" 2>&1
-check "apt remove: binaries gone" not in_ct test -e /usr/sbin/asyncexec-fcgi
-check "apt remove: units stopped" \
-    test "$(in_ct systemctl is-active asyncexec-fcgi.socket asyncexec-fcgi.service | sort -u)" = inactive
-check "apt remove: /etc/asyncexec kept (config and password file)" \
-    in_ct test -f /etc/asyncexec/asyncexec.conf -a -f /etc/asyncexec/db-password
-check "apt remove: user asyncexec kept" quiet in_ct getent passwd asyncexec
-check "apt remove: /var/lib/asyncexec kept" in_ct test -d /var/lib/asyncexec
-in_ct apt-get purge -y -qq asyncexec >"$work/purge.log" 2>&1
-check "apt purge: /etc/asyncexec gone" not in_ct test -e /etc/asyncexec
-check "apt purge: user asyncexec gone" not in_ct getent passwd asyncexec
-check "apt purge: group asyncexec gone" not in_ct getent group asyncexec
-check "apt purge: /var/lib/asyncexec gone" not in_ct test -e /var/lib/asyncexec
 # No file is left to the removed user's UID (a later user would get it).
 orphans() {
-	local f
-	f=$(in_ct find / -xdev \( -nouser -o -nogroup \) -print 2>/dev/null | head -n 5)
-	[ -z "$f" ] || { say "     owned by no user: $f"; return 1; }
+    local f
+    f=$(in_ct find / -xdev \( -nouser -o -nogroup \) -print 2>/dev/null | head -n 5)
+    [ -z "$f" ] || { say "     owned by no user: $f"; return 1; }
 }
-check "apt purge: no file owned by the removed user or group" orphans
-check "apt purge: nginx site and its enabled link gone" \
-    not in_ct sh -c 'test -e /etc/nginx/sites-available/asyncexec || test -L /etc/nginx/sites-enabled/asyncexec'
-check "apt purge: nginx -t still passes" in_ct nginx -q -t
-check "apt purge: no enable links left" test -z "$(in_ct find /etc/systemd/system -name 'asyncexec-*')"
-check "apt purge: no statoverride left" not in_ct sh -c 'dpkg-statoverride --list | grep -q asyncexec'
-check "apt purge: dpkg has no record of asyncexec" not in_ct dpkg -s asyncexec
-exit 0
+
+# ---- phases ----------------------------------------------------------------------------
+
+# parse_args ARGS...: --suite (default: this host's release when it is bookworm or trixie,
+# else trixie).
+parse_args() {
+    case $(buildroot_host_suite) in bookworm) suite=bookworm ;; *) suite=trixie ;; esac
+    while [ $# -gt 0 ]; do
+        case $1 in
+        --suite) [ $# -ge 2 ] || { echo "test-deploy: --suite needs a value" >&2; exit 2; }
+            suite=$2; shift ;;
+        --suite=*) suite=${1#--suite=} ;;
+        *) echo "usage: scripts/test-deploy.sh [--suite bookworm|trixie]" >&2; exit 2 ;;
+        esac
+        shift
+    done
+}
+
+# preflight: checks before anything starts: root, the version, the host's tools, port 80 free.
+preflight() {
+    [ "$(id -u)" -eq 0 ] || die "run as root (debootstrap, systemd-nspawn)"
+    [ -n "$version" ] || die "no project(asyncexec VERSION X.Y.Z ...) in CMakeLists.txt"
+    say "suite $suite, package version $debver"
+
+    # Host tools; port 80 and the metrics port must be free.
+    buildroot_host_tools curl:curl nsenter:util-linux pgrep:procps ss:iproute2
+    # The site's loopback-only metrics port, if it has one.
+    mport=$(sed -n 's/^ *listen 127\.0\.0\.1:\([0-9][0-9]*\);.*/\1/p' nginx/asyncexec.conf | head -n 1)
+    for port in 80 $mport; do
+        if [ -n "$(ss -Hltn "sport = :$port")" ]; then
+            die "something on this host listens on port $port (the container shares the network)"
+        fi
+    done
+    # An address of this host other than loopback (for the "not from outside" checks).
+    ext=$(ip -4 -o addr show scope global 2>/dev/null | awk '{ sub("/.*", "", $4); print $4; exit }')
+}
+
+# phase_package: 1. the package of the suite, built in a build root of it, with lintian.
+phase_package() {
+    say "building the $suite package in a $suite build root (with lintian)"
+    pkgout=$state/package-$suite
+    mkdir -p "$state" || die "mkdir $state"
+    rm -f "$pkgout"/asyncexec_*.deb
+    scripts/package.sh --suite "$suite" --lintian "$pkgout" >"$state/package-$suite.out"
+    rc_pkg=$?
+    deb=$(ls "$pkgout"/asyncexec_*.deb 2>/dev/null | head -n 1)
+    [ -n "$deb" ] && [ -f "$deb" ] || die "scripts/package.sh --suite $suite (exit $rc_pkg)"
+    say "package: $deb"
+    say "Depends: $(dpkg-deb -f "$deb" Depends)"
+    check "package file name asyncexec_${debver}_amd64.deb" test "$(basename "$deb")" = "asyncexec_${debver}_amd64.deb"
+    check "lintian ($suite): no errors" test "$rc_pkg" -eq 0
+}
+
+# phase_boot: 2. a fresh root file system of the suite, the .deb and the deployment blocks in it, booted.
+phase_boot() {
+    mkdir -p "$state"
+    work=$(mktemp -d "$state/run.XXXXXX") || die mktemp
+    root=$work/root
+    buildroot_make "$suite" "$root" boot
+    cp "$deb" "$root/root/" || die "copy the .deb"
+    # Test harness only: the container's MariaDB must not take port 3306 of the shared
+    # network (the deployment uses its unix socket).
+    mkdir -p "$root/etc/mysql/mariadb.conf.d"
+    printf '[mysqld]\nskip-networking\n' >"$root/etc/mysql/mariadb.conf.d/99-deploy-test.cnf"
+    deploy_blocks scripts/man/asyncexec-ops.7 >"$root/root/deploy-block.sh" ||
+        die "the deploy-blocks of scripts/man/asyncexec-ops.7"
+    [ -s "$root/root/deploy-block.sh" ] || die "no deploy-block in scripts/man/asyncexec-ops.7"
+
+    say "booting the container"
+    mapfile -t nspawn_args < <(buildroot_nspawn_args "$suite")
+    systemd-nspawn "${nspawn_args[@]}" -D "$root" --boot >"$work/boot.log" 2>&1 &
+    nspawn_pid=$!
+    wait_for 30 ct_find || die "no systemd process in the container (see $work/boot.log)"
+    wait_for 60 booted || die "the container did not boot: $(in_ct systemctl is-system-running 2>&1)"
+    ok "container booted: systemd is PID 1 ($(in_ct systemctl is-system-running))"
+}
+
+# phase_install: 3. apt installs the package with nginx and mariadb-server; what installing did.
+phase_install() {
+    say "apt install ./$(basename "$deb") nginx mariadb-server curl"
+    if in_ct sh -c 'apt-get update -qq && cd /root && apt-get install -y -qq --no-install-recommends \
+        ./'"$(basename "$deb")"' nginx mariadb-server curl' >"$work/apt.log" 2>&1; then
+        ok "apt installed the package with nginx and mariadb-server"
+    else
+        tail -n 20 "$work/apt.log"
+        die "apt install"
+    fi
+    dv=$(in_ct dpkg-query -W -f '${Version}' asyncexec)
+    check "dpkg-query: the installed version $dv is $debver (CMake's $version)" \
+        test "$dv" = "$debver" -a "${dv#"$version"-}" != "$dv"
+    check "asyncexec-fcgi, -admin, -expire --version: $version" test "$(in_ct sh -c 'for b in fcgi admin expire; do \
+        asyncexec-$b --version; done' | tr '\n' ' ')" = "asyncexec-fcgi $version asyncexec-admin $version asyncexec-expire $version "
+    check "installing enabled nothing: asyncexec-fcgi.socket/.service, timer disabled" \
+        test "$(in_ct systemctl is-enabled asyncexec-fcgi.socket asyncexec-fcgi.service \
+        asyncexec-expire.timer 2>/dev/null | sort -u)" = disabled
+    check "system user asyncexec, group asyncexec, not in www-data" \
+        test "$(in_ct id -Gn asyncexec)" = asyncexec
+    check "/etc/asyncexec/asyncexec.conf is 0640 root:asyncexec" \
+        test "$(in_ct stat -c '%a %U:%G' /etc/asyncexec/asyncexec.conf)" = "640 root:asyncexec"
+    check "systemd-analyze verify of the four units: clean" verify
+    say "systemd-analyze security: asyncexec-fcgi.service $(in_ct systemd-analyze security \
+        asyncexec-fcgi.service 2>/dev/null | sed -n 's/.*Overall exposure level for [^:]*: //p'), \
+asyncexec-expire.service $(in_ct systemd-analyze security asyncexec-expire.service 2>/dev/null | \
+        sed -n 's/.*Overall exposure level for [^:]*: //p')"
+}
+
+# phase_deploy: 4. the deployment blocks, literally, as root; the keys and grants they left.
+phase_deploy() {
+    say "running the deployment blocks of asyncexec-ops(7)"
+    if in_ct sh -eux /root/deploy-block.sh >"$work/deploy.log" 2>&1; then
+        ok "asyncexec-ops(7) deployment blocks ran (set -eu)"
+    else
+        tail -n 30 "$work/deploy.log"
+        die "asyncexec-ops(7) deployment blocks"
+    fi
+    ak=$(cat "$root/root/asyncexec-demo.ak" 2>/dev/null)
+    bk=$(cat "$root/root/asyncexec-demo.bk" 2>/dev/null)
+    [ -n "$ak" ] && [ -n "$bk" ] || die "the blocks left no keys in /root/asyncexec-demo.ak/.bk"
+    check "password file is 0640 root:asyncexec" \
+        test "$(in_ct stat -c '%a %U:%G' /etc/asyncexec/db-password)" = "640 root:asyncexec"
+    check "the database user has SELECT, INSERT, UPDATE, DELETE on asyncexec.* only" grants
+}
+
+# phase_lifecycle: 5. the life cycle through the system nginx on port 80, raw UTF-8 included.
+phase_lifecycle() {
+    # Ready within 15 s of the deployment (workers connect to the database after the fork).
+    wait_for 15 ready
+    check "GET /readyz through nginx on port 80: 200 ready" has "$(http "$work/b" GET /readyz)" "$work/b" '"status":"ready"'
+
+    cid=deploy-$$
+    st=$(http "$work/sub" POST "/v1/executions/$route" -H "Authorization: Bearer $ak" \
+        -H 'Content-Type: application/json' -H "X-Correlation-Id: $cid" --data '{"n":1}')
+    check "submit: 202" test "$st" = 202
+    tok=$(json_str pollToken "$work/sub")
+    st=$(http "$work/p1" GET "/v1/executions/$route/$cid" -H "Authorization: Bearer $ak" \
+        -H "X-Poll-Token: $tok")
+    check "poll: 200 waiting_callback" has "$st" "$work/p1" '"status":"waiting_callback"'
+    st=$(http "$work/cl" POST "/v1/backend/$route/claim" -H "Authorization: Bearer $bk" \
+        -H 'Content-Type: application/json' --data '{"max":1,"leaseSeconds":60}')
+    id=$(json_num id "$work/cl")
+    cbt=$(json_str callbackToken "$work/cl")
+    check "claim: 200 with the execution and its request" \
+        has "$st" "$work/cl" '"request":{"n":1}' "\"id\":$id," "\"callbackToken\":\"$cbt\""
+    st=$(http "$work/hb" POST "/v1/callbacks/$id/heartbeat" -H "Authorization: Bearer $bk" \
+        -H "X-Callback-Token: $cbt" -H 'Content-Type: application/json' --data '{"leaseSeconds":60}')
+    check "heartbeat: 200" test "$st" = 200
+    st=$(http "$work/co" POST "/v1/callbacks/$id/complete" -H "Authorization: Bearer $bk" \
+        -H "X-Callback-Token: $cbt" -H 'Content-Type: application/json' --data '{"result":{"echo":1}}')
+    check "complete: 200" test "$st" = 200
+    st=$(http "$work/p2" GET "/v1/executions/$route/$cid" -H "Authorization: Bearer $ak" \
+        -H "X-Poll-Token: $tok")
+    check "poll: 200 completed with the result" \
+        has "$st" "$work/p2" '"status":"completed"' '"result":{"echo":1}'
+
+    # Raw UTF-8 (not \u escapes) through the system nginx, in a submit and in a complete, read
+    # back byte for byte (grep -F compares bytes).
+    utf8='Müller Zürich 日本語'
+    ucid=deploy-utf8-$$
+    st=$(http "$work/usub" POST "/v1/executions/$route" -H "Authorization: Bearer $ak" \
+        -H 'Content-Type: application/json' -H "X-Correlation-Id: $ucid" \
+        --data-binary "{\"name\":\"$utf8\"}")
+    check "submit with raw UTF-8 '$utf8': 202" eval '[ "$st" = 202 ] || { say "     status $st: $(head -c 300 "$work/usub")"; false; }'
+    utok=$(json_str pollToken "$work/usub")
+    st=$(http "$work/ucl" POST "/v1/backend/$route/claim" -H "Authorization: Bearer $bk" \
+        -H 'Content-Type: application/json' --data '{"max":1,"leaseSeconds":60}')
+    uid=$(json_num id "$work/ucl")
+    ucbt=$(json_str callbackToken "$work/ucl")
+    check "claim: the request's UTF-8 byte for byte" has "$st" "$work/ucl" "\"request\":{\"name\":\"$utf8\"}"
+    st=$(http "$work/uco" POST "/v1/callbacks/$uid/complete" -H "Authorization: Bearer $bk" \
+        -H "X-Callback-Token: $ucbt" -H 'Content-Type: application/json' \
+        --data-binary "{\"result\":{\"name\":\"$utf8\",\"city\":\"Zürich\"}}")
+    check "complete with raw UTF-8: 200" eval '[ "$st" = 200 ] || { say "     status $st: $(head -c 300 "$work/uco")"; false; }'
+    st=$(http "$work/up" GET "/v1/executions/$route/$ucid" -H "Authorization: Bearer $ak" \
+        -H "X-Poll-Token: $utok")
+    check "poll: the result's UTF-8 byte for byte" \
+        has "$st" "$work/up" '"status":"completed"' "\"result\":{\"name\":\"$utf8\",\"city\":\"Zürich\"}"
+}
+
+# phase_metrics: /metrics on the loopback-only server (or loopback on port 80), not from outside.
+phase_metrics() {
+    # /metrics: on the site's loopback-only server when it has one, else loopback on port 80.
+    if [ -n "$mport" ]; then
+        st=$(curl -sS -o "$work/m" -w '%{http_code}' "http://127.0.0.1:$mport/metrics")
+        check "/metrics on 127.0.0.1:$mport: 200 with asyncexec_requests_total and the build's version" \
+            has "$st" "$work/m" 'asyncexec_requests_total{' "asyncexec_build_info{version=\"$version\"} 1"
+        check "/metrics on port 80: 404" test "$(http /dev/null GET /metrics)" = 404
+        if [ -n "$ext" ]; then
+            curl -s -o /dev/null --max-time 5 "http://$ext:$mport/metrics"
+            check "/metrics port $mport from $ext (not loopback): connection refused" test $? -eq 7
+        fi
+    else
+        st=$(http "$work/m" GET /metrics)
+        check "/metrics from loopback: 200 with asyncexec_requests_total and the build's version" \
+            has "$st" "$work/m" 'asyncexec_requests_total{' "asyncexec_build_info{version=\"$version\"} 1"
+        if [ -n "$ext" ]; then
+            st=$(curl -sS -o /dev/null -w '%{http_code}' "http://$ext/metrics")
+            check "/metrics from $ext (not loopback): 404" test "$st" = 404
+        fi
+    fi
+}
+
+# phase_expiry: the expiry: a run now, the timer, the cron variant.
+phase_expiry() {
+    # The expiry: a run now, and the timer's own.
+    check "timer asyncexec-expire.timer active" test "$(in_ct systemctl is-active asyncexec-expire.timer)" = active
+    check "systemctl start asyncexec-expire.service: success" in_ct systemctl start asyncexec-expire.service
+    check "journalctl -u asyncexec-expire shows the summary line" summary
+    t_timer=$(date +%s)
+
+    # The cron variant (hosts without systemd): the example line, run as cron would (as
+    # asyncexec, bash, the file's PATH). Success: the summary reaches syslog as daemon.info,
+    # exit 0. A failure (here: the --config path replaced by a missing file) reaches it as
+    # daemon.err with "exited with status N", and the job exits with the run's status.
+    cronf=/usr/share/doc/asyncexec/examples/asyncexec-expire
+    cron_cmd=$(sed -n 's/^\* \* \* \* \* asyncexec //p' "$root$cronf")
+    cron_path=$(sed -n 's/^PATH=//p' "$root$cronf")
+    cron_run "$cron_cmd"
+    rc_cron=$?
+    check "cron line: exit 0, the summary in syslog as info (tag asyncexec-expire)" \
+        eval '[ $rc_cron -eq 0 ] && wait_for 5 cron_ok'
+    cron_run "${cron_cmd/--config \/etc\/asyncexec\/asyncexec.conf/--config /nonexistent.conf}"
+    rc_cron=$?
+    check "cron line, failing run: exit 2, the error and 'exited with status 2' in syslog as err" \
+        eval '[ $rc_cron -eq 2 ] && wait_for 5 cron_err'
+    cron_log -p err | sed 's/^/    /'
+}
+
+# phase_restart_reload: restart and reload under load: no failed request.
+phase_restart_reload() {
+    # Restart under load: the socket stays open, nginx's connections queue: no 502.
+    m1=$(mainpid)
+    s1=$(in_ct systemctl show -P ActiveEnterTimestampMonotonic asyncexec-fcgi.socket)
+    load_start "$work/codes.restart"
+    wait_for 10 atleast "$work/codes.restart" 40
+    n0=$(lines "$work/codes.restart")
+    in_ct systemctl restart asyncexec-fcgi.service
+    n1=$(lines "$work/codes.restart")
+    wait_for 10 atleast "$work/codes.restart" $((n1 + 100))
+    load_stop
+    m2=$(mainpid)
+    say "restart: $((n1 - n0)) requests answered while systemctl restart ran"
+    check "restart: the socket unit stayed up (same activation)" \
+        test "$(in_ct systemctl show -P ActiveEnterTimestampMonotonic asyncexec-fcgi.socket)" = "$s1"
+    n502=$(grep -c '^502$' "$work/codes.restart")
+    nbad=$(grep -vc '^2' "$work/codes.restart")
+    say "restart under load: $(lines "$work/codes.restart") requests, $n502 answered 502, $nbad not 2xx"
+    check "restart: a new master ($m1 -> $m2)" test -n "$m2" -a "$m2" != 0 -a "$m2" != "$m1"
+    check "restart under load: no 502" test "$n502" -eq 0
+    check "restart under load: every request 2xx" test "$nbad" -eq 0
+
+    # Reload under load: the master re-reads its configuration and replaces every worker;
+    # no request fails meanwhile.
+    old=$(workers | tr '\n' ' ')
+    m1=$(mainpid)
+    load_start "$work/codes.reload"
+    wait_for 10 atleast "$work/codes.reload" 40
+    n0=$(lines "$work/codes.reload")
+    in_ct systemctl reload asyncexec-fcgi.service
+    wait_for 30 replaced
+    rc_repl=$?
+    wait_for 10 atleast "$work/codes.reload" $((n0 + 100))
+    load_stop
+    nbad=$(grep -vc '^2' "$work/codes.reload")
+    say "reload under load: $(lines "$work/codes.reload") requests, $nbad not 2xx"
+    check "reload: same master, every worker replaced" \
+        test "$rc_repl" -eq 0 -a "$(mainpid)" = "$m1"
+    check "reload under load: no failed request" test "$nbad" -eq 0
+}
+
+# phase_worker_socket: a killed worker is replaced; only nginx's group may connect to the socket.
+phase_worker_socket() {
+    # A killed worker is replaced.
+    before=$(workers)
+    nw=$(echo "$before" | grep -c .)
+    victim=$(echo "$before" | head -n 1)
+    in_ct kill -KILL "$victim"
+    check "worker $victim SIGKILLed: replaced ($nw workers again)" wait_for 10 repl
+
+    # Only nginx's group may connect to the socket.
+    sock=/run/asyncexec/asyncexec.sock
+    check "socket $sock is srw-rw---- asyncexec:www-data" \
+        test "$(in_ct stat -c '%A %U:%G' "$sock")" = "srw-rw---- asyncexec:www-data"
+    in_ct runuser -u nobody -- curl -s -o /dev/null --max-time 5 --unix-socket "$sock" http://x/ 2>/dev/null
+    rc_nobody=$?
+    in_ct runuser -u www-data -- curl -s -o /dev/null --max-time 5 --unix-socket "$sock" http://x/ 2>/dev/null
+    rc_www=$?
+    say "connect to the socket: nobody curl rc=$rc_nobody, www-data curl rc=$rc_www (7: cannot connect)"
+    check "user nobody cannot connect to the socket" test "$rc_nobody" -eq 7
+    check "user www-data can connect to the socket (control)" test "$rc_www" -ne 7
+}
+
+# phase_journal: the timer's own run; no error in the units' journal.
+phase_journal() {
+    # The timer's own run (enabled at deployment, fires every minute).
+    check "asyncexec-expire.timer fired by itself (waited at most 90 s)" \
+        wait_for $((90 - ($(date +%s) - t_timer))) fired
+
+    # No error in the asyncexec units' journal, except the line of the worker killed above.
+    in_ct journalctl -p err --no-pager -o cat -u asyncexec-fcgi.service -u asyncexec-fcgi.socket \
+        -u asyncexec-expire.service -u asyncexec-expire.timer >"$work/err.log" 2>&1
+    grep -v "worker $victim killed by signal 9" "$work/err.log" | grep -v '^-- No entries --$' >"$work/err.other"
+    say "journalctl -p err: $(grep -c "worker $victim killed by signal 9" "$work/err.log") line(s) for the killed worker, $(grep -c . "$work/err.other") other"
+    [ -s "$work/err.other" ] && sed 's/^/    /' "$work/err.other"
+    check "journalctl -p err of the asyncexec units: empty (but the killed worker)" test ! -s "$work/err.other"
+}
+
+# phase_upgrade: an upgrade (the same package again) keeps the operator's conffile.
+phase_upgrade() {
+    # An upgrade (the same package again): the operator's edit of the conffile, its mode and
+    # group stay; the running service is restarted (postinst try-restart) and serves again.
+    in_ct sh -c 'echo "# local edit" >>/etc/asyncexec/asyncexec.conf'
+    m1=$(mainpid)
+    in_ct sh -c "cd /root && apt-get install -y -qq --reinstall ./$(basename "$deb")" \
+        </dev/null >"$work/reinstall.log" 2>&1
+    check "reinstall: exit 0" test $? -eq 0
+    check "reinstall: conffile keeps the local edit and 0640 root:asyncexec" \
+        eval 'in_ct grep -qx "# local edit" /etc/asyncexec/asyncexec.conf &&
+        [ "$(in_ct stat -c "%a %U:%G" /etc/asyncexec/asyncexec.conf)" = "640 root:asyncexec" ]'
+    check "reinstall: the service was restarted and is ready" \
+        eval '[ "$(mainpid)" != "$m1" ] && wait_for 15 ready'
+}
+
+# phase_remove: apt remove keeps the configuration and the user; purge removes them.
+phase_remove() {
+    # apt remove keeps the configuration and the user; purge removes them.
+    in_ct apt-get remove -y -qq asyncexec >"$work/remove.log" 2>&1
+    check "apt remove: binaries gone" not in_ct test -e /usr/sbin/asyncexec-fcgi
+    check "apt remove: units stopped" \
+        test "$(in_ct systemctl is-active asyncexec-fcgi.socket asyncexec-fcgi.service | sort -u)" = inactive
+    check "apt remove: /etc/asyncexec kept (config and password file)" \
+        in_ct test -f /etc/asyncexec/asyncexec.conf -a -f /etc/asyncexec/db-password
+    check "apt remove: user asyncexec kept" quiet in_ct getent passwd asyncexec
+    check "apt remove: /var/lib/asyncexec kept" in_ct test -d /var/lib/asyncexec
+    in_ct apt-get purge -y -qq asyncexec >"$work/purge.log" 2>&1
+    check "apt purge: /etc/asyncexec gone" not in_ct test -e /etc/asyncexec
+    check "apt purge: user asyncexec gone" not in_ct getent passwd asyncexec
+    check "apt purge: group asyncexec gone" not in_ct getent group asyncexec
+    check "apt purge: /var/lib/asyncexec gone" not in_ct test -e /var/lib/asyncexec
+    check "apt purge: no file owned by the removed user or group" orphans
+    check "apt purge: nginx site and its enabled link gone" \
+        not in_ct sh -c 'test -e /etc/nginx/sites-available/asyncexec || test -L /etc/nginx/sites-enabled/asyncexec'
+    check "apt purge: nginx -t still passes" in_ct nginx -q -t
+    check "apt purge: no enable links left" test -z "$(in_ct find /etc/systemd/system -name 'asyncexec-*')"
+    check "apt purge: no statoverride left" not in_ct sh -c 'dpkg-statoverride --list | grep -q asyncexec'
+    check "apt purge: dpkg has no record of asyncexec" not in_ct dpkg -s asyncexec
+}
+
+main() {
+    parse_args "$@"
+    buildroot_check_suite "$suite"
+    # The one version (CMake's project(VERSION)) and this suite's Debian revision.
+    version=$(sed -n 's/^project(asyncexec VERSION \([0-9][0-9.]*\) .*/\1/p' CMakeLists.txt)
+    debver=$version-1~$(buildroot_debian_tag "$suite")
+    trap cleanup EXIT
+    trap 'exit 1' INT TERM HUP
+    preflight
+    phase_package
+    phase_boot
+    phase_install
+    phase_deploy
+    phase_lifecycle
+    phase_metrics
+    phase_expiry
+    phase_restart_reload
+    phase_worker_socket
+    phase_journal
+    phase_upgrade
+    phase_remove
+    exit 0
+}
+
+main "$@"
