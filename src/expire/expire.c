@@ -34,17 +34,17 @@ struct rule {
 };
 
 static const char *const step_names[EXPIRE_STEP__MAX] = {
-	"expired",	/* EXPIRE_STEP_EXPIRE */
-	"cancelled",	/* EXPIRE_STEP_CANCEL */
-	"abandoned",	/* EXPIRE_STEP_ABANDON */
-	"purged",	/* EXPIRE_STEP_PURGE */
+	[EXPIRE_STEP_EXPIRE] = "expired",
+	[EXPIRE_STEP_CANCEL] = "cancelled",
+	[EXPIRE_STEP_ABANDON] = "abandoned",
+	[EXPIRE_STEP_PURGE] = "purged",
 };
 
 static const char *const step_ms_names[EXPIRE_STEP__MAX] = {
-	"expire_ms",	/* EXPIRE_STEP_EXPIRE */
-	"cancel_ms",	/* EXPIRE_STEP_CANCEL */
-	"abandon_ms",	/* EXPIRE_STEP_ABANDON */
-	"purge_ms",	/* EXPIRE_STEP_PURGE */
+	[EXPIRE_STEP_EXPIRE] = "expire_ms",
+	[EXPIRE_STEP_CANCEL] = "cancel_ms",
+	[EXPIRE_STEP_ABANDON] = "abandon_ms",
+	[EXPIRE_STEP_PURGE] = "purge_ms",
 };
 
 /* Terminal statuses, purged in this order. */
@@ -141,10 +141,10 @@ purge_apply(struct run *run, size_t n, unsigned *changed)
 }
 
 static const struct rule rules[EXPIRE_STEP__MAX] = {
-	{ expire_due, expire_apply },		/* EXPIRE_STEP_EXPIRE */
-	{ cancel_due, cancel_apply },		/* EXPIRE_STEP_CANCEL */
-	{ abandon_due, abandon_apply },		/* EXPIRE_STEP_ABANDON */
-	{ purge_due, purge_apply },		/* EXPIRE_STEP_PURGE */
+	[EXPIRE_STEP_EXPIRE] = { expire_due, expire_apply },
+	[EXPIRE_STEP_CANCEL] = { cancel_due, cancel_apply },
+	[EXPIRE_STEP_ABANDON] = { abandon_due, abandon_apply },
+	[EXPIRE_STEP_PURGE] = { purge_due, purge_apply },
 };
 
 /* Sleeps ms milliseconds. */

@@ -16,6 +16,7 @@
 
 #include <json-c/json.h>
 
+#include "api.h"
 #include "auth.h"
 #include "clock.h"
 #include "config.h"
@@ -202,8 +203,10 @@ hb_body(struct req *req, struct resp *resp, struct json_object *o,
 {
 	*pv = NULL;
 	*pn = 0;
-	if (view_int_member(o, "leaseSeconds", 5, 3600, lease) == -1) {
-		resp->detail = "leaseSeconds must be an integer 5..3600";
+	if (view_int_member(o, "leaseSeconds", LEASE_MIN_SECONDS,
+	    LEASE_MAX_SECONDS, lease) == -1) {
+		resp->detail = "leaseSeconds must be an integer "
+		    API_STR(LEASE_MIN_SECONDS) ".." API_STR(LEASE_MAX_SECONDS);
 		return HERR_INVALID_REQUEST;
 	}
 	if (json_object_object_get_ex(o, "progress", NULL) &&
@@ -212,7 +215,8 @@ hb_body(struct req *req, struct resp *resp, struct json_object *o,
 		return HERR_INVALID_REQUEST;
 	}
 	if (*pv != NULL && *pn > PROGRESS_MAX_BYTES) {
-		resp->detail = "progress must be at most 16384 bytes";
+		resp->detail = "progress must be at most "
+		    API_STR(PROGRESS_MAX_BYTES) " bytes";
 		return HERR_PAYLOAD_TOO_LARGE;
 	}
 	return HERR_OK;

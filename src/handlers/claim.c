@@ -7,6 +7,7 @@
  */
 #include <json-c/json.h>
 
+#include "api.h"
 #include "auth.h"
 #include "clock.h"
 #include "config.h"
@@ -56,10 +57,13 @@ handle_claim(struct app *app, struct req *req, struct resp *resp)
 	    &o)) != HERR_OK)
 		return e;
 	if (!json_object_is_type(o, json_type_object) ||
-	    view_int_member(o, "max", 1, 100, &max) == -1 ||
-	    view_int_member(o, "leaseSeconds", 5, 3600, &lease) == -1) {
+	    view_int_member(o, "max", 1, CLAIM_MAX, &max) == -1 ||
+	    view_int_member(o, "leaseSeconds", LEASE_MIN_SECONDS,
+	    LEASE_MAX_SECONDS, &lease) == -1) {
 		json_object_put(o);
-		resp->detail = "body must be {\"max\":1..100,\"leaseSeconds\":5..3600}";
+		resp->detail = "body must be {\"max\":1.." API_STR(CLAIM_MAX)
+		    ",\"leaseSeconds\":" API_STR(LEASE_MIN_SECONDS) ".."
+		    API_STR(LEASE_MAX_SECONDS) "}";
 		return HERR_INVALID_REQUEST;
 	}
 	json_object_put(o);

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api.h"
 #include "auth.h"
 #include "clock.h"
 #include "json.h"
@@ -189,7 +190,8 @@ parse_pair(const char *p, size_t n, struct list_q *q, unsigned *seen,
 	}
 	*seen |= 1u << i;
 	if (i == 0 && (rc = parse_limit(eq + 1, vl, &q->limit)) == -1)
-		resp->detail = "limit must be an integer 1..100";
+		resp->detail = "limit must be an integer 1.."
+		    API_STR(LIST_MAX);
 	if (i == 1 && (rc = parse_status(eq + 1, vl, &q->status)) == -1)
 		resp->detail = "status must be waiting_callback, completed, "
 		    "failed, expired or cancelled";

@@ -24,31 +24,10 @@ struct route_def {
 };
 
 static const struct route_def routes[ROUTE__MAX] = {
-	{ "POST", "v1/executions/*/*/*", P_ROUTE, handle_submit,
-	  "submit" },					/* ROUTE_SUBMIT */
-	{ "GET", "v1/executions/*/*/*/*", P_EXEC, handle_poll,
-	  "poll" },					/* ROUTE_POLL */
-	{ "POST", "v1/executions/*/*/*/*/cancel", P_EXEC, handle_cancel,
-	  "cancel" },					/* ROUTE_CANCEL */
-	{ "POST", "v1/backend/*/*/*/claim", P_ROUTE, handle_claim,
-	  "claim" },					/* ROUTE_CLAIM */
-	{ "POST", "v1/callbacks/*/heartbeat", P_CALLBACK, handle_heartbeat,
-	  "heartbeat" },				/* ROUTE_HEARTBEAT */
-	{ "POST", "v1/callbacks/*/complete", P_CALLBACK, handle_complete,
-	  "complete" },					/* ROUTE_COMPLETE */
-	{ "POST", "v1/callbacks/*/fail", P_CALLBACK, handle_fail,
-	  "fail" },					/* ROUTE_FAIL */
-	{ "POST", "v1/callbacks/*/cancelled", P_CALLBACK, handle_cancelled,
-	  "cancelled" },				/* ROUTE_CANCELLED */
-	{ "GET", "healthz", P_NONE, handle_healthz, "healthz" },	/* ROUTE_HEALTHZ */
-	{ "GET", "readyz", P_NONE, handle_readyz, "readyz" },	/* ROUTE_READYZ */
-	{ "GET", "metrics", P_NONE, handle_metrics, "metrics" },	/* ROUTE_METRICS */
-	{ "GET", "v1/openapi.json", P_NONE, handle_openapi,
-	  "openapi" },					/* ROUTE_OPENAPI */
-	{ "GET", "v1/executions/*/*/*", P_ROUTE, handle_list,
-	  "list" },					/* ROUTE_LIST */
-	{ "GET", "readyz/detail", P_NONE, handle_readyz_detail,
-	  "readyz_detail" },				/* ROUTE_READYZ_DETAIL */
+#define ROUTE_DEF(name, method, pattern, params, fn, label)		\
+	[ROUTE_##name] = { method, pattern, params, fn, label },
+	ROUTES(ROUTE_DEF)
+#undef ROUTE_DEF
 };
 
 /* Whether req's segments match pattern; fills vars with the "*" ones. */

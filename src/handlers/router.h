@@ -8,21 +8,42 @@
 
 #include "http.h"
 
+/*
+ * The routes, in the order they are matched: X(name, method, pattern,
+ * parameters, handler, metrics label). "*" in a pattern takes one
+ * non-empty segment; the parameters (P_*) and the handlers are seen by
+ * router.c only, where the table is made from this list.
+ */
+#define ROUTES(X)							\
+	X(SUBMIT, "POST", "v1/executions/*/*/*", P_ROUTE, handle_submit,	\
+	    "submit")							\
+	X(POLL, "GET", "v1/executions/*/*/*/*", P_EXEC, handle_poll,	\
+	    "poll")							\
+	X(CANCEL, "POST", "v1/executions/*/*/*/*/cancel", P_EXEC,	\
+	    handle_cancel, "cancel")					\
+	X(CLAIM, "POST", "v1/backend/*/*/*/claim", P_ROUTE, handle_claim,	\
+	    "claim")							\
+	X(HEARTBEAT, "POST", "v1/callbacks/*/heartbeat", P_CALLBACK,	\
+	    handle_heartbeat, "heartbeat")				\
+	X(COMPLETE, "POST", "v1/callbacks/*/complete", P_CALLBACK,	\
+	    handle_complete, "complete")				\
+	X(FAIL, "POST", "v1/callbacks/*/fail", P_CALLBACK, handle_fail,	\
+	    "fail")							\
+	X(CANCELLED, "POST", "v1/callbacks/*/cancelled", P_CALLBACK,	\
+	    handle_cancelled, "cancelled")				\
+	X(HEALTHZ, "GET", "healthz", P_NONE, handle_healthz, "healthz")	\
+	X(READYZ, "GET", "readyz", P_NONE, handle_readyz, "readyz")	\
+	X(METRICS, "GET", "metrics", P_NONE, handle_metrics, "metrics")	\
+	X(OPENAPI, "GET", "v1/openapi.json", P_NONE, handle_openapi,	\
+	    "openapi")							\
+	X(LIST, "GET", "v1/executions/*/*/*", P_ROUTE, handle_list, "list")	\
+	X(READYZ_DETAIL, "GET", "readyz/detail", P_NONE,		\
+	    handle_readyz_detail, "readyz_detail")
+
 enum route {
-	ROUTE_SUBMIT,		/* ROUTE_SUBMIT */
-	ROUTE_POLL,		/* ROUTE_POLL */
-	ROUTE_CANCEL,		/* ROUTE_CANCEL */
-	ROUTE_CLAIM,		/* ROUTE_CLAIM */
-	ROUTE_HEARTBEAT,	/* ROUTE_HEARTBEAT */
-	ROUTE_COMPLETE,		/* ROUTE_COMPLETE */
-	ROUTE_FAIL,		/* ROUTE_FAIL */
-	ROUTE_CANCELLED,	/* ROUTE_CANCELLED */
-	ROUTE_HEALTHZ,		/* ROUTE_HEALTHZ */
-	ROUTE_READYZ,		/* ROUTE_READYZ */
-	ROUTE_METRICS,		/* ROUTE_METRICS */
-	ROUTE_OPENAPI,		/* ROUTE_OPENAPI */
-	ROUTE_LIST,		/* ROUTE_LIST */
-	ROUTE_READYZ_DETAIL,	/* ROUTE_READYZ_DETAIL */
+#define ROUTE_ENUM(name, method, pattern, params, fn, label)	ROUTE_##name,
+	ROUTES(ROUTE_ENUM)
+#undef ROUTE_ENUM
 	ROUTE__MAX
 };
 

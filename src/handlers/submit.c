@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "api.h"
 #include "auth.h"
 #include "clock.h"
 #include "config.h"
@@ -174,7 +175,8 @@ handle_submit(struct app *app, struct req *req, struct resp *resp)
 		return HERR_UNSUPPORTED_MEDIA_TYPE;
 	if (req->correlation_id != NULL &&
 	    !valid_correlation_id(req->correlation_id)) {
-		resp->detail = "X-Correlation-Id must match [A-Za-z0-9._:-]{1,128}";
+		resp->detail = "X-Correlation-Id must match "
+		    "[A-Za-z0-9._:-]{1," API_STR(CID_MAX_LEN) "}";
 		return HERR_INVALID_REQUEST;
 	}
 	if ((e = req_body(req, app->cfg->max_request_bytes, resp)) != HERR_OK ||

@@ -19,21 +19,42 @@
 
 struct app;
 
+/*
+ * The errors a handler answers: X(name, HTTP status, problem code,
+ * detail). One row each; the enum and response.c's table are made
+ * from it.
+ */
+#define HERR_LIST(X)							\
+	X(OK, 200, NULL, NULL)						\
+	X(UNAUTHORIZED, 401, "unauthorized",				\
+	    "a valid API key of the right kind is required")		\
+	X(NOT_FOUND, 404, "not_found", "no such resource")		\
+	X(UNKNOWN_ROUTE, 404, "unknown_route", "no such route")		\
+	X(INVALID_REQUEST, 400, "invalid_request",			\
+	    "the request is invalid")					\
+	X(INVALID_JSON, 400, "invalid_json",				\
+	    "the body is not a valid JSON value")			\
+	X(PAYLOAD_TOO_LARGE, 413, "payload_too_large",			\
+	    "the request body is larger than allowed")			\
+	X(UNSUPPORTED_MEDIA_TYPE, 415, "unsupported_media_type",	\
+	    "Content-Type must be application/json")			\
+	X(CORRELATION_CONFLICT, 409, "correlation_id_conflict",		\
+	    "the correlation id is already used for another request")	\
+	X(CONFLICT, 409, "conflict",					\
+	    "the execution is not in a state that allows this")	\
+	X(METHOD_NOT_ALLOWED, 405, "method_not_allowed",		\
+	    "the method is not allowed here")				\
+	X(QUOTA_EXCEEDED, 429, "quota_exceeded",			\
+	    "the tenant has as many open executions as its quota "	\
+	    "allows; retry later")					\
+	X(UNAVAILABLE, 503, "service_unavailable",			\
+	    "the service is temporarily unavailable; retry later")	\
+	X(INTERNAL, 500, "internal_error", "an internal error occurred")
+
 enum herr {
-	HERR_OK,			/* HERR_OK: response filled */
-	HERR_UNAUTHORIZED,		/* HERR_UNAUTHORIZED */
-	HERR_NOT_FOUND,			/* HERR_NOT_FOUND */
-	HERR_UNKNOWN_ROUTE,		/* HERR_UNKNOWN_ROUTE */
-	HERR_INVALID_REQUEST,		/* HERR_INVALID_REQUEST */
-	HERR_INVALID_JSON,		/* HERR_INVALID_JSON */
-	HERR_PAYLOAD_TOO_LARGE,		/* HERR_PAYLOAD_TOO_LARGE */
-	HERR_UNSUPPORTED_MEDIA_TYPE,	/* HERR_UNSUPPORTED_MEDIA_TYPE */
-	HERR_CORRELATION_CONFLICT,	/* HERR_CORRELATION_CONFLICT */
-	HERR_CONFLICT,			/* HERR_CONFLICT */
-	HERR_METHOD_NOT_ALLOWED,	/* HERR_METHOD_NOT_ALLOWED */
-	HERR_QUOTA_EXCEEDED,		/* HERR_QUOTA_EXCEEDED */
-	HERR_UNAVAILABLE,		/* HERR_UNAVAILABLE */
-	HERR_INTERNAL,			/* HERR_INTERNAL */
+#define HERR_ENUM(name, status, code, detail)	HERR_##name,
+	HERR_LIST(HERR_ENUM)
+#undef HERR_ENUM
 	HERR__MAX
 };
 

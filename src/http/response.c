@@ -17,32 +17,10 @@ struct herr_def {
 };
 
 static const struct herr_def herrs[HERR__MAX] = {
-	{ 200, NULL, NULL },					/* HERR_OK */
-	{ 401, "unauthorized", "a valid API key of the right kind is required" },
-								/* HERR_UNAUTHORIZED */
-	{ 404, "not_found", "no such resource" },		/* HERR_NOT_FOUND */
-	{ 404, "unknown_route", "no such route" },		/* HERR_UNKNOWN_ROUTE */
-	{ 400, "invalid_request", "the request is invalid" },	/* HERR_INVALID_REQUEST */
-	{ 400, "invalid_json", "the body is not a valid JSON value" },
-								/* HERR_INVALID_JSON */
-	{ 413, "payload_too_large", "the request body is larger than allowed" },
-								/* HERR_PAYLOAD_TOO_LARGE */
-	{ 415, "unsupported_media_type",
-	  "Content-Type must be application/json" },		/* HERR_UNSUPPORTED_MEDIA_TYPE */
-	{ 409, "correlation_id_conflict",
-	  "the correlation id is already used for another request" },
-								/* HERR_CORRELATION_CONFLICT */
-	{ 409, "conflict", "the execution is not in a state that allows this" },
-								/* HERR_CONFLICT */
-	{ 405, "method_not_allowed", "the method is not allowed here" },
-								/* HERR_METHOD_NOT_ALLOWED */
-	{ 429, "quota_exceeded",
-	  "the tenant has as many open executions as its quota allows; "
-	  "retry later" },					/* HERR_QUOTA_EXCEEDED */
-	{ 503, "service_unavailable",
-	  "the service is temporarily unavailable; retry later" },
-								/* HERR_UNAVAILABLE */
-	{ 500, "internal_error", "an internal error occurred" },/* HERR_INTERNAL */
+#define HERR_DEF(name, status, code, detail)	\
+	[HERR_##name] = { status, code, detail },
+	HERR_LIST(HERR_DEF)
+#undef HERR_DEF
 };
 
 /* The reason phrase of an HTTP status. */

@@ -18,10 +18,10 @@
 #include <stddef.h>
 
 enum log_level {
-	LOG_ERROR,	/* LOG_ERROR */
-	LOG_WARN,	/* LOG_WARN */
-	LOG_INFO,	/* LOG_INFO */
-	LOG_DEBUG,	/* LOG_DEBUG */
+	LOG_ERROR,
+	LOG_WARN,
+	LOG_INFO,
+	LOG_DEBUG,
 	LOG__MAX
 };
 

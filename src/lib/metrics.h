@@ -20,8 +20,8 @@ struct buf;
 
 /* Why a callback got 409 (asyncexec_callbacks_refused_total{reason}). */
 enum refusal {
-	REFUSED_STALE_TOKEN,		/* REFUSED_STALE_TOKEN */
-	REFUSED_TERMINAL,		/* REFUSED_TERMINAL */
+	REFUSED_STALE_TOKEN,
+	REFUSED_TERMINAL,
 	REFUSED__MAX
 };
 

@@ -12,9 +12,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "api.h"
+
 #define NAME_MAX_LEN	64	/* environment, service, operation */
 #define TENANT_MAX_LEN	64
-#define CID_MAX_LEN	128
 
 int	valid_name(const char *);
 int	valid_tenant(const char *);

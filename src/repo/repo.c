@@ -1,8 +1,8 @@
 /*
  * repo.c - the execution repository: every SQL statement, prepared.
  *
- * One table (enum-indexed) holds the SQL text; db.c prepares it after
- * fork. Values go only through binds. Every result bind has is_null and
+ * One table (repo_stmts.c, enum-indexed) holds the SQL text; db.c
+ * prepares it after fork. Values go only through binds. Every result bind has is_null and
  * length. Compare-and-set updates are decided on the rows they matched
  * (the connection uses CLIENT_FOUND_ROWS).
  */
@@ -19,267 +19,12 @@
 #include "repo.h"
 #include "repo_sql.h"
 
-#define EXEC_COLS \
-	"id, correlation_id, environment, service_key, operation_key, " \
-	"status, initiator_tenant_id, initiator_key_hash, poll_token_hash, " \
-	"request_sha256, attempts, cancel_requested, " \
-	"(callback_token_hash IS NOT NULL AND lease_expires_at > ?), " \
-	"created_at, updated_at, completed_at, expires_at, result_payload, " \
-	"error_payload, progress_payload, last_error"
-#define EXEC_NCOLS	21
-/* what poll and cancel read first: no payloads (see repo_exec_poll) */
-#define POLL_COLS \
-	"id, status, initiator_key_hash, poll_token_hash, cancel_requested, " \
-	"created_at, updated_at, completed_at, expires_at, initiator_lineage, " \
-	"attempts, progress_payload IS NOT NULL, " \
-	"(status = 'waiting_callback' AND last_error IS NOT NULL)"
-
-static const struct db_stmt_def stmts[STMT__MAX] = {
-	[STMT_KEY_BY_HASH] = {
-	    "SELECT id, kind = 'backend', tenant_id, revoked_at IS NOT NULL, "
-	    "revoked_at, COALESCE(lineage_id, id) "
-	    "FROM s2r_api_key WHERE key_hash = ?", 1, "key_by_hash" },
-	[STMT_BACKEND_SERVES] = {
-	    "SELECT 1 FROM s2r_backend_key_route kr JOIN s2r_route r "
-	    "ON r.id = kr.route_id WHERE kr.key_id = ? AND r.environment = ? "
-	    "AND r.service_key = ? AND r.operation_key = ?",
-	    1, "backend_serves" },
-	[STMT_ROUTE_GET] = {
-	    "SELECT id, retention_days, enabled FROM s2r_route "
-	    "WHERE environment = ? AND service_key = ? AND operation_key = ?",
-	    1, "route_get" },
-	[STMT_EXEC_INSERT] = {
-	    "INSERT INTO s2r_async_execution (correlation_id, environment, "
-	    "service_key, operation_key, status, request_payload, "
-	    "request_sha256, initiator_tenant_id, initiator_key_hash, "
-	    "poll_token_hash, created_at, updated_at, expires_at, "
-	    "initiator_lineage) VALUES "
-	    "(?, ?, ?, ?, 'waiting_callback', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-	    1, "exec_insert" },
-	[STMT_EXEC_BY_KEY] = {
-	    "SELECT " EXEC_COLS " FROM s2r_async_execution "
-	    "WHERE initiator_tenant_id = ? AND environment = ? AND "
-	    "service_key = ? AND operation_key = ? AND correlation_id = ?",
-	    1, "exec_by_key" },
-	[STMT_EXEC_BY_ID] = {
-	    "SELECT " EXEC_COLS " FROM s2r_async_execution WHERE id = ?",
-	    1, "exec_by_id" },
-	[STMT_EXEC_ROTATE_POLL] = {
-	    "UPDATE s2r_async_execution SET poll_token_hash = ? WHERE id = ?",
-	    1, "exec_rotate_poll" },
-	[STMT_EXEC_CANCEL] = {
-	    "UPDATE s2r_async_execution SET status = 'cancelled', "
-	    "completed_at = ?, updated_at = ? WHERE id = ? AND "
-	    "status = 'waiting_callback' AND (callback_token_hash IS NULL OR "
-	    "lease_expires_at IS NULL OR lease_expires_at <= ?)",
-	    0, "exec_cancel" },
-	[STMT_EXEC_REQUEST_CANCEL] = {
-	    "UPDATE s2r_async_execution SET updated_at = CASE WHEN "
-	    "cancel_requested = 0 THEN ? ELSE updated_at END, "
-	    "cancel_requested = 1 WHERE id = ? AND status = 'waiting_callback'",
-	    0, "exec_request_cancel" },
-	[STMT_CLAIM_SELECT] = {
-	    "SELECT id, correlation_id, initiator_tenant_id, request_payload, "
-	    "attempts, created_at FROM s2r_async_execution "
-	    "FORCE INDEX (ix_exec_claim) "
-	    "WHERE environment = ? AND service_key = ? AND operation_key = ? "
-	    "AND status = 'waiting_callback' AND cancel_requested = 0 AND "
-	    "(lease_expires_at IS NULL OR lease_expires_at <= ?) "
-	    "AND expires_at > ? AND (not_before IS NULL OR not_before <= ?) "
-	    "AND attempts < ? "
-	    "ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED", 0, "claim_select" },
-	[STMT_CLAIM_UPDATE] = {
-	    "UPDATE s2r_async_execution SET callback_token_hash = ?, "
-	    "lease_expires_at = ?, attempts = attempts + 1 WHERE id = ?",
-	    0, "claim_update" },
-	[STMT_HEARTBEAT] = {
-	    "UPDATE s2r_async_execution SET lease_expires_at = ? WHERE id = ? "
-	    "AND status = 'waiting_callback' AND callback_token_hash = ?",
-	    0, "heartbeat" },
-	[STMT_SCHEMA_VERSION] = {
-	    "SELECT COALESCE(MAX(version), 0) FROM s2r_schema_version",
-	    1, "schema_version" },
-	[STMT_MIGRATION_APPLIED] = {
-	    "SELECT COUNT(*) FROM s2r_schema_version WHERE version = ?",
-	    1, "migration_applied" },
-	[STMT_ROUTE_ADD] = {
-	    "INSERT INTO s2r_route (environment, service_key, operation_key, "
-	    "retention_days, enabled, created_at) VALUES (?, ?, ?, ?, 1, ?)",
-	    0, "route_add" },
-	[STMT_KEY_ADD] = {
-	    "INSERT INTO s2r_api_key (kind, key_hash, tenant_id, label, "
-	    "created_at) VALUES (?, ?, ?, ?, ?)", 0, "key_add" },
-	[STMT_BACKEND_ROUTE_ADD] = {
-	    "INSERT INTO s2r_backend_key_route (key_id, route_id) "
-	    "VALUES (?, ?)", 0, "backend_route_add" },
-	[STMT_MIGRATION_RECORD] = {
-	    "INSERT INTO s2r_schema_version (version, applied_at) "
-	    "VALUES (?, ?)", 0, "migration_record" },
-	[STMT_ROUTE_LIST] = {
-	    "SELECT CONCAT(environment, '/', service_key, '/', operation_key), "
-	    "retention_days, IF(enabled, 'yes', 'no') FROM s2r_route "
-	    "ORDER BY environment, service_key, operation_key",
-	    1, "route_list" },
-	[STMT_ROUTE_SET_ENABLED] = {
-	    "UPDATE s2r_route SET enabled = ? WHERE environment = ? AND "
-	    "service_key = ? AND operation_key = ?", 1, "route_set_enabled" },
-	[STMT_KEY_LIST] = {
-	    "SELECT k.id, COALESCE(k.tenant_id, ''), COALESCE(k.label, ''), "
-	    "IF(k.revoked_at IS NULL OR k.revoked_at > UTC_TIMESTAMP(3), 'no', "
-	    "'yes'), COALESCE(GROUP_CONCAT(CONCAT("
-	    "r.environment, '/', r.service_key, '/', r.operation_key) "
-	    "ORDER BY r.id SEPARATOR ','), '') FROM s2r_api_key k "
-	    "LEFT JOIN s2r_backend_key_route kr ON kr.key_id = k.id "
-	    "LEFT JOIN s2r_route r ON r.id = kr.route_id WHERE k.kind = ? "
-	    "GROUP BY k.id ORDER BY k.id", 1, "key_list" },
-	[STMT_KEY_REVOKE] = {
-	    "UPDATE s2r_api_key SET revoked_at = LEAST(COALESCE(revoked_at, "
-	    "?), ?) WHERE id = ? AND kind = ?", 1, "key_revoke" },
-	[STMT_STATS] = {
-	    "SELECT CONCAT(environment, '/', service_key, '/', operation_key), "
-	    "status, COUNT(*) FROM s2r_async_execution GROUP BY environment, "
-	    "service_key, operation_key, status", 1, "stats" },
-	/* per-tenant quota (repo_tenant.c, migration 9) */
-	[STMT_TENANT_QUOTA] = {
-	    "SELECT max_open FROM s2r_tenant WHERE tenant_id = ?",
-	    1, "tenant_quota" },
-	/* ix_exec_tenant_open's range of the tenant's waiting executions,
-	 * at most ? entries (the limit + 1): bounded by the quota */
-	[STMT_TENANT_OPEN] = {
-	    "SELECT COUNT(*) FROM (SELECT 1 FROM s2r_async_execution "
-	    "FORCE INDEX (ix_exec_tenant_open) WHERE initiator_tenant_id = ? "
-	    "AND status = 'waiting_callback' LIMIT ?) w", 1, "tenant_open" },
-	[STMT_TENANT_SET] = {
-	    "INSERT INTO s2r_tenant (tenant_id, max_open, updated_at) VALUES "
-	    "(?, ?, ?) ON DUPLICATE KEY UPDATE max_open = VALUES(max_open), "
-	    "updated_at = VALUES(updated_at)", 1, "tenant_set" },
-	[STMT_TENANT_LIST] = {
-	    "SELECT t.tenant_id, t.max_open, (SELECT COUNT(*) FROM "
-	    "s2r_async_execution e FORCE INDEX (ix_exec_tenant_open) WHERE "
-	    "e.initiator_tenant_id = t.tenant_id AND "
-	    "e.status = 'waiting_callback') FROM s2r_tenant t "
-	    "ORDER BY t.tenant_id", 1, "tenant_list" },
-	[STMT_EXEC_PAYLOAD] = {
-	    "SELECT result_payload, error_payload, progress_payload, "
-	    "last_error FROM s2r_async_execution "
-	    "WHERE id = ?", 1, "exec_payload" },
-	[STMT_FIN_COMPLETE] = {
-	    "UPDATE s2r_async_execution SET status = 'completed', "
-	    "result_payload = ?, winner_hash = ?, completed_at = ?, "
-	    "updated_at = ? WHERE id = ? "
-	    "AND status = 'waiting_callback' AND callback_token_hash = ?",
-	    0, "fin_complete" },
-	[STMT_FIN_FAIL] = {
-	    "UPDATE s2r_async_execution SET status = 'failed', "
-	    "error_payload = ?, winner_hash = ?, completed_at = ?, "
-	    "updated_at = ? WHERE id = ? "
-	    "AND status = 'waiting_callback' AND callback_token_hash = ?",
-	    0, "fin_fail" },
-	[STMT_FIN_CANCELLED] = {
-	    "UPDATE s2r_async_execution SET status = 'cancelled', "
-	    "winner_hash = ?, completed_at = ?, updated_at = ? WHERE id = ? "
-	    "AND status = 'waiting_callback' AND callback_token_hash = ? AND "
-	    "cancel_requested = 1", 0, "fin_cancelled" },
-	/* a retryable failure: the claim ends, the retry waits (migration 8) */
-	[STMT_FIN_RETRY] = {
-	    "UPDATE s2r_async_execution SET callback_token_hash = NULL, "
-	    "lease_expires_at = NULL, not_before = ?, last_error = ?, "
-	    "updated_at = ? WHERE id = ? AND status = 'waiting_callback' AND "
-	    "callback_token_hash = ? AND cancel_requested = 0 AND attempts < ?",
-	    0, "fin_retry" },
-	[STMT_HEARTBEAT_PROGRESS] = {
-	    "UPDATE s2r_async_execution SET lease_expires_at = ?, "
-	    "progress_payload = ?, updated_at = ? WHERE id = ? AND "
-	    "status = 'waiting_callback' AND callback_token_hash = ?",
-	    0, "heartbeat_progress" },
-	[STMT_EXEC_WINNER] = {
-	    "SELECT callback_token_hash, winner_hash FROM s2r_async_execution "
-	    "WHERE id = ?", 1, "exec_winner" },
-	[STMT_EXEC_POLL_ID] = {
-	    "SELECT " POLL_COLS " FROM s2r_async_execution WHERE id = ? AND "
-	    "initiator_tenant_id = ? AND environment = ? AND service_key = ? "
-	    "AND operation_key = ? AND correlation_id = ?",
-	    1, "exec_poll_id" },
-	[STMT_MIGRATE_LOCK] = {
-	    "SELECT GET_LOCK(CONCAT('asyncexec_migrate:', DATABASE()), ?)",
-	    0, "migrate_lock" },
-	[STMT_MIGRATE_UNLOCK] = {
-	    "SELECT RELEASE_LOCK(CONCAT('asyncexec_migrate:', DATABASE()))",
-	    0, "migrate_unlock" },
-	[STMT_METRICS_ROUTES] = {
-	    "SELECT environment, service_key, operation_key FROM s2r_route "
-	    "ORDER BY id LIMIT " REPO_METRICS_ROUTES_STR, 1, "metrics_routes" },
-	/* index range of ix_exec_claim, at most REPO_WAITING_CAP entries */
-	[STMT_METRICS_WAITING] = {
-	    "SELECT COUNT(*) FROM (SELECT 1 FROM s2r_async_execution "
-	    "WHERE environment = ? AND service_key = ? AND operation_key = ? "
-	    "AND status = 'waiting_callback' LIMIT " REPO_WAITING_CAP_STR ") w",
-	    1, "metrics_waiting" },
-	/* the first entry of ix_exec_claim's waiting range: one probe */
-	[STMT_METRICS_OLDEST] = {
-	    "SELECT created_at FROM s2r_async_execution WHERE environment = ? "
-	    "AND service_key = ? AND operation_key = ? AND "
-	    "status = 'waiting_callback' AND cancel_requested = 0 "
-	    "ORDER BY id LIMIT 1", 1, "metrics_oldest" },
-	/* poll-token keys (repo_keys.c): every version, LIKE escaped */
-	[STMT_POLL_KEYS] = {
-	    "SELECT name, secret, retire_at FROM s2r_secret WHERE "
-	    "name = 'poll_token_id_key' OR name LIKE 'poll\\_token\\_id\\_key.%' "
-	    "ORDER BY name", 1, "poll_keys" },
-	[STMT_POLL_KEY_INSERT] = {
-	    "INSERT IGNORE INTO s2r_secret (name, secret, created_at) "
-	    "VALUES (?, ?, ?)", 0, "poll_key_insert" },
-	[STMT_POLL_KEY_RETIRE] = {
-	    "UPDATE s2r_secret SET retire_at = ? WHERE (name = "
-	    "'poll_token_id_key' OR name LIKE 'poll\\_token\\_id\\_key.%') AND "
-	    "name <> ? AND (retire_at IS NULL OR retire_at > ?)",
-	    0, "poll_key_retire" },
-	/* the newest version, and the oldest binary schema every migration
-	 * after B (the bind) still serves (NULL compatible_from: its own) */
-	[STMT_SCHEMA_COMPAT] = {
-	    "SELECT COALESCE(MAX(version), 0), COALESCE(MAX(IF(version > ?, "
-	    "COALESCE(compatible_from, version), 0)), 0) "
-	    "FROM s2r_schema_version", 1, "schema_compat" },
-	[STMT_SCHEMA_SET_COMPAT] = {
-	    "UPDATE s2r_schema_version SET compatible_from = ? "
-	    "WHERE version = ? AND compatible_from IS NULL",
-	    0, "schema_set_compat" },
-	[STMT_METRICS_EXPIRY] = {
-	    "SELECT last_run_at, last_result, last_success_at, expired, "
-	    "cancelled, abandoned, purged, duration_ms FROM s2r_job_run "
-	    "WHERE job = 'expire'", 1, "metrics_expiry" },
-	/* list (repo_list.c): ix_exec_list / ix_exec_list_status, newest
-	 * first from below the page token's id; status + 0 is the ENUM's
-	 * index, 1-based in enum exec_status order */
-	[STMT_EXEC_LIST] = {
-	    "SELECT id, correlation_id, status + 0, created_at, updated_at, "
-	    "completed_at, expires_at FROM s2r_async_execution "
-	    "FORCE INDEX (ix_exec_list) WHERE initiator_lineage = ? AND "
-	    "environment = ? AND service_key = ? AND operation_key = ? AND "
-	    "id < ? ORDER BY id DESC LIMIT ?", 1, "exec_list" },
-	[STMT_EXEC_LIST_STATUS] = {
-	    "SELECT id, correlation_id, status + 0, created_at, updated_at, "
-	    "completed_at, expires_at FROM s2r_async_execution "
-	    "FORCE INDEX (ix_exec_list_status) WHERE initiator_lineage = ? AND "
-	    "environment = ? AND service_key = ? AND operation_key = ? AND "
-	    "status = ? AND id < ? ORDER BY id DESC LIMIT ?", 1,
-	    "exec_list_status" },
-	[STMT_SECRET_GET] = {
-	    "SELECT secret FROM s2r_secret WHERE name = ?",
-	    1, "secret_get" },
-	/* locking read: waits for a write of a lost connection in flight */
-	[STMT_EXEC_OUTCOME] = {
-	    "SELECT status, callback_token_hash, completed_at FROM "
-	    "s2r_async_execution WHERE id = ? LOCK IN SHARE MODE",
-	    1, "exec_outcome" },
-};
-
 static const char *const status_names[ST__MAX] = {
-	"waiting_callback",	/* ST_WAITING */
-	"completed",		/* ST_COMPLETED */
-	"failed",		/* ST_FAILED */
-	"expired",		/* ST_EXPIRED */
-	"cancelled",		/* ST_CANCELLED */
+	[ST_WAITING] = "waiting_callback",
+	[ST_COMPLETED] = "completed",
+	[ST_FAILED] = "failed",
+	[ST_EXPIRED] = "expired",
+	[ST_CANCELLED] = "cancelled",
 };
 
 const char *
@@ -306,7 +51,7 @@ status_parse(const char *s)
 struct db *
 repo_open(const struct config *cfg, int eager)
 {
-	return db_new(cfg, stmts, STMT__MAX, eager, 0);
+	return db_new(cfg, repo_stmts, STMT__MAX, eager, 0);
 }
 
 /*
@@ -317,7 +62,7 @@ repo_open(const struct config *cfg, int eager)
 struct db *
 repo_open_migrate(const struct config *cfg)
 {
-	return db_new(cfg, stmts, STMT__MAX, 0, 1);
+	return db_new(cfg, repo_stmts, STMT__MAX, 0, 1);
 }
 
 void

@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "api.h"
 #include "crypto.h"
 #include "valid.h"
 
@@ -34,11 +35,11 @@ enum repo_rc {
 };
 
 enum exec_status {
-	ST_WAITING,		/* ST_WAITING */
-	ST_COMPLETED,		/* ST_COMPLETED */
-	ST_FAILED,		/* ST_FAILED */
-	ST_EXPIRED,		/* ST_EXPIRED */
-	ST_CANCELLED,		/* ST_CANCELLED */
+	ST_WAITING,
+	ST_COMPLETED,
+	ST_FAILED,
+	ST_EXPIRED,
+	ST_CANCELLED,
 	ST__MAX
 };
 
@@ -94,7 +95,6 @@ struct exec_row {
 
 #define PROGRESS_SCHEMA		8	/* progress, retries, the winner */
 /* progress: at most this many bytes as sent (else 413) */
-#define PROGRESS_MAX_BYTES	16384
 /* a retryable failure's delay: 0..RETRY_AFTER_MAX seconds */
 #define RETRY_AFTER_MAX		86400
 
@@ -164,7 +164,6 @@ enum repo_rc	repo_exec_rotate_poll(struct db *, uint64_t, const unsigned char *)
 enum repo_rc	repo_exec_cancel(struct db *, uint64_t, int64_t now);
 enum repo_rc	repo_exec_request_cancel(struct db *, uint64_t, int64_t now);
 /* one item of a listing (repo_list.c): no payload, no secret */
-#define LIST_MAX	100	/* items a page holds at most */
 struct list_item {
 	uint64_t	 id;
 	char		 cid[CID_MAX_LEN + 1];

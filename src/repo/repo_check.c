@@ -19,10 +19,10 @@
 #include "repo_check.h"
 
 enum cstmt {
-	CSTMT_TABLES,		/* CSTMT_TABLES */
-	CSTMT_SERVER,		/* CSTMT_SERVER */
-	CSTMT_GRANTS,		/* CSTMT_GRANTS */
-	CSTMT_SCHEMA,		/* CSTMT_SCHEMA */
+	CSTMT_TABLES,
+	CSTMT_SERVER,
+	CSTMT_GRANTS,
+	CSTMT_SCHEMA,
 	CSTMT__PROBES		/* the probes follow, in probes[] order */
 };
 

@@ -51,22 +51,22 @@
 	"CONCAT('asyncexec_expire:', LEFT(COALESCE(DATABASE(), ''), 40))"
 
 enum xstmt {
-	XSTMT_SESSION,		/* XSTMT_SESSION */
-	XSTMT_LOCK,		/* XSTMT_LOCK */
-	XSTMT_UNLOCK,		/* XSTMT_UNLOCK */
-	XSTMT_EXPIRE_DUE,	/* XSTMT_EXPIRE_DUE */
-	XSTMT_EXPIRE_APPLY,	/* XSTMT_EXPIRE_APPLY */
-	XSTMT_CANCEL_DUE,	/* XSTMT_CANCEL_DUE */
-	XSTMT_CANCEL_APPLY,	/* XSTMT_CANCEL_APPLY */
-	XSTMT_ABANDON_DUE,	/* XSTMT_ABANDON_DUE */
-	XSTMT_ABANDON_APPLY,	/* XSTMT_ABANDON_APPLY */
-	XSTMT_PURGE_DUE,	/* XSTMT_PURGE_DUE */
-	XSTMT_PURGE_APPLY,	/* XSTMT_PURGE_APPLY */
-	XSTMT_COUNT_EXPIRE,	/* XSTMT_COUNT_EXPIRE */
-	XSTMT_COUNT_CANCEL,	/* XSTMT_COUNT_CANCEL */
-	XSTMT_COUNT_ABANDON,	/* XSTMT_COUNT_ABANDON */
-	XSTMT_COUNT_PURGE,	/* XSTMT_COUNT_PURGE */
-	XSTMT_RECORD,		/* XSTMT_RECORD */
+	XSTMT_SESSION,
+	XSTMT_LOCK,
+	XSTMT_UNLOCK,
+	XSTMT_EXPIRE_DUE,
+	XSTMT_EXPIRE_APPLY,
+	XSTMT_CANCEL_DUE,
+	XSTMT_CANCEL_APPLY,
+	XSTMT_ABANDON_DUE,
+	XSTMT_ABANDON_APPLY,
+	XSTMT_PURGE_DUE,
+	XSTMT_PURGE_APPLY,
+	XSTMT_COUNT_EXPIRE,
+	XSTMT_COUNT_CANCEL,
+	XSTMT_COUNT_ABANDON,
+	XSTMT_COUNT_PURGE,
+	XSTMT_RECORD,
 	XSTMT__MAX
 };
 
@@ -79,51 +79,67 @@ enum xstmt {
  * connection.
  */
 static const struct db_stmt_def xstmts[XSTMT__MAX] = {
-	{ "SET SESSION innodb_lock_wait_timeout = "
-	  REPO_EXPIRE_LOCK_WAIT_STR, 0, "session" },		/* XSTMT_SESSION */
-	{ "SELECT GET_LOCK(" LOCK_NAME ", 0)", 0, "lock" },	/* XSTMT_LOCK */
-	{ "SELECT RELEASE_LOCK(" LOCK_NAME ")", 0, "unlock" },	/* XSTMT_UNLOCK */
-	{ "SELECT id, expires_at FROM s2r_async_execution WHERE status = "
+	[XSTMT_SESSION] = {
+	  "SET SESSION innodb_lock_wait_timeout = "
+	  REPO_EXPIRE_LOCK_WAIT_STR, 0, "session" },
+	[XSTMT_LOCK] = {
+	  "SELECT GET_LOCK(" LOCK_NAME ", 0)", 0, "lock" },
+	[XSTMT_UNLOCK] = {
+	  "SELECT RELEASE_LOCK(" LOCK_NAME ")", 0, "unlock" },
+	[XSTMT_EXPIRE_DUE] = {
+	  "SELECT id, expires_at FROM s2r_async_execution WHERE status = "
 	  "'waiting_callback' AND expires_at <= ? AND (expires_at > ? OR "
 	  "(expires_at = ? AND id > ?)) ORDER BY expires_at, id LIMIT ?",
-	  0, "expire_due" },						/* XSTMT_EXPIRE_DUE */
-	{ IDS_JOIN "e.status = 'expired', e.completed_at = ?, "
+	  0, "expire_due" },
+	[XSTMT_EXPIRE_APPLY] = {
+	  IDS_JOIN "e.status = 'expired', e.completed_at = ?, "
 	  "e.updated_at = ? WHERE e.status = 'waiting_callback' AND "
-	  "e.expires_at <= ?", 0, "expire_apply" },			/* XSTMT_EXPIRE_APPLY */
-	{ "SELECT e.id, 0 " CANCEL_FROM "AND e.id > ? ORDER BY e.id LIMIT ?",
-	  0, "cancel_due" },						/* XSTMT_CANCEL_DUE */
-	{ IDS_JOIN "e.status = 'cancelled', e.completed_at = ?, "
+	  "e.expires_at <= ?", 0, "expire_apply" },
+	[XSTMT_CANCEL_DUE] = {
+	  "SELECT e.id, 0 " CANCEL_FROM "AND e.id > ? ORDER BY e.id LIMIT ?",
+	  0, "cancel_due" },
+	[XSTMT_CANCEL_APPLY] = {
+	  IDS_JOIN "e.status = 'cancelled', e.completed_at = ?, "
 	  "e.updated_at = ? WHERE e.status = 'waiting_callback' AND "
 	  "e.cancel_requested = 1 AND (e.lease_expires_at IS NULL OR "
-	  "e.lease_expires_at <= ?)", 0, "cancel_apply" },		/* XSTMT_CANCEL_APPLY */
-	{ "SELECT id, attempts FROM s2r_async_execution WHERE status = "
+	  "e.lease_expires_at <= ?)", 0, "cancel_apply" },
+	[XSTMT_ABANDON_DUE] = {
+	  "SELECT id, attempts FROM s2r_async_execution WHERE status = "
 	  "'waiting_callback' AND attempts >= ? AND lease_expires_at <= ? "
 	  "AND (attempts > ? OR (attempts = ? AND id > ?)) "
-	  "ORDER BY attempts, id LIMIT ?", 0, "abandon_due" },		/* XSTMT_ABANDON_DUE */
-	{ IDS_JOIN "e.status = 'failed', e.error_payload = "
+	  "ORDER BY attempts, id LIMIT ?", 0, "abandon_due" },
+	[XSTMT_ABANDON_APPLY] = {
+	  IDS_JOIN "e.status = 'failed', e.error_payload = "
 	  "CONCAT('{\"message\":\"abandoned after ', e.attempts, "
 	  "' claims\"}'), e.completed_at = ?, e.updated_at = ? WHERE "
 	  "e.status = 'waiting_callback' AND e.attempts >= ? AND "
-	  "e.lease_expires_at <= ?", 0, "abandon_apply" },		/* XSTMT_ABANDON_APPLY */
-	{ "SELECT id, expires_at FROM s2r_async_execution WHERE status = ? "
+	  "e.lease_expires_at <= ?", 0, "abandon_apply" },
+	[XSTMT_PURGE_DUE] = {
+	  "SELECT id, expires_at FROM s2r_async_execution WHERE status = ? "
 	  "AND expires_at < ? AND (expires_at > ? OR (expires_at = ? AND "
-	  "id > ?)) ORDER BY expires_at, id LIMIT ?", 0, "purge_due" },	/* XSTMT_PURGE_DUE */
-	{ "DELETE e FROM " IDS_TABLE "WHERE e.status <> 'waiting_callback' "
-	  "AND e.expires_at < ?", 0, "purge_apply" },			/* XSTMT_PURGE_APPLY */
-	{ "SELECT COUNT(*) FROM s2r_async_execution WHERE status = "
-	  "'waiting_callback' AND expires_at <= ?", 0, "count_expire" },	/* XSTMT_COUNT_EXPIRE */
-	{ "SELECT COUNT(*) " CANCEL_FROM "AND e.expires_at > ?",
-	  0, "count_cancel" },						/* XSTMT_COUNT_CANCEL */
-	{ "SELECT COUNT(*) FROM s2r_async_execution WHERE status = "
+	  "id > ?)) ORDER BY expires_at, id LIMIT ?", 0, "purge_due" },
+	[XSTMT_PURGE_APPLY] = {
+	  "DELETE e FROM " IDS_TABLE "WHERE e.status <> 'waiting_callback' "
+	  "AND e.expires_at < ?", 0, "purge_apply" },
+	[XSTMT_COUNT_EXPIRE] = {
+	  "SELECT COUNT(*) FROM s2r_async_execution WHERE status = "
+	  "'waiting_callback' AND expires_at <= ?", 0, "count_expire" },
+	[XSTMT_COUNT_CANCEL] = {
+	  "SELECT COUNT(*) " CANCEL_FROM "AND e.expires_at > ?",
+	  0, "count_cancel" },
+	[XSTMT_COUNT_ABANDON] = {
+	  "SELECT COUNT(*) FROM s2r_async_execution WHERE status = "
 	  "'waiting_callback' AND attempts >= ? AND lease_expires_at <= ? "
 	  "AND expires_at > ? AND cancel_requested = 0",
-	  0, "count_abandon" },						/* XSTMT_COUNT_ABANDON */
+	  0, "count_abandon" },
 	/* every status (as an IN list, so ix_exec_expiry serves it): a
 	 * waiting row this old is expired and then purged by the same run */
-	{ "SELECT COUNT(*) FROM s2r_async_execution WHERE status IN "
+	[XSTMT_COUNT_PURGE] = {
+	  "SELECT COUNT(*) FROM s2r_async_execution WHERE status IN "
 	  "('waiting_callback', 'completed', 'failed', 'expired', "
-	  "'cancelled') AND expires_at < ?", 0, "count_purge" },	/* XSTMT_COUNT_PURGE */
-	{ "INSERT INTO s2r_job_run (job, last_run_at, last_result, "
+	  "'cancelled') AND expires_at < ?", 0, "count_purge" },
+	[XSTMT_RECORD] = {
+	  "INSERT INTO s2r_job_run (job, last_run_at, last_result, "
 	  "last_success_at, expired, cancelled, abandoned, purged, retries, "
 	  "duration_ms) VALUES ('expire', ?, ?, ?, ?, ?, ?, ?, ?, ?) "
 	  "ON DUPLICATE KEY UPDATE last_run_at = VALUES(last_run_at), "
@@ -132,7 +148,7 @@ static const struct db_stmt_def xstmts[XSTMT__MAX] = {
 	  "VALUES(expired), cancelled = VALUES(cancelled), abandoned = "
 	  "VALUES(abandoned), purged = VALUES(purged), retries = "
 	  "VALUES(retries), duration_ms = VALUES(duration_ms)", 0,
-	  "record" },					/* XSTMT_RECORD */
+	  "record" },
 };
 
 /* Opens the expiry repository (connects on first use). NULL: no memory. */

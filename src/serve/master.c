@@ -59,6 +59,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "api.h"
 #include "clock.h"
 #include "config.h"
 #include "log.h"
@@ -69,7 +70,6 @@
 #include "master.h"
 #include "worker.h"
 
-#define MAX_WORKERS		1024
 #define STOP_KILL_SECONDS	25	/* then SIGKILL (the unit: 30 s) */
 #define BACKOFF_MIN_MS		100
 #define BACKOFF_MAX_MS		30000
@@ -462,8 +462,8 @@ reload(struct master *m)
 		    "and workers stay: %s", err);
 		return -1;
 	}
-	if ((n = config_workers(&next)) > MAX_WORKERS)
-		n = MAX_WORKERS;
+	if ((n = config_workers(&next)) > WORKERS_MAX)
+		n = WORKERS_MAX;
 	need = m->nold + m->n + n;
 	if (need > m->oldcap) {
 		if ((old = reallocarray(m->old, need, sizeof(*old))) == NULL)
@@ -586,8 +586,8 @@ master_init(struct master *m, const struct config *cfg, const char *path,
 	m->cfg = *cfg;
 	m->path = path;
 	m->fd = fd;
-	if ((m->n = config_workers(cfg)) > MAX_WORKERS)
-		m->n = MAX_WORKERS;
+	if ((m->n = config_workers(cfg)) > WORKERS_MAX)
+		m->n = WORKERS_MAX;
 	m->oldcap = m->n;
 	if ((m->kids = calloc(m->n, sizeof(*m->kids))) == NULL ||
 	    (m->old = calloc(m->oldcap, sizeof(*m->old))) == NULL) {
