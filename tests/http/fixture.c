@@ -132,6 +132,21 @@ fx_poll(const struct fx *f, const char *key, const char *cid, const char *token,
 	    extra ? extra : "", (const char *)NULL);
 }
 
+char *
+fx_poll_body(const struct fx *f, const struct sub *s)
+{
+	struct http_resp r;
+	char *b = NULL;
+
+	if (fx_poll(f, f->ckey, s->cid, s->token, NULL, &r) == 200) {
+		b = r.body;
+		r.body = NULL;
+	} else
+		fprintf(stderr, "  poll: %d %.200s\n", r.status, r.body ? r.body : "");
+	http_resp_free(&r);
+	return b;
+}
+
 int
 fx_cancel(const struct fx *f, const char *key, const char *cid, const char *token,
     struct http_resp *out)

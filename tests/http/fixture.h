@@ -58,6 +58,9 @@ int fx_poll(const struct fx *f, const char *key, const char *cid, const char *to
     const char *extra, struct http_resp *out);
 int fx_cancel(const struct fx *f, const char *key, const char *cid, const char *token,
     struct http_resp *out);
+/* The body of a 200 poll of S with f->ckey (caller frees), or NULL (the status on
+ * stderr). */
+char *fx_poll_body(const struct fx *f, const struct sub *s);
 /* Status member of a successful poll with f->ckey, or "" (static buffer). */
 const char *fx_status(const struct fx *f, const struct sub *s);
 

@@ -20,27 +20,11 @@ heartbeat(const struct claim *c, const char *body, struct http_resp *r)
 	return fx_callback(F.bkey, c->id, "heartbeat", c->token, body, r);
 }
 
-/* The poll body of S (caller frees), or NULL. */
-static char *
-poll_body(const struct sub *s)
-{
-	struct http_resp r;
-	char *b = NULL;
-
-	if (fx_poll(&F, F.ckey, s->cid, s->token, NULL, &r) == 200) {
-		b = r.body;
-		r.body = NULL;
-	} else
-		fprintf(stderr, "  poll: %d %.200s\n", r.status, r.body ? r.body : "");
-	http_resp_free(&r);
-	return b;
-}
-
 /* Whether poll of S shows attempt N. */
 static int
 poll_attempt(const struct sub *s, int64_t n)
 {
-	char *b = poll_body(s);
+	char *b = fx_poll_body(&F, s);
 	struct json_object *o = b ? json_tokener_parse(b) : NULL;
 	int64_t v = -1;
 	int ok = o != NULL && jint(o, "attempt", &v) && v == n;
@@ -76,7 +60,7 @@ test_progress(void)
 
 	CHECK(fx_submit_ok(&F, NULL, "{}", &s));
 	CHECK(poll_attempt(&s, 0));
-	b = poll_body(&s);
+	b = fx_poll_body(&F, &s);
 	CHECK(b != NULL && strstr(b, "\"progress\"") == NULL);
 	free(b);
 	CHECK(fx_claim_one(&F, &c));
@@ -86,7 +70,7 @@ test_progress(void)
 	CHECK_EQ_INT(heartbeat(&c, body, &r), 200);
 	CHECK(expect_json(&r, 200));
 	http_resp_free(&r);
-	b = poll_body(&s);
+	b = fx_poll_body(&F, &s);
 	snprintf(body, sizeof body, "\"progress\":%s", raw);
 	CHECK(b != NULL && strstr(b, body) != NULL);
 	if (b == NULL || strstr(b, body) == NULL)
@@ -95,7 +79,7 @@ test_progress(void)
 	/* a heartbeat without progress keeps it */
 	CHECK_EQ_INT(heartbeat(&c, "{}", &r), 200);
 	http_resp_free(&r);
-	b = poll_body(&s);
+	b = fx_poll_body(&F, &s);
 	CHECK(b != NULL && strstr(b, body) != NULL);
 	free(b);
 	/* exactly the limit is stored; one byte more is 413 and stores nothing */
@@ -104,7 +88,7 @@ test_progress(void)
 	snprintf(big, PROGRESS_MAX + 64, "{\"progress\":%s}", v);
 	CHECK_EQ_INT(heartbeat(&c, big, &r), 200);
 	http_resp_free(&r);
-	b = poll_body(&s);
+	b = fx_poll_body(&F, &s);
 	CHECK(b != NULL && strstr(b, v) != NULL);
 	free(b);
 	free(v);
@@ -115,7 +99,7 @@ test_progress(void)
 	heartbeat(&c, big, &r);
 	CHECK(expect_problem(&r, 413, "payload_too_large"));
 	http_resp_free(&r);
-	b = poll_body(&s);
+	b = fx_poll_body(&F, &s);
 	CHECK(b != NULL && strstr(b, "\"progress\":[\"step-2\"]") != NULL);
 	CHECK(b != NULL && strstr(b, "xxxxxxxx") == NULL);
 	free(b);
@@ -127,7 +111,7 @@ test_progress(void)
 	http_resp_free(&r);
 	/* kept after the execution is terminal */
 	CHECK_EQ_INT(fx_complete(&F, &c, "{\"done\":true}"), 200);
-	b = poll_body(&s);
+	b = fx_poll_body(&F, &s);
 	CHECK(b != NULL && strstr(b, "\"progress\":[\"step-2\"]") != NULL);
 	CHECK(b != NULL && strstr(b, "\"result\":{\"done\":true}") != NULL);
 	CHECK(b != NULL && strstr(b, "\"status\":\"completed\"") != NULL);
@@ -137,7 +121,7 @@ test_progress(void)
 	heartbeat(&c, "{\"progress\":\"late\"}", &r);
 	CHECK(expect_conflict(&r, "completed"));
 	http_resp_free(&r);
-	b = poll_body(&s);
+	b = fx_poll_body(&F, &s);
 	CHECK(b != NULL && strstr(b, "late") == NULL);
 	free(b);
 }

@@ -38,27 +38,11 @@ static const struct bad {
 
 static struct fx F;
 
-/* The poll body of S (caller frees), or NULL. */
-static char *
-poll_body(const struct sub *s)
-{
-	struct http_resp r;
-	char *b = NULL;
-
-	if (fx_poll(&F, F.ckey, s->cid, s->token, NULL, &r) == 200) {
-		b = r.body;
-		r.body = NULL;
-	} else
-		fprintf(stderr, "  poll: %d %.200s\n", r.status, r.body ? r.body : "");
-	http_resp_free(&r);
-	return b;
-}
-
 /* Whether the poll body of S holds NEEDLE byte for byte. */
 static int
 polled_has(const struct sub *s, const char *needle)
 {
-	char *b = poll_body(s);
+	char *b = fx_poll_body(&F, s);
 	int ok = b != NULL && strstr(b, needle) != NULL;
 
 	if (!ok)
@@ -205,7 +189,7 @@ test_bad_backend_bodies(void)
 		CHECK(refused(&c, "fail", body, bad[i].what));
 	}
 	{
-		char *b = poll_body(&s);
+		char *b = fx_poll_body(&F, &s);
 		o = b ? json_tokener_parse(b) : NULL;
 		CHECK_EQ_STR(jstr(o, "status"), "waiting_callback");
 		CHECK(jget(o, "progress") == NULL || jnull(o, "progress"));
