@@ -47,34 +47,52 @@ enum ckey {
 static const struct cdef defs[CK__MAX] = {
 	[CK_DB_HOST] = { "db_host", CT_STR, F(db_host), S(db_host), 0, 0 },
 	[CK_DB_PORT] = { "db_port", CT_UINT, F(db_port), 0, 1, 65535 },
-	[CK_DB_SOCKET] = { "db_socket", CT_STR, F(db_socket), S(db_socket), 0, 0 },
+	[CK_DB_SOCKET] =
+	    { "db_socket", CT_STR, F(db_socket), S(db_socket), 0, 0 },
 	[CK_DB_NAME] = { "db_name", CT_STR, F(db_name), S(db_name), 0, 0 },
 	[CK_DB_USER] = { "db_user", CT_STR, F(db_user), S(db_user), 0, 0 },
-	[CK_DB_PASSWORD] = { "db_password", CT_STR, F(db_password), S(db_password), 0, 0 },
-	[CK_DB_PASSWORD_FILE] = { "db_password_file", CT_STR, F(db_password_file),
-	  S(db_password_file), 0, 0 },
-	[CK_DB_CONNECT_TIMEOUT] = { "db_connect_timeout", CT_UINT, F(db_connect_timeout), 0, 1, 60 },
+	[CK_DB_PASSWORD] =
+	    { "db_password", CT_STR, F(db_password), S(db_password), 0, 0 },
+	[CK_DB_PASSWORD_FILE] =
+	    { "db_password_file", CT_STR, F(db_password_file),
+	    S(db_password_file), 0, 0 },
+	[CK_DB_CONNECT_TIMEOUT] =
+	    { "db_connect_timeout", CT_UINT, F(db_connect_timeout), 0, 1, 60 },
 	[CK_LISTEN] = { "listen", CT_STR, F(listen), S(listen), 0, 0 },
-	[CK_LISTEN_MODE] = { "listen_mode", CT_OCTAL, F(listen_mode), 0, 0, 0777 },
-	[CK_LISTEN_GROUP] = { "listen_group", CT_STR, F(listen_group), S(listen_group), 0, 0 },
-	[CK_LISTEN_BACKLOG] = { "listen_backlog", CT_UINT, F(listen_backlog), 0, 1, 65535 },
+	[CK_LISTEN_MODE] =
+	    { "listen_mode", CT_OCTAL, F(listen_mode), 0, 0, 0777 },
+	[CK_LISTEN_GROUP] =
+	    { "listen_group", CT_STR, F(listen_group), S(listen_group), 0, 0 },
+	[CK_LISTEN_BACKLOG] =
+	    { "listen_backlog", CT_UINT, F(listen_backlog), 0, 1, 65535 },
 	[CK_WORKERS] = { "workers", CT_UINT, F(workers), 0, 0, WORKERS_MAX },
-	[CK_MAX_REQUEST_BYTES] = { "max_request_bytes", CT_SIZE, F(max_request_bytes), 0, 2,
-	  1UL << 30 },
-	[CK_MAX_RESULT_BYTES] = { "max_result_bytes", CT_SIZE, F(max_result_bytes), 0, 16,
-	  1UL << 30 },
-	[CK_MAX_JSON_DEPTH] = { "max_json_depth", CT_UINT, F(max_json_depth), 0, 1, 1000 },
-	[CK_RETRY_AFTER] = { "retry_after_seconds", CT_UINT, F(retry_after_seconds), 0, 1,
-	  3600 },
-	[CK_MAX_ATTEMPTS] = { "max_attempts", CT_UINT, F(max_attempts), 0, 1, 1000 },
-	[CK_PURGE_GRACE_DAYS] = { "purge_grace_days", CT_UINT, F(purge_grace_days), 0, 0, 36500 },
-	[CK_CACHE_TTL] = { "cache_ttl_seconds", CT_UINT, F(cache_ttl_seconds), 0, 0,
-	  3600 },
+	[CK_MAX_REQUEST_BYTES] =
+	    { "max_request_bytes", CT_SIZE, F(max_request_bytes), 0, 2,
+	    1UL << 30 },
+	[CK_MAX_RESULT_BYTES] =
+	    { "max_result_bytes", CT_SIZE, F(max_result_bytes), 0, 16,
+	    1UL << 30 },
+	[CK_MAX_JSON_DEPTH] =
+	    { "max_json_depth", CT_UINT, F(max_json_depth), 0, 1, 1000 },
+	[CK_RETRY_AFTER] =
+	    { "retry_after_seconds", CT_UINT, F(retry_after_seconds), 0, 1,
+	    3600 },
+	[CK_MAX_ATTEMPTS] =
+	    { "max_attempts", CT_UINT, F(max_attempts), 0, 1, 1000 },
+	[CK_PURGE_GRACE_DAYS] =
+	    { "purge_grace_days", CT_UINT, F(purge_grace_days), 0, 0, 36500 },
+	[CK_CACHE_TTL] =
+	    { "cache_ttl_seconds", CT_UINT, F(cache_ttl_seconds), 0, 0,
+	    3600 },
 	[CK_LOG_LEVEL] = { "log_level", CT_LEVEL, F(log_level), 0, 0, 0 },
-	[CK_DB_HOSTS] = { "db_hosts", CT_STR, F(db_hosts_text), S(db_hosts_text), 0, 0 },
-	[CK_DB_SYNC_WAIT] = { "db_sync_wait", CT_UINT, F(db_sync_wait), 0, 0, 15 },
-	[CK_LISTEN_ALLOW] = { "listen_allow", CT_STR, F(listen_allow), S(listen_allow), 0, 0 },
-	[CK_DB_PIN_FILE] = { "db_pin_file", CT_STR, F(db_pin_file), S(db_pin_file), 0, 0 },
+	[CK_DB_HOSTS] =
+	    { "db_hosts", CT_STR, F(db_hosts_text), S(db_hosts_text), 0, 0 },
+	[CK_DB_SYNC_WAIT] =
+	    { "db_sync_wait", CT_UINT, F(db_sync_wait), 0, 0, 15 },
+	[CK_LISTEN_ALLOW] =
+	    { "listen_allow", CT_STR, F(listen_allow), S(listen_allow), 0, 0 },
+	[CK_DB_PIN_FILE] =
+	    { "db_pin_file", CT_STR, F(db_pin_file), S(db_pin_file), 0, 0 },
 };
 
 void
