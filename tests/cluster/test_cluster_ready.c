@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/proc.h"
 #include "../../src/config.h"
 #include "check.h"
 #include "cluster.h"
@@ -36,17 +37,11 @@ admin_check(const char *level, const char *text)
 {
 	const struct config *c = cl_config();
 	char	 cmd[1024], out[16384], want[3][400];
-	size_t	 n;
-	FILE	*p;
 	int	 i, ok = 1;
 
 	snprintf(cmd, sizeof cmd, "'%s' --config '%s' check 2>&1",
 	    test_env("ASYNCEXEC_ADMIN"), test_env("ASYNCEXEC_TEST_CONFIG"));
-	if ((p = popen(cmd, "r")) == NULL)
-		return 0;
-	n = fread(out, 1, sizeof out - 1, p);
-	out[n] = '\0';
-	pclose(p);
+	(void)ut_run(cmd, out, sizeof out);	/* its status: the levels below */
 	for (i = 0; i < 3 && (unsigned)i < c->db_nhosts; i++) {
 		snprintf(want[i], sizeof want[i], "%-5s node %d (%s:%u): %s",
 		    i == 0 ? level : "ok", i + 1, c->db_hosts[i].host,

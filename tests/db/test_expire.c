@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "util/proc.h"
 #include "check.h"
 #include "config.h"
 #include "crypto.h"
@@ -514,22 +515,9 @@ static int
 run_bin(const char *args, char *out, size_t sz)
 {
 	char	 cmd[1024];
-	FILE	*f;
-	size_t	 n = 0;
-	int	 st;
 
 	snprintf(cmd, sizeof(cmd), "'%s' %s 2>/dev/null", expire_bin, args);
-	if ((f = popen(cmd, "r")) == NULL)
-		return -1;
-	if (out != NULL)
-		n = fread(out, 1, sz - 1, f);
-	else
-		while (fgetc(f) != EOF)
-			;
-	if (out != NULL)
-		out[n] = '\0';
-	st = pclose(f);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	return ut_run(cmd, out, sz);
 }
 
 static pthread_barrier_t bar;

@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/proc.h"
 #include "check.h"
 #include "config.h"
 #include "crypto.h"
@@ -244,22 +245,15 @@ static void
 bin_once(struct xres *x)
 {
 	char	 cmd[1024], out[4096];
-	FILE	*f;
-	size_t	 n;
 	int	 st;
 
 	snprintf(cmd, sizeof(cmd), "'%s' --config \"$ASYNCEXEC_TEST_CONFIG\" "
 	    "--batch-size 50 2>&1", expire_bin);
-	if ((f = popen(cmd, "r")) == NULL)
-		exit(1);
-	n = fread(out, 1, sizeof(out) - 1, f);
-	out[n] = '\0';
-	st = pclose(f);
+	st = ut_run(cmd, out, sizeof(out));
 	x->runs++;
-	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+	if (st != 0) {
 		x->failed++;
-		fprintf(stderr, "expiry run exited %d: %s", WIFEXITED(st) ?
-		    WEXITSTATUS(st) : -1, out);
+		fprintf(stderr, "expiry run exited %d: %s", st, out);
 	}
 	if (strstr(out, "result=skipped") != NULL)
 		return;

@@ -12,6 +12,7 @@
  * (ASYNCEXEC_TEST_CONFIG), never by sleeping; the expiry binary comes in
  * ASYNCEXEC_EXPIRE.
  */
+#include "util/proc.h"
 #include "check.h"
 #include "config.h"
 #include "fixture.h"
@@ -57,18 +58,11 @@ error_of(int i, char *buf, size_t len)
 static int
 expire_once(void)
 {
-	char cmd[1024], out[4096];
-	FILE *f;
-	int st;
+	char cmd[1024];
 
 	snprintf(cmd, sizeof cmd, "'%s' --config '%s' --batch-size 8",
 	    test_env("ASYNCEXEC_EXPIRE"), test_env("ASYNCEXEC_TEST_CONFIG"));
-	if ((f = popen(cmd, "r")) == NULL)
-		return -1;
-	while (fread(out, 1, sizeof out, f) > 0)
-		;
-	st = pclose(f);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	return ut_run(cmd, NULL, 0);
 }
 
 /* Whether the expiry loop finished its first run. */

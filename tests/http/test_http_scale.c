@@ -25,6 +25,7 @@
  * completes on alternate hosts (a claim on one host completed on the other). Expiry
  * runs with ASYNCEXEC_TEST_EXPIRE_CONFIG when set (a third connection, on another node).
  */
+#include "util/proc.h"
 #include "util/clock.h"
 #include "check.h"
 #include "config.h"
@@ -79,22 +80,13 @@ static int
 expire_once(char *out, size_t sz)
 {
 	char cmd[1024];
-	FILE *f;
-	size_t n;
-	int st;
-
 	const char *conf = getenv("ASYNCEXEC_TEST_EXPIRE_CONFIG");
 
 	if (conf == NULL || *conf == '\0')
 		conf = test_env("ASYNCEXEC_TEST_CONFIG");
 	snprintf(cmd, sizeof cmd, "'%s' --config '%s' --batch-size 50",
 	    test_env("ASYNCEXEC_EXPIRE"), conf);
-	if ((f = popen(cmd, "r")) == NULL)
-		return -1;
-	n = fread(out, 1, sz - 1, f);
-	out[n] = '\0';
-	st = pclose(f);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	return ut_run(cmd, out, sz);
 }
 
 /* ---- submitting in parallel --------------------------------------------------------- */
