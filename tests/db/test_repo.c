@@ -313,11 +313,32 @@ cancel_rules(void)
 #define POOL	200
 #define THREADS	8
 
-/* ids are not contiguous (a failed insert also takes one): wide map */
-#define SPAN	(4 * POOL)
-static int	 claimed_by[SPAN];
-static uint64_t	 first_id;
+/*
+ * The pool's ids, sorted: ids are one auto-increment over every test
+ * that inserts meanwhile (http_scale beside this one), so they are
+ * neither contiguous nor within any span of the first.
+ */
+static uint64_t	 pool_ids[POOL];
+static int	 claimed_by[POOL];
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The index of id in pool_ids, -1 when it is not one of the pool's. */
+static int
+pool_index(uint64_t id)
+{
+	const uint64_t	*p = bsearch(&id, pool_ids, POOL, sizeof(pool_ids[0]),
+	    cmp_u64);
+
+	return p == NULL ? -1 : (int)(p - pool_ids);
+}
 
 /* One claimer on its own connection: claims until nothing is left. */
 static void *
@@ -326,7 +347,7 @@ claimer(void *arg)
 	struct db		*mine = repo_open(&cfg, 1);
 	struct claim_item	*it;
 	size_t			 n, i;
-	int			 dup = 0;
+	int			 dup = 0, k;
 
 	(void)arg;
 	for (;;) {
@@ -337,8 +358,8 @@ claimer(void *arg)
 		}
 		pthread_mutex_lock(&mu);
 		for (i = 0; i < n; i++)
-			if (it[i].id - first_id >= SPAN ||
-			    claimed_by[it[i].id - first_id]++ > 0)
+			if ((k = pool_index(it[i].id)) == -1 ||
+			    claimed_by[k]++ > 0)
 				dup++;
 		pthread_mutex_unlock(&mu);
 		claim_free(it, n);
@@ -359,18 +380,19 @@ concurrent_claims(void)
 	for (i = 0; i < POOL; i++) {
 		snprintf(cid, sizeof(cid), "race-%d", i);
 		submit(tenant, ckey, "race", cid, tok);
+		CHECK(repo_exec_by_key(db, tenant, env, svc, "race", cid,
+		    json_now_ms(), &r) == REPO_OK);
+		pool_ids[i] = r.id;
+		exec_row_free(&r);
 	}
-	CHECK(repo_exec_by_key(db, tenant, env, svc, "race", "race-0",
-	    json_now_ms(), &r) == REPO_OK);
-	first_id = r.id;
-	exec_row_free(&r);
+	qsort(pool_ids, POOL, sizeof(pool_ids[0]), cmp_u64);
 	for (i = 0; i < THREADS; i++)
 		pthread_create(&th[i], NULL, claimer, NULL);
 	for (i = 0; i < THREADS; i++) {
 		pthread_join(th[i], &dup);
 		dups += (int)(intptr_t)dup;
 	}
-	for (i = 0; i < SPAN; i++)
+	for (i = 0; i < POOL; i++)
 		total += claimed_by[i];
 	CHECK_EQ_INT(dups, 0);
 	CHECK_EQ_INT(total, POOL);
