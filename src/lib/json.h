@@ -27,13 +27,4 @@ int	json_member(const char *, size_t, const char *key, const char **vp,
 int	json_put_string(struct buf *, const char *);
 void	json_time(int64_t ms, char out[RFC3339_LEN + 1]);
 
-/*
- * Transition: the names of before clock.h, for tests/unit/test_json.c and
- * tests/fuzz/fuzz_request.c; remove once they call clock_*.
- */
-#include "clock.h"
-#define json_now_ms	clock_now_ms
-#define json_civil	clock_civil
-#define json_civil_ms	clock_civil_ms
-
 #endif

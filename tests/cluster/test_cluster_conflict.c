@@ -34,7 +34,7 @@
 
 #include <mysql.h>
 
-#include "../../src/config.h"
+#include "config.h"
 #include "check.h"
 #include "cluster.h"
 #include "fixture.h"

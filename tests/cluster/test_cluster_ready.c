@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "util/proc.h"
-#include "../../src/config.h"
+#include "config.h"
 #include "check.h"
 #include "cluster.h"
 #include "httpc.h"

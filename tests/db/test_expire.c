@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "util/proc.h"
 #include "check.h"
 #include "config.h"
@@ -94,7 +95,7 @@ add(const char *op, const char *cid, int64_t expires_at)
 	uint64_t	 id = 0;
 
 	(void)insert_waiting(db, env, svc, op, tenant, cid, expires_at);
-	if (repo_exec_by_key(db, tenant, env, svc, op, cid, json_now_ms(),
+	if (repo_exec_by_key(db, tenant, env, svc, op, cid, clock_now_ms(),
 	    &r) == REPO_OK) {
 		id = r.id;
 		exec_row_free(&r);
@@ -140,7 +141,7 @@ static enum exec_status
 status_of(uint64_t id, struct exec_row *out)
 {
 	struct exec_row	 r;
-	int		 rc = repo_exec_by_id(db, id, json_now_ms(), &r);
+	int		 rc = repo_exec_by_id(db, id, clock_now_ms(), &r);
 
 	CHECK(rc != REPO_ERR);
 	if (rc != REPO_OK)
@@ -184,7 +185,7 @@ run(struct expire_opts o)
 static void
 expire_boundaries(void)
 {
-	int64_t		 now = json_now_ms();
+	int64_t		 now = clock_now_ms();
 	uint64_t	 eq = add("ex", "eq", now), before = add("ex", "b", now - 1);
 	uint64_t	 after = add("ex", "a", now + 1);
 	struct expire_result r;
@@ -236,7 +237,7 @@ check_abandoned(uint64_t id, int n)
 static void
 abandon_boundaries(void)
 {
-	int64_t		 now = json_now_ms(), later = now + DAY;
+	int64_t		 now = clock_now_ms(), later = now + DAY;
 	uint64_t	 a4 = add("a4", "a4", later), a5 = add("a5", "a5", later);
 	uint64_t	 live = add("a5l", "a5l", later), a6 = add("a6", "a6", later);
 	uint64_t	 a0 = add("a0", "a0", later), both;
@@ -287,7 +288,7 @@ finish(const char *op, uint64_t id, enum exec_status st, int64_t now)
 static void
 purge_boundaries(void)
 {
-	int64_t		 now = json_now_ms(), cut = now - 7 * DAY;
+	int64_t		 now = clock_now_ms(), cut = now - 7 * DAY;
 	uint64_t	 exp = add("p", "p-exp", cut - 5), old, eq, comp, fail;
 	uint64_t	 wait;
 	struct expire_result r;
@@ -348,7 +349,7 @@ claim_now(const char *op, unsigned ma, int64_t now, uint64_t *id)
 static void
 claim_skips(void)
 {
-	int64_t		 now = json_now_ms();
+	int64_t		 now = clock_now_ms();
 	uint64_t	 due = add("k", "k-due", now), live = add("k", "k-l",
 			    now + 1), five = add("k5", "k5", now + DAY);
 	uint64_t	 four = add("k4", "k4", now + DAY), got = 0;
@@ -375,7 +376,7 @@ static void
 cancel_step(void)
 {
 	const char	*ops[] = { "cn", "cn-eq", "cn-live", "cn-norq", "cn5" };
-	int64_t		 now = json_now_ms();
+	int64_t		 now = clock_now_ms();
 	uint64_t	 id[5];
 	unsigned char	 h[SHA256_LEN];
 	struct expire_opts o = opts(now, S(CANCEL) | S(ABANDON));
@@ -426,7 +427,7 @@ cancel_step(void)
 static void
 dry_run_changes_nothing(void)
 {
-	int64_t		 now = json_now_ms(), cut = now - 7 * DAY;
+	int64_t		 now = clock_now_ms(), cut = now - 7 * DAY;
 	struct expire_opts o = opts(now, EXPIRE_STEPS_ALL);
 	struct expire_result d, r;
 	struct exec_row	 before[DRY_ROWS], x;
@@ -471,7 +472,7 @@ dry_run_changes_nothing(void)
 static void
 batches_and_runtime(void)
 {
-	int64_t		 now = json_now_ms();
+	int64_t		 now = clock_now_ms();
 	struct expire_opts o = opts(now, S(EXPIRE));
 	struct expire_result r;
 	char		 cid[16];
@@ -533,7 +534,7 @@ twin_run(void *arg)
 {
 	struct twin	*t = arg;
 	struct db	*mine = repo_expire_open(&cfg);
-	struct expire_opts o = opts(json_now_ms(), EXPIRE_STEPS_ALL);
+	struct expire_opts o = opts(clock_now_ms(), EXPIRE_STEPS_ALL);
 
 	o.batch_size = 10;
 	pthread_barrier_wait(&bar);
@@ -546,7 +547,7 @@ twin_run(void *arg)
 static void
 concurrent_runs(void)
 {
-	int64_t		 now = json_now_ms();
+	int64_t		 now = clock_now_ms();
 	struct expire_opts o = opts(now, EXPIRE_STEPS_ALL);
 	MYSQL		*hold = side();
 	struct expire_result r;
@@ -578,7 +579,7 @@ concurrent_runs(void)
 	    (tw[0].r.complete && tw[1].r.complete));
 	CHECK_EQ_INT(tw[0].r.count[0] + tw[1].r.count[0], 51);
 	/* two binaries at once */
-	add_overdue("c2", 200, json_now_ms());
+	add_overdue("c2", 200, clock_now_ms());
 	for (i = 0; i < 2; i++)
 		f[i] = popen("\"$ASYNCEXEC_EXPIRE\" --config "
 		    "\"$ASYNCEXEC_TEST_CONFIG\" --batch-size 5", "r");

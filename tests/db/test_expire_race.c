@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "util/proc.h"
 #include "check.h"
 #include "config.h"
@@ -201,7 +202,7 @@ race_pace(int i, unsigned *seed)
 	struct timespec	 ts = { 0, 200000 };
 	int64_t		 at = race_due(i) + rand_r(seed) % 7 - 3;
 
-	while (json_now_ms() < at)
+	while (clock_now_ms() < at)
 		nanosleep(&ts, NULL);
 }
 
@@ -223,7 +224,7 @@ race_callback(void *arg)
 			race_pace(i, &seed);
 		rc = repo_finalize(mine, race_id[i], race_tok[i],
 		    k % 2 ? ST_FAILED : ST_COMPLETED, payload, len,
-		    json_now_ms());
+		    clock_now_ms());
 		pthread_mutex_lock(&race_mu);
 		if (rc == REPO_OK) {
 			race_wins[i]++;
@@ -276,7 +277,7 @@ race_on(void)
 	pthread_mutex_lock(&race_mu);
 	left = cb_left;
 	pthread_mutex_unlock(&race_mu);
-	return left > 0 || json_now_ms() <= race_now;
+	return left > 0 || clock_now_ms() <= race_now;
 }
 
 /* The expiry driver: the binary in a loop while callbacks run, then once. */
@@ -333,7 +334,7 @@ race_loop(void *arg)
 	pthread_barrier_wait(&bar);
 	do {
 		on = race_on();
-		o.now = json_now_ms();
+		o.now = clock_now_ms();
 		if (lib_run(mine, &o, x) == -1) {
 			x->failed++;
 			fprintf(stderr, "library run %ld failed\n", x->runs);
@@ -368,7 +369,7 @@ race_check(int i, long *expired, long *abandoned)
 	size_t		 len;
 	int		 rc;
 
-	rc = repo_exec_by_id(db, race_id[i], json_now_ms(), &x);
+	rc = repo_exec_by_id(db, race_id[i], clock_now_ms(), &x);
 	CHECK(rc == REPO_OK);
 	if (rc != REPO_OK)
 		return;
@@ -408,7 +409,7 @@ race_fill(int round, int paced)
 	int	 i;
 
 	snprintf(env, sizeof(env), "xr%ld-%d", (long)getpid(), round);
-	race_now = json_now_ms();
+	race_now = clock_now_ms();
 	for (i = 0; i < race_n; i++) {
 		snprintf(cid, sizeof(cid), "r-%d", i);
 		race_id[i] = add(i % 2 ? "ra" : "rx", cid, race_now + DAY);
@@ -419,7 +420,7 @@ race_fill(int round, int paced)
 	/* the others: 5 claims of 60 s, the last one lapsed 3 min ago */
 	claim_rounds("ra", 5, race_now - 12 * MIN, 60);
 	m = side();
-	race_base = paced ? json_now_ms() + 300 : json_now_ms() - SPREAD - 1000;
+	race_base = paced ? clock_now_ms() + 300 : clock_now_ms() - SPREAD - 1000;
 	for (i = 0; i < race_n; i += 2) {
 		due = race_due(i);
 		snprintf(q, sizeof(q), "UPDATE s2r_async_execution SET "
@@ -512,7 +513,7 @@ held_run(void *arg)
 	struct expire_opts o;
 
 	expire_opts_init(&o, &cfg);
-	o.now = json_now_ms();
+	o.now = clock_now_ms();
 	o.steps = 1u << EXPIRE_STEP_EXPIRE;
 	o.max_runtime_ms = 60000;
 	h->rc = expire_run(mine, &o, &h->r);
@@ -543,10 +544,10 @@ forced_deadlock(void)
 
 	snprintf(env, sizeof(env), "xd%ld", (long)getpid());
 	for (tries = 0; skipped && tries < 20; tries++) {
-		x = add("dl", "dl-x", json_now_ms() - 1000);
+		x = add("dl", "dl-x", clock_now_ms() - 1000);
 		for (i = 0; i < 200; i++) {
 			snprintf(q, sizeof(q), "dl-f%d", i);
-			add("dlf", q, json_now_ms() + DAY);
+			add("dlf", q, clock_now_ms() + DAY);
 		}
 		a = side();
 		side_sql(a, "BEGIN");
@@ -606,7 +607,7 @@ lock_wait_timeout(void)
 	int		 i;
 
 	snprintf(env, sizeof(env), "xw%ld", (long)getpid());
-	x = add("lw", "lw-x", json_now_ms() - 1000);
+	x = add("lw", "lw-x", clock_now_ms() - 1000);
 	a = side();
 	side_sql(a, "BEGIN");
 	snprintf(q, sizeof(q), "SELECT id FROM s2r_async_execution WHERE "
@@ -618,8 +619,8 @@ lock_wait_timeout(void)
 	 * row 1.5 s past the session's lock wait timeout */
 	for (i = 0; i < 1000 && (waits = side_long(a, WAITING)) == 0; i++)
 		nanosleep(&(struct timespec){ 0, 10000000 }, NULL);
-	until = json_now_ms() + atoi(REPO_EXPIRE_LOCK_WAIT_STR) * 1000 + 1500;
-	while (json_now_ms() < until)
+	until = clock_now_ms() + atoi(REPO_EXPIRE_LOCK_WAIT_STR) * 1000 + 1500;
+	while (clock_now_ms() < until)
 		nanosleep(&(struct timespec){ 0, 50000000 }, NULL);
 	side_sql(a, "COMMIT");
 	pthread_join(th, NULL);

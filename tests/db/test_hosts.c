@@ -26,11 +26,11 @@
 #include <unistd.h>
 
 #include "util/clock.h"
-#include "../src/buf.h"
-#include "../src/config.h"
-#include "../src/db.h"
-#include "../src/metrics.h"
-#include "../src/repo.h"
+#include "buf.h"
+#include "config.h"
+#include "db.h"
+#include "metrics.h"
+#include "repo.h"
 #include "check.h"
 #include "util/port.h"
 

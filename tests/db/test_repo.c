@@ -12,12 +12,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "auth.h"
 #include "check.h"
 #include "config.h"
 #include "crypto.h"
 #include "db.h"
-#include "handlers/handlers.h"
+#include "handlers.h"
 #include "json.h"
 #include "lookup.h"
 #include "repo.h"
@@ -52,7 +53,7 @@ make_key(const char *t, char *out)
 	uint64_t	 id;
 
 	CHECK(crypto_new_secret("ak_", out, 64, h) == 0);
-	CHECK(repo_key_add(db, 0, t, "test", h, json_now_ms(), &id) == REPO_OK);
+	CHECK(repo_key_add(db, 0, t, "test", h, clock_now_ms(), &id) == REPO_OK);
 }
 
 /* The callbacks' compare-and-set: 1 won, 0 lost, -1 error. */
@@ -87,8 +88,8 @@ setup(void)
 		fprintf(stderr, "cannot reach the database\n");
 		exit(1);
 	}
-	CHECK(repo_route_add(db, env, svc, "op", 7, json_now_ms()) == REPO_OK);
-	CHECK(repo_route_add(db, env, svc, "op", 7, json_now_ms()) == REPO_DUP);
+	CHECK(repo_route_add(db, env, svc, "op", 7, clock_now_ms()) == REPO_OK);
+	CHECK(repo_route_add(db, env, svc, "op", 7, clock_now_ms()) == REPO_DUP);
 	make_key(tenant, ckey);
 	make_key(tenant, ckey2);
 	make_key(other, okey);
@@ -154,7 +155,7 @@ submit(const char *t, const char *k, const char *op, const char *cid,
 	auth_lineage(&kr, n.lineage);
 	CHECK(crypto_new_secret("", tok + SEALED_B64_LEN, SECRET_B64_LEN + 1,
 	    n.poll_hash) == 0);
-	n.now = json_now_ms();
+	n.now = clock_now_ms();
 	n.expires_at = n.now + 86400000;
 	CHECK(repo_exec_insert(db, &n, &nid) == REPO_OK);
 	CHECK(nid > 0);
@@ -252,7 +253,7 @@ finalize_once(void)
 	unsigned char	 h[SHA256_LEN], stale[SHA256_LEN];
 	struct claim_item *it;
 	struct exec_row	 r;
-	int64_t		 now = json_now_ms();
+	int64_t		 now = clock_now_ms();
 	uint64_t	 id;
 
 	submit(tenant, ckey, "fin", "fin-1", tok);
@@ -290,7 +291,7 @@ cancel_rules(void)
 	char		 tok[POLL_TOKEN_LEN + 1];
 	struct claim_item *it;
 	struct exec_row	 r;
-	int64_t		 now = json_now_ms();
+	int64_t		 now = clock_now_ms();
 
 	submit(tenant, ckey, "can", "can-1", tok);
 	CHECK(find(ckey, tok, "can-1", &r) == HERR_NOT_FOUND);	/* op differs */
@@ -351,7 +352,7 @@ claimer(void *arg)
 
 	(void)arg;
 	for (;;) {
-		if (repo_claim(mine, env, svc, "race", 5, 60, 5, json_now_ms(),
+		if (repo_claim(mine, env, svc, "race", 5, 60, 5, clock_now_ms(),
 		    &it, &n) != REPO_OK || n == 0) {
 			claim_free(it, n);
 			break;
@@ -381,7 +382,7 @@ concurrent_claims(void)
 		snprintf(cid, sizeof(cid), "race-%d", i);
 		submit(tenant, ckey, "race", cid, tok);
 		CHECK(repo_exec_by_key(db, tenant, env, svc, "race", cid,
-		    json_now_ms(), &r) == REPO_OK);
+		    clock_now_ms(), &r) == REPO_OK);
 		pool_ids[i] = r.id;
 		exec_row_free(&r);
 	}

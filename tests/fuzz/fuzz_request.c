@@ -32,6 +32,7 @@
 #include <fcgiapp.h>
 #include <json-c/json.h>
 
+#include "clock.h"
 #include "config.h"
 #include "fake_repo.h"
 #include "http.h"
@@ -325,7 +326,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&app, 0, sizeof(app));
 	app.cfg = &cfg;
 	app.lookup = lookup_new(cfg.cache_ttl_seconds);
-	fake_repo_reset(json_now_ms());
+	fake_repo_reset(clock_now_ms());
 	fake_repo_fail_at(in.fail_at);
 	serve(&app, &fr);
 	lookup_free(app.lookup);

@@ -9,6 +9,7 @@
 
 #include <json-c/json.h>
 
+#include "clock.h"
 #include "buf.h"
 #include "check.h"
 #include "json.h"
@@ -258,14 +259,14 @@ render(void)
 	CHECK_EQ_STR(t, "1970-01-01T00:00:00.000Z");
 	json_time(1795918837005LL, t);
 	CHECK_EQ_STR(t, "2026-11-29T02:20:37.005Z");
-	CHECK(json_now_ms() > 1700000000000LL);
+	CHECK(clock_now_ms() > 1700000000000LL);
 }
 
 /* json_time and the civil conversions against gmtime_r over many dates. */
 static void
 civil(void)
 {
-	struct json_civil c;
+	struct clock_civil c;
 	struct tm	 tm;
 	char		 got[RFC3339_LEN + 1], want[64];
 	int64_t		 ms;
@@ -285,8 +286,8 @@ civil(void)
 		    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
 		    tm.tm_min, tm.tm_sec, (int)(ms % 1000));
 		json_time(ms, got);
-		json_civil(ms, &c);
-		if (strcmp(got, want) != 0 || json_civil_ms(&c) != ms) {
+		clock_civil(ms, &c);
+		if (strcmp(got, want) != 0 || clock_civil_ms(&c) != ms) {
 			if (bad++ < 5)
 				fprintf(stderr, "%lld: %s != %s\n",
 				    (long long)ms, got, want);

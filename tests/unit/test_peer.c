@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../src/peer.h"
+#include "peer.h"
 #include "check.h"
 
 /* A listener of family fam on loopback or any (dual: v6only off). */

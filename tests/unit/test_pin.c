@@ -17,10 +17,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../src/config.h"
-#include "../src/log.h"
-#include "../src/metrics.h"
-#include "../src/pin.h"
+#include "config.h"
+#include "log.h"
+#include "metrics.h"
+#include "pin.h"
 #include "check.h"
 
 /* c with db_hosts from text and db_pin_file path. */

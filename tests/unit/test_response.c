@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "handlers/handlers.h"
+#include "handlers.h"
 #include "http.h"
 
 /* Renders problem e and checks status, code and that it parses. */
