@@ -22,101 +22,95 @@
 
 enum ctype { CT_STR, CT_UINT, CT_SIZE, CT_OCTAL, CT_LEVEL };
 
+/* The programs that read a key (asyncexec.conf(5) "Read by"). */
+enum { R_FCGI = 1, R_EXPIRE = 2, R_ADMIN = 4, R_ALL = 7 };
+
+/*
+ * Every key, once: X(id, key, type, field, default, min, max, readers).
+ * The default is text, parsed like a value from the file (NULL: empty or
+ * 0); min and max bound the numbers. tests/docs/check_docs.py reads this
+ * list and compares it with asyncexec.conf(5).
+ */
+#define CONFIG_KEYS(X) \
+X(DB_HOST, "db_host", CT_STR, db_host, "127.0.0.1", 0, 0, R_ALL) \
+X(DB_PORT, "db_port", CT_UINT, db_port, "3306", 1, 65535, R_ALL) \
+X(DB_SOCKET, "db_socket", CT_STR, db_socket, NULL, 0, 0, R_ALL) \
+X(DB_NAME, "db_name", CT_STR, db_name, "asyncexec", 0, 0, R_ALL) \
+X(DB_USER, "db_user", CT_STR, db_user, "asyncexec", 0, 0, R_ALL) \
+X(DB_PASSWORD, "db_password", CT_STR, db_password, NULL, 0, 0, R_ALL) \
+X(DB_PASSWORD_FILE, "db_password_file", CT_STR, db_password_file, NULL, \
+    0, 0, R_ALL) \
+X(DB_CONNECT_TIMEOUT, "db_connect_timeout", CT_UINT, db_connect_timeout, \
+    "2", 1, 60, R_ALL) \
+X(DB_HOSTS, "db_hosts", CT_STR, db_hosts_text, NULL, 0, 0, R_ALL) \
+X(DB_PIN_FILE, "db_pin_file", CT_STR, db_pin_file, NULL, 0, 0, R_ALL) \
+X(DB_SYNC_WAIT, "db_sync_wait", CT_UINT, db_sync_wait, "1", 0, 15, R_ALL) \
+X(LISTEN, "listen", CT_STR, listen, "/run/asyncexec/asyncexec.sock", 0, 0, \
+    R_FCGI) \
+X(LISTEN_ALLOW, "listen_allow", CT_STR, listen_allow, NULL, 0, 0, R_FCGI) \
+X(LISTEN_MODE, "listen_mode", CT_OCTAL, listen_mode, "0660", 0, 0777, \
+    R_FCGI) \
+X(LISTEN_GROUP, "listen_group", CT_STR, listen_group, NULL, 0, 0, R_FCGI) \
+X(LISTEN_BACKLOG, "listen_backlog", CT_UINT, listen_backlog, "128", 1, \
+    65535, R_FCGI) \
+X(WORKERS, "workers", CT_UINT, workers, "0", 0, WORKERS_MAX, R_FCGI) \
+X(MAX_REQUEST_BYTES, "max_request_bytes", CT_SIZE, max_request_bytes, \
+    "1048576", 2, 1UL << 30, R_FCGI) \
+X(MAX_RESULT_BYTES, "max_result_bytes", CT_SIZE, max_result_bytes, \
+    "4194304", 16, 1UL << 30, R_FCGI) \
+X(MAX_JSON_DEPTH, "max_json_depth", CT_UINT, max_json_depth, "64", 1, \
+    1000, R_FCGI) \
+X(RETRY_AFTER, "retry_after_seconds", CT_UINT, retry_after_seconds, "1", \
+    1, 3600, R_FCGI) \
+X(MAX_ATTEMPTS, "max_attempts", CT_UINT, max_attempts, "5", 1, 1000, \
+    R_FCGI | R_EXPIRE) \
+X(PURGE_GRACE_DAYS, "purge_grace_days", CT_UINT, purge_grace_days, "7", \
+    0, 36500, R_EXPIRE) \
+X(CACHE_TTL, "cache_ttl_seconds", CT_UINT, cache_ttl_seconds, "5", 0, \
+    3600, R_FCGI | R_ADMIN) \
+X(LOG_LEVEL, "log_level", CT_LEVEL, log_level, "info", 0, 0, \
+    R_FCGI | R_EXPIRE)
+
+enum ckey {
+#define CK_ENUM(id, key, type, field, dflt, min, max, readers) CK_##id,
+	CONFIG_KEYS(CK_ENUM)
+#undef CK_ENUM
+	CK__MAX
+};
+
 struct cdef {
 	const char	*key;
 	enum ctype	 type;
 	size_t		 off;
-	size_t		 size;		/* CT_STR: capacity */
+	size_t		 size;		/* the field's size (CT_STR: capacity) */
+	const char	*dflt;
 	unsigned long	 min, max;	/* numbers */
-};
-
-#define F(f)	offsetof(struct config, f)
-#define S(f)	sizeof(((struct config *)0)->f)
-
-enum ckey {
-	CK_DB_HOST, CK_DB_PORT, CK_DB_SOCKET, CK_DB_NAME, CK_DB_USER,
-	CK_DB_PASSWORD, CK_DB_PASSWORD_FILE, CK_DB_CONNECT_TIMEOUT,
-	CK_LISTEN, CK_LISTEN_MODE, CK_LISTEN_GROUP, CK_LISTEN_BACKLOG,
-	CK_WORKERS, CK_MAX_REQUEST_BYTES, CK_MAX_RESULT_BYTES,
-	CK_MAX_JSON_DEPTH, CK_RETRY_AFTER, CK_MAX_ATTEMPTS,
-	CK_PURGE_GRACE_DAYS, CK_CACHE_TTL, CK_LOG_LEVEL, CK_DB_HOSTS,
-	CK_DB_SYNC_WAIT, CK_LISTEN_ALLOW, CK_DB_PIN_FILE,
-	CK__MAX
+	unsigned	 readers;
 };
 
 static const struct cdef defs[CK__MAX] = {
-	[CK_DB_HOST] = { "db_host", CT_STR, F(db_host), S(db_host), 0, 0 },
-	[CK_DB_PORT] = { "db_port", CT_UINT, F(db_port), 0, 1, 65535 },
-	[CK_DB_SOCKET] =
-	    { "db_socket", CT_STR, F(db_socket), S(db_socket), 0, 0 },
-	[CK_DB_NAME] = { "db_name", CT_STR, F(db_name), S(db_name), 0, 0 },
-	[CK_DB_USER] = { "db_user", CT_STR, F(db_user), S(db_user), 0, 0 },
-	[CK_DB_PASSWORD] =
-	    { "db_password", CT_STR, F(db_password), S(db_password), 0, 0 },
-	[CK_DB_PASSWORD_FILE] =
-	    { "db_password_file", CT_STR, F(db_password_file),
-	    S(db_password_file), 0, 0 },
-	[CK_DB_CONNECT_TIMEOUT] =
-	    { "db_connect_timeout", CT_UINT, F(db_connect_timeout), 0, 1, 60 },
-	[CK_LISTEN] = { "listen", CT_STR, F(listen), S(listen), 0, 0 },
-	[CK_LISTEN_MODE] =
-	    { "listen_mode", CT_OCTAL, F(listen_mode), 0, 0, 0777 },
-	[CK_LISTEN_GROUP] =
-	    { "listen_group", CT_STR, F(listen_group), S(listen_group), 0, 0 },
-	[CK_LISTEN_BACKLOG] =
-	    { "listen_backlog", CT_UINT, F(listen_backlog), 0, 1, 65535 },
-	[CK_WORKERS] = { "workers", CT_UINT, F(workers), 0, 0, WORKERS_MAX },
-	[CK_MAX_REQUEST_BYTES] =
-	    { "max_request_bytes", CT_SIZE, F(max_request_bytes), 0, 2,
-	    1UL << 30 },
-	[CK_MAX_RESULT_BYTES] =
-	    { "max_result_bytes", CT_SIZE, F(max_result_bytes), 0, 16,
-	    1UL << 30 },
-	[CK_MAX_JSON_DEPTH] =
-	    { "max_json_depth", CT_UINT, F(max_json_depth), 0, 1, 1000 },
-	[CK_RETRY_AFTER] =
-	    { "retry_after_seconds", CT_UINT, F(retry_after_seconds), 0, 1,
-	    3600 },
-	[CK_MAX_ATTEMPTS] =
-	    { "max_attempts", CT_UINT, F(max_attempts), 0, 1, 1000 },
-	[CK_PURGE_GRACE_DAYS] =
-	    { "purge_grace_days", CT_UINT, F(purge_grace_days), 0, 0, 36500 },
-	[CK_CACHE_TTL] =
-	    { "cache_ttl_seconds", CT_UINT, F(cache_ttl_seconds), 0, 0,
-	    3600 },
-	[CK_LOG_LEVEL] = { "log_level", CT_LEVEL, F(log_level), 0, 0, 0 },
-	[CK_DB_HOSTS] =
-	    { "db_hosts", CT_STR, F(db_hosts_text), S(db_hosts_text), 0, 0 },
-	[CK_DB_SYNC_WAIT] =
-	    { "db_sync_wait", CT_UINT, F(db_sync_wait), 0, 0, 15 },
-	[CK_LISTEN_ALLOW] =
-	    { "listen_allow", CT_STR, F(listen_allow), S(listen_allow), 0, 0 },
-	[CK_DB_PIN_FILE] =
-	    { "db_pin_file", CT_STR, F(db_pin_file), S(db_pin_file), 0, 0 },
+#define CK_DEF(id, k, t, f, d, lo, hi, r) [CK_##id] = { k, t, \
+	offsetof(struct config, f), sizeof(((struct config *)0)->f), d, lo, \
+	hi, r },
+	CONFIG_KEYS(CK_DEF)
+#undef CK_DEF
 };
 
+static int	apply(struct config *, const struct cdef *, const char *,
+	    char *, size_t);
+
+/* Every field to its default: the table's text, applied like a value. */
 void
 config_defaults(struct config *c)
 {
+	char	 why[96];
+	size_t	 i;
+
 	memset(c, 0, sizeof(*c));
-	snprintf(c->db_host, sizeof(c->db_host), "127.0.0.1");
-	c->db_port = 3306;
-	snprintf(c->db_name, sizeof(c->db_name), "asyncexec");
-	snprintf(c->db_user, sizeof(c->db_user), "asyncexec");
-	c->db_connect_timeout = 2;
-	c->db_sync_wait = 1;
-	snprintf(c->listen, sizeof(c->listen), "/run/asyncexec/asyncexec.sock");
-	c->listen_mode = 0660;
-	c->listen_backlog = 128;
-	c->workers = 0;
-	c->max_request_bytes = 1048576;
-	c->max_result_bytes = 4194304;
-	c->max_json_depth = 64;
-	c->retry_after_seconds = 1;
-	c->max_attempts = 5;
-	c->purge_grace_days = 7;
-	c->cache_ttl_seconds = 5;
-	c->log_level = LOG_INFO;
+	for (i = 0; i < CK__MAX; i++)
+		if (defs[i].dflt != NULL &&
+		    apply(c, &defs[i], defs[i].dflt, why, sizeof(why)) == -1)
+			abort();	/* a default outside its own range */
 }
 
 /* Number of workers to fork: the configured one, or 2 x online cores. */
@@ -149,9 +143,13 @@ parse_num(const char *v, int base, unsigned long min, unsigned long max,
 	return 0;
 }
 
-/* Stores value v for definition d into c; NULL or a reason. */
-static const char *
-apply(struct config *c, const struct cdef *d, const char *v)
+/*
+ * Stores value v for definition d into c. Returns 0, or -1 with the reason
+ * (built from the table's bounds) in why.
+ */
+static int
+apply(struct config *c, const struct cdef *d, const char *v, char *why,
+    size_t whysz)
 {
 	char		*p = (char *)c + d->off;
 	unsigned long	 n;
@@ -159,32 +157,44 @@ apply(struct config *c, const struct cdef *d, const char *v)
 
 	switch (d->type) {
 	case CT_STR:
-		if (strlen(v) >= d->size)
-			return "value too long";
-		memcpy(p, v, strlen(v) + 1);
-		return NULL;
+		if (strlen(v) < d->size) {
+			memcpy(p, v, strlen(v) + 1);
+			return 0;
+		}
+		snprintf(why, whysz, "value too long (at most %zu bytes)",
+		    d->size - 1);
+		return -1;
 	case CT_LEVEL:
-		if (log_parse_level(v, &l) == -1)
-			return "expected error, warn, info or debug";
-		*(int *)(void *)p = (int)l;
-		return NULL;
+		if (log_parse_level(v, &l) == 0) {
+			*(int *)(void *)p = (int)l;
+			return 0;
+		}
+		snprintf(why, whysz, "expected error, warn, info or debug");
+		return -1;
 	case CT_OCTAL:
-		if (parse_num(v, 8, d->min, d->max, &n) == -1)
-			return "expected an octal mode such as 0660";
-		*(unsigned *)(void *)p = (unsigned)n;
-		return NULL;
+		if (parse_num(v, 8, d->min, d->max, &n) == 0) {
+			*(unsigned *)(void *)p = (unsigned)n;
+			return 0;
+		}
+		snprintf(why, whysz, "expected an octal mode from %04lo to %04lo, "
+		    "such as 0660", d->min, d->max);
+		return -1;
 	case CT_SIZE:
-		if (parse_num(v, 10, d->min, d->max, &n) == -1)
-			return "expected a number of bytes in range";
-		*(size_t *)(void *)p = (size_t)n;
-		return NULL;
 	case CT_UINT:
-		if (parse_num(v, 10, d->min, d->max, &n) == -1)
-			return "expected a whole number in range";
-		*(unsigned *)(void *)p = (unsigned)n;
-		return NULL;
+		if (parse_num(v, 10, d->min, d->max, &n) == -1) {
+			snprintf(why, whysz, "expected a whole number%s from %lu "
+			    "to %lu", d->type == CT_SIZE ? " of bytes" : "",
+			    d->min, d->max);
+			return -1;
+		}
+		if (d->type == CT_SIZE)
+			*(size_t *)(void *)p = (size_t)n;
+		else
+			*(unsigned *)(void *)p = (unsigned)n;
+		return 0;
 	}
-	return "bad definition";
+	snprintf(why, whysz, "bad definition");
+	return -1;
 }
 
 /* Trims blanks at both ends of s in place; returns the new start. */
@@ -206,8 +216,7 @@ static int
 parse_line(struct config *c, const char *name, unsigned lineno, char *line,
     int *seen, char *err, size_t errsz)
 {
-	char		*eq, *key, *val;
-	const char	*why;
+	char		*eq, *key, *val, why[96];
 	int		 i;
 
 	key = trim(line);
@@ -232,7 +241,7 @@ parse_line(struct config *c, const char *name, unsigned lineno, char *line,
 		return -1;
 	}
 	seen[i] = 1;
-	if ((why = apply(c, &defs[i], val)) != NULL) {
+	if (apply(c, &defs[i], val, why, sizeof(why)) == -1) {
 		snprintf(err, errsz, "%s:%u: %s: %s", name, lineno, key, why);
 		return -1;
 	}

@@ -3,9 +3,10 @@
 
 usage: check_docs.py SOURCE_DIR ADMIN_BINARY
 
-  1. every key of the configuration table (src/**/config.c) has a block in
-     scripts/man/asyncexec.conf.5 with its default ("Default: X."), and the page has
-     no block for a key the table lacks;
+  1. every key of the configuration list (CONFIG_KEYS in src/**/config.c) has a block
+     in scripts/man/asyncexec.conf.5 with its default ("Default: X."), its numeric
+     range ("Range: MIN-MAX") and the programs that read it ("Read by:"), and the page
+     has no block for a key the list lacks;
   2. the SYNOPSIS of scripts/man/asyncexec-admin.8 is, line for line, what
      `asyncexec-admin help` prints;
   3. README.md's endpoint table ("## Endpoints") lists exactly the operations (method
@@ -60,35 +61,41 @@ def sections(path):
 
 
 # ---- 1. configuration keys ---------------------------------------------------------------
+READERS = {"R_FCGI": ["asyncexec-fcgi"], "R_EXPIRE": ["asyncexec-expire"],
+           "R_ADMIN": ["asyncexec-admin"],
+           "R_ALL": ["asyncexec-fcgi", "asyncexec-expire", "asyncexec-admin"]}
+
+
 def config_table(src):
+    """{key: {default, type, min, max, readers}} from config.c's CONFIG_KEYS list."""
     paths = sorted(glob.glob(os.path.join(src, "src", "**", "config.c"), recursive=True))
     if not paths:
         fail("no src/**/config.c")
         return None, {}
     text = open(paths[0], encoding="utf-8").read()
-    # { "key", CT_TYPE, F(field), ... }
-    keys = re.findall(r'\{\s*"([a-z][a-z0-9_]*)"\s*,\s*(CT_\w+)\s*,\s*F\((\w+)\)', text)
-    if len(keys) < 10:
-        fail("%s: the key table was not found (%d keys); teach tests/docs/check_docs.py "
-             "its new shape" % (paths[0], len(keys)))
+    text = re.sub(r"\\\n\s*", " ", text)    # the X-macro's continued lines
+    # X(ID, "key", CT_TYPE, field, "default" | NULL, min, max, readers)
+    rows = re.findall(r'\bX\(\s*\w+\s*,\s*"([a-z][a-z0-9_]*)"\s*,\s*(CT_\w+)\s*,\s*\w+\s*,'
+                      r'\s*("[^"]*"|NULL)\s*,\s*([^,]+),\s*([^,]+),\s*([^)]+)\)', text)
+    if len(rows) < 10:
+        fail("%s: the key list CONFIG_KEYS was not found (%d keys); teach "
+             "tests/docs/check_docs.py its new shape" % (paths[0], len(rows)))
         return paths[0], {}
-    m = re.search(r"\nconfig_defaults\([^)]*\)\s*\{(.*?)\n\}", text, re.S)
-    body = m.group(1) if m else ""
-    defaults = {}
-    for field, value in re.findall(r"c->(\w+)\s*=\s*([^;]+);", body):
-        defaults[field] = value.strip()
-    for field, value in re.findall(r'snprintf\(c->(\w+),[^,]+,\s*"([^"]*)"\)', body):
-        defaults[field] = value
+    consts = dict(re.findall(r"#define\s+(\w+)\s+(\d+)",
+                             open(os.path.join(src, "src", "lib", "api.h")).read()))
     table = {}
-    for key, ctype, field in keys:
-        v = defaults.get(field)
-        if v is None:
-            v = "empty" if ctype == "CT_STR" else "0"
-        elif ctype == "CT_LEVEL":
-            v = v.replace("LOG_", "").lower()
-        elif v == "":
-            v = "empty"
-        table[key] = v
+    for key, ctype, dflt, lo, hi, readers in rows:
+        d = "empty" if dflt == "NULL" or dflt == '""' else dflt.strip('"')
+        nums = []
+        for v in (lo, hi):
+            v = consts.get(v.strip(), v.strip())
+            v = re.sub(r"^1UL << (\d+)$", lambda m: str(1 << int(m.group(1))), v)
+            nums.append(v)
+        progs = []
+        for r in readers.split("|"):
+            progs += READERS.get(r.strip(), ["?" + r.strip()])
+        table[key] = {"default": d, "type": ctype, "min": nums[0], "max": nums[1],
+                      "readers": progs}
     return paths[0], table
 
 
@@ -121,27 +128,47 @@ def check_conf(src):
     page = os.path.join(src, "scripts", "man", "asyncexec.conf.5")
     blocks = conf_page_blocks(page)
     n = 0
-    for key, default in table.items():
+    for key, row in table.items():
         b = blocks.get(key)
         if b is None:
             fail("asyncexec.conf(5) has no block for the key %s (%s)" % (key, cfile))
             continue
+        good = True
         m = re.search(r"Default: (.*?)\.(\s|$)", b)
         if not m:
             fail("asyncexec.conf(5), key %s: no 'Default: ...' line" % key)
-        elif m.group(1).strip() != default:
+            good = False
+        elif m.group(1).strip() != row["default"]:
             fail("asyncexec.conf(5), key %s: Default: %s, but %s says %s"
-                 % (key, m.group(1).strip(), os.path.basename(cfile), default))
-        else:
-            n += 1
-        for word in ("Range:", "Read by:"):
-            if word not in b:
-                fail("asyncexec.conf(5), key %s: no '%s' line" % (key, word))
+                 % (key, m.group(1).strip(), os.path.basename(cfile), row["default"]))
+            good = False
+        m = re.search(r"Range: (.*?)\.(\s|$)", b)
+        if not m:
+            fail("asyncexec.conf(5), key %s: no 'Range:' line" % key)
+            good = False
+        elif row["type"] in ("CT_UINT", "CT_SIZE", "CT_OCTAL"):
+            lo, hi = row["min"], row["max"]
+            if row["type"] == "CT_OCTAL":
+                lo, hi = "%04o" % int(lo, 8), "%04o" % int(hi, 8)
+            want = "%s-%s" % (lo, hi)
+            if want not in m.group(1).replace("\u2013", "-"):
+                fail("asyncexec.conf(5), key %s: Range: %s, but %s says %s"
+                     % (key, m.group(1), os.path.basename(cfile), want))
+                good = False
+        m = re.search(r"Read by: (.*?)\.(\s|$)", b)
+        got = re.findall(r"(asyncexec-\w+)\(8\)", m.group(1)) if m else []
+        if sorted(got) != sorted(row["readers"]):
+            fail("asyncexec.conf(5), key %s: Read by: %s, but %s says %s"
+                 % (key, ", ".join(got) or "(none)", os.path.basename(cfile),
+                    ", ".join(row["readers"])))
+            good = False
+        n += good
     for key in blocks:
         if key not in table:
             fail("asyncexec.conf(5) documents %s, which %s does not know" % (key, cfile))
     if n == len(table):
-        ok("asyncexec.conf(5): all %d keys of %s, with their defaults" % (n, cfile))
+        ok("asyncexec.conf(5): all %d keys of %s, with their defaults, ranges and "
+           "readers" % (n, cfile))
 
 
 # ---- 2. asyncexec-admin's synopsis --------------------------------------------------------

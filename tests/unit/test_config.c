@@ -53,17 +53,22 @@ bad_files(void)
 {
 	bad("nonsense\n", "bad.conf:1: expected key = value");
 	bad("\n\nfoo = 1\n", "bad.conf:3: foo: unknown key");
-	bad("db_port = 0\n", "bad.conf:1: db_port:");
+	bad("db_port = 0\n",
+	    "bad.conf:1: db_port: expected a whole number from 1 to 65535");
 	bad("db_port = 65536\n", "db_port:");
 	bad("db_port = -1\n", "db_port:");
 	bad("db_port = 12x\n", "db_port:");
 	bad("db_port = \n", "db_port:");
-	bad("listen_mode = 0999\n", "listen_mode:");
+	bad("listen_mode = 0999\n", "listen_mode: expected an octal mode from "
+	    "0000 to 0777");
 	bad("log_level = loud\n", "log_level:");
 	bad("db_host = a\ndb_host = b\n", "bad.conf:2: db_host: set twice");
 	bad("db_password = x\ndb_password_file = /nonexistent\n", "both set");
 	bad("db_password_file = /nonexistent/pw\n", "db_password_file");
-	bad("max_request_bytes = 1\n", "max_request_bytes:");
+	bad("max_request_bytes = 1\n", "max_request_bytes: expected a whole "
+	    "number of bytes from 2 to 1073741824");
+	bad("db_name = 12345678901234567890123456789012345678901234567890"
+	    "123456789012345\n", "db_name: value too long (at most 64 bytes)");
 }
 
 static void
