@@ -85,7 +85,7 @@ db_new(const struct config *cfg, const struct db_stmt_def *defs, size_t n,
 	db->node = -1;
 	/* a program without the host's shared page (asyncexec-expire,
 	 * asyncexec-admin) starts at the node the host's workers write to */
-	if (cfg->db_nhosts > 0 && metrics_pin_get(&db->pin) == -1)
+	if (cfg->db_nhosts > 0 && pin_get(&db->pin) == -1)
 		(void)pin_load(cfg, &db->pin);	/* else 0: the first node */
 	return db;
 }
@@ -286,7 +286,7 @@ pin_now(struct db *db)
 {
 	unsigned	 n = db->cfg->db_nhosts, pin;
 
-	if (metrics_pin_get(&pin) == -1)
+	if (pin_get(&pin) == -1)
 		pin = db->pin;
 	return n > 0 && pin < n ? pin : 0;
 }
@@ -332,7 +332,7 @@ connect_cluster(struct db *db)
 		if (!db->connected_once)
 			log_info("db: writing to node %u (%s:%u) of db_hosts",
 			    i + 1, h->host, h->port);
-		if (i != start && metrics_pin_move(start, i)) {
+		if (i != start && pin_move(start, i)) {
 			log_warn("db: writer moved from node %u (%s:%u) to node "
 			    "%u (%s:%u): %s", start + 1, c->db_hosts[start].host,
 			    c->db_hosts[start].port, i + 1, h->host, h->port,

@@ -1,5 +1,16 @@
 /*
- * pin.c - the writer pin's file: one line, the node as host:port (one of
+ * pin.c - the writer pin of an app host: a word on a shared page of its
+ * own, and its file.
+ *
+ * The word: the position in db_hosts of the node every worker writes
+ * to, mapped by the master before the fork so that all workers move
+ * together. It holds the node in its low PIN_NODE_BITS and above them a
+ * generation, +1 on every change, so that a writer of the pin file can
+ * tell whether the pin moved while it wrote (pin_save). Every change is
+ * reported to the metrics (asyncexec_db_writer_index, a move also to
+ * asyncexec_db_failovers_total).
+ *
+ * The file: one line, the node as host:port (one of
  * db_hosts). Every write goes to a temporary file of its own in the same
  * directory (PATH.XXXXXX, created exclusively: never through a symlink,
  * never another writer's inode), is synced, renamed over PATH, and the
@@ -9,6 +20,7 @@
  * after its rename and writes again when the pin moved meanwhile, so
  * the last rename always names the pin's last node.
  */
+#include <sys/mman.h>
 #include <sys/stat.h>
 
 #include <errno.h>
@@ -25,6 +37,102 @@
 #include "pin.h"
 
 #define PIN_TRIES	8	/* writes per save while the pin keeps moving */
+#define PIN_NODE_BITS	8
+#define PIN_NODE_MASK	((1u << PIN_NODE_BITS) - 1)
+
+static uint64_t	*word;		/* the shared page; NULL: one process */
+
+/*
+ * Maps the shared page; the master calls it once, before the fork.
+ * 0, or -1 (no memory).
+ */
+int
+pin_init(void)
+{
+	void	*p;
+
+	if (word != NULL)
+		return 0;
+	p = mmap(NULL, sizeof(*word), PROT_READ | PROT_WRITE,
+	    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return -1;
+	word = p;
+	*word = 0;
+	return 0;
+}
+
+/* The word after w with node: the next generation. */
+static uint64_t
+pin_next(uint64_t w, unsigned node)
+{
+	return ((w >> PIN_NODE_BITS) + 1) << PIN_NODE_BITS |
+	    (node & PIN_NODE_MASK);
+}
+
+/*
+ * The pin and its generation, read together: *node and *gen. 0, or -1
+ * without a shared page (a one-process program keeps its own pin).
+ */
+int
+pin_snap(unsigned *node, uint64_t *gen)
+{
+	uint64_t	 w;
+
+	if (word == NULL)
+		return -1;
+	w = __atomic_load_n(word, __ATOMIC_ACQUIRE);
+	*node = (unsigned)(w & PIN_NODE_MASK);
+	*gen = w >> PIN_NODE_BITS;
+	return 0;
+}
+
+/* The pin: *node. 0, or -1 without a shared page. */
+int
+pin_get(unsigned *node)
+{
+	uint64_t	 gen;
+
+	return pin_snap(node, &gen);
+}
+
+/*
+ * Moves the pin from node from to node to, unless another worker moved
+ * it meanwhile (then the caller follows that one). 1 when this call
+ * moved it (a failover), else 0.
+ */
+int
+pin_move(unsigned from, unsigned to)
+{
+	uint64_t	 w;
+
+	if (word == NULL)
+		return 0;
+	w = __atomic_load_n(word, __ATOMIC_ACQUIRE);
+	do {
+		if ((w & PIN_NODE_MASK) != from)
+			return 0;
+	} while (!__atomic_compare_exchange_n(word, &w, pin_next(w, to), 0,
+	    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
+	metrics_db_failover();
+	metrics_db_writer((w >> PIN_NODE_BITS) + 1, to);
+	return 1;
+}
+
+/* Sets the pin to node (the master: 0 on reload, the saved one at start). */
+void
+pin_set(unsigned node)
+{
+	uint64_t	 w;
+
+	if (word == NULL)
+		return;
+	w = __atomic_load_n(word, __ATOMIC_ACQUIRE);
+	while (!__atomic_compare_exchange_n(word, &w, pin_next(w, node), 0,
+	    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		;
+	metrics_db_writer((w >> PIN_NODE_BITS) + 1, node);
+}
 
 /* What one write of the file did. */
 enum pin_write {
@@ -151,7 +259,7 @@ pin_save(const struct config *cfg, unsigned node)
 
 	if (cfg->db_pin_file[0] == '\0')
 		return 0;
-	if (metrics_pin_snap(&cur, &gen) == -1) {	/* one process */
+	if (pin_snap(&cur, &gen) == -1) {	/* one process */
 		if (node >= cfg->db_nhosts)
 			return 0;
 		return pin_write(cfg, node) == PIN_WRITTEN ? 0 : -1;
@@ -161,7 +269,7 @@ pin_save(const struct config *cfg, unsigned node)
 			return 0;
 		if (pin_write(cfg, cur) == PIN_FAILED)
 			return -1;
-		if (metrics_pin_snap(&cur, &now) == 0 && now == gen)
+		if (pin_snap(&cur, &now) == 0 && now == gen)
 			return 0;
 		gen = now;
 	}

@@ -32,7 +32,7 @@ struct shm {
 	uint64_t	 busy;
 	uint64_t	 restarts;
 	uint64_t	 refused[REFUSED__MAX];
-	uint64_t	 writer;	/* the pinned db_hosts node, generation */
+	uint64_t	 writer;	/* the pin word last reported */
 	uint64_t	 failovers;
 };
 
@@ -138,86 +138,31 @@ metrics_refused(enum refusal r)
 }
 
 /*
- * The writer pin of this app host: the position in db_hosts of the node
- * every worker writes to, kept on the shared page so that all workers
- * move together. The word holds the node in its low PIN_NODE_BITS and
- * above them a generation, +1 on every change, so that a writer of the
- * pin file can tell whether the pin moved while it wrote (pin_save).
+ * The writer gauge: node, reported with the pin's generation gen (both
+ * in one word, gen in the high half), stored only when gen is newer than
+ * the one shown, so that two processes reporting moves at once leave the
+ * last move's node.
  */
-#define PIN_NODE_BITS	8
-#define PIN_NODE_MASK	((1u << PIN_NODE_BITS) - 1)
-
-/* The word after w with node: the next generation. */
-static uint64_t
-pin_next(uint64_t w, unsigned node)
-{
-	return ((w >> PIN_NODE_BITS) + 1) << PIN_NODE_BITS |
-	    (node & PIN_NODE_MASK);
-}
-
-/*
- * The pin: *node gets its node; 0, or -1 without a shared page (a
- * one-process program keeps its own pin).
- */
-int
-metrics_pin_get(unsigned *node)
-{
-	uint64_t	 gen;
-
-	return metrics_pin_snap(node, &gen);
-}
-
-/*
- * The pin and its generation, read together: *node and *gen. 0, or -1
- * without a shared page.
- */
-int
-metrics_pin_snap(unsigned *node, uint64_t *gen)
-{
-	uint64_t	 w;
-
-	if (shm == NULL)
-		return -1;
-	w = __atomic_load_n(&shm->writer, __ATOMIC_ACQUIRE);
-	*node = (unsigned)(w & PIN_NODE_MASK);
-	*gen = w >> PIN_NODE_BITS;
-	return 0;
-}
-
-/*
- * Moves the pin from node from to node to, unless another worker moved
- * it meanwhile (then the caller follows that one). 1 when this call
- * moved it (a failover, counted), else 0.
- */
-int
-metrics_pin_move(unsigned from, unsigned to)
-{
-	uint64_t	 w;
-
-	if (shm == NULL)
-		return 0;
-	w = __atomic_load_n(&shm->writer, __ATOMIC_ACQUIRE);
-	do {
-		if ((w & PIN_NODE_MASK) != from)
-			return 0;
-	} while (!__atomic_compare_exchange_n(&shm->writer, &w,
-	    pin_next(w, to), 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
-	add(&shm->failovers, 1);
-	return 1;
-}
-
-/* Sets the pin to node (the master: 0 on reload, the saved one at start). */
 void
-metrics_pin_set(unsigned node)
+metrics_db_writer(uint64_t gen, unsigned node)
 {
-	uint64_t	 w;
+	uint64_t	 w, word = gen << 32 | (node & 0xffffffffu);
 
 	if (shm == NULL)
 		return;
-	w = __atomic_load_n(&shm->writer, __ATOMIC_ACQUIRE);
-	while (!__atomic_compare_exchange_n(&shm->writer, &w,
-	    pin_next(w, node), 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-		;
+	w = __atomic_load_n(&shm->writer, __ATOMIC_RELAXED);
+	do {
+		if ((w >> 32) >= gen)
+			return;
+	} while (!__atomic_compare_exchange_n(&shm->writer, &w, word, 0,
+	    __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+}
+
+void
+metrics_db_failover(void)
+{
+	if (shm != NULL)
+		add(&shm->failovers, 1);
 }
 
 /* A "# HELP" and "# TYPE" pair. */
@@ -309,7 +254,7 @@ metrics_render(struct buf *b)
 	    "to replace one that exited.", get(&shm->restarts));
 	one(b, "asyncexec_db_writer_index", "gauge", "The database node "
 	    "this host writes to: its position in db_hosts, 0 the first.",
-	    get(&shm->writer) & PIN_NODE_MASK);
+	    get(&shm->writer) & 0xffffffffu);
 	one(b, "asyncexec_db_failovers_total", "counter", "Moves of this "
 	    "host's writer to the next node of db_hosts.",
 	    get(&shm->failovers));

@@ -34,9 +34,7 @@ void	metrics_worker_restart(void);
 void	metrics_busy(int delta);
 void	metrics_refused(enum refusal);
 int	metrics_render(struct buf *);
-int	metrics_pin_get(unsigned *node);
-int	metrics_pin_snap(unsigned *node, uint64_t *gen);
-int	metrics_pin_move(unsigned from, unsigned to);
-void	metrics_pin_set(unsigned node);
+void	metrics_db_writer(uint64_t gen, unsigned node);
+void	metrics_db_failover(void);
 
 #endif

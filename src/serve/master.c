@@ -479,7 +479,7 @@ reload(struct master *m)
 	}
 	/* an operator's reload sends the writer back to the first node:
 	 * once the new generation exists (its workers follow the pin) */
-	metrics_pin_set(0);
+	pin_set(0);
 	if (next.db_nhosts > 0)
 		(void)pin_save(&next, 0);
 	retire_current(m);
@@ -589,7 +589,8 @@ master_init(struct master *m, const struct config *cfg, const char *path,
 	if ((m->n = config_workers(cfg)) > WORKERS_MAX)
 		m->n = WORKERS_MAX;
 	m->oldcap = m->n;
-	if ((m->kids = calloc(m->n, sizeof(*m->kids))) == NULL ||
+	if (pin_init() == -1 ||
+	    (m->kids = calloc(m->n, sizeof(*m->kids))) == NULL ||
 	    (m->old = calloc(m->oldcap, sizeof(*m->old))) == NULL) {
 		log_error("master: out of memory");
 		free(m->kids);
@@ -610,7 +611,7 @@ resume_pin(const struct config *cfg)
 
 	if (cfg->db_nhosts == 0 || pin_load(cfg, &node) == -1)
 		return;
-	metrics_pin_set(node);
+	pin_set(node);
 	if (node > 0)
 		log_info("master: writing to node %u (%s:%u) as before the "
 		    "restart (%s); a reload goes back to the first", node + 1,

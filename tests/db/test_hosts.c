@@ -30,6 +30,7 @@
 #include "config.h"
 #include "db.h"
 #include "metrics.h"
+#include "pin.h"
 #include "repo.h"
 #include "check.h"
 #include "util/port.h"
@@ -152,10 +153,10 @@ no_move_on(unsigned code, const char *msg)
 	p[1] = base.db_port;
 	CHECK(p[0] != 0);
 	with_hosts(&c, 2, p);
-	metrics_pin_set(0);
+	pin_set(0);
 	CHECK((d = repo_open(&c, 0)) != NULL);
 	CHECK(repo_ping(d) == REPO_ERR);
-	CHECK(metrics_pin_get(&pin) == 0);
+	CHECK(pin_get(&pin) == 0);
 	printf("figure: node 1 answering %u: connect error %u, pin at node "
 	    "%u, failovers +%ld\n", code, db_errno(d), pin + 1,
 	    series("asyncexec_db_failovers_total") - moves);
@@ -194,7 +195,7 @@ main(void)
 		    "is not set: run scripts/test.sh");
 		return 1;
 	}
-	CHECK(metrics_init(names, 1) == 0);
+	CHECK(metrics_init(names, 1) == 0 && pin_init() == 0);
 	live = base.db_port;
 	dead = test_free_port();
 	dead2 = test_free_port();
@@ -205,7 +206,7 @@ main(void)
 	with_hosts(&c1, 2, p);
 	CHECK((a = repo_open(&c1, 0)) != NULL);
 	CHECK(repo_ping(a) == REPO_OK);
-	CHECK(metrics_pin_get(&pin) == 0 && pin == 1);
+	CHECK(pin_get(&pin) == 0 && pin == 1);
 	CHECK(repo_node_state(a, &n) == REPO_OK);
 	CHECK_EQ_INT(n.cluster, 1);
 	CHECK_EQ_INT(n.node, 2);
@@ -223,25 +224,25 @@ main(void)
 	CHECK_EQ_INT(series("asyncexec_db_failovers_total"), 1);
 
 	/* 3: a reload sends the pin back; the handle follows and moves on */
-	metrics_pin_set(0);
+	pin_set(0);
 	CHECK_EQ_INT(series("asyncexec_db_writer_index"), 0);
 	CHECK(repo_ping(a) == REPO_OK);
 	CHECK_EQ_INT(node_of(a), 2);
-	CHECK(metrics_pin_get(&pin) == 0 && pin == 1);
+	CHECK(pin_get(&pin) == 0 && pin == 1);
 	CHECK_EQ_INT(series("asyncexec_db_failovers_total"), 2);
 
 	/* 4: live first; another worker's move is followed, wrapping */
 	p[0] = live, p[1] = dead;
 	with_hosts(&c2, 2, p);
-	metrics_pin_set(0);
+	pin_set(0);
 	CHECK((c = repo_open(&c2, 0)) != NULL);
 	CHECK(repo_ping(c) == REPO_OK);
 	CHECK_EQ_INT(node_of(c), 1);
-	CHECK_EQ_INT(metrics_pin_move(0, 1), 1);
-	CHECK_EQ_INT(metrics_pin_move(0, 1), 0);	/* moved already */
+	CHECK_EQ_INT(pin_move(0, 1), 1);
+	CHECK_EQ_INT(pin_move(0, 1), 0);	/* moved already */
 	CHECK(repo_ping(c) == REPO_OK);
 	CHECK_EQ_INT(node_of(c), 1);
-	CHECK(metrics_pin_get(&pin) == 0 && pin == 0);
+	CHECK(pin_get(&pin) == 0 && pin == 0);
 
 	/* 5: nothing usable: an error at once */
 	p[0] = dead, p[1] = dead2;

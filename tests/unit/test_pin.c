@@ -19,7 +19,6 @@
 
 #include "config.h"
 #include "log.h"
-#include "metrics.h"
 #include "pin.h"
 #include "check.h"
 
@@ -45,7 +44,7 @@ writer(const struct config *c, unsigned no)
 
 	for (i = 0; i < ROUNDS; i++) {
 		node = (unsigned)rand_r(&seed) % c->db_nhosts;
-		metrics_pin_set(node);
+		pin_set(node);
 		(void)pin_save(c, node);
 	}
 	_exit(0);
@@ -84,7 +83,6 @@ race(const struct config *c, long *bad, long *reads)
 static void
 race_rules(const char *dir)
 {
-	static const char *const names[] = { "none" };
 	struct config	 c;
 	char		 path[300];
 	unsigned	 pin = 9, node = 9;
@@ -92,11 +90,11 @@ race_rules(const char *dir)
 
 	snprintf(path, sizeof path, "%s/raced", dir);
 	hosts(&c, "10.0.0.1:3306, 10.0.0.2:3306, 10.0.0.3:3306", path);
-	CHECK(metrics_init(names, 1) == 0);
-	metrics_pin_set(1);
+	CHECK(pin_init() == 0);
+	pin_set(1);
 	CHECK_EQ_INT(pin_save(&c, 1), 0);
 	race(&c, &bad, &reads);
-	CHECK(metrics_pin_get(&pin) == 0);
+	CHECK(pin_get(&pin) == 0);
 	CHECK_EQ_INT(pin_load(&c, &node), 0);
 	printf("figure: pin race: %d writers x %d moves: %ld of %ld reads "
 	    "found no node; file node %u, pin %u\n", WRITERS, ROUNDS, bad,
