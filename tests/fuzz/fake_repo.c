@@ -10,6 +10,10 @@
  *
  * fake_repo_fail_at(n) makes the n-th repository call of the input
  * answer REPO_ERR (the database is down), to reach the 503 paths.
+ *
+ * This file owns the table (fake_repo_int.h) and holds the consumer's,
+ * the service's and the operator's calls; fake_repo_backend.c holds the
+ * backend's (claim, heartbeat, the callbacks' writes).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,26 +21,12 @@
 
 #include "crypto.h"
 #include "fake_repo.h"
+#include "fake_repo_int.h"
 #include "repo.h"
-
-#define NEXEC	8
 
 struct fkey {
 	const char	*secret;
 	struct key_row	 row;
-};
-
-struct fexec {
-	int		 used;
-	struct exec_row	 row;		/* result/error owned here */
-	unsigned char	 cb_hash[SHA256_LEN];
-	int		 has_cb;
-	int64_t		 lease_until;
-	int64_t		 not_before;	/* a retry's time; 0: none */
-	unsigned char	 win_hash[SHA256_LEN];
-	int		 has_win;
-	char		*request;
-	size_t		 request_len;
 };
 
 static const struct fkey keys[] = {
@@ -48,7 +38,7 @@ static const struct fkey keys[] = {
 	{ FAKE_KEY_IDLE, { 5, 1, 0, "", 0, 5 } },
 };
 
-static struct fexec	 tab[NEXEC];
+struct fexec		 fake_tab[NEXEC];
 static uint64_t		 next_id;
 static unsigned		 calls, fail_at;
 
@@ -60,12 +50,14 @@ static const char *const status_names[ST__MAX] = {
 	"cancelled",		/* ST_CANCELLED */
 };
 
+/* The status's name as the API spells it, or "unknown". */
 const char *
 exec_status_name(enum exec_status s)
 {
 	return s < ST__MAX ? status_names[s] : "unknown";
 }
 
+/* Frees r's payloads and clears their pointers; no result. */
 void
 exec_row_free(struct exec_row *r)
 {
@@ -76,26 +68,16 @@ exec_row_free(struct exec_row *r)
 	r->result = r->error = r->progress = r->last_error = NULL;
 }
 
-void
-claim_free(struct claim_item *it, size_t n)
-{
-	size_t	 i;
-
-	for (i = 0; it != NULL && i < n; i++)
-		free(it[i].request);
-	free(it);
-}
-
-/* Whether this call is the one to fail (counts every call). */
-static int
-failing(void)
+/* Whether this call is the one to fail (counts every call): 1 or 0. */
+int
+fake_failing(void)
 {
 	return ++calls == fail_at;
 }
 
 /* A malloc'd copy of n bytes (NUL-terminated), or NULL for NULL. */
-static char *
-dup_bytes(const char *p, size_t n)
+char *
+fake_dup(const char *p, size_t n)
 {
 	char	*c;
 
@@ -113,10 +95,10 @@ fake_repo_clear(void)
 	size_t	 i;
 
 	for (i = 0; i < NEXEC; i++) {
-		exec_row_free(&tab[i].row);
-		free(tab[i].request);
+		exec_row_free(&fake_tab[i].row);
+		free(fake_tab[i].request);
 	}
-	memset(tab, 0, sizeof(tab));
+	memset(fake_tab, 0, sizeof(fake_tab));
 }
 
 /* Stores a seeded execution of tenant-a on prod/billing/charge. */
@@ -124,7 +106,7 @@ static struct fexec *
 seed(uint64_t id, const char *cid, enum exec_status st, int64_t now)
 {
 	static const char req[] = "{\"amount\":42}";
-	struct fexec	*e = &tab[id - 1];
+	struct fexec	*e = &fake_tab[id - 1];
 	struct exec_row	*r = &e->row;
 
 	e->used = 1;
@@ -141,7 +123,7 @@ seed(uint64_t id, const char *cid, enum exec_status st, int64_t now)
 	crypto_sha256(req, sizeof(req) - 1, r->request_sha);
 	r->created_at = r->updated_at = now - 1000;
 	r->expires_at = now + 86400000;
-	e->request = dup_bytes(req, sizeof(req) - 1);
+	e->request = fake_dup(req, sizeof(req) - 1);
 	e->request_len = sizeof(req) - 1;
 	return e;
 }
@@ -166,7 +148,7 @@ fake_repo_reset(int64_t now)
 	e->row.cancel_requested = 1;
 	e = seed(2, "order-2", ST_COMPLETED, now);
 	e->row.completed_at = now - 500;
-	e->row.result = dup_bytes("{\"paid\":true}", 13);
+	e->row.result = fake_dup("{\"paid\":true}", 13);
 	e->row.result_len = 13;
 	e = seed(3, "order-3", ST_WAITING, now);
 	e->row.lineage_null = 1;	/* as written by a schema-6 binary */
@@ -183,14 +165,14 @@ fake_repo_fail_at(unsigned n)
 }
 
 /* The execution with this id, or NULL. */
-static struct fexec *
-by_id(uint64_t id)
+struct fexec *
+fake_by_id(uint64_t id)
 {
 	size_t	 i;
 
 	for (i = 0; i < NEXEC; i++)
-		if (tab[i].used && tab[i].row.id == id)
-			return &tab[i];
+		if (fake_tab[i].used && fake_tab[i].row.id == id)
+			return &fake_tab[i];
 	return NULL;
 }
 
@@ -203,11 +185,11 @@ by_names(const char *tenant, const char *env, const char *svc,
 	size_t		 i;
 
 	for (i = 0; i < NEXEC; i++) {
-		r = &tab[i].row;
-		if (tab[i].used && strcmp(r->tenant, tenant) == 0 &&
+		r = &fake_tab[i].row;
+		if (fake_tab[i].used && strcmp(r->tenant, tenant) == 0 &&
 		    strcmp(r->env, env) == 0 && strcmp(r->svc, svc) == 0 &&
 		    strcmp(r->op, op) == 0 && strcmp(r->cid, cid) == 0)
-			return &tab[i];
+			return &fake_tab[i];
 	}
 	return NULL;
 }
@@ -219,10 +201,10 @@ payload_out(const struct fexec *e, struct exec_row *r)
 	const struct exec_row *s = &e->row;
 	int		 le = s->status == ST_WAITING && s->last_error != NULL;
 
-	r->result = dup_bytes(s->result, s->result_len);
-	r->error = dup_bytes(s->error, s->error_len);
-	r->progress = dup_bytes(s->progress, s->progress_len);
-	r->last_error = le ? dup_bytes(s->last_error, s->last_error_len) :
+	r->result = fake_dup(s->result, s->result_len);
+	r->error = fake_dup(s->error, s->error_len);
+	r->progress = fake_dup(s->progress, s->progress_len);
+	r->last_error = le ? fake_dup(s->last_error, s->last_error_len) :
 	    NULL;
 	r->has_progress = s->progress != NULL;
 	r->has_last_error = le;
@@ -245,6 +227,7 @@ row_out(const struct fexec *e, int64_t now, struct exec_row *r)
 	return payload_out(e, r);
 }
 
+/* The key whose secret hashes to hash: REPO_OK, REPO_NOTFOUND or REPO_ERR. */
 int
 repo_key_by_hash(struct db *db, const unsigned char *hash, struct key_row *k)
 {
@@ -252,7 +235,7 @@ repo_key_by_hash(struct db *db, const unsigned char *hash, struct key_row *k)
 	size_t		 i;
 
 	(void)db;
-	if (failing())
+	if (fake_failing())
 		return REPO_ERR;
 	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
 		crypto_sha256(keys[i].secret, strlen(keys[i].secret), h);
@@ -264,12 +247,16 @@ repo_key_by_hash(struct db *db, const unsigned char *hash, struct key_row *k)
 	return REPO_NOTFOUND;
 }
 
+/*
+ * Whether the backend key serves the route (key 4: prod/billing/charge).
+ * REPO_OK, REPO_NOTFOUND or REPO_ERR.
+ */
 int
 repo_backend_serves(struct db *db, uint64_t key_id, const char *env,
     const char *svc, const char *op)
 {
 	(void)db;
-	if (failing())
+	if (fake_failing())
 		return REPO_ERR;
 	return key_id == 4 && strcmp(env, "prod") == 0 &&
 	    strcmp(svc, "billing") == 0 && strcmp(op, "charge") == 0 ?
@@ -282,7 +269,7 @@ repo_route_get(struct db *db, const char *env, const char *svc,
     const char *op, struct route_row *r)
 {
 	(void)db;
-	if (failing())
+	if (fake_failing())
 		return REPO_ERR;
 	if (strcmp(env, "prod") != 0 || strcmp(svc, "billing") != 0)
 		return REPO_NOTFOUND;
@@ -301,12 +288,16 @@ repo_route_get(struct db *db, const char *env, const char *svc,
 	return REPO_NOTFOUND;
 }
 
+/*
+ * The named secret (poll_token_id_key alone: FAKE_IDKEY) into out.
+ * REPO_OK, REPO_NOTFOUND or REPO_ERR (also when out is too small).
+ */
 int
 repo_secret_get(struct db *db, const char *name, unsigned char *out,
     size_t outsz, size_t *len)
 {
 	(void)db;
-	if (failing())
+	if (fake_failing())
 		return REPO_ERR;
 	if (strcmp(name, "poll_token_id_key") != 0)
 		return REPO_NOTFOUND;
@@ -323,7 +314,7 @@ repo_poll_keys(struct db *db, struct poll_key_row *k, size_t max, size_t *n)
 {
 	(void)db;
 	*n = 0;
-	if (failing())
+	if (fake_failing())
 		return REPO_ERR;
 	if (max < 1)
 		return REPO_ERR;
@@ -343,14 +334,14 @@ repo_exec_insert(struct db *db, const struct exec_new *n, uint64_t *id)
 	size_t		 i;
 
 	(void)db;
-	if (failing())
+	if (fake_failing())
 		return REPO_ERR;
 	if (by_names(n->tenant, n->env, n->svc, n->op, n->cid) != NULL)
 		return REPO_DUP;
 	for (i = 0; i < NEXEC && e == NULL; i++)
-		if (!tab[i].used)
-			e = &tab[i];
-	if (e == NULL || (e->request = dup_bytes(n->request,
+		if (!fake_tab[i].used)
+			e = &fake_tab[i];
+	if (e == NULL || (e->request = fake_dup(n->request,
 	    n->request_len)) == NULL)
 		return REPO_ERR;
 	e->used = 1;
@@ -373,6 +364,7 @@ repo_exec_insert(struct db *db, const struct exec_new *n, uint64_t *id)
 	return REPO_OK;
 }
 
+/* The execution with these names: REPO_OK, REPO_NOTFOUND or REPO_ERR. */
 int
 repo_exec_by_key(struct db *db, const char *tenant, const char *env,
     const char *svc, const char *op, const char *cid, int64_t now,
@@ -381,22 +373,23 @@ repo_exec_by_key(struct db *db, const char *tenant, const char *env,
 	struct fexec	*e;
 
 	(void)db;
-	if (failing())
+	if (fake_failing())
 		return REPO_ERR;
 	if ((e = by_names(tenant, env, svc, op, cid)) == NULL)
 		return REPO_NOTFOUND;
 	return row_out(e, now, r);
 }
 
+/* The execution with this id: REPO_OK, REPO_NOTFOUND or REPO_ERR. */
 int
 repo_exec_by_id(struct db *db, uint64_t id, int64_t now, struct exec_row *r)
 {
 	struct fexec	*e;
 
 	(void)db;
-	if (failing())
+	if (fake_failing())
 		return REPO_ERR;
-	if ((e = by_id(id)) == NULL)
+	if ((e = fake_by_id(id)) == NULL)
 		return REPO_NOTFOUND;
 	return row_out(e, now, r);
 }
@@ -410,9 +403,9 @@ repo_exec_poll(struct db *db, uint64_t id, const char *tenant,
 	struct fexec	*e;
 
 	(void)db;
-	if (failing())
+	if (fake_failing())
 		return REPO_ERR;
-	if ((e = by_id(id)) == NULL ||
+	if ((e = fake_by_id(id)) == NULL ||
 	    e != by_names(tenant, env, svc, op, cid))
 		return REPO_NOTFOUND;
 	*r = e->row;
@@ -430,22 +423,23 @@ repo_exec_payload(struct db *db, struct exec_row *r)
 	struct fexec	*e;
 
 	(void)db;
-	if (failing())
+	if (fake_failing())
 		return REPO_ERR;
-	if ((e = by_id(r->id)) == NULL)
+	if ((e = fake_by_id(r->id)) == NULL)
 		return REPO_NOTFOUND;
 	return payload_out(e, r);
 }
 
+/* Replaces the poll-token hash: REPO_OK, REPO_NOTFOUND or REPO_ERR. */
 int
 repo_exec_rotate_poll(struct db *db, uint64_t id, const unsigned char *hash)
 {
 	struct fexec	*e;
 
 	(void)db;
-	if (failing())
+	if (fake_failing())
 		return REPO_ERR;
-	if ((e = by_id(id)) == NULL)
+	if ((e = fake_by_id(id)) == NULL)
 		return REPO_NOTFOUND;
 	memcpy(e->row.poll_hash, hash, SHA256_LEN);
 	return REPO_OK;
@@ -458,9 +452,9 @@ repo_exec_cancel(struct db *db, uint64_t id, int64_t now)
 	struct fexec	*e;
 
 	(void)db;
-	if (failing())
+	if (fake_failing())
 		return REPO_ERR;
-	if ((e = by_id(id)) == NULL || e->row.status != ST_WAITING ||
+	if ((e = fake_by_id(id)) == NULL || e->row.status != ST_WAITING ||
 	    (e->has_cb && e->lease_until > now))
 		return REPO_NOTFOUND;
 	e->row.status = ST_CANCELLED;
@@ -468,15 +462,19 @@ repo_exec_cancel(struct db *db, uint64_t id, int64_t now)
 	return REPO_OK;
 }
 
+/*
+ * Marks a waiting execution cancel-requested (updated_at = now the
+ * first time). REPO_OK, REPO_NOTFOUND (unknown or final) or REPO_ERR.
+ */
 int
 repo_exec_request_cancel(struct db *db, uint64_t id, int64_t now)
 {
 	struct fexec	*e;
 
 	(void)db;
-	if (failing())
+	if (fake_failing())
 		return REPO_ERR;
-	if ((e = by_id(id)) == NULL || e->row.status != ST_WAITING)
+	if ((e = fake_by_id(id)) == NULL || e->row.status != ST_WAITING)
 		return REPO_NOTFOUND;
 	if (!e->row.cancel_requested)
 		e->row.updated_at = now;
@@ -484,200 +482,12 @@ repo_exec_request_cancel(struct db *db, uint64_t id, int64_t now)
 	return REPO_OK;
 }
 
-/* Fills claim item it from e with a fresh token and lease; 0 or -1. */
-static int
-claim_one(struct fexec *e, int64_t lease_until, struct claim_item *it)
-{
-	if (crypto_new_secret("", it->token, sizeof(it->token),
-	    e->cb_hash) == -1 || (it->request = dup_bytes(e->request,
-	    e->request_len)) == NULL)
-		return -1;
-	it->request_len = e->request_len;
-	it->id = e->row.id;
-	snprintf(it->cid, sizeof(it->cid), "%s", e->row.cid);
-	snprintf(it->tenant, sizeof(it->tenant), "%s", e->row.tenant);
-	it->attempt = ++e->row.attempts;
-	it->lease_expires_at = e->lease_until = lease_until;
-	it->created_at = e->row.created_at;
-	e->has_cb = 1;
-	return 0;
-}
-
-/*
- * As repo.c: waiting, unleased, not cancel-requested executions of the
- * route that are not past expires_at and have used fewer than
- * max_attempts attempts, oldest first.
- */
-int
-repo_claim(struct db *db, const char *env, const char *svc, const char *op,
-    unsigned max, unsigned lease_seconds, unsigned max_attempts, int64_t now,
-    struct claim_item **out, size_t *n)
-{
-	struct claim_item *it;
-	struct fexec	*e;
-	size_t		 i;
-
-	(void)db;
-	*out = NULL;
-	*n = 0;
-	if (failing() || (it = calloc(max, sizeof(*it))) == NULL)
-		return REPO_ERR;
-	for (i = 0; i < NEXEC && *n < max; i++) {
-		e = &tab[i];
-		if (!e->used || e->row.status != ST_WAITING ||
-		    e->row.cancel_requested || strcmp(e->row.env, env) != 0 ||
-		    strcmp(e->row.svc, svc) != 0 || strcmp(e->row.op, op) != 0 ||
-		    (e->has_cb && e->lease_until > now) ||
-		    e->row.expires_at <= now || e->row.attempts >= max_attempts ||
-		    e->not_before > now)
-			continue;
-		if (claim_one(e, now + (int64_t)lease_seconds * 1000,
-		    &it[*n]) == -1) {
-			claim_free(it, *n + 1);
-			*n = 0;
-			return REPO_ERR;
-		}
-		(*n)++;
-	}
-	*out = it;
-	return REPO_OK;
-}
-
-/* Whether e is waiting under the claim whose token hashes to tokhash. */
-static int
-holds(const struct fexec *e, const unsigned char *tokhash)
-{
-	return e != NULL && e->row.status == ST_WAITING && e->has_cb &&
-	    memcmp(e->cb_hash, tokhash, SHA256_LEN) == 0;
-}
-
-int
-repo_heartbeat(struct db *db, uint64_t id, const unsigned char *tokhash,
-    int64_t lease_until)
-{
-	struct fexec	*e;
-
-	(void)db;
-	if (failing())
-		return REPO_ERR;
-	if (!holds(e = by_id(id), tokhash))
-		return REPO_NOTFOUND;
-	e->lease_until = lease_until;
-	return REPO_OK;
-}
-
-int
-repo_finalize_win(struct db *db, uint64_t id, const unsigned char *tokhash,
-    enum exec_status to, const char *payload, size_t len,
-    const unsigned char *winhash, int64_t now)
-{
-	struct fexec	*e;
-	char		*copy = NULL;
-
-	(void)db;
-	if (failing())
-		return REPO_ERR;
-	if (!holds(e = by_id(id), tokhash) ||
-	    (to == ST_CANCELLED && !e->row.cancel_requested))
-		return REPO_NOTFOUND;
-	if (to != ST_CANCELLED && (copy = dup_bytes(payload ? payload : "",
-	    payload ? len : 0)) == NULL)
-		return REPO_ERR;
-	e->row.status = to;
-	e->row.completed_at = e->row.updated_at = now;
-	memcpy(e->win_hash, winhash, SHA256_LEN);
-	e->has_win = 1;
-	if (to == ST_COMPLETED) {
-		e->row.result = copy;
-		e->row.result_len = len;
-	} else if (to == ST_FAILED) {
-		e->row.error = copy;
-		e->row.error_len = len;
-	}
-	return REPO_OK;
-}
-
-/* Replaces *p (n bytes) with a copy of v; REPO_OK or REPO_ERR. */
-static int
-store(char **p, size_t *n, const char *v, size_t vn)
-{
-	char	*c;
-
-	if ((c = dup_bytes(v, vn)) == NULL)
-		return REPO_ERR;
-	free(*p);
-	*p = c;
-	*n = vn;
-	return REPO_OK;
-}
-
-int
-repo_heartbeat_progress(struct db *db, uint64_t id,
-    const unsigned char *tokhash, int64_t lease_until, const char *progress,
-    size_t len, int64_t now)
-{
-	struct fexec	*e;
-
-	(void)db;
-	if (failing())
-		return REPO_ERR;
-	if (!holds(e = by_id(id), tokhash))
-		return REPO_NOTFOUND;
-	if (store(&e->row.progress, &e->row.progress_len, progress,
-	    len) != REPO_OK)
-		return REPO_ERR;
-	e->lease_until = lease_until;
-	e->row.updated_at = now;
-	return REPO_OK;
-}
-
-/* As repo_callback.c: the claim ends, the retry waits until not_before. */
-int
-repo_retry(struct db *db, uint64_t id, const unsigned char *tokhash,
-    const char *error, size_t len, unsigned max_attempts,
-    int64_t not_before, int64_t now)
-{
-	struct fexec	*e;
-
-	(void)db;
-	if (failing())
-		return REPO_ERR;
-	if (!holds(e = by_id(id), tokhash) || e->row.cancel_requested ||
-	    e->row.attempts >= max_attempts)
-		return REPO_NOTFOUND;
-	if (store(&e->row.last_error, &e->row.last_error_len, error,
-	    len) != REPO_OK)
-		return REPO_ERR;
-	e->has_cb = 0;
-	e->lease_until = 0;
-	e->not_before = not_before;
-	e->row.updated_at = now;
-	return REPO_OK;
-}
-
-int
-repo_exec_winner(struct db *db, uint64_t id, unsigned char *tokhash,
-    unsigned char *winhash)
-{
-	struct fexec	*e;
-
-	(void)db;
-	memset(tokhash, 0, SHA256_LEN);
-	memset(winhash, 0, SHA256_LEN);
-	if (failing())
-		return REPO_ERR;
-	if ((e = by_id(id)) == NULL || !e->has_cb || !e->has_win)
-		return REPO_NOTFOUND;
-	memcpy(tokhash, e->cb_hash, SHA256_LEN);
-	memcpy(winhash, e->win_hash, SHA256_LEN);
-	return REPO_OK;
-}
-
+/* The build's SCHEMA_VERSION into *version: REPO_OK or REPO_ERR. */
 int
 repo_schema_version(struct db *db, int *version)
 {
 	(void)db;
-	if (failing())
+	if (fake_failing())
 		return REPO_ERR;
 	*version = SCHEMA_VERSION;
 	return REPO_OK;
@@ -708,7 +518,7 @@ repo_metrics_expiry(struct db *db, struct job_run *j)
 {
 	(void)db;
 	memset(j, 0, sizeof(*j));
-	return failing() ? REPO_ERR : REPO_NOTFOUND;
+	return fake_failing() ? REPO_ERR : REPO_NOTFOUND;
 }
 
 /* REPO_OK when the database answers (the fake: unless failing). */
@@ -735,7 +545,7 @@ repo_metrics_waiting(struct db *db, struct route_waiting *w, size_t max,
 
 	(void)db;
 	*n = 0;
-	if (failing())
+	if (fake_failing())
 		return REPO_ERR;
 	for (j = 0; j < sizeof(ops) / sizeof(ops[0]) && *n < max; j++) {
 		memset(&w[*n], 0, sizeof(w[*n]));
@@ -743,8 +553,8 @@ repo_metrics_waiting(struct db *db, struct route_waiting *w, size_t max,
 		snprintf(w[*n].svc, sizeof(w[*n].svc), "billing");
 		snprintf(w[*n].op, sizeof(w[*n].op), "%s", ops[j]);
 		for (i = 0; i < NEXEC; i++) {
-			r = &tab[i].row;
-			if (!tab[i].used || r->status != ST_WAITING ||
+			r = &fake_tab[i].row;
+			if (!fake_tab[i].used || r->status != ST_WAITING ||
 			    strcmp(r->op, ops[j]) != 0 ||
 			    strcmp(r->env, "prod") != 0 ||
 			    strcmp(r->svc, "billing") != 0)
@@ -771,13 +581,13 @@ repo_exec_list(struct db *db, const unsigned char *lineage, const char *env,
 
 	(void)db;
 	*n = 0;
-	if (failing())
+	if (fake_failing())
 		return REPO_ERR;
 	while (*n < max) {
 		best = NULL;
 		for (i = 0; i < NEXEC; i++) {
-			r = &tab[i].row;
-			if (tab[i].used && !r->lineage_null &&
+			r = &fake_tab[i].row;
+			if (fake_tab[i].used && !r->lineage_null &&
 			    memcmp(r->lineage, lineage, SHA256_LEN) == 0 &&
 			    strcmp(r->env, env) == 0 &&
 			    strcmp(r->svc, svc) == 0 &&
@@ -812,7 +622,7 @@ repo_tenant_quota(struct db *db, const char *tenant, unsigned *max_open)
 {
 	(void)db;
 	*max_open = 0;
-	if (failing())
+	if (fake_failing())
 		return REPO_ERR;
 	if (strcmp(tenant, "tenant-b") != 0)
 		return REPO_NOTFOUND;
@@ -829,12 +639,12 @@ repo_tenant_open(struct db *db, const char *tenant, unsigned cap,
 
 	(void)db;
 	*open = 0;
-	if (failing())
+	if (fake_failing())
 		return REPO_ERR;
 	for (i = 0; i < NEXEC && *open < cap; i++)
-		if (tab[i].used && tab[i].row.status == ST_WAITING &&
-		    !tab[i].row.tenant_null &&
-		    strcmp(tab[i].row.tenant, tenant) == 0)
+		if (fake_tab[i].used && fake_tab[i].row.status == ST_WAITING &&
+		    !fake_tab[i].row.tenant_null &&
+		    strcmp(fake_tab[i].row.tenant, tenant) == 0)
 			(*open)++;
 	return REPO_OK;
 }
