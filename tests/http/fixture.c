@@ -226,6 +226,42 @@ fx_outsider_case(const struct fx *f, const struct outsiders *o, const struct sub
 	return 1;
 }
 
+/*
+ * Submits BODY into S and sends VERB as each outsider case of S: each must get, byte
+ * for byte, what a poll of an unknown correlation id gets, a 404 not_found.
+ * 1 when the submit succeeded and every answer was that 404, 0 otherwise (each
+ * mismatch on stderr, naming its case).
+ */
+int
+fx_same_404(const struct fx *f, enum fx_verb verb, const char *body, struct sub *s)
+{
+	const char *key, *cid, *token, *what;
+	struct outsiders out;
+	struct http_resp ref, r;
+	int i, ok;
+
+	fx_outsiders(f, &out);
+	ok = fx_submit_ok(f, NULL, body, s);
+	fx_poll(f, f->ckey, out.unknown_cid, s->token, NULL, &ref);
+	if (!expect_problem(&ref, 404, "not_found"))
+		ok = 0;
+	for (i = 0; fx_outsider_case(f, &out, s, i, &key, &cid, &token, &what); i++) {
+		if (verb == FX_CANCEL)
+			fx_cancel(f, key, cid, token, &r);
+		else
+			fx_poll(f, key, cid, token, NULL, &r);
+		if (!same_response(&ref, &r)) {
+			fprintf(stderr, "  ... %s with %s\n",
+			    verb == FX_CANCEL ? "cancel" : "poll", what);
+			ok = 0;
+		}
+		http_resp_free(&r);
+	}
+	http_resp_free(&ref);
+	fx_outsiders_free(&out);
+	return ok;
+}
+
 int
 fx_claim(const struct fx *f, const char *key, const char *body, struct http_resp *out)
 {

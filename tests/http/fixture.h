@@ -78,6 +78,14 @@ void fx_outsiders_free(struct outsiders *o);
 int fx_outsider_case(const struct fx *f, const struct outsiders *o, const struct sub *s,
     int i, const char **key, const char **cid, const char **token, const char **what);
 
+/* The request fx_same_404 sends as each outsider: fx_poll (no extra header) or fx_cancel. */
+enum fx_verb { FX_POLL, FX_CANCEL };
+/* Submits BODY with f->ckey into S, then sends VERB as each fx_outsider_case of S: each
+ * must get, byte for byte, the 404 not_found that a poll of an unknown correlation id
+ * gets. Returns 1 when the submit succeeded and every answer was that 404 (each mismatch
+ * on stderr). Checks nothing about S afterwards: the caller does (e.g. fx_status). */
+int fx_same_404(const struct fx *f, enum fx_verb verb, const char *body, struct sub *s);
+
 /* Raw claim on f's route with KEY and BODY. Returns status. */
 int fx_claim(const struct fx *f, const char *key, const char *body, struct http_resp *out);
 /* Claims exactly one execution with f->bkey; returns 1 when one came back. */

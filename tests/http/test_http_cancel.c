@@ -128,29 +128,14 @@ test_terminal(void)
 static void
 test_same_404(void)
 {
-	const char *key, *cid, *token, *what;
-	struct outsiders out;
-	struct http_resp ref, r;
+	struct http_resp r;
 	struct sub s;
-	int i;
 
-	fx_outsiders(&F, &out);
-	CHECK(fx_submit_ok(&F, NULL, "{\"c\":6}", &s));
-	fx_poll(&F, F.ckey, out.unknown_cid, s.token, NULL, &ref);
-	CHECK(expect_problem(&ref, 404, "not_found"));
-	for (i = 0; fx_outsider_case(&F, &out, &s, i, &key, &cid, &token, &what); i++) {
-		fx_cancel(&F, key, cid, token, &r);
-		if (!same_response(&ref, &r))
-			fprintf(stderr, "  ... cancel with %s\n", what);
-		CHECK(same_response(&ref, &r));
-		http_resp_free(&r);
-	}
+	CHECK(fx_same_404(&F, FX_CANCEL, "{\"c\":6}", &s));
 	fx_cancel(&F, F.bkey, s.cid, s.token, &r);
 	CHECK(expect_unauthorized(&r));
 	http_resp_free(&r);
 	CHECK_EQ_STR(fx_status(&F, &s), "waiting_callback");
-	http_resp_free(&ref);
-	fx_outsiders_free(&out);
 }
 
 int

@@ -140,26 +140,10 @@ test_etag_and_result(void)
 static void
 test_same_404(void)
 {
-	const char *key, *cid, *token, *what;
-	struct outsiders out;
-	struct http_resp ref, r;
 	struct sub s;
-	int i;
 
-	fx_outsiders(&F, &out);
-	CHECK(fx_submit_ok(&F, NULL, "{\"q\":3}", &s));
-	fx_poll(&F, F.ckey, out.unknown_cid, s.token, NULL, &ref);
-	CHECK(expect_problem(&ref, 404, "not_found"));
-	for (i = 0; fx_outsider_case(&F, &out, &s, i, &key, &cid, &token, &what); i++) {
-		fx_poll(&F, key, cid, token, NULL, &r);
-		if (!same_response(&ref, &r))
-			fprintf(stderr, "  ... poll with %s\n", what);
-		CHECK(same_response(&ref, &r));
-		http_resp_free(&r);
-	}
+	CHECK(fx_same_404(&F, FX_POLL, "{\"q\":3}", &s));
 	CHECK_EQ_STR(fx_status(&F, &s), "waiting_callback");
-	http_resp_free(&ref);
-	fx_outsiders_free(&out);
 }
 
 /* Milliseconds one poll with KEY, CID and TOKEN takes; its status in *status. */
