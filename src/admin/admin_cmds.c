@@ -13,6 +13,7 @@
 #include "crypto.h"
 #include "json.h"
 #include "repo.h"
+#include "repo_admin.h"
 
 /* Parses a decimal in [min, max] into *v; 0 or -1. */
 int

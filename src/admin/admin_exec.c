@@ -24,6 +24,7 @@
 #include "json.h"
 #include "migrations.h"
 #include "repo.h"
+#include "repo_admin.h"
 
 #define MIGRATE_LOCK_WAIT	60	/* seconds a second migrate waits */
 #define MAX_MESSAGE		4096	/* bytes of an operator's message */

@@ -13,6 +13,7 @@
 #include "crypto.h"
 #include "json.h"
 #include "repo.h"
+#include "repo_admin.h"
 
 #define GRACE_DEFAULT_HOURS	24
 

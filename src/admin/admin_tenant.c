@@ -8,6 +8,7 @@
 #include "admin.h"
 #include "clock.h"
 #include "repo.h"
+#include "repo_admin.h"
 
 #define MAX_OPEN_MAX	1000000000L
 

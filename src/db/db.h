@@ -1,7 +1,7 @@
 /*
  * db.h - one MariaDB connection with its prepared statements.
  *
- * The is made after fork, in the process that uses it. No
+ * The connection is made after fork, in the process that uses it. No
  * MYSQL_OPT_RECONNECT: on a lost connection db_run drops the handle,
  * reconnects and re-prepares explicitly, and retries the statement once
  * when its definition says a retry is safe.

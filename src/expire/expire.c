@@ -17,7 +17,7 @@
 #define DAY_MS	86400000LL
 
 struct run {
-	struct db			*db;
+	struct xdb			*db;
 	const struct expire_opts	*o;
 	struct expire_result		*r;
 	int64_t				 start;	/* monotonic ms */
@@ -329,7 +329,7 @@ locked_run(struct run *run)
  * the runtime bound; see r) or -1 on a database error (logged).
  */
 int
-expire_run(struct db *db, const struct expire_opts *o,
+expire_run(struct xdb *db, const struct expire_opts *o,
     struct expire_result *r)
 {
 	struct run	 run;

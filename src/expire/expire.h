@@ -25,7 +25,7 @@
 #include <stdint.h>
 
 struct config;
-struct db;
+struct xdb;
 
 enum expire_step {
 	EXPIRE_STEP_EXPIRE,
@@ -68,7 +68,7 @@ struct expire_result {
 };
 
 void	expire_opts_init(struct expire_opts *, const struct config *);
-int	expire_run(struct db *, const struct expire_opts *,
+int	expire_run(struct xdb *, const struct expire_opts *,
 	    struct expire_result *);
 int	expire_summary(const struct expire_result *, int dry_run, char *,
 	    size_t);

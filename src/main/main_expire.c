@@ -100,7 +100,7 @@ main(int argc, char *argv[])
 	struct config		 cfg;
 	struct expire_opts	 o, cli;
 	struct expire_result	 r;
-	struct db		*db;
+	struct xdb		*db;
 	const char		*path = CONFIG_DEFAULT_PATH;
 	char			 err[512], line[512];
 	int			 rc, check = 0;

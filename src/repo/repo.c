@@ -17,6 +17,7 @@
 #include "db.h"
 #include "log.h"
 #include "repo.h"
+#include "repo_admin.h"
 #include "repo_sql.h"
 
 static const char *const status_names[ST__MAX] = {

@@ -7,6 +7,9 @@
  * Rows filled by the repository own their payload buffers: release them
  * with exec_row_free / claim_free.
  *
+ * The operators' statements (asyncexec-admin) are in repo_admin.h, the
+ * expiry's in repo_expire.h, the schema check's in repo_check.h.
+ *
  * repo layer: every layer above db (check, handlers, serve, admin, expire,
  * main).
  */
@@ -195,72 +198,6 @@ enum repo_rc	repo_retry(struct db *, uint64_t, const unsigned char *tokhash,
 enum repo_rc	repo_exec_winner(struct db *, uint64_t, unsigned char *tokhash,
 	    unsigned char *winhash);
 
-/* admin */
-enum repo_rc	repo_migrate(struct db *, int target, unsigned lock_wait,
-	    int *applied, int *version);
-enum repo_rc	repo_migrate_lock(struct db *, unsigned wait_seconds);
-void	repo_migrate_unlock(struct db *);
-enum repo_rc	repo_route_add(struct db *, const char *env, const char *svc,
-	    const char *op, unsigned retention_days, int64_t now);
-enum repo_rc	repo_key_add(struct db *, int backend, const char *tenant,
-	    const char *label, const unsigned char *hash, int64_t now,
-	    uint64_t *id);
-enum repo_rc	repo_backend_route_add(struct db *, uint64_t key_id, uint64_t route_id);
-enum repo_rc	repo_route_set_enabled(struct db *, const char *env, const char *svc,
-	    const char *op, int enabled);
-/* Listing callbacks get one row's columns as strings. */
-typedef void (*repo_row_fn)(void *arg, const char *const *cols, int ncols);
-enum repo_rc	repo_route_list(struct db *, repo_row_fn, void *);
-enum repo_rc	repo_key_list(struct db *, int backend, repo_row_fn, void *);
-enum repo_rc	repo_key_revoke(struct db *, int backend, uint64_t id, int64_t now);
-enum repo_rc	repo_stats(struct db *, repo_row_fn, void *);
-enum repo_rc	repo_tx_begin(struct db *);
-enum repo_rc	repo_tx_commit(struct db *);
-void	repo_tx_rollback(struct db *);
-
-/* operator statements (repo_admin.c), on a handle of their own */
-struct adb;
-
-/* An execution as `asyncexec-admin execution show` sees it. */
-struct exec_admin {
-	uint64_t	 id;
-	char		 cid[CID_MAX_LEN + 1];
-	char		 env[NAME_MAX_LEN + 1];
-	char		 svc[NAME_MAX_LEN + 1];
-	char		 op[NAME_MAX_LEN + 1];
-	char		 status[20];
-	char		 tenant[TENANT_MAX_LEN + 1];
-	int		 tenant_null;
-	unsigned	 attempts;
-	int		 cancel_requested;
-	int		 has_claim_token;	/* claimed at least once */
-	int64_t		 created_at, updated_at, expires_at;	/* ms */
-	int64_t		 completed_at, lease_expires_at;	/* 0: NULL */
-	long long	 request_bytes, result_bytes, error_bytes; /* -1: NULL */
-};
-
-typedef void (*repo_applied_fn)(void *arg, int version, int64_t applied_at);
-
-struct adb	*repo_admin_open(const struct config *);
-void		 repo_admin_close(struct adb *);
-enum repo_rc	repo_route_set_retention(struct adb *, const char *env,
-	    const char *svc, const char *op, unsigned days);
-enum repo_rc	repo_route_id(struct adb *, const char *env, const char *svc,
-	    const char *op, uint64_t *id);
-enum repo_rc	repo_key_get(struct adb *, uint64_t id, struct key_row *);
-enum repo_rc	repo_key_rotate(struct adb *, uint64_t id, const unsigned char *hash,
-	    unsigned grace_seconds, int64_t now, uint64_t *new_id);
-enum repo_rc	repo_backend_grant(struct adb *, uint64_t key_id, uint64_t route_id,
-	    int grant);
-enum repo_rc	repo_exec_show(struct adb *, uint64_t id, struct exec_admin *);
-enum repo_rc	repo_exec_show_key(struct adb *, const char *tenant, const char *env,
-	    const char *svc, const char *op, const char *cid,
-	    struct exec_admin *);
-enum repo_rc	repo_exec_requeue(struct adb *, uint64_t id, int64_t now);
-enum repo_rc	repo_exec_opfail(struct adb *, uint64_t id, const char *error,
-	    size_t len, int64_t now);
-enum repo_rc	repo_migrations_applied(struct adb *, repo_applied_fn, void *);
-
 /* metrics (repo_metrics.c): per route, waiting executions (capped) and
  * the age of the oldest one that is not cancel-requested */
 #define REPO_METRICS_ROUTES	256	/* routes reported at most */
@@ -294,20 +231,12 @@ struct poll_key_row {
 };
 enum repo_rc	repo_poll_keys(struct db *, struct poll_key_row *, size_t max,
 	    size_t *n);
-enum repo_rc	repo_poll_key_insert(struct db *, unsigned version,
-	    const unsigned char *key, int64_t now);
-enum repo_rc	repo_poll_key_rotate(struct db *, unsigned grace_seconds, int64_t now,
-	    unsigned *version);
 enum repo_rc	repo_schema_compat(struct db *, int built_for, int *version,
 	    int *needs);
-enum repo_rc	repo_schema_set_compat(struct db *, int version, int compat);
 
 /* per-tenant quota (repo_tenant.c, migration 9) */
 enum repo_rc	repo_tenant_quota(struct db *, const char *tenant, unsigned *max_open);
 enum repo_rc	repo_tenant_open(struct db *, const char *tenant, unsigned cap,
 	    unsigned *open);
-enum repo_rc	repo_tenant_set(struct db *, const char *tenant, unsigned max_open,
-	    int64_t now);
-enum repo_rc	repo_tenant_list(struct db *, repo_row_fn, void *);
 
 #endif

@@ -14,6 +14,7 @@
 #include "log.h"
 #include "migrations.h"
 #include "repo.h"
+#include "repo_admin.h"
 #include "repo_sql.h"
 
 #define POLL_KEY_VERSION	3	/* the migration that makes s2r_secret */

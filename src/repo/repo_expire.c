@@ -152,16 +152,31 @@ static const struct db_stmt_def xstmts[XSTMT__MAX] = {
 };
 
 /* Opens the expiry repository (connects on first use). NULL: no memory. */
-struct db *
+struct xdb {
+	struct db	*db;
+};
+
+struct xdb *
 repo_expire_open(const struct config *cfg)
 {
-	return db_new(cfg, xstmts, XSTMT__MAX, 0, 0);
+	struct xdb	*x;
+
+	if ((x = calloc(1, sizeof(*x))) == NULL)
+		return NULL;
+	if ((x->db = db_new(cfg, xstmts, XSTMT__MAX, 0, 0)) == NULL) {
+		free(x);
+		return NULL;
+	}
+	return x;
 }
 
 void
-repo_expire_close(struct db *db)
+repo_expire_close(struct xdb *x)
 {
-	db_free(db);
+	if (x == NULL)
+		return;
+	db_free(x->db);
+	free(x);
 }
 
 /* Runs a one-row, one-column integer query into *v (*isnull: NULL). */
@@ -191,15 +206,15 @@ query_u64(struct db *db, enum xstmt id, MYSQL_BIND *p, uint64_t *v,
  * then takes the run lock without waiting: *got 1 when this run holds it.
  */
 enum repo_rc
-repo_expire_lock(struct db *db, int *got)
+repo_expire_lock(struct xdb *x, int *got)
 {
 	uint64_t	 v;
 	int		 isnull;
 
 	*got = 0;
-	if (db_run(db, XSTMT_SESSION, NULL) == NULL)
+	if (db_run(x->db, XSTMT_SESSION, NULL) == NULL)
 		return REPO_ERR;
-	if (query_u64(db, XSTMT_LOCK, NULL, &v, &isnull) != REPO_OK)
+	if (query_u64(x->db, XSTMT_LOCK, NULL, &v, &isnull) != REPO_OK)
 		return REPO_ERR;
 	if (isnull) {
 		log_error("expire: GET_LOCK failed");
@@ -211,11 +226,11 @@ repo_expire_lock(struct db *db, int *got)
 
 /* Releases the run lock (closing the connection releases it too). */
 enum repo_rc
-repo_expire_unlock(struct db *db)
+repo_expire_unlock(struct xdb *x)
 {
 	uint64_t	 v;
 
-	return query_u64(db, XSTMT_UNLOCK, NULL, &v, NULL);
+	return query_u64(x->db, XSTMT_UNLOCK, NULL, &v, NULL);
 }
 
 static int
@@ -370,7 +385,7 @@ apply_at(struct db *db, enum xstmt id, const uint64_t *ids, size_t n,
 
 /* Candidates for expiry after *pos: waiting, expires_at <= now. */
 enum repo_rc
-repo_expire_due(struct db *db, int64_t now, unsigned limit,
+repo_expire_due(struct xdb *x, int64_t now, unsigned limit,
     struct repo_pos *pos, uint64_t *ids, size_t *n)
 {
 	MYSQL_BIND	 p[5];
@@ -378,7 +393,7 @@ repo_expire_due(struct db *db, int64_t now, unsigned limit,
 
 	db_bind_time(&p[0], &t[0], now);
 	bind_time_keyset(&p[1], &t[1], pos, &limit);
-	return due_ids(db, XSTMT_EXPIRE_DUE, p, limit, pos, ids, n, 1);
+	return due_ids(x->db, XSTMT_EXPIRE_DUE, p, limit, pos, ids, n, 1);
 }
 
 /*
@@ -387,10 +402,10 @@ repo_expire_due(struct db *db, int64_t now, unsigned limit,
  * (a deadlock or lock wait timeout undid it: run it again) or REPO_ERR.
  */
 enum repo_rc
-repo_expire_apply(struct db *db, const uint64_t *ids, size_t n, int64_t now,
+repo_expire_apply(struct xdb *x, const uint64_t *ids, size_t n, int64_t now,
     unsigned *changed)
 {
-	return apply_at(db, XSTMT_EXPIRE_APPLY, ids, n, now, changed);
+	return apply_at(x->db, XSTMT_EXPIRE_APPLY, ids, n, now, changed);
 }
 
 /*
@@ -399,7 +414,7 @@ repo_expire_apply(struct db *db, const uint64_t *ids, size_t n, int64_t now,
  * the routes plus the cancel-requested waiting rows, never the table.
  */
 enum repo_rc
-repo_cancel_due(struct db *db, int64_t now, unsigned limit,
+repo_cancel_due(struct xdb *x, int64_t now, unsigned limit,
     struct repo_pos *pos, uint64_t *ids, size_t *n)
 {
 	MYSQL_BIND	 p[3];
@@ -408,7 +423,7 @@ repo_cancel_due(struct db *db, int64_t now, unsigned limit,
 	db_bind_time(&p[0], &t, now);
 	db_bind_u64(&p[1], &pos->id);
 	db_bind_u32(&p[2], &limit);
-	return due_ids(db, XSTMT_CANCEL_DUE, p, limit, pos, ids, n, 0);
+	return due_ids(x->db, XSTMT_CANCEL_DUE, p, limit, pos, ids, n, 0);
 }
 
 /*
@@ -417,15 +432,15 @@ repo_cancel_due(struct db *db, int64_t now, unsigned limit,
  * REPO_OK, REPO_RETRY or REPO_ERR.
  */
 enum repo_rc
-repo_cancel_apply(struct db *db, const uint64_t *ids, size_t n, int64_t now,
+repo_cancel_apply(struct xdb *x, const uint64_t *ids, size_t n, int64_t now,
     unsigned *changed)
 {
-	return apply_at(db, XSTMT_CANCEL_APPLY, ids, n, now, changed);
+	return apply_at(x->db, XSTMT_CANCEL_APPLY, ids, n, now, changed);
 }
 
 /* Candidates for abandon after *pos: waiting, attempts >= max, lapsed. */
 enum repo_rc
-repo_abandon_due(struct db *db, unsigned max_attempts, int64_t now,
+repo_abandon_due(struct xdb *x, unsigned max_attempts, int64_t now,
     unsigned limit, struct repo_pos *pos, uint64_t *ids, size_t *n)
 {
 	MYSQL_BIND	 p[6];
@@ -438,7 +453,7 @@ repo_abandon_due(struct db *db, unsigned max_attempts, int64_t now,
 	db_bind_u32(&p[3], &k);
 	db_bind_u64(&p[4], &pos->id);
 	db_bind_u32(&p[5], &limit);
-	return due_ids(db, XSTMT_ABANDON_DUE, p, limit, pos, ids, n, 0);
+	return due_ids(x->db, XSTMT_ABANDON_DUE, p, limit, pos, ids, n, 0);
 }
 
 /*
@@ -448,7 +463,7 @@ repo_abandon_due(struct db *db, unsigned max_attempts, int64_t now,
  * or REPO_ERR.
  */
 enum repo_rc
-repo_abandon_apply(struct db *db, const uint64_t *ids, size_t n,
+repo_abandon_apply(struct xdb *x, const uint64_t *ids, size_t n,
     unsigned max_attempts, int64_t now, unsigned *changed)
 {
 	MYSQL_BIND	 p[5];
@@ -458,12 +473,12 @@ repo_abandon_apply(struct db *db, const uint64_t *ids, size_t n,
 	db_bind_time(&p[2], &t[1], now);
 	db_bind_u32(&p[3], &max_attempts);
 	db_bind_time(&p[4], &t[2], now);
-	return apply_ids(db, XSTMT_ABANDON_APPLY, ids, n, p, changed);
+	return apply_ids(x->db, XSTMT_ABANDON_APPLY, ids, n, p, changed);
 }
 
 /* Candidates for purge after *pos: status st (terminal), expired < cutoff. */
 enum repo_rc
-repo_purge_due(struct db *db, enum exec_status st, int64_t cutoff,
+repo_purge_due(struct xdb *x, enum exec_status st, int64_t cutoff,
     unsigned limit, struct repo_pos *pos, uint64_t *ids, size_t *n)
 {
 	MYSQL_BIND	 p[6];
@@ -475,7 +490,7 @@ repo_purge_due(struct db *db, enum exec_status st, int64_t cutoff,
 	db_bind_str(&p[0], exec_status_name(st));
 	db_bind_time(&p[1], &t[0], cutoff);
 	bind_time_keyset(&p[2], &t[1], pos, &limit);
-	return due_ids(db, XSTMT_PURGE_DUE, p, limit, pos, ids, n, 1);
+	return due_ids(x->db, XSTMT_PURGE_DUE, p, limit, pos, ids, n, 1);
 }
 
 /*
@@ -484,42 +499,42 @@ repo_purge_due(struct db *db, enum exec_status st, int64_t cutoff,
  * key; *deleted gets how many. REPO_OK, REPO_RETRY or REPO_ERR.
  */
 enum repo_rc
-repo_purge_apply(struct db *db, const uint64_t *ids, size_t n,
+repo_purge_apply(struct xdb *x, const uint64_t *ids, size_t n,
     int64_t cutoff, unsigned *deleted)
 {
 	MYSQL_BIND	 p[2];
 	MYSQL_TIME	 t;
 
 	db_bind_time(&p[1], &t, cutoff);
-	return apply_ids(db, XSTMT_PURGE_APPLY, ids, n, p, deleted);
+	return apply_ids(x->db, XSTMT_PURGE_APPLY, ids, n, p, deleted);
 }
 
 /* Dry run: how many the expiry would expire at now. */
 enum repo_rc
-repo_expire_count(struct db *db, int64_t now, uint64_t *n)
+repo_expire_count(struct xdb *x, int64_t now, uint64_t *n)
 {
 	MYSQL_BIND	 p[1];
 	MYSQL_TIME	 t;
 
 	db_bind_time(&p[0], &t, now);
-	return query_u64(db, XSTMT_COUNT_EXPIRE, p, n, NULL);
+	return query_u64(x->db, XSTMT_COUNT_EXPIRE, p, n, NULL);
 }
 
 /* Dry run: how many the cancel step would cancel (not expired first). */
 enum repo_rc
-repo_cancel_count(struct db *db, int64_t now, uint64_t *n)
+repo_cancel_count(struct xdb *x, int64_t now, uint64_t *n)
 {
 	MYSQL_BIND	 p[2];
 	MYSQL_TIME	 t[2];
 
 	db_bind_time(&p[0], &t[0], now);
 	db_bind_time(&p[1], &t[1], now);
-	return query_u64(db, XSTMT_COUNT_CANCEL, p, n, NULL);
+	return query_u64(x->db, XSTMT_COUNT_CANCEL, p, n, NULL);
 }
 
 /* Dry run: how many the rescue would fail (not expired or cancelled first). */
 enum repo_rc
-repo_abandon_count(struct db *db, unsigned max_attempts, int64_t now,
+repo_abandon_count(struct xdb *x, unsigned max_attempts, int64_t now,
     uint64_t *n)
 {
 	MYSQL_BIND	 p[3];
@@ -528,18 +543,18 @@ repo_abandon_count(struct db *db, unsigned max_attempts, int64_t now,
 	db_bind_u32(&p[0], &max_attempts);
 	db_bind_time(&p[1], &t[0], now);
 	db_bind_time(&p[2], &t[1], now);
-	return query_u64(db, XSTMT_COUNT_ABANDON, p, n, NULL);
+	return query_u64(x->db, XSTMT_COUNT_ABANDON, p, n, NULL);
 }
 
 /* Dry run: how many the purge would delete (including rows expired first). */
 enum repo_rc
-repo_purge_count(struct db *db, int64_t cutoff, uint64_t *n)
+repo_purge_count(struct xdb *x, int64_t cutoff, uint64_t *n)
 {
 	MYSQL_BIND	 p[1];
 	MYSQL_TIME	 t;
 
 	db_bind_time(&p[0], &t, cutoff);
-	return query_u64(db, XSTMT_COUNT_PURGE, p, n, NULL);
+	return query_u64(x->db, XSTMT_COUNT_PURGE, p, n, NULL);
 }
 
 /*
@@ -550,7 +565,7 @@ repo_purge_count(struct db *db, int64_t cutoff, uint64_t *n)
  * 6 has no such table: the caller only warns).
  */
 enum repo_rc
-repo_expire_record(struct db *db, const char *result, int success,
+repo_expire_record(struct xdb *x, const char *result, int success,
     const uint64_t counts[4], uint64_t retries, uint64_t duration_ms,
     int64_t now)
 {
@@ -568,5 +583,5 @@ repo_expire_record(struct db *db, const char *result, int success,
 		db_bind_u64(&p[3 + i], &counts[i]);
 	db_bind_u64(&p[7], &retries);
 	db_bind_u64(&p[8], &duration_ms);
-	return db_run(db, XSTMT_RECORD, p) != NULL ? REPO_OK : REPO_ERR;
+	return db_run(x->db, XSTMT_RECORD, p) != NULL ? REPO_OK : REPO_ERR;
 }

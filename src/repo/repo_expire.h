@@ -4,7 +4,8 @@
  * max_attempts times, purge of old terminal rows, and the named lock
  * that keeps two runs apart.
  *
- * The handle is its own struct db (own statement table, own connection):
+ * The handle is its own kind, struct xdb (own statement table, own
+ * connection), so that the service's handle cannot be passed by mistake:
  * open it with repo_expire_open, close it with repo_expire_close.
  * Functions return enum repo_rc (REPO_OK or REPO_ERR; REPO_ERR is
  * already logged), the *_apply ones also REPO_RETRY (a deadlock, 1213,
@@ -32,17 +33,17 @@
 #include "repo.h"
 
 struct config;
-struct db;
+struct xdb;
 
 /* The expiry session's innodb_lock_wait_timeout, seconds. */
 #define REPO_EXPIRE_LOCK_WAIT_STR	"5"
 
-struct db	*repo_expire_open(const struct config *);
-void		 repo_expire_close(struct db *);
+struct xdb	*repo_expire_open(const struct config *);
+void		 repo_expire_close(struct xdb *);
 
 /* The run lock (per database, never waits): *got 1 taken, 0 held elsewhere. */
-enum repo_rc	repo_expire_lock(struct db *, int *got);
-enum repo_rc	repo_expire_unlock(struct db *);
+enum repo_rc	repo_expire_lock(struct xdb *, int *got);
+enum repo_rc	repo_expire_unlock(struct xdb *);
 
 /*
  * Where a batch selection goes on from: the (key, id) of the last row
@@ -55,37 +56,37 @@ struct repo_pos {
 };
 
 /* Waiting executions with expires_at <= now, oldest expiry first. */
-enum repo_rc	repo_expire_due(struct db *, int64_t now, unsigned limit,
+enum repo_rc	repo_expire_due(struct xdb *, int64_t now, unsigned limit,
 	    struct repo_pos *, uint64_t *ids, size_t *n);
-enum repo_rc	repo_expire_apply(struct db *, const uint64_t *ids, size_t n,
+enum repo_rc	repo_expire_apply(struct xdb *, const uint64_t *ids, size_t n,
 	    int64_t now, unsigned *changed);
 
 /* Waiting, cancel-requested executions without a live lease, by id. */
-enum repo_rc	repo_cancel_due(struct db *, int64_t now, unsigned limit,
+enum repo_rc	repo_cancel_due(struct xdb *, int64_t now, unsigned limit,
 	    struct repo_pos *, uint64_t *ids, size_t *n);
-enum repo_rc	repo_cancel_apply(struct db *, const uint64_t *ids, size_t n,
+enum repo_rc	repo_cancel_apply(struct xdb *, const uint64_t *ids, size_t n,
 	    int64_t now, unsigned *changed);
 
 /* Waiting executions with attempts >= max_attempts whose lease lapsed. */
-enum repo_rc	repo_abandon_due(struct db *, unsigned max_attempts, int64_t now,
+enum repo_rc	repo_abandon_due(struct xdb *, unsigned max_attempts, int64_t now,
 	    unsigned limit, struct repo_pos *, uint64_t *ids, size_t *n);
-enum repo_rc	repo_abandon_apply(struct db *, const uint64_t *ids, size_t n,
+enum repo_rc	repo_abandon_apply(struct xdb *, const uint64_t *ids, size_t n,
 	    unsigned max_attempts, int64_t now, unsigned *changed);
 
 /* Rows in terminal status st with expires_at < cutoff; waiting refused. */
-enum repo_rc	repo_purge_due(struct db *, enum exec_status st, int64_t cutoff,
+enum repo_rc	repo_purge_due(struct xdb *, enum exec_status st, int64_t cutoff,
 	    unsigned limit, struct repo_pos *, uint64_t *ids, size_t *n);
-enum repo_rc	repo_purge_apply(struct db *, const uint64_t *ids, size_t n,
+enum repo_rc	repo_purge_apply(struct xdb *, const uint64_t *ids, size_t n,
 	    int64_t cutoff, unsigned *deleted);
 
 /* Dry-run counts: what the three rules would touch right now. */
-enum repo_rc	repo_expire_count(struct db *, int64_t now, uint64_t *n);
-enum repo_rc	repo_expire_record(struct db *, const char *result, int success,
+enum repo_rc	repo_expire_count(struct xdb *, int64_t now, uint64_t *n);
+enum repo_rc	repo_expire_record(struct xdb *, const char *result, int success,
 	    const uint64_t counts[4], uint64_t retries, uint64_t duration_ms,
 	    int64_t now);
-enum repo_rc	repo_cancel_count(struct db *, int64_t now, uint64_t *n);
-enum repo_rc	repo_abandon_count(struct db *, unsigned max_attempts, int64_t now,
+enum repo_rc	repo_cancel_count(struct xdb *, int64_t now, uint64_t *n);
+enum repo_rc	repo_abandon_count(struct xdb *, unsigned max_attempts, int64_t now,
 	    uint64_t *n);
-enum repo_rc	repo_purge_count(struct db *, int64_t cutoff, uint64_t *n);
+enum repo_rc	repo_purge_count(struct xdb *, int64_t cutoff, uint64_t *n);
 
 #endif

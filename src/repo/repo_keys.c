@@ -12,6 +12,7 @@
 #include "db.h"
 #include "log.h"
 #include "repo.h"
+#include "repo_admin.h"
 #include "repo_sql.h"
 
 #define KEY_NAME	"poll_token_id_key"

@@ -8,6 +8,7 @@
 
 #include "db.h"
 #include "repo.h"
+#include "repo_admin.h"
 #include "repo_sql.h"
 
 /*

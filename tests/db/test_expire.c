@@ -27,13 +27,15 @@
 #include "expire_fixture.h"
 #include "json.h"
 #include "repo.h"
+#include "repo_admin.h"
 #include "repo_expire.h"
 
 #define LOCK_NAME "CONCAT('asyncexec_expire:', " \
 	"LEFT(COALESCE(DATABASE(), ''), 40))"
 
 static struct config	 cfg;
-static struct db	*db, *xdb;
+static struct db	*db;
+static struct xdb	*xdb;
 static const char	*cfgpath, *expire_bin;
 static char		 env[24], svc[] = "svc", tenant[40];
 
@@ -533,7 +535,7 @@ static void *
 twin_run(void *arg)
 {
 	struct twin	*t = arg;
-	struct db	*mine = repo_expire_open(&cfg);
+	struct xdb	*mine = repo_expire_open(&cfg);
 	struct expire_opts o = opts(clock_now_ms(), EXPIRE_STEPS_ALL);
 
 	o.batch_size = 10;

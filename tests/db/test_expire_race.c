@@ -308,7 +308,7 @@ race_opts(struct expire_opts *o, unsigned batch)
 
 /* One library run of o on mine, added to x's counts (x->runs too); 0 or -1. */
 static int
-lib_run(struct db *mine, const struct expire_opts *o, struct xres *x)
+lib_run(struct xdb *mine, const struct expire_opts *o, struct xres *x)
 {
 	struct expire_result r;
 	int		 failed;
@@ -326,7 +326,7 @@ static void *
 race_loop(void *arg)
 {
 	struct xres	*x = arg;
-	struct db	*mine = repo_expire_open(&cfg);
+	struct xdb	*mine = repo_expire_open(&cfg);
 	struct expire_opts o;
 	int		 on;
 
@@ -349,7 +349,7 @@ static void *
 race_lib(void *arg)
 {
 	struct xres	*x = arg;
-	struct db	*mine = repo_expire_open(&cfg);
+	struct xdb	*mine = repo_expire_open(&cfg);
 	struct expire_opts o;
 
 	race_opts(&o, 5);
@@ -509,7 +509,7 @@ static void *
 held_run(void *arg)
 {
 	struct held	*h = arg;
-	struct db	*mine = repo_expire_open(&cfg);
+	struct xdb	*mine = repo_expire_open(&cfg);
 	struct expire_opts o;
 
 	expire_opts_init(&o, &cfg);

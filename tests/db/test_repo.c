@@ -22,6 +22,7 @@
 #include "json.h"
 #include "lookup.h"
 #include "repo.h"
+#include "repo_admin.h"
 
 static struct config	 cfg;
 static struct db	*db;
