@@ -17,6 +17,7 @@
 #include "admin.h"
 #include "log.h"
 #include "repo.h"
+#include "repo_admin.h"
 
 #ifndef ASYNCEXEC_VERSION
 #define ASYNCEXEC_VERSION	"unknown"
@@ -115,17 +116,24 @@ synopsis(FILE *f, const char *noun)
 		    "or configuration error.\n");
 }
 
+/* Writes "asyncexec-admin: MESSAGE" and a newline on stderr. */
+static void
+vsay(const char *fmt, va_list ap)
+{
+	fprintf(stderr, "asyncexec-admin: ");
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\n");
+}
+
 /* Reports a usage error (with v's noun's synopsis, if known); 2. */
 int
 admin_usage_error(const struct verb *v, const char *fmt, ...)
 {
 	va_list	 ap;
 
-	fprintf(stderr, "asyncexec-admin: ");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsay(fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\n");
 	synopsis(stderr, v != NULL ? v->noun : NULL);
 	return 2;
 }
@@ -136,11 +144,9 @@ admin_fail(const char *fmt, ...)
 {
 	va_list	 ap;
 
-	fprintf(stderr, "asyncexec-admin: ");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsay(fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\n");
 	return 1;
 }
 
