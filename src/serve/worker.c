@@ -36,9 +36,8 @@
 #include <sys/prctl.h>
 #endif
 
-#include <fcgiapp.h>
-
 #include "config.h"
+#include "conn.h"
 #include "http.h"
 #include "log.h"
 #include "lookup.h"
@@ -65,7 +64,7 @@ on_term(int sig)
 {
 	(void)sig;
 	stopping = 1;
-	FCGX_ShutdownPending();
+	conn_shutdown_pending();
 }
 
 /* Installs the worker's signal dispositions and unblocks signals. */
@@ -101,7 +100,7 @@ elapsed(const struct timespec *t0)
 
 /* Serves one accepted request end to end. */
 static void
-serve(struct app *app, FCGX_Request *fr)
+serve(struct app *app, struct conn *c)
 {
 	struct req		 req;
 	struct resp		 resp;
@@ -112,7 +111,7 @@ serve(struct app *app, FCGX_Request *fr)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	metrics_busy(1);
 	resp_init(&resp);
-	if (req_from_params(&req, fr) == 0) {
+	if (req_from_params(&req, conn_io(c)) == 0) {
 		router_match(&req, &m);
 		log_context(req.request_id, router_name(m.route));
 		err = m.err;
@@ -132,7 +131,7 @@ serve(struct app *app, FCGX_Request *fr)
 	}
 	if (req.request_id != NULL)
 		resp_header(&resp, "X-Request-Id", "%s", req.request_id);
-	if (resp_write(&resp, fr, strcmp(req.method, "HEAD") == 0) == -1)
+	if (resp_write(&resp, conn_io(c), strcmp(req.method, "HEAD") == 0) == -1)
 		log_debug("client went away before the response was written");
 	metrics_request((int)m.route, resp.status, elapsed(&t0));
 	metrics_busy(-1);
@@ -195,24 +194,23 @@ enum admit {
 /*
  * Checks the peer of the request fr accepted on a TCP listener against
  * listen_allow; a peer not on it (or gone) gets its connection shut
- * down, so that FCGX_Finish_r sends it nothing, and is logged (rate
+ * down, so that conn_finish sends it nothing, and is logged (rate
  * limited by r).
  */
 static enum admit
-admit(const struct config *cfg, FCGX_Request *fr, struct refusals *r)
+admit(const struct config *cfg, struct conn *c, struct refusals *r)
 {
 	char		 addr[PEER_ADDR_MAX];
 	struct timespec	 now;
 
-	switch (peer_check(fr->ipcFd, cfg->listen_allow, addr, sizeof(addr))) {
+	switch (peer_check(conn_fd(c), cfg->listen_allow, addr, sizeof(addr))) {
 	case PEER_ALLOWED:
 		return ADMIT_SERVE;
 	case PEER_REFUSED:
 	case PEER_UNKNOWN:
 		break;
 	}
-	(void)shutdown(fr->ipcFd, SHUT_RDWR);
-	fr->keepConnection = 0;
+	conn_close_unanswered(c);
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	if (r->logged && (now.tv_sec - r->last.tv_sec) * 1000 +
 	    (now.tv_nsec - r->last.tv_nsec) / 1000000 < REFUSE_LOG_MS) {
@@ -251,10 +249,11 @@ int
 worker_run(const struct config *cfg, int listen_fd, pid_t master)
 {
 	struct app	 app = { 0 };	/* idkey_ok 0: the key loads on first use */
-	FCGX_Request	 fr;
+	struct conn	*c;
+	enum conn_accept a;
 	struct refusals	 refused = { { 0, 0 }, 0, 0 };
 	sigset_t	 term, waitmask;
-	int		 failures = 0, rc;
+	int		 failures = 0;
 	int		 check_peers = peer_listen_kind(listen_fd) != LISTEN_UNIX;
 
 	worker_signals();
@@ -268,8 +267,7 @@ worker_run(const struct config *cfg, int listen_fd, pid_t master)
 	if ((app.db = repo_open(cfg, 1)) == NULL ||
 	    (app.lookup = lookup_new(cfg->cache_ttl_seconds)) == NULL ||
 	    (app.quota = quota_new(cfg->cache_ttl_seconds)) == NULL ||
-	    FCGX_Init() != 0 ||
-	    FCGX_InitRequest(&fr, listen_fd, FCGI_FAIL_ACCEPT_ON_INTR) != 0) {
+	    (c = conn_new(listen_fd)) == NULL) {
 		log_error("worker: cannot initialise");
 		return 1;
 	}
@@ -283,25 +281,27 @@ worker_run(const struct config *cfg, int listen_fd, pid_t master)
 	while (!stopping) {
 		/* SIGTERM only while waiting in ppoll: an accepted
 		 * connection never sees EINTR and always runs to its end. */
-		if (wait_conn(listen_fd, &waitmask) == 0)
-			rc = FCGX_Accept_r(&fr);
-		else
-			rc = -1;
-		if (rc < 0) {
-			if (stopping || errno == EINTR || errno == EAGAIN ||
-			    errno == EWOULDBLOCK)
+		a = wait_conn(listen_fd, &waitmask) == 0 ? conn_accept(c) :
+		    CONN_AGAIN;
+		switch (a) {
+		case CONN_AGAIN:
+			continue;
+		case CONN_FAILED:
+			if (stopping)
 				continue;
 			log_error("worker: accept failed: %s", strerror(errno));
 			if (++failures > 100)
 				return 1;
 			continue;
+		case CONN_ACCEPTED:
+			break;
 		}
 		failures = 0;
-		if (!check_peers || admit(cfg, &fr, &refused) == ADMIT_SERVE)
-			serve(&app, &fr);
-		FCGX_Finish_r(&fr);
+		if (!check_peers || admit(cfg, c, &refused) == ADMIT_SERVE)
+			serve(&app, c);
+		conn_finish(c);
 	}
-	FCGX_Free(&fr, 1);
+	conn_free(c);
 	lookup_free(app.lookup);
 	quota_free(app.quota);
 	repo_close(app.db);

@@ -1,10 +1,9 @@
 /*
  * worker.h - one FastCGI worker process, forked by the master (worker.c).
  *
- * serve layer: master.c includes it. worker.c is the one file outside
- * the http layer that includes <fcgiapp.h>: the accept loop
- * (FCGX_Accept_r, the peer check on the accepted socket) lives there;
- * the request and the response go through http.h.
+ * serve layer: master.c includes it. The accept loop goes through the
+ * http layer's conn.h (libfcgi's accept and finish), the request and
+ * the response through http.h: no file here includes <fcgiapp.h>.
  */
 #ifndef ASYNCEXEC_WORKER_H
 #define ASYNCEXEC_WORKER_H

@@ -1,0 +1,35 @@
+/*
+ * conn.h - the FastCGI connection a worker accepts on its listening
+ * socket: libfcgi's request behind an opaque handle, so that the accept
+ * loop (serve/worker.c) needs no <fcgiapp.h>.
+ *
+ * conn_new prepares one request slot on a listening socket; each
+ * conn_accept that answers CONN_ACCEPTED is followed by one conn_finish
+ * (which answers the web server and, with keep-alive, keeps the
+ * connection for the next accept). conn_io is what req_from_params and
+ * resp_write take.
+ *
+ * http layer: serve/worker.c includes it.
+ */
+#ifndef ASYNCEXEC_CONN_H
+#define ASYNCEXEC_CONN_H
+
+struct conn;
+
+/* What one accept did. */
+enum conn_accept {
+	CONN_ACCEPTED,		/* a request is there: serve, then finish */
+	CONN_AGAIN,		/* interrupted or nothing there: try again */
+	CONN_FAILED		/* accept failed (errno) */
+};
+
+struct conn	*conn_new(int listen_fd);
+enum conn_accept conn_accept(struct conn *);
+int		 conn_fd(const struct conn *);
+void		 conn_close_unanswered(struct conn *);
+void		*conn_io(struct conn *);
+void		 conn_finish(struct conn *);
+void		 conn_free(struct conn *);
+void		 conn_shutdown_pending(void);
+
+#endif

@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""unit_layers: the layer rules of README.md ("Layout"), checked on the source.
+
+usage: check_layers.py SOURCE_DIR
+
+CMake keeps a layer's headers off the include path of the layers below it, but a
+system header (<fcgiapp.h>, <mysql.h>) is on every include path, and a header
+may be reached by a relative path: this reads every #include of src/ and fails on
+
+  1. a project header of a folder the including folder may not use (ALLOWED);
+  2. a library header outside the folders (or files) that own it (OWNERS);
+  3. a file of src/ or tests/ over MAX_LINES lines (generated and vendored files aside).
+"""
+import os
+import re
+import sys
+
+# folder -> the folders whose headers it may include (itself always)
+ALLOWED = {
+    "lib": [],
+    "db": ["lib"],
+    "repo": ["db", "lib"],
+    "check": ["repo", "lib"],
+    "http": ["lib"],
+    "handlers": ["http", "repo", "lib"],
+    "serve": ["handlers", "http", "repo", "db", "lib"],
+    "admin": ["check", "repo", "lib"],
+    "expire": ["repo", "lib"],
+    "notify": ["repo", "lib"],
+    "main": ["serve", "handlers", "http", "admin", "expire", "notify", "check", "repo",
+             "db", "lib"],
+}
+# library header (a prefix of the include) -> where it may be included
+OWNERS = {
+    "mysql.h": ["db/", "repo/"],
+    "mysqld_error.h": ["db/", "repo/"],
+    "errmsg.h": ["db/", "repo/"],
+    "openssl/": ["lib/crypto.c"],
+    "fcgiapp.h": ["http/"],
+    "fcgi_stdio.h": [],
+    "curl/": ["notify/"],
+}
+MAX_LINES = 800
+SKIP_DIRS = {"node_modules", ".git"}
+
+failures = 0
+
+
+def fail(msg):
+    global failures
+    failures += 1
+    print("FAIL " + msg)
+
+
+def main(root):
+    src = os.path.join(root, "src")
+    owner = {}    # header name -> folder
+    for d in sorted(os.listdir(src)):
+        if os.path.isdir(os.path.join(src, d)):
+            if d not in ALLOWED:
+                fail("src/%s: a folder the layer rules do not name (tests/layers/"
+                     "check_layers.py ALLOWED, README.md Layout)" % d)
+            for f in os.listdir(os.path.join(src, d)):
+                if f.endswith(".h"):
+                    owner[f] = d
+    n, before = 0, failures
+    for d in sorted(ALLOWED):
+        base = os.path.join(src, d)
+        if not os.path.isdir(base):
+            continue
+        for f in sorted(os.listdir(base)):
+            if not f.endswith((".c", ".h")):
+                continue
+            rel = d + "/" + f
+            for i, line in enumerate(open(os.path.join(base, f), encoding="utf-8"), 1):
+                m = re.match(r'\s*#\s*include\s*([<"])([^>"]+)[>"]', line)
+                if not m:
+                    continue
+                n += 1
+                name = m.group(2)
+                if m.group(1) == '"':
+                    h = os.path.basename(name)
+                    if "/" in name:
+                        fail("src/%s:%d: #include \"%s\": a path; include headers by "
+                             "name" % (rel, i, name))
+                    hd = owner.get(h)
+                    if hd is None:
+                        continue    # generated (migrations.c's, openapi.c's) or local
+                    if hd != d and hd not in ALLOWED.get(d, []):
+                        fail("src/%s:%d: includes %s of src/%s, a layer %s may not use "
+                             "(README.md Layout)" % (rel, i, h, hd, d))
+                    continue
+                for lib, places in OWNERS.items():
+                    if name == lib or (lib.endswith("/") and name.startswith(lib)):
+                        if not any(rel.startswith(p) for p in places):
+                            fail("src/%s:%d: includes <%s>, which only %s may"
+                                 % (rel, i, name, ", ".join(places) or "no file"))
+    if failures == before:
+        print("ok   %d includes of src/ follow the layer rules" % n)
+    long = 0
+    for top in ("src", "tests"):
+        for dp, dns, fns in os.walk(os.path.join(root, top)):
+            dns[:] = [x for x in dns if x not in SKIP_DIRS]
+            for f in fns:
+                if not f.endswith((".c", ".h", ".py", ".sh", ".lua")):
+                    continue
+                p = os.path.join(dp, f)
+                k = sum(1 for _ in open(p, encoding="utf-8", errors="replace"))
+                if k > MAX_LINES:
+                    long += 1
+                    fail("%s: %d lines, over %d: split it" % (os.path.relpath(p, root), k,
+                                                               MAX_LINES))
+    if long == 0:
+        print("ok   no file of src/ or tests/ over %d lines" % MAX_LINES)
+    if failures:
+        print("%d failure(s)" % failures)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        print(__doc__)
+        sys.exit(2)
+    sys.exit(main(sys.argv[1]))
