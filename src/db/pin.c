@@ -253,7 +253,7 @@ pin_write(const struct config *cfg, unsigned node)
 int
 pin_save(const struct config *cfg, unsigned node)
 {
-	uint64_t	 gen, now;
+	uint64_t	 gen = 0, now = 0;
 	unsigned	 cur;
 	int		 i;
 
