@@ -1,10 +1,10 @@
 /*
  * expire_fixture.h - the fixtures that db_expire and db_expire_race
- * share: a side connection (fixtures only, outside the repository),
- * wiping a test's environment, a waiting execution inserted through
- * the repository, and reading the binary's summary line. Included by
- * each of them: the functions are static inline so that their CHECKs
- * count in that test (see check.h).
+ * share beyond db_fixture.h (the side connection): wiping a test's
+ * environment, a waiting execution inserted through the repository,
+ * and reading the binary's summary line. Included by each of them: the
+ * functions are static inline so that their CHECKs count in that test
+ * (see check.h).
  */
 #ifndef ASYNCEXEC_EXPIRE_FIXTURE_H
 #define ASYNCEXEC_EXPIRE_FIXTURE_H
@@ -17,39 +17,11 @@
 #include "check.h"
 #include "config.h"
 #include "crypto.h"
+#include "db_fixture.h"
 #include "repo.h"
 
 #define DAY	86400000LL
 #define MIN	60000LL
-
-/* Runs fixture statement q on m; exits on failure. */
-static inline void
-side_sql(MYSQL *m, const char *q)
-{
-	if (mysql_query(m, q) != 0) {
-		fprintf(stderr, "%s: %s\n", q, mysql_error(m));
-		exit(1);
-	}
-}
-
-/*
- * A side connection to cfg's database, then statement init (NULL:
- * none) run on it; exits on failure.
- */
-static inline MYSQL *
-side_open(const struct config *cfg, const char *init)
-{
-	MYSQL	*m = mysql_init(NULL);
-
-	if (mysql_real_connect(m, cfg->db_socket[0] ? NULL : cfg->db_host,
-	    cfg->db_user, cfg->db_password, cfg->db_name, cfg->db_port,
-	    cfg->db_socket[0] ? cfg->db_socket : NULL, 0) == NULL ||
-	    (init != NULL && mysql_query(m, init) != 0)) {
-		fprintf(stderr, "side connection: %s\n", mysql_error(m));
-		exit(1);
-	}
-	return m;
-}
 
 /* Deletes every execution of environment env; exits on failure. */
 static inline void
@@ -77,15 +49,7 @@ insert_waiting(struct db *db, const char *env, const char *svc,
 	char		 tok[SECRET_B64_LEN + 1];
 	uint64_t	 id = 0;
 
-	memset(&n, 0, sizeof(n));
-	n.cid = cid;
-	n.env = env;
-	n.svc = svc;
-	n.op = op;
-	n.tenant = tenant;
-	n.request = "{}";
-	n.request_len = 2;
-	crypto_sha256(n.request, n.request_len, n.request_sha);
+	exec_new_init(&n, env, svc, op, tenant, cid, "{}");
 	CHECK(crypto_new_secret("", tok, sizeof(tok), n.key_hash) == 0);
 	CHECK(crypto_new_secret("", tok, sizeof(tok), n.poll_hash) == 0);
 	n.now = expires_at - DAY;
