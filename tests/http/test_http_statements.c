@@ -1,0 +1,172 @@
+/*
+ * test_http_statements.c - the database round trips of the hot requests, counted.
+ *
+ * Each phase sends N requests of one kind through nginx and reads the server's
+ * Questions counter (statements received from clients: round trips; what
+ * scripts/bench.sh reports as db_rt) before and after, on a side connection. The
+ * expected count per request is the table below; a change that adds a round trip to a
+ * hot path fails here, not only in the benchmark. The workers' caches (keys, routes,
+ * grants, quotas) are warmed first; what they may still read (each worker, once per
+ * cache_ttl_seconds and cached kind, while the phase runs) is the allowance. RUN_SERIAL:
+ * the counter is the whole server's.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "check.h"
+#include "fixture.h"
+#include "sidedb.h"
+
+#define N		200	/* requests per phase */
+#define CACHED_KINDS	4	/* key, route, backend grant, tenant quota */
+
+/* The round trips of one request of each hot path (issue: complete's goal is 1). */
+enum phase { PH_SUBMIT, PH_POLL_WAITING, PH_COMPLETE, PH_POLL_COMPLETED, PH__MAX };
+static const struct {
+	const char	*name;
+	long		 per_request;
+} phases[PH__MAX] = {
+	[PH_SUBMIT] = { "submit", 1 },
+	[PH_POLL_WAITING] = { "poll, waiting", 1 },
+	[PH_COMPLETE] = { "complete", 2 },
+	[PH_POLL_COMPLETED] = { "poll, completed", 1 },
+};
+
+static struct fx F;
+static struct config cfg;
+static MYSQL *side;
+static struct sub subs[N];
+static struct claim claims[N];
+
+/* The server's Questions counter (this read included). */
+static long
+questions(void)
+{
+	MYSQL_RES *res;
+	MYSQL_ROW w;
+	long n = -1;
+
+	sidedb_exec(side, "SHOW GLOBAL STATUS LIKE 'Questions'");
+	res = mysql_store_result(side);
+	if (res != NULL && (w = mysql_fetch_row(res)) != NULL && w[1] != NULL)
+		n = strtol(w[1], NULL, 10);
+	mysql_free_result(res);
+	return n;
+}
+
+static double
+now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* Sends request i of phase p; 1 when it got its success status. */
+static int
+one(enum phase p, int i)
+{
+	struct http_resp r;
+	int st;
+
+	switch (p) {
+	case PH_SUBMIT:
+		return fx_submit_ok(&F, NULL, "{\"n\":1}", &subs[i]);
+	case PH_POLL_WAITING:
+	case PH_POLL_COMPLETED:
+		st = fx_poll(&F, F.ckey, subs[i].cid, subs[i].token, NULL, &r);
+		http_resp_free(&r);
+		return st == 200;
+	case PH_COMPLETE:
+		return fx_complete(&F, &claims[i], "{\"ok\":true}") == 200;
+	case PH__MAX:
+		break;
+	}
+	return 0;
+}
+
+/* Claims the N submitted executions (not counted); 1 when all came back. */
+static int
+claim_all(void)
+{
+	struct http_resp r;
+	struct json_object *o;
+	size_t i, k, got = 0;
+
+	while (got < N) {
+		fx_claim(&F, F.bkey, "{\"max\":100,\"leaseSeconds\":600}", &r);
+		o = json_body(&r);
+		k = (size_t)jlen(o, "executions");
+		for (i = 0; i < k && got < N; i++)
+			if (fx_claim_item(o, i, &claims[got]))
+				got++;
+		json_object_put(o);
+		http_resp_free(&r);
+		if (k == 0)
+			break;
+	}
+	return got == N;
+}
+
+/*
+ * Runs phase p and checks its round trips: N x the table's count, plus at most the
+ * caches' refreshes while it ran.
+ */
+static void
+run_phase(enum phase p)
+{
+	long before, after, got, want, allowance;
+	double t0, secs;
+	int i, bad = 0;
+	unsigned ttl = cfg.cache_ttl_seconds > 0 ? cfg.cache_ttl_seconds : 1;
+
+	before = questions();
+	t0 = now_s();
+	for (i = 0; i < N; i++)
+		bad += !one(p, i);
+	secs = now_s() - t0;
+	after = questions();
+	got = after - before - 1;	/* the second read */
+	want = (long)N * phases[p].per_request;
+	allowance = (long)config_workers(&cfg) * CACHED_KINDS *
+	    ((long)(secs / ttl) + 2);
+	printf("statements: %s: %ld round trips for %d requests (%.2f each; want %ld, "
+	    "caches may add %ld), %.2f s\n", phases[p].name, got, N, (double)got / N,
+	    phases[p].per_request, allowance, secs);
+	CHECK_EQ_INT(bad, 0);
+	CHECK(got >= want);
+	CHECK(got <= want + allowance);
+}
+
+int
+main(void)
+{
+	struct http_resp r;
+	struct sub w;
+	struct claim c;
+	enum phase p;
+
+	sidedb_init(&cfg);
+	side = sidedb_open(&cfg);
+	fx_setup(&F, "stmts");
+	/* warm every worker's caches: one of each path per worker, twice over */
+	for (unsigned i = 0; i < 2 * config_workers(&cfg); i++) {
+		CHECK(fx_submit_claim(&F, "{\"warm\":1}", &w, &c));
+		CHECK_EQ_INT(fx_poll(&F, F.ckey, w.cid, w.token, NULL, &r), 200);
+		http_resp_free(&r);
+		CHECK_EQ_INT(fx_complete(&F, &c, "1"), 200);
+		CHECK_EQ_INT(fx_poll(&F, F.ckey, w.cid, w.token, NULL, &r), 200);
+		http_resp_free(&r);
+	}
+	for (p = 0; p < PH__MAX; p++) {
+		if (p == PH_COMPLETE)
+			CHECK(claim_all());
+		run_phase(p);
+	}
+	fx_free(&F);
+	mysql_close(side);
+	return check_done("http_statements");
+}
