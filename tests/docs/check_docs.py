@@ -13,7 +13,9 @@ usage: check_docs.py SOURCE_DIR ADMIN_BINARY
      and path) of src/openapi.json;
   4. every page in scripts/man/ is installed (scripts/debian/install.cmake), renders
      without a warning (groff -man -ww -z, when groff is installed) and the deployment
-     guide still marks its blocks ('.\\" deploy-block' in asyncexec-ops.7).
+     guide still marks its blocks ('.\\" deploy-block' in asyncexec-ops.7);
+  5. SCHEMA_VERSION (src/repo/repo.h) is the newest migration of sql/, and
+     asyncexec-ops(7) says "This build needs schema version N." with that N.
 
 Each failure names the document and the fact; exit 1 when there is one.
 """
@@ -264,6 +266,27 @@ def check_pages(src):
         ok("asyncexec-ops(7): %d deployment blocks marked for scripts/test-deploy.sh" % n)
 
 
+# ---- 5. the schema version the build needs -----------------------------------------------
+def check_schema(src):
+    m = re.search(r"#define\s+SCHEMA_VERSION\s+(\d+)",
+                  open(os.path.join(src, "src", "repo", "repo.h"), encoding="utf-8").read())
+    newest = max(int(os.path.basename(p)[:3])
+                 for p in glob.glob(os.path.join(src, "sql", "[0-9]*.sql")))
+    if not m or int(m.group(1)) != newest:
+        fail("src/repo/repo.h SCHEMA_VERSION %s, but the newest migration in sql/ is %d"
+             % (m.group(1) if m else "(not found)", newest))
+        return
+    page = " ".join(plain(l) for l in sections(os.path.join(
+        src, "scripts", "man", "asyncexec-ops.7")).get("UPGRADES", []))
+    n = re.search(r"This build needs schema version (\d+)\.", page)
+    if not n or int(n.group(1)) != newest:
+        fail("asyncexec-ops(7) UPGRADES: 'This build needs schema version %s.', but it "
+             "needs %d (SCHEMA_VERSION)" % (n.group(1) if n else "(not found)", newest))
+        return
+    ok("asyncexec-ops(7): the build needs schema version %d, as SCHEMA_VERSION and sql/ say"
+       % newest)
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
@@ -272,6 +295,7 @@ def main():
     check_admin(src, admin)
     check_endpoints(src)
     check_pages(src)
+    check_schema(src)
     if failures:
         print("%d failure(s)" % len(failures))
         return 1
