@@ -11,14 +11,21 @@
 #include <stdint.h>
 #include <time.h>
 
+/* The milliseconds of clock id (CLOCK_MONOTONIC, CLOCK_REALTIME). */
+static inline int64_t
+ut_clock_ms(clockid_t id)
+{
+	struct timespec	 ts;
+
+	clock_gettime(id, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 /* Monotonic milliseconds. */
 static inline int64_t
 ut_now_ms(void)
 {
-	struct timespec	 ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return ut_clock_ms(CLOCK_MONOTONIC);
 }
 
 /* Monotonic nanoseconds. */
@@ -45,10 +52,7 @@ ut_now_s(void)
 static inline int64_t
 ut_wall_ms(void)
 {
-	struct timespec	 ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return ut_clock_ms(CLOCK_REALTIME);
 }
 
 /* Sleeps ms milliseconds, resumed across signals. */
