@@ -103,22 +103,30 @@ read_all(int fd, void *data, size_t len, long long deadline_ms)
 	return 0;
 }
 
+/* A stream socket of family connected to sa; the fd, or -1 (errno set). */
+static int
+stream_connect(int family, const struct sockaddr *sa, socklen_t len)
+{
+	int	 fd;
+
+	if ((fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		return -1;
+	if (connect(fd, sa, len) == -1) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 /* Connects to IPv4 ADDRESS:PORT; the fd, or -1 (errno set). */
 static int
 tcp_connect(const char *addr)
 {
 	struct sockaddr_in	 sa;
-	int			 fd;
 
 	if (ut_parse_hostport(addr, &sa) == -1)
 		return -1;
-	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
-		return -1;
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == -1) {
-		close(fd);
-		return -1;
-	}
-	return fd;
+	return stream_connect(AF_INET, (struct sockaddr *)&sa, sizeof(sa));
 }
 
 /* One record of type with len (<= MAX_CONTENT) content bytes. */
@@ -145,7 +153,6 @@ int
 fcgi_connect(const char *path)
 {
 	struct sockaddr_un	 sa;
-	int			 fd;
 
 	if (path[0] != '/')
 		return tcp_connect(path);
@@ -156,13 +163,7 @@ fcgi_connect(const char *path)
 		return -1;
 	}
 	memcpy(sa.sun_path, path, strlen(path) + 1);
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
-		return -1;
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == -1) {
-		close(fd);
-		return -1;
-	}
-	return fd;
+	return stream_connect(AF_UNIX, (struct sockaddr *)&sa, sizeof(sa));
 }
 
 int

@@ -5,7 +5,8 @@
  * connection), starting a master and waiting for its workers, a
  * half-sent submit and the worker holding it, the master's log, and a
  * master running as an unused uid. Nothing in load.c asserts: the
- * tests' CHECKs do (up() below is compiled into each test).
+ * tests' CHECKs do (up() and the helpers after it below are compiled
+ * into each test, so that their CHECKs count there).
  */
 #ifndef ASYNCEXEC_LOAD_H
 #define ASYNCEXEC_LOAD_H
@@ -141,6 +142,45 @@ up(const char *cfg, const char *sock, const char *log, size_t n,
 	if ((m = master_up(cfg, sock, log, n, as)) == -1)
 		CHECK(!"asyncexec-fcgi came up");
 	return m;
+}
+
+/*
+ * cfg derived from the base (n workers, listen sock), then up() as this
+ * process: the master's pid, or -1. Either failing fails a CHECK.
+ */
+static inline pid_t
+up_derived(const char *cfg, const char *sock, const char *log, size_t n)
+{
+	char	 wv[24];
+
+	snprintf(wv, sizeof(wv), "%zu", n);
+	CHECK_EQ_INT(derive_config(cfg, sock, wv, NULL), 0);
+	return up(cfg, sock, log, n, NULL);
+}
+
+/*
+ * The end of a scenario: SIGTERM to m, whose clean exit within STOP_MS
+ * is CHECKed; the log at log dumped when any CHECK of this test failed.
+ */
+static inline void
+down(pid_t m, const char *log)
+{
+	CHECK_EQ_INT(term_and_wait(m, STOP_MS, NULL), 0);
+	if (check_fail_ > 0)
+		dump_log(log);
+}
+
+/*
+ * The main of a test program: run_scenarios(name, ...), then the
+ * check_done(summary) line. The program's exit status.
+ */
+static inline int
+scenarios_main(const char *name, const char *summary,
+    const struct scenario *sc, size_t n, int argc, char *argv[])
+{
+	if (run_scenarios(name, sc, n, argc, argv) == -1)
+		return 1;
+	return check_done(summary);
 }
 
 #endif

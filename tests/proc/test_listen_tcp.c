@@ -34,25 +34,37 @@
 #include "fcgi_client.h"
 #include "proc_util.h"
 
-/* A loopback TCP socket listening on port; the fd, or -1. */
+/*
+ * fd (a new stream socket, or -1) with SO_REUSEADDR, bound to sa (len
+ * bytes) and listening; fd, or -1 (fd closed).
+ */
 static int
-tcp_listener(unsigned port)
+listening(int fd, const struct sockaddr *sa, socklen_t len)
 {
-	struct sockaddr_in	 sa;
-	int			 fd = socket(AF_INET, SOCK_STREAM, 0), on = 1;
+	int	 on = 1;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sin_family = AF_INET;
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	sa.sin_port = htons((uint16_t)port);
 	if (fd == -1 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on,
-	    sizeof(on)) == -1 || bind(fd, (struct sockaddr *)&sa,
-	    sizeof(sa)) == -1 || listen(fd, 16) == -1) {
+	    sizeof(on)) == -1 || bind(fd, sa, len) == -1 ||
+	    listen(fd, 16) == -1) {
 		if (fd != -1)
 			close(fd);
 		return -1;
 	}
 	return fd;
+}
+
+/* A loopback TCP socket listening on port; the fd, or -1. */
+static int
+tcp_listener(unsigned port)
+{
+	struct sockaddr_in	 sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	sa.sin_port = htons((uint16_t)port);
+	return listening(socket(AF_INET, SOCK_STREAM, 0),
+	    (struct sockaddr *)&sa, sizeof(sa));
 }
 
 /*
@@ -78,22 +90,18 @@ static int
 dual_listener(unsigned port)
 {
 	struct sockaddr_in6	 sa;
-	int			 fd = socket(AF_INET6, SOCK_STREAM, 0), on = 1;
-	int			 off = 0;
+	int			 fd = socket(AF_INET6, SOCK_STREAM, 0), off = 0;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sin6_family = AF_INET6;
 	sa.sin6_addr = in6addr_any;
 	sa.sin6_port = htons((uint16_t)port);
-	if (fd == -1 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on,
-	    sizeof(on)) == -1 || setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY,
-	    &off, sizeof(off)) == -1 || bind(fd, (struct sockaddr *)&sa,
-	    sizeof(sa)) == -1 || listen(fd, 16) == -1) {
-		if (fd != -1)
-			close(fd);
+	if (fd != -1 && setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off,
+	    sizeof(off)) == -1) {
+		close(fd);
 		return -1;
 	}
-	return fd;
+	return listening(fd, (struct sockaddr *)&sa, sizeof(sa));
 }
 
 /*

@@ -127,9 +127,7 @@ scenario_fork_failure(void)
 	    log_count(log, "fork: "));
 	CHECK(log_count(log, "fork: ") <= 2);	/* rate-limited */
 	CHECK_EQ_INT(healthz(sock), 200);
-	CHECK_EQ_INT(term_and_wait(m, STOP_MS, NULL), 0);
-	if (check_fail_ > 0)
-		dump_log(log);
+	down(m, log);
 }
 
 struct fresh_wait {
@@ -197,8 +195,7 @@ scenario_crash_loop(void)
 	pid_t		 m, w;
 	int		 i, lines;
 
-	CHECK_EQ_INT(derive_config(cfg, sock, "1", NULL), 0);
-	if ((m = up(cfg, sock, log, 1, NULL)) == -1)
+	if ((m = up_derived(cfg, sock, log, 1)) == -1)
 		return;
 	w = kill_loop(m, BACKOFF_KILLS, gaps);
 	CHECK(w > 0);
@@ -253,8 +250,7 @@ scenario_backoff_reset(void)
 	long long		 gaps[4];
 	pid_t			 m, w;
 
-	CHECK_EQ_INT(derive_config(cfg, sock, "1", NULL), 0);
-	if ((m = up(cfg, sock, log, 1, NULL)) == -1)
+	if ((m = up_derived(cfg, sock, log, 1)) == -1)
 		return;
 	w = kill_loop(m, 4, gaps);		/* backoff now 800 ms */
 	CHECK(w > 0 && gaps[3] >= 700);
@@ -265,9 +261,7 @@ scenario_backoff_reset(void)
 	printf("figure: backoff reset: respawn %lld ms after the death of a "
 	    "worker that lived %d ms\n", gaps[0], HEALTHY_MS);
 	CHECK(gaps[0] < 300);
-	CHECK_EQ_INT(term_and_wait(m, STOP_MS, NULL), 0);
-	if (check_fail_ > 0)
-		dump_log(log);
+	down(m, log);
 }
 
 struct mode_wait {
@@ -324,9 +318,7 @@ scenario_umask(void)
 	CHECK(wait_for(socket_seen, &mw, START_MS));
 	CHECK_EQ_INT(mw.first, 0600);
 	CHECK(lstat(sock, &st) == 0 && (st.st_mode & 07777) == 0600);
-	CHECK_EQ_INT(term_and_wait(m, STOP_MS, NULL), 0);
-	if (check_fail_ > 0)
-		dump_log(log);
+	down(m, log);
 }
 
 /* 5. A second master on a live socket refuses; a stale file is replaced. */
@@ -342,8 +334,7 @@ scenario_second_instance(void)
 	pid_t			 m1, m2;
 	int			 st, fd;
 
-	CHECK_EQ_INT(derive_config(cfg, sock, "1", NULL), 0);
-	if ((m1 = up(cfg, sock, log1, 1, NULL)) == -1)
+	if ((m1 = up_derived(cfg, sock, log1, 1)) == -1)
 		return;
 	CHECK_EQ_INT(lstat(sock, &st1), 0);
 	m2 = start_master(cfg, log2, -1);
@@ -419,8 +410,7 @@ scenario_stop_deadline(void)
 	CHECK(unit >= 10);
 	if (unit < 10)
 		return;
-	CHECK_EQ_INT(derive_config(cfg, sock, "1", NULL), 0);
-	if ((m = up(cfg, sock, log, 1, NULL)) == -1)
+	if ((m = up_derived(cfg, sock, log, 1)) == -1)
 		return;
 	fd = inflight_start(sock, "stuck");
 	CHECK(fd != -1);
@@ -455,8 +445,6 @@ main(int argc, char *argv[])
 	};
 
 	atexit(stop_filler);
-	if (run_scenarios("faults", sc, sizeof(sc) / sizeof(sc[0]), argc,
-	    argv) == -1)
-		return 1;
-	return check_done("proc_master_faults");
+	return scenarios_main("faults", "proc_master_faults", sc,
+	    sizeof(sc) / sizeof(sc[0]), argc, argv);
 }

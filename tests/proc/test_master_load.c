@@ -75,8 +75,7 @@ scenario_sigkill(void)
 	pid_t			 m;
 	int			 k, fd;
 
-	CHECK_EQ_INT(derive_config(cfg, sock, WORKERS_STR, NULL), 0);
-	if ((m = up(cfg, sock, log, WORKERS, NULL)) == -1)
+	if ((m = up_derived(cfg, sock, log, WORKERS)) == -1)
 		return;
 	CHECK_EQ_INT(load_start(ls, sock, "load", LOAD_ACKS), 0);
 	CHECK(load_more(ls, 300));
@@ -120,9 +119,7 @@ scenario_sigkill(void)
 	    "submits poll back (lost %ld)\n", back, t.nacks, t.nacks - back);
 	CHECK_EQ_INT(back, t.nacks);
 	load_free(ls);
-	CHECK_EQ_INT(term_and_wait(m, STOP_MS, NULL), 0);
-	if (check_fail_ > 0)
-		dump_log(log);
+	down(m, log);
 }
 
 struct gone_wait {
@@ -191,8 +188,7 @@ scenario_sigterm(void)
 	pid_t			 m;
 	int			 fd, st;
 
-	CHECK_EQ_INT(derive_config(cfg, sock, WORKERS_STR, NULL), 0);
-	if ((m = up(cfg, sock, log, WORKERS, NULL)) == -1)
+	if ((m = up_derived(cfg, sock, log, WORKERS)) == -1)
 		return;
 	w.pid = m;
 	CHECK_EQ_INT(load_start(ls, sock, "load", LOAD_STOP_ON_REFUSAL |
@@ -293,9 +289,7 @@ scenario_other_user(void)
 	CHECK_EQ_INT(connect_as(uid, g->gr_gid, sock), 0);
 	printf("figure: socket 0660 group daemon: uid %ld not in it: EACCES; "
 	    "in it: connected\n", (long)uid);
-	CHECK_EQ_INT(term_and_wait(m, STOP_MS, NULL), 0);
-	if (check_fail_ > 0)
-		dump_log(log);
+	down(m, log);
 }
 
 /* Sends BEGIN_REQUEST and a PARAMS record whose name length is 0x7ffffffe. */
@@ -374,8 +368,7 @@ scenario_malformed(void)
 	char		 why[160];
 	int		 fd;
 
-	CHECK_EQ_INT(derive_config(cfg, sock, WORKERS_STR, NULL), 0);
-	if ((m = up(cfg, sock, log, WORKERS, NULL)) == -1)
+	if ((m = up_derived(cfg, sock, log, WORKERS)) == -1)
 		return;
 	nb = workers_of(m, before, MAX_PIDS);
 	CHECK_EQ_INT(load_start(ls, sock, "load", LOAD_ACKS), 0);
@@ -401,9 +394,7 @@ scenario_malformed(void)
 	CHECK_EQ_INT(t.refused + t.closed + t.half + t.bad, 0);
 	CHECK_EQ_INT(healthz(sock), 200);
 	load_free(ls);
-	CHECK_EQ_INT(term_and_wait(m, STOP_MS, NULL), 0);
-	if (check_fail_ > 0)
-		dump_log(log);
+	down(m, log);
 }
 
 int
@@ -416,8 +407,6 @@ main(int argc, char *argv[])
 		{ "malformed", scenario_malformed },
 	};
 
-	if (run_scenarios("load", sc, sizeof(sc) / sizeof(sc[0]), argc,
-	    argv) == -1)
-		return 1;
-	return check_done("proc_master_load");
+	return scenarios_main("load", "proc_master_load", sc,
+	    sizeof(sc) / sizeof(sc[0]), argc, argv);
 }

@@ -208,8 +208,7 @@ scenario_under_load(void)
 	pid_t			 m;
 	int			 k;
 
-	CHECK_EQ_INT(derive_config(cfg, sock, WORKERS_STR, NULL), 0);
-	if ((m = up(cfg, sock, log, WORKERS, NULL)) == -1)
+	if ((m = up_derived(cfg, sock, log, WORKERS)) == -1)
 		return;
 	CHECK_EQ_INT(load_start(ls, sock, "reload", LOAD_SLOW), 0);
 	CHECK(load_more(ls, 200));
@@ -236,9 +235,7 @@ scenario_under_load(void)
 	CHECK(t.answered > 0);
 	CHECK_EQ_INT(t.failed, 0);
 	CHECK(log_count(log, "generation 8") > 0);
-	CHECK_EQ_INT(term_and_wait(m, STOP_MS, NULL), 0);
-	if (check_fail_ > 0)
-		dump_log(log);
+	down(m, log);
 }
 
 /* Whether master has exactly the n workers of pids. */
@@ -290,8 +287,7 @@ scenario_invalid(void)
 	size_t		 nb;
 	int		 ok, same, refused;
 
-	CHECK_EQ_INT(derive_config(cfg, sock, WORKERS_STR, NULL), 0);
-	if ((m = up(cfg, sock, log, WORKERS, NULL)) == -1)
+	if ((m = up_derived(cfg, sock, log, WORKERS)) == -1)
 		return;
 	nb = workers_of(m, before, MAX_PIDS);
 	CHECK(lstat(sock, &st0) == 0);
@@ -342,8 +338,7 @@ reload_with_inflight(const char *name, char *log, size_t logsz, int *fd,
 	snprintf(cfg, sizeof(cfg), "%s.conf", path_in_tmp(name));
 	snprintf(sock, sizeof(sock), "%s.sock", path_in_tmp(name));
 	snprintf(log, logsz, "%s.log", path_in_tmp(name));
-	CHECK_EQ_INT(derive_config(cfg, sock, WORKERS_STR, NULL), 0);
-	if ((m = up(cfg, sock, log, WORKERS, NULL)) == -1)
+	if ((m = up_derived(cfg, sock, log, WORKERS)) == -1)
 		return -1;
 	nb = workers_of(m, before, MAX_PIDS);
 	*fd = inflight_start(sock, name);
@@ -383,9 +378,7 @@ scenario_inflight(void)
 	printf("figure: request in flight in an old worker during a reload: "
 	    "%s; the worker then %s\n", whole ? "answered 202 in full" :
 	    "NOT ANSWERED", gone ? "exited 0" : "did NOT exit 0");
-	CHECK_EQ_INT(term_and_wait(m, STOP_MS, NULL), 0);
-	if (check_fail_ > 0)
-		dump_log(log);
+	down(m, log);
 }
 
 /* 4. SIGTERM while an old worker still serves: all stop, exit 0. */
@@ -515,9 +508,7 @@ scenario_fork_fails(void)
 	CHECK(text != NULL && strcmp(text, node2) == 0);
 	free(text);
 	CHECK_EQ_INT(wi, 1);
-	CHECK_EQ_INT(term_and_wait(m, STOP_MS, NULL), 0);
-	if (check_fail_ > 0)
-		dump_log(log);
+	down(m, log);
 }
 
 /* Whether the log (arg: struct log_wait) holds a reload's outcome line. */
@@ -578,9 +569,7 @@ scenario_drop_allow(void)
 	CHECK_EQ_INT(kill(m, SIGHUP), 0);
 	CHECK(wait_for(replaced, &g, REPLACE_MS));
 	CHECK_EQ_INT(healthz(addr), 200);
-	CHECK_EQ_INT(term_and_wait(m, STOP_MS, NULL), 0);
-	if (check_fail_ > 0)
-		dump_log(log);
+	down(m, log);
 }
 
 int
@@ -595,8 +584,6 @@ main(int argc, char *argv[])
 		{ "allow", scenario_drop_allow },
 	};
 
-	if (run_scenarios("reload", sc, sizeof(sc) / sizeof(sc[0]), argc,
-	    argv) == -1)
-		return 1;
-	return check_done("proc_master_reload");
+	return scenarios_main("reload", "proc_master_reload", sc,
+	    sizeof(sc) / sizeof(sc[0]), argc, argv);
 }
