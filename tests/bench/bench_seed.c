@@ -83,6 +83,24 @@ jstring(struct json_object *o, const char *k)
 	return json_object_get_string(v);
 }
 
+/*
+ * POSTs body (len bytes) to path with the header lines hdrs: 0 when the status is want,
+ * else -1 (said on stderr as "bench_seed: WHAT: status N: BODY").
+ */
+static int
+post_want(struct hconn *c, const char *what, const char *path, const char *hdrs,
+    const char *body, size_t len, int want)
+{
+	int st = hc_request(c, "POST", path, hdrs, body, len);
+
+	if (st != want) {
+		fprintf(stderr, "bench_seed: %s: status %d: %.200s\n", what, st,
+		    st > 0 ? c->body : "");
+		return -1;
+	}
+	return 0;
+}
+
 /* ---- submit ------------------------------------------------------------------------- */
 
 /* Submits one execution; fills *it with its correlation id and poll token. 0 or -1. */
@@ -92,16 +110,11 @@ submit_one(struct hconn *c, long n, struct item *it)
 	char path[512], body[128];
 	struct json_object *o;
 	const char *cid, *tok;
-	int st;
 
 	snprintf(path, sizeof path, "/v1/executions/%s", route);
 	snprintf(body, sizeof body, "{\"bench\":\"seed\",\"n\":%ld}", n);
-	st = hc_request(c, "POST", path, ak_hdr, body, strlen(body));
-	if (st != 202) {
-		fprintf(stderr, "bench_seed: submit: status %d: %.200s\n", st,
-		    st > 0 ? c->body : "");
+	if (post_want(c, "submit", path, ak_hdr, body, strlen(body), 202) != 0)
 		return -1;
-	}
 	if ((o = json_tokener_parse(c->body)) == NULL)
 		return -1;
 	cid = jstring(o, "correlationId");
@@ -174,22 +187,17 @@ struct claim_job {
 	long	 want;		/* stop once this many were claimed */
 };
 
+/* Completes execution id with its callback token cbt: 0, or -1 (said on stderr). */
 static int
 complete_one(struct hconn *c, const char *id, const char *cbt)
 {
-	char path[128], hdrs[512];
+	char path[128], hdrs[512], what[64];
 	static const char body[] = "{\"result\":{\"bench\":\"seed\",\"ok\":true}}";
-	int st;
 
 	snprintf(path, sizeof path, "/v1/callbacks/%s/complete", id);
 	snprintf(hdrs, sizeof hdrs, "%sX-Callback-Token: %s\r\n", bk_hdr, cbt);
-	st = hc_request(c, "POST", path, hdrs, body, sizeof body - 1);
-	if (st != 200) {
-		fprintf(stderr, "bench_seed: complete %s: status %d: %.200s\n", id, st,
-		    st > 0 ? c->body : "");
-		return -1;
-	}
-	return 0;
+	snprintf(what, sizeof what, "complete %s", id);
+	return post_want(c, what, path, hdrs, body, sizeof body - 1, 200);
 }
 
 /* One claim request for up to max executions; returns how many it got, -1 on error. */
@@ -199,16 +207,11 @@ claim_batch(struct hconn *c, const struct claim_job *job, int max)
 	char path[512], body[64];
 	struct json_object *o, *arr;
 	size_t i, n;
-	int st;
 
 	snprintf(path, sizeof path, "/v1/backend/%s/claim", route);
 	snprintf(body, sizeof body, "{\"max\":%d,\"leaseSeconds\":3600}", max);
-	st = hc_request(c, "POST", path, bk_hdr, body, strlen(body));
-	if (st != 200) {
-		fprintf(stderr, "bench_seed: claim: status %d: %.200s\n", st,
-		    st > 0 ? c->body : "");
+	if (post_want(c, "claim", path, bk_hdr, body, strlen(body), 200) != 0)
 		return -1;
-	}
 	if ((o = json_tokener_parse(c->body)) == NULL ||
 	    !json_object_object_get_ex(o, "executions", &arr) ||
 	    !json_object_is_type(arr, json_type_array)) {

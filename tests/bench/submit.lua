@@ -5,18 +5,17 @@
 -- Also drives the insert probe, so that wrk does the same work for it. The request is
 -- formatted per request (not once, as wrk does for static requests) so that wrk spends
 -- about as much per request as for poll.lua and complete.lua.
+local load = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "") ..
+   "bench_data.lua")
 local path, headers, body
 
 function init(args)
-   local key
-   for line in io.lines(args[1]) do
-      local k, v = line:match("^(%S+) (%S+)$")
-      if k == "key" then key = v elseif k == "path" then path = v end
-   end
-   if not key or not path then
+   local data = load(args[1])
+   path = data.path
+   if not data.key or not path then
       error("submit.lua: no key or path in " .. args[1])
    end
-   headers = { ["Authorization"] = "Bearer " .. key,
+   headers = { ["Authorization"] = "Bearer " .. data.key,
                ["Content-Type"] = "application/json" }
    body = '{"bench":"submit","payload":{"a":1,"b":"two","c":[3,4,5]}}'
 end
