@@ -82,6 +82,24 @@ hdr(char *buf, size_t len, const char *name, const char *value)
 	return buf;
 }
 
+/* HEAD, FILL repeated, TAIL: LEN bytes (caller frees). */
+char *
+fx_padded(size_t len, char fill, const char *head, const char *tail)
+{
+	size_t hl = strlen(head), tl = strlen(tail);
+	char *s;
+
+	if (len < hl + tl || (s = malloc(len + 1)) == NULL) {
+		fprintf(stderr, "FATAL: fx_padded: no body of %zu bytes\n", len);
+		exit(1);
+	}
+	memset(s, fill, len);
+	memcpy(s, head, hl);
+	memcpy(s + len - tl, tail, tl);
+	s[len] = '\0';
+	return s;
+}
+
 int
 fx_submit(const struct fx *f, const char *key, const char *cid, const char *body,
     struct http_resp *out)

@@ -48,6 +48,11 @@ void fx_exec_path(char *buf, size_t len, const struct fx *f, const char *cid,
     const char *suffix);
 void fx_callback_path(char *buf, size_t len, int64_t id, const char *verb);
 
+/* A body of exactly LEN bytes: HEAD, FILL repeated, TAIL (HEAD and TAIL "\"": the JSON
+ * string "aaa...a" with FILL 'a'). The caller frees it; exits when LEN is too short for
+ * HEAD and TAIL, or out of memory. */
+char *fx_padded(size_t len, char fill, const char *head, const char *tail);
+
 /* Raw submit with KEY; CID NULL means no X-Correlation-Id header. Returns status. */
 int fx_submit(const struct fx *f, const char *key, const char *cid, const char *body,
     struct http_resp *out);

@@ -15,6 +15,22 @@
 #include "httpc.h"
 
 /*
+ * The MySQL client library initialised and the test stack's configuration
+ * (ASYNCEXEC_TEST_CONFIG) loaded into cfg, for sidedb_open; exits on failure.
+ */
+static void
+sidedb_init(struct config *cfg)
+{
+	char err[512];
+
+	mysql_library_init(0, NULL, NULL);
+	if (config_load(cfg, test_env("ASYNCEXEC_TEST_CONFIG"), err, sizeof err) == -1) {
+		fprintf(stderr, "FATAL: %s\n", err);
+		exit(1);
+	}
+}
+
+/*
  * The node the app hosts write to: asyncexec_db_writer_index of host A's metrics
  * (ASYNCEXEC_TEST_METRICS), 0 when unknown. After a failover the hosts stay on the
  * next node until a reload: fixtures written on another node would conflict with the

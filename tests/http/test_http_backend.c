@@ -312,26 +312,13 @@ test_fail(void)
 	http_resp_free(&r);
 }
 
-/* {"result":"aaa..."} of exactly LEN bytes. */
-static char *
-result_body(size_t len)
-{
-	char *b = malloc(len + 1);
-
-	if (b == NULL)
-		exit(1);
-	memset(b, 'a', len);
-	memcpy(b, "{\"result\":\"", 11);
-	memcpy(b + len - 2, "\"}", 2);
-	b[len] = '\0';
-	return b;
-}
-
 static void
 test_result_limit(void)
 {
 	size_t max = (size_t)config_long("max_result_bytes", 4194304);
-	char *over = result_body(max + 64), *at = result_body(max);
+	/* {"result":"aaa..."} of max + 64 and of max bytes */
+	char *over = fx_padded(max + 64, 'a', "{\"result\":\"", "\"}");
+	char *at = fx_padded(max, 'a', "{\"result\":\"", "\"}");
 	struct http_resp r;
 
 	fx_callback(F.bkey, C[2].id, "complete", C[2].token, over, &r);

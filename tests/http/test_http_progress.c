@@ -37,18 +37,6 @@ poll_attempt(const struct sub *s, int64_t n)
 	return ok;
 }
 
-/* A JSON string value of exactly N bytes (quotes included); caller frees. */
-static char *
-json_string_of(size_t n)
-{
-	char *v = malloc(n + 1);
-
-	memset(v, 'x', n);
-	v[0] = v[n - 1] = '"';
-	v[n] = '\0';
-	return v;
-}
-
 static void
 test_progress(void)
 {
@@ -83,7 +71,7 @@ test_progress(void)
 	CHECK(b != NULL && strstr(b, body) != NULL);
 	free(b);
 	/* exactly the limit is stored; one byte more is 413 and stores nothing */
-	v = json_string_of(PROGRESS_MAX);
+	v = fx_padded(PROGRESS_MAX, 'x', "\"", "\"");	/* "xxx...x" */
 	big = malloc(PROGRESS_MAX + 64);
 	snprintf(big, PROGRESS_MAX + 64, "{\"progress\":%s}", v);
 	CHECK_EQ_INT(heartbeat(&c, big, &r), 200);
@@ -94,7 +82,7 @@ test_progress(void)
 	free(v);
 	CHECK_EQ_INT(heartbeat(&c, "{\"progress\":[\"step-2\"]}", &r), 200);
 	http_resp_free(&r);
-	v = json_string_of(PROGRESS_MAX + 1);
+	v = fx_padded(PROGRESS_MAX + 1, 'x', "\"", "\"");
 	snprintf(big, PROGRESS_MAX + 64, "{\"progress\":%s}", v);
 	heartbeat(&c, big, &r);
 	CHECK(expect_problem(&r, 413, "payload_too_large"));

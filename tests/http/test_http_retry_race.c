@@ -282,7 +282,6 @@ int
 main(void)
 {
 	pthread_t ex, th[THREADS];
-	char err[512];
 	MYSQL *m;
 	int i, won_retry = 0, won_final = 0;
 	struct http_resp r;
@@ -291,11 +290,7 @@ main(void)
 
 	http_test_init();
 	test_env("ASYNCEXEC_EXPIRE");
-	mysql_library_init(0, NULL, NULL);
-	if (config_load(&cfg, test_env("ASYNCEXEC_TEST_CONFIG"), err, sizeof err) == -1) {
-		fprintf(stderr, "FATAL: %s\n", err);
-		return 1;
-	}
+	sidedb_init(&cfg);
 	max_attempts = config_long("max_attempts", 5);
 	fx_setup(&F, "retry-race");
 	m = sidedb_open(&cfg);

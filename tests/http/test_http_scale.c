@@ -706,17 +706,12 @@ excl_part(void)
 int
 main(void)
 {
-	char err[512];
 	const char *xconf;
 	int64_t t0;
 
 	http_test_init();
 	test_env("ASYNCEXEC_EXPIRE");
-	mysql_library_init(0, NULL, NULL);
-	if (config_load(&cfg, test_env("ASYNCEXEC_TEST_CONFIG"), err, sizeof err) == -1) {
-		fprintf(stderr, "FATAL: %s\n", err);
-		return 1;
-	}
+	sidedb_init(&cfg);
 	host_a = getenv("ASYNCEXEC_TEST_HTTP_A");
 	host_b = getenv("ASYNCEXEC_TEST_HTTP_B");
 	if (host_a == NULL || *host_a == '\0' || host_b == NULL || *host_b == '\0')

@@ -243,25 +243,13 @@ test_json_values(void)
 	test_deep_nesting();
 }
 
-/* A JSON string document of exactly LEN bytes: "aaaa...". */
-static char *
-json_string_of(size_t len)
-{
-	char *s = malloc(len + 1);
-
-	if (s == NULL)
-		exit(1);
-	memset(s, 'a', len);
-	s[0] = s[len - 1] = '"';
-	s[len] = '\0';
-	return s;
-}
-
 static void
 test_size_limit(void)
 {
 	size_t max = (size_t)config_long("max_request_bytes", 1048576);
-	char *at = json_string_of(max), *over = json_string_of(max + 1);
+	/* JSON string documents "aaa...a" of max and of max + 1 bytes */
+	char *at = fx_padded(max, 'a', "\"", "\"");
+	char *over = fx_padded(max + 1, 'a', "\"", "\"");
 	struct http_resp r;
 
 	CHECK_EQ_INT(fx_submit(&F, F.ckey, NULL, at, &r), 202);
