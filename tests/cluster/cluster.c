@@ -383,6 +383,18 @@ cl_wait_progress(long long after_acked, long long n, long long after_done, long 
 	}
 }
 
+int
+cl_load_warm(const struct fx *f, int threads, int probes, long long acked,
+    long long done, struct cl_stats *s0)
+{
+	int ok;
+
+	cl_load_start(f, threads, probes);
+	ok = cl_wait_progress(0, acked, 0, done, 30000);
+	cl_stats(s0);
+	return ok;
+}
+
 void
 cl_probe_mark(void)
 {

@@ -61,6 +61,11 @@ void		 cl_stats(struct cl_stats *);
  * AFTER_ACKED and M more 200 completes than AFTER_DONE; 1 when reached. */
 int		 cl_wait_progress(long long after_acked, long long n,
 		    long long after_done, long long m, long bound_ms);
+/* cl_load_start(F, THREADS, PROBES), then the warm-up: waits (at most 30 s) for
+ * ACKED acknowledged submits and DONE 200 completes; 1 when reached. The stats at
+ * its end into S0 either way. */
+int		 cl_load_warm(const struct fx *f, int threads, int probes,
+		    long long acked, long long done, struct cl_stats *s0);
 /* From now on the probes note their first 202 to a request sent after this
  * moment; cl_probe_first_ok(H) gives it (ms on ut_now_ms()) or 0. */
 void		 cl_probe_mark(void);

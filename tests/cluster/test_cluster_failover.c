@@ -130,9 +130,7 @@ main(void)
 	fx_setup(&F, "cl-failover");
 	CHECK(all_synced());
 	CHECK(cl_writers_home());			/* both hosts start on node 1 */
-	cl_load_start(&F, LOAD_THREADS, 1);
-	CHECK(cl_wait_progress(0, WARMUP_ACKED, 0, WARMUP_DONE, 30000));
-	cl_stats(&s0);
+	CHECK(cl_load_warm(&F, LOAD_THREADS, 1, WARMUP_ACKED, WARMUP_DONE, &s0));
 
 	cl_restore(0, "node-start 1");
 	t_kill = ut_now_ms();

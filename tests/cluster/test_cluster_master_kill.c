@@ -67,9 +67,7 @@ main(void)
 	CHECK(cl_writers_home());		/* both hosts write to node 1 */
 	CHECK_EQ_INT(cl_get_status("ASYNCEXEC_TEST_HTTP_A", "/readyz"), 200);
 	CHECK_EQ_INT(cl_get_status("ASYNCEXEC_TEST_HTTP_B", "/readyz"), 200);
-	cl_load_start(&F, LOAD_THREADS, 0);
-	CHECK(cl_wait_progress(0, WARMUP_ACKED, 0, WARMUP_DONE, 30000));
-	cl_stats(&s0);
+	CHECK(cl_load_warm(&F, LOAD_THREADS, 0, WARMUP_ACKED, WARMUP_DONE, &s0));
 
 	cl_restore(1, "master-start A");
 	t_kill = ut_now_ms();
