@@ -40,7 +40,7 @@ handle_cancel(struct app *app, struct req *req, struct resp *resp)
 	enum exec_status st;
 	int		 rc;
 
-	if ((e = view_find(app, req, 0, &r)) != HERR_OK)
+	if ((e = view_find(app, req, &r)) != HERR_OK)
 		return e;
 	id = r.id;
 	st = r.status;

@@ -35,8 +35,7 @@ enum herr	handle_list(struct app *, struct req *, struct resp *);
 void		view_status(struct buf *, const struct exec_row *);
 enum herr	view_json_body(struct app *, struct req *, struct resp *,
 		    size_t limit, struct json_object **);
-enum herr	view_find(struct app *, struct req *, int payloads,
-		    struct exec_row *);
+enum herr	view_find(struct app *, struct req *, struct exec_row *);
 int		view_int_member(struct json_object *, const char *name,
 		    int lo, int hi, int *);
 

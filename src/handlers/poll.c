@@ -39,9 +39,15 @@ handle_poll(struct app *app, struct req *req, struct resp *resp)
 	unsigned char	 h[SHA256_LEN];
 	char		 etag[2 * 16 + 3];
 	enum herr	 e;
+	int		 rc;
 
-	if ((e = view_find(app, req, 1, &r)) != HERR_OK)
+	if ((e = view_find(app, req, &r)) != HERR_OK)
 		return e;
+	/* the payloads only now that the caller proved to be the initiator */
+	if ((r.status == ST_COMPLETED || r.status == ST_FAILED ||
+	    r.has_progress || r.has_last_error) &&
+	    (rc = repo_exec_payload(app->db, &r)) != REPO_OK)
+		return rc == REPO_ERR ? HERR_UNAVAILABLE : HERR_NOT_FOUND;
 	view_status(&resp->body, &r);
 	crypto_sha256(resp->body.data, resp->body.len, h);
 	etag[0] = '"';

@@ -136,12 +136,11 @@ token_split(struct app *app, const char *tok, uint64_t *id)
  * by a schema-6 binary, needs the initiator's key hash), and the token
  * secret's hash must match. Every mismatch gives the same
  * HERR_NOT_FOUND after the same comparisons.
- * With payloads (poll) r gets the payloads too, read in the same
- * statement only when the token hash matched; without (cancel), none.
- * On HERR_OK free r with exec_row_free.
+ * On HERR_OK, r is filled without its payloads (repo_exec_payload
+ * reads them; free r with exec_row_free).
  */
 enum herr
-view_find(struct app *app, struct req *req, int payloads, struct exec_row *r)
+view_find(struct app *app, struct req *req, struct exec_row *r)
 {
 	static const unsigned char dummy[SHA256_LEN];
 	unsigned char	 khash[SHA256_LEN], thash[SHA256_LEN];
@@ -160,7 +159,7 @@ view_find(struct app *app, struct req *req, int payloads, struct exec_row *r)
 	tok = token_split(app, tok, &id);
 	crypto_sha256(tok, strlen(tok), thash);
 	rc = repo_exec_poll(app->db, id, key.tenant, req->env, req->svc,
-	    req->op, req->cid, payloads ? thash : NULL, r);
+	    req->op, req->cid, r);
 	if (rc == REPO_ERR)
 		return HERR_UNAVAILABLE;
 	found = rc == REPO_OK;

@@ -403,86 +403,88 @@ poll_finish(struct db_cols *c, struct exec_row *r, char *status, size_t ssz,
 }
 
 /*
- * Fetches the payload columns first.. of the fetched row st into r (a
- * NULL column leaves its field NULL); last_error only while r waits.
- * 0, or -1 (out of memory or a read failed).
- */
-static int
-poll_payloads(MYSQL_STMT *st, struct db_cols *c, unsigned first,
-    struct exec_row *r)
-{
-	char		**out[4] = { &r->result, &r->error, &r->progress,
-			    &r->last_error };
-	size_t		 *len[4] = { &r->result_len, &r->error_len,
-			    &r->progress_len, &r->last_error_len };
-	unsigned	  i, k;
-
-	for (i = 0; i < 4; i++) {
-		k = first + i;
-		if (c->null[k] || (i == 3 && r->status != ST_WAITING))
-			continue;
-		if (db_fetch_blob(st, &c->b[k], k, c->len[k], out[i],
-		    len[i]) == -1)
-			return -1;
-	}
-	r->has_progress = r->progress != NULL;
-	r->has_last_error = r->last_error != NULL;
-	return 0;
-}
-
-/*
- * The poll read, by primary key, in one statement: what poll and cancel
- * compare and show (id, status, the initiator's key and token hashes,
- * cancel flag, timestamps). The row must also have the path's tenant,
- * route and correlation id. With tokhash (poll) the same SELECT brings
- * the payloads when the row's poll token hash is tokhash, looked up on
- * an index, so that a caller without the token costs what a missing row
- * costs and is never sent them (the caller still compares every hash in
- * constant time, and frees r when they differ); without (cancel) never.
- * r's names are copied from the arguments. REPO_OK (free r with
- * exec_row_free), REPO_NOTFOUND or REPO_ERR.
+ * The poll read, by primary key: only what poll and cancel compare and
+ * show (id, status, the initiator's key and token hashes, cancel flag,
+ * timestamps), never the payloads, so that a row that exists costs what
+ * a missing one costs until the caller's hashes have matched (then
+ * repo_exec_payload reads them). The row must also have the path's
+ * tenant, route and correlation id. r's names are copied from the
+ * arguments; r->result and r->error stay NULL. REPO_OK, REPO_NOTFOUND
+ * or REPO_ERR.
  */
 enum repo_rc
 repo_exec_poll(struct db *db, uint64_t id, const char *tenant,
     const char *env, const char *svc, const char *op, const char *cid,
-    const unsigned char *tokhash, struct exec_row *r)
+    struct exec_row *r)
 {
-	MYSQL_BIND	 p[7], *w = tokhash != NULL ? p + 1 : p;
+	MYSQL_BIND	 p[6];
 	MYSQL_TIME	 t[4];
 	MYSQL_STMT	*st;
 	struct db_cols	 c;
 	char		 status[24];
-	unsigned	 i;
 	int		 rc;
 
-	if (tokhash != NULL)
-		db_bind_blob(&p[0], tokhash, SHA256_LEN);
-	db_bind_u64(&w[0], &id);
-	db_bind_str(&w[1], tenant);
-	db_bind_str(&w[2], env);
-	db_bind_str(&w[3], svc);
-	db_bind_str(&w[4], op);
-	db_bind_str(&w[5], cid);
-	if ((st = db_run(db, tokhash != NULL ? STMT_EXEC_POLL_FULL :
-	    STMT_EXEC_POLL_ID, p)) == NULL)
+	db_bind_u64(&p[0], &id);
+	db_bind_str(&p[1], tenant);
+	db_bind_str(&p[2], env);
+	db_bind_str(&p[3], svc);
+	db_bind_str(&p[4], op);
+	db_bind_str(&p[5], cid);
+	if ((st = db_run(db, STMT_EXEC_POLL_ID, p)) == NULL)
 		return REPO_ERR;
 	memset(r, 0, sizeof(*r));
 	poll_cols(&c, r, status, sizeof(status), t);
-	for (i = 13; tokhash != NULL && i < 17; i++)
-		db_rcol(&c, i, MYSQL_TYPE_BLOB, NULL, 0);
 	rc = db_fetch_row(st, &c);
-	if (rc == DB_ROW && (poll_finish(&c, r, status, sizeof(status),
-	    t) == -1 || (tokhash != NULL && poll_payloads(st, &c, 13,
-	    r) == -1)))
+	if (rc == DB_ROW && poll_finish(&c, r, status, sizeof(status), t) == -1)
 		rc = DB_ROW_ERR;
 	mysql_stmt_free_result(st);
-	if (rc == DB_ROW_ERR)
-		exec_row_free(r);
 	snprintf(r->cid, sizeof(r->cid), "%s", cid);
 	snprintf(r->env, sizeof(r->env), "%s", env);
 	snprintf(r->svc, sizeof(r->svc), "%s", svc);
 	snprintf(r->op, sizeof(r->op), "%s", op);
 	snprintf(r->tenant, sizeof(r->tenant), "%s", tenant);
+	return rc == DB_ROW ? REPO_OK :
+	    rc == DB_ROW_NONE ? REPO_NOTFOUND : REPO_ERR;
+}
+
+/*
+ * Reads the result, error and progress payloads of execution r->id
+ * into r (after repo_exec_poll matched), and last_error when r->status
+ * is waiting. REPO_OK (free r with exec_row_free), REPO_NOTFOUND
+ * (purged meanwhile) or REPO_ERR.
+ */
+enum repo_rc
+repo_exec_payload(struct db *db, struct exec_row *r)
+{
+	MYSQL_BIND	 p[1];
+	MYSQL_STMT	*st;
+	struct db_cols	 c;
+	int		 rc;
+
+	db_bind_u64(&p[0], &r->id);
+	if ((st = db_run(db, STMT_EXEC_PAYLOAD, p)) == NULL)
+		return REPO_ERR;
+	db_rcol(&c, 0, MYSQL_TYPE_BLOB, NULL, 0);
+	db_rcol(&c, 1, MYSQL_TYPE_BLOB, NULL, 0);
+	db_rcol(&c, 2, MYSQL_TYPE_BLOB, NULL, 0);
+	db_rcol(&c, 3, MYSQL_TYPE_BLOB, NULL, 0);
+	rc = db_fetch_row(st, &c);
+	if (rc == DB_ROW && !c.null[0] && db_fetch_blob(st, &c.b[0], 0, c.len[0],
+	    &r->result, &r->result_len) == -1)
+		rc = DB_ROW_ERR;
+	if (rc == DB_ROW && !c.null[1] && db_fetch_blob(st, &c.b[1], 1, c.len[1],
+	    &r->error, &r->error_len) == -1)
+		rc = DB_ROW_ERR;
+	if (rc == DB_ROW && (r->has_progress = !c.null[2]) && db_fetch_blob(st,
+	    &c.b[2], 2, c.len[2], &r->progress, &r->progress_len) == -1)
+		rc = DB_ROW_ERR;
+	if (rc == DB_ROW && (r->has_last_error = !c.null[3] &&
+	    r->status == ST_WAITING) && db_fetch_blob(st, &c.b[3], 3,
+	    c.len[3], &r->last_error, &r->last_error_len) == -1)
+		rc = DB_ROW_ERR;
+	mysql_stmt_free_result(st);
+	if (rc == DB_ROW_ERR)
+		exec_row_free(r);
 	return rc == DB_ROW ? REPO_OK :
 	    rc == DB_ROW_NONE ? REPO_NOTFOUND : REPO_ERR;
 }

@@ -26,7 +26,7 @@
 struct config;
 struct db;
 
-#define SCHEMA_VERSION	10	/* the newest migration in sql/ */
+#define SCHEMA_VERSION	9	/* the newest migration in sql/ */
 
 enum repo_rc {
 	REPO_ERR = -1,
@@ -161,7 +161,8 @@ enum repo_rc	repo_exec_by_key(struct db *, const char *tenant, const char *env,
 enum repo_rc	repo_exec_by_id(struct db *, uint64_t, int64_t now, struct exec_row *);
 enum repo_rc	repo_exec_poll(struct db *, uint64_t id, const char *tenant,
 	    const char *env, const char *svc, const char *op, const char *cid,
-	    const unsigned char *tokhash, struct exec_row *);
+	    struct exec_row *);
+enum repo_rc	repo_exec_payload(struct db *, struct exec_row *);
 enum repo_rc	repo_exec_rotate_poll(struct db *, uint64_t, const unsigned char *);
 enum repo_rc	repo_exec_cancel(struct db *, uint64_t, int64_t now);
 enum repo_rc	repo_exec_request_cancel(struct db *, uint64_t, int64_t now);

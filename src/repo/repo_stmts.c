@@ -14,19 +14,12 @@
 	"created_at, updated_at, completed_at, expires_at, result_payload, " \
 	"error_payload, progress_payload, last_error"
 #define EXEC_NCOLS	21
-/* what poll and cancel compare and show, of the row named a (see
- * repo_exec_poll) */
-#define POLL_COLS_OF(a) \
-	a "id, " a "status, " a "initiator_key_hash, " a "poll_token_hash, " \
-	a "cancel_requested, " a "created_at, " a "updated_at, " \
-	a "completed_at, " a "expires_at, " a "initiator_lineage, " \
-	a "attempts, " a "progress_payload IS NOT NULL, " \
-	"(" a "status = 'waiting_callback' AND " a "last_error IS NOT NULL)"
-#define POLL_COLS	POLL_COLS_OF("")
-#define POLL_WHERE_OF(a) \
-	"WHERE " a "id = ? AND " a "initiator_tenant_id = ? AND " \
-	a "environment = ? AND " a "service_key = ? AND " \
-	a "operation_key = ? AND " a "correlation_id = ?"
+/* what poll and cancel read first: no payloads (see repo_exec_poll) */
+#define POLL_COLS \
+	"id, status, initiator_key_hash, poll_token_hash, cancel_requested, " \
+	"created_at, updated_at, completed_at, expires_at, initiator_lineage, " \
+	"attempts, progress_payload IS NOT NULL, " \
+	"(status = 'waiting_callback' AND last_error IS NOT NULL)"
 
 const struct db_stmt_def repo_stmts[STMT__MAX] = {
 	[STMT_KEY_BY_HASH] = {
@@ -153,19 +146,10 @@ const struct db_stmt_def repo_stmts[STMT__MAX] = {
 	    "e.initiator_tenant_id = t.tenant_id AND "
 	    "e.status = 'waiting_callback') FROM s2r_tenant t "
 	    "ORDER BY t.tenant_id", 1, "tenant_list" },
-	/*
-	 * The poll row and, from the same row joined again by the caller's
-	 * token hash on ix_exec_poll, its payloads: a caller without the
-	 * token matches no entry of the index, so the payloads are never
-	 * read for it (the cost of an unknown id).
-	 */
-	[STMT_EXEC_POLL_FULL] = {
-	    "SELECT " POLL_COLS_OF("a.") ", b.result_payload, "
-	    "b.error_payload, b.progress_payload, "
-	    "IF(b.status = 'waiting_callback', b.last_error, NULL) "
-	    "FROM s2r_async_execution a LEFT JOIN s2r_async_execution b "
-	    "FORCE INDEX (ix_exec_poll) ON b.poll_token_hash = ? AND "
-	    "b.id = a.id " POLL_WHERE_OF("a."), 1, "exec_poll_full" },
+	[STMT_EXEC_PAYLOAD] = {
+	    "SELECT result_payload, error_payload, progress_payload, "
+	    "last_error FROM s2r_async_execution "
+	    "WHERE id = ?", 1, "exec_payload" },
 	[STMT_FIN_COMPLETE] = {
 	    "UPDATE s2r_async_execution SET status = 'completed', "
 	    "result_payload = ?, winner_hash = ?, completed_at = ?, "
@@ -199,7 +183,9 @@ const struct db_stmt_def repo_stmts[STMT__MAX] = {
 	    "SELECT callback_token_hash, winner_hash FROM s2r_async_execution "
 	    "WHERE id = ?", 1, "exec_winner" },
 	[STMT_EXEC_POLL_ID] = {
-	    "SELECT " POLL_COLS " FROM s2r_async_execution " POLL_WHERE_OF(""),
+	    "SELECT " POLL_COLS " FROM s2r_async_execution WHERE id = ? AND "
+	    "initiator_tenant_id = ? AND environment = ? AND service_key = ? "
+	    "AND operation_key = ? AND correlation_id = ?",
 	    1, "exec_poll_id" },
 	[STMT_MIGRATE_LOCK] = {
 	    "SELECT GET_LOCK(CONCAT('asyncexec_migrate:', DATABASE()), ?)",

@@ -18,13 +18,11 @@
 #include "config.h"
 #include "crypto.h"
 #include "db.h"
-#include "db_fixture.h"
 #include "handlers.h"
 #include "json.h"
 #include "lookup.h"
 #include "repo.h"
 #include "repo_admin.h"
-#include "repo_sql.h"
 
 static struct config	 cfg;
 static struct db	*db;
@@ -32,11 +30,20 @@ static char		 env[24], svc[] = "svc", tenant[40];
 static char		 ckey[64], ckey2[64];	/* consumer keys of tenant */
 static char		 okey[64];		/* consumer key, other tenant */
 
-/* Runs q through a side connection (fixtures only); exits on failure. */
+/* Runs one SQL statement through a side connection (fixtures only). */
 static void
 raw_sql(const char *q)
 {
-	mysql_close(side_open(&cfg, q));
+	MYSQL	*m = mysql_init(NULL);
+
+	if (mysql_real_connect(m, cfg.db_socket[0] ? NULL : cfg.db_host,
+	    cfg.db_user, cfg.db_password, cfg.db_name, cfg.db_port,
+	    cfg.db_socket[0] ? cfg.db_socket : NULL, 0) == NULL ||
+	    mysql_query(m, q) != 0) {
+		fprintf(stderr, "raw_sql: %s: %s\n", q, mysql_error(m));
+		exit(1);
+	}
+	mysql_close(m);
 }
 
 /* Creates a consumer key for tenant t into out. */
@@ -134,7 +141,15 @@ submit(const char *t, const char *k, const char *op, const char *cid,
 	struct key_row	 kr;
 	uint64_t	 nid = 0;
 
-	exec_new_init(&n, env, svc, op, t, cid, "{\"b\":1,\"a\":9007199254740993}");
+	memset(&n, 0, sizeof(n));
+	n.cid = cid;
+	n.env = env;
+	n.svc = svc;
+	n.op = op;
+	n.tenant = t;
+	n.request = "{\"b\":1,\"a\":9007199254740993}";
+	n.request_len = strlen(n.request);
+	crypto_sha256(n.request, n.request_len, n.request_sha);
 	crypto_sha256(k, strlen(k), n.key_hash);
 	/* as submit: the initiator's lineage identity (sql/007) */
 	CHECK(repo_key_by_hash(db, n.key_hash, &kr) == REPO_OK);
@@ -166,93 +181,8 @@ find(const char *k, const char *tok, const char *cid, struct exec_row *r)
 	req.svc = svc;
 	req.op = "op";
 	req.cid = cid;
-	e = view_find(&app, &req, 1, r);
+	e = view_find(&app, &req, r);
 	return e;
-}
-
-/*
- * The statement sql with each "?" replaced by the next literal of vals
- * (test values without quotes), into out. 0, or -1 (too long, or the
- * counts differ).
- */
-static int
-sql_literal(const char *sql, const char *const *vals, size_t n, char *out,
-    size_t outsz)
-{
-	size_t	 i = 0, k = 0;
-	int	 w;
-
-	for (; *sql != '\0'; sql++) {
-		if (*sql != '?') {
-			if (k + 1 >= outsz)
-				return -1;
-			out[k++] = *sql;
-			continue;
-		}
-		if (i == n)
-			return -1;
-		w = snprintf(out + k, outsz - k, "%s", vals[i++]);
-		if (w < 0 || (size_t)w >= outsz - k)
-			return -1;
-		k += (size_t)w;
-	}
-	out[k] = '\0';
-	return i == n ? 0 : -1;
-}
-
-/*
- * The plan of the poll's one statement (STMT_EXEC_POLL_FULL, as the
- * repository holds it) for a caller with another token: the execution
- * is read by primary key, and its payloads' row (b) only through
- * ix_exec_poll by the token hash, never by primary key (which reads the
- * row, blobs and all, before the ON condition rejects it).
- */
-static void
-poll_plan(void)
-{
-	char		 tok[POLL_TOKEN_LEN + 1], q[4096], idv[32], lit[7][160];
-	const char	*vals[7];
-	MYSQL		*m;
-	MYSQL_RES	*res;
-	MYSQL_ROW	 w;
-	int		 seen_a = 0, seen_b = 0, i;
-
-	submit(tenant, ckey, "op", "plan-1", tok);
-	m = side_open(&cfg, NULL);
-	snprintf(q, sizeof(q), "SELECT id FROM s2r_async_execution WHERE "
-	    "initiator_tenant_id = '%s' AND correlation_id = 'plan-1'", tenant);
-	side_sql(m, q);
-	res = mysql_store_result(m);
-	w = res ? mysql_fetch_row(res) : NULL;
-	snprintf(idv, sizeof(idv), "%s", w ? w[0] : "0");
-	mysql_free_result(res);
-	snprintf(lit[0], sizeof(lit[0]), "X'%064d'", 0);	/* another token */
-	snprintf(lit[1], sizeof(lit[1]), "%s", idv);
-	snprintf(lit[2], sizeof(lit[2]), "'%s'", tenant);
-	snprintf(lit[3], sizeof(lit[3]), "'%s'", env);
-	snprintf(lit[4], sizeof(lit[4]), "'%s'", svc);
-	snprintf(lit[5], sizeof(lit[5]), "'op'");
-	snprintf(lit[6], sizeof(lit[6]), "'plan-1'");
-	for (i = 0; i < 7; i++)
-		vals[i] = lit[i];
-	memcpy(q, "EXPLAIN ", 8);
-	CHECK(sql_literal(repo_stmts[STMT_EXEC_POLL_FULL].sql, vals, 7, q + 8,
-	    sizeof(q) - 8) == 0);
-	side_sql(m, q);
-	res = mysql_store_result(m);
-	/* id, select_type, table, type, possible_keys, key, ... */
-	while (res != NULL && (w = mysql_fetch_row(res)) != NULL) {
-		printf("poll plan: table %s, type %s, key %s\n", w[2],
-		    w[3] ? w[3] : "NULL", w[5] ? w[5] : "NULL");
-		if (w[2] != NULL && strcmp(w[2], "a") == 0)
-			seen_a = w[5] != NULL && strcmp(w[5], "PRIMARY") == 0;
-		if (w[2] != NULL && strcmp(w[2], "b") == 0)
-			seen_b = w[5] != NULL && strcmp(w[5], "ix_exec_poll") == 0;
-	}
-	mysql_free_result(res);
-	mysql_close(m);
-	CHECK(seen_a);
-	CHECK(seen_b);
 }
 
 static void
@@ -525,7 +455,6 @@ main(void)
 	setup();
 	idkey_rules();
 	lookup_rules();
-	poll_plan();
 	finalize_once();
 	cancel_rules();
 	concurrent_claims();

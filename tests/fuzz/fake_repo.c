@@ -394,14 +394,11 @@ repo_exec_by_id(struct db *db, uint64_t id, int64_t now, struct exec_row *r)
 	return row_out(e, now, r);
 }
 
-/*
- * As repo.c: by id, which must have these names; the payloads only with
- * tokhash, when it is the row's poll token hash.
- */
+/* As repo.c: by id, which must have these names; without the payloads. */
 int
 repo_exec_poll(struct db *db, uint64_t id, const char *tenant,
     const char *env, const char *svc, const char *op, const char *cid,
-    const unsigned char *tokhash, struct exec_row *r)
+    struct exec_row *r)
 {
 	struct fexec	*e;
 
@@ -416,10 +413,21 @@ repo_exec_poll(struct db *db, uint64_t id, const char *tenant,
 	r->has_progress = e->row.progress != NULL;
 	r->has_last_error = e->row.status == ST_WAITING &&
 	    e->row.last_error != NULL;
-	if (tokhash != NULL && !e->row.poll_hash_null &&
-	    memcmp(e->row.poll_hash, tokhash, SHA256_LEN) == 0)
-		return payload_out(e, r);
 	return REPO_OK;
+}
+
+/* The payloads of r->id into r (after repo_exec_poll). */
+int
+repo_exec_payload(struct db *db, struct exec_row *r)
+{
+	struct fexec	*e;
+
+	(void)db;
+	if (fake_failing())
+		return REPO_ERR;
+	if ((e = fake_by_id(r->id)) == NULL)
+		return REPO_NOTFOUND;
+	return payload_out(e, r);
 }
 
 /* Replaces the poll-token hash: REPO_OK, REPO_NOTFOUND or REPO_ERR. */
