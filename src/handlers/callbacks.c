@@ -99,6 +99,17 @@ hb_load(struct app *app, struct req *req, struct cb *c, struct exec_row *r)
 	return rc == REPO_ERR ? HERR_UNAVAILABLE : HERR_NOT_FOUND;
 }
 
+/* As hb_load, for a callback that holds c: c is released unless HERR_OK. */
+static enum herr
+cb_load(struct app *app, struct req *req, struct cb *c, struct exec_row *r)
+{
+	enum herr	 e;
+
+	if ((e = hb_load(app, req, c, r)) != HERR_OK)
+		cb_free(c);
+	return e;
+}
+
 /*
  * The winner hash of this callback: SHA-256 of the verb, ':' and the
  * SHA-256 of the body as received.
@@ -162,10 +173,8 @@ finalize(struct app *app, struct req *req, struct resp *resp, struct cb *c,
 	enum herr	 e;
 	int		 rc;
 
-	if ((e = hb_load(app, req, c, &r)) != HERR_OK) {
-		cb_free(c);
+	if ((e = cb_load(app, req, c, &r)) != HERR_OK)
 		return e;
-	}
 	win_hash(verb, req, wh);
 	rc = repo_finalize_win(app->db, req->exec_id, c->tokhash, to, p, n,
 	    wh, c->now);
@@ -298,10 +307,8 @@ fail_retry(struct app *app, struct req *req, struct resp *resp, struct cb *c,
 	int		 rc;
 
 	*done = 1;
-	if ((e = hb_load(app, req, c, &r)) != HERR_OK) {
-		cb_free(c);
+	if ((e = cb_load(app, req, c, &r)) != HERR_OK)
 		return e;
-	}
 	rc = repo_retry(app->db, req->exec_id, c->tokhash, v, n,
 	    app->cfg->max_attempts, c->now + (int64_t)delay * 1000, c->now);
 	if (rc != REPO_OK) {
