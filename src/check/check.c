@@ -155,25 +155,29 @@ check_dml(struct chk *k, struct rchk *r)
 	const struct repo_probe	*p;
 	unsigned		 e;
 	size_t			 i;
-	int			 held = 0, bad = 0, rc;
+	int			 held = 0, bad = 0;
 
 	for (i = 0; (p = repo_check_probe_def(i)) != NULL; i++) {
 		if ((p->who & k->who) == 0)
 			continue;
-		if ((rc = repo_check_probe(r, i, &e)) == PROBE_OK) {
+		switch (repo_check_probe(r, i, &e)) {
+		case PROBE_OK:
 			held++;
-			continue;
-		}
-		if (rc == PROBE_NOTABLE)	/* the schema check says it */
-			continue;
-		bad++;
-		if (rc == PROBE_DENIED)
+			break;
+		case PROBE_NOTABLE:	/* the schema check says it */
+			break;
+		case PROBE_DENIED:
+			bad++;
 			say(k, "error", "grants", "%s lacks %s on %s; GRANT %s "
 			    "ON `%s`.* TO it", k->cfg.db_user, p->priv,
 			    p->table, p->priv, k->cfg.db_name);
-		else
+			break;
+		case PROBE_ERR:
+			bad++;
 			say(k, "error", "grants", "trying %s on %s failed: "
 			    "error %u", p->priv, p->table, e);
+			break;
+		}
 	}
 	if (bad == 0 && held == 0)
 		say(k, "warn", "grants", "not tried: the tables do not exist "
@@ -331,7 +335,7 @@ check_run(const char *prog, unsigned who, const char *path)
 	log_set_level(LOG_ERROR);
 	if ((r = repo_check_open(&k.cfg)) == NULL)
 		return 1;
-	if (repo_check_connect(r, &e) == -1)
+	if (repo_check_connect(r, &e) != REPO_OK)
 		say(&k, "error", "database", "cannot connect to %s as %s: "
 		    "error %u, %s", k.cfg.db_name, k.cfg.db_user, e,
 		    repo_check_advice(e));

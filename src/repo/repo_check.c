@@ -125,15 +125,15 @@ repo_check_close(struct rchk *r)
 	free(r);
 }
 
-/* Connects; 0, or -1 with *err the client or server error number. */
-int
+/* Connects; REPO_OK, or REPO_ERR with *err the client or server error. */
+enum repo_rc
 repo_check_connect(struct rchk *r, unsigned *err)
 {
 	*err = 0;
 	if (db_ready(r->db) == 0)
-		return 0;
+		return REPO_OK;
 	*err = db_errno(r->db);
-	return -1;
+	return REPO_ERR;
 }
 
 /* Runs text statement id and copies its first row's first column. */
@@ -203,7 +203,7 @@ table_exists(struct rchk *r, const char *t)
  * missing), PROBE_NOTABLE (no such table) or PROBE_ERR; *err gets the
  * error number.
  */
-int
+enum probe_rc
 repo_check_probe(struct rchk *r, size_t i, unsigned *err)
 {
 	MYSQL_STMT	*st;

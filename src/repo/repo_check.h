@@ -32,9 +32,9 @@ struct repo_probe {
 const struct repo_probe *repo_check_probe_def(size_t);
 struct rchk	*repo_check_open(const struct config *);
 void		 repo_check_close(struct rchk *);
-int		 repo_check_connect(struct rchk *, unsigned *err);
+enum repo_rc	repo_check_connect(struct rchk *, unsigned *err);
 enum repo_rc	repo_check_server(struct rchk *, char *, size_t);
-int		 repo_check_probe(struct rchk *, size_t, unsigned *err);
+enum probe_rc	repo_check_probe(struct rchk *, size_t, unsigned *err);
 const char	*repo_check_advice(unsigned err);
 enum repo_rc	repo_check_grants(struct rchk *,
 		    void (*)(void *, const char *), void *);
