@@ -33,13 +33,29 @@ struct cb {
 };
 
 /*
+ * Whether the validated JSON text p[0..n) is an object (an empty body
+ * counts as "{}").
+ */
+static int
+is_object(const char *p, size_t n)
+{
+	while (n > 0 && strchr(" \t\r\n", *p) != NULL) {
+		p++;
+		n--;
+	}
+	return n == 0 || *p == '{';
+}
+
+/*
  * Authenticates the backend key, hashes X-Callback-Token and reads the
- * JSON object body (at most limit bytes). On HERR_OK, c is filled:
- * release it with cb_free.
+ * JSON object body (at most limit bytes), into c->body as a tree when
+ * tree (heartbeat and fail read members from it), else only validated
+ * (complete takes its one member as a span of the text). On HERR_OK, c
+ * is filled: release it with cb_free.
  */
 static enum herr
 cb_begin(struct app *app, struct req *req, struct resp *resp, size_t limit,
-    struct cb *c)
+    int tree, struct cb *c)
 {
 	unsigned char	 kh[SHA256_LEN];
 	struct key_row	 key;
@@ -54,11 +70,14 @@ cb_begin(struct app *app, struct req *req, struct resp *resp, size_t limit,
 	c->key_id = key.id;
 	/* a missing or malformed token is simply not the current claim's */
 	crypto_sha256(tok, strlen(tok), c->tokhash);
-	if ((e = view_json_body(app, req, resp, limit, &c->body)) != HERR_OK)
+	if ((e = view_json_body(app, req, resp, limit, tree ? &c->body :
+	    NULL)) != HERR_OK)
 		return e;
-	if (json_object_is_type(c->body, json_type_object))
+	if (tree ? json_object_is_type(c->body, json_type_object) :
+	    is_object(req->body, req->body_len))
 		return HERR_OK;
 	json_object_put(c->body);
+	c->body = NULL;
 	resp->detail = "the body must be a JSON object";
 	return HERR_INVALID_REQUEST;
 }
@@ -243,7 +262,8 @@ handle_heartbeat(struct app *app, struct req *req, struct resp *resp)
 	int64_t		 until;
 	enum herr	 e;
 
-	if ((e = cb_begin(app, req, resp, app->cfg->max_request_bytes, &c)))
+	if ((e = cb_begin(app, req, resp, app->cfg->max_request_bytes, 1,
+	    &c)))
 		return e;
 	e = hb_body(req, resp, c.body, &lease, &pv, &pn);
 	cb_free(&c);
@@ -281,7 +301,8 @@ handle_complete(struct app *app, struct req *req, struct resp *resp)
 	size_t		 n;
 	enum herr	 e;
 
-	if ((e = cb_begin(app, req, resp, app->cfg->max_result_bytes, &c)))
+	if ((e = cb_begin(app, req, resp, app->cfg->max_result_bytes, 0,
+	    &c)))
 		return e;
 	if (json_member(req->body, req->body_len, "result", &v, &n) != 1) {
 		cb_free(&c);
@@ -342,7 +363,8 @@ handle_fail(struct app *app, struct req *req, struct resp *resp)
 	int			 delay = -1, done;
 	enum herr		 e;
 
-	if ((e = cb_begin(app, req, resp, app->cfg->max_result_bytes, &c)))
+	if ((e = cb_begin(app, req, resp, app->cfg->max_result_bytes, 1,
+	    &c)))
 		return e;
 	if (!json_object_object_get_ex(c.body, "error", &err) ||
 	    !json_object_object_get_ex(err, "message", &msg) ||
@@ -372,7 +394,8 @@ handle_cancelled(struct app *app, struct req *req, struct resp *resp)
 	struct cb	 c;
 	enum herr	 e;
 
-	if ((e = cb_begin(app, req, resp, app->cfg->max_request_bytes, &c)))
+	if ((e = cb_begin(app, req, resp, app->cfg->max_request_bytes, 0,
+	    &c)))
 		return e;
 	return finalize(app, req, resp, &c, ST_CANCELLED, "cancelled", NULL,
 	    0);

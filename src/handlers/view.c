@@ -74,8 +74,9 @@ view_status(struct buf *b, const struct exec_row *r)
 
 /*
  * The JSON body gate: Content-Type (415), size (413), short read (400),
- * validity (400 invalid_json). An empty body is accepted as "{}" only
- * when empty_ok. *obj (may be NULL) gets the parsed tree to put.
+ * validity (400 invalid_json). An empty body is accepted as "{}". *obj
+ * gets the parsed tree to put; with obj NULL no tree is built (the body
+ * is only validated; empty stays empty).
  */
 enum herr
 view_json_body(struct app *app, struct req *req, struct resp *resp,
@@ -90,8 +91,9 @@ view_json_body(struct app *app, struct req *req, struct resp *resp,
 		return HERR_UNSUPPORTED_MEDIA_TYPE;
 	if ((e = req_body(req, limit, resp)) != HERR_OK)
 		return e;
-	if (req->body_len == 0 && obj != NULL) {
-		*obj = json_object_new_object();	/* empty = {} */
+	if (req->body_len == 0) {
+		if (obj != NULL)
+			*obj = json_object_new_object();	/* empty = {} */
 		return HERR_OK;
 	}
 	if (json_validate(req->body, req->body_len, app->cfg->max_json_depth,

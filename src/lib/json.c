@@ -249,31 +249,34 @@ scan_value(struct scan *s)
 }
 
 /*
- * Validates p[0..n) as one JSON text. Returns 0 when valid, -1 otherwise.
- * When out is not NULL it receives the parsed tree (the caller puts it;
- * NULL for the JSON null value).
+ * Validates p[0..n) as one JSON text, containers nested at most depth
+ * deep. Returns 0 when valid, -1 otherwise. When out is not NULL it
+ * receives the parsed tree (the caller puts it; NULL for the JSON null
+ * value); without out no tree is built.
  */
 int
 json_validate(const char *p, size_t n, unsigned depth, struct json_object **out)
 {
 	struct json_tokener	*tok;
 	struct json_object	*o;
-	/* one level more than json-c allows: json-c has the last word */
-	struct scan		 s = { p, p + n, 0, depth + 1 };
+	struct scan		 s = { p, p + n, 0, depth };
 	enum json_tokener_error	 e;
 
 	if (out != NULL)
 		*out = NULL;
 	if (n == 0 || n > 0x7fffffff || scan_value(&s) == -1 || s.p != s.end)
 		return -1;
-	if ((tok = json_tokener_new_ex((int)depth)) == NULL)
-		return -1;
+	if (out == NULL)
+		return 0;
 	/*
-	 * The scan above is the strictness (grammar and UTF-8): json-c's
+	 * The scan above is the strictness (grammar, UTF-8, depth): json-c's
 	 * own differs between releases (0.18's JSON_TOKENER_STRICT refuses
 	 * all non-ASCII text, 0.16's UTF-8 check passes overlongs and
-	 * surrogates), so json-c only builds the tree.
+	 * surrogates), so json-c only builds the tree. Its depth counts the
+	 * top-level value too: depth containers need depth + 1.
 	 */
+	if ((tok = json_tokener_new_ex((int)depth + 1)) == NULL)
+		return -1;
 	json_tokener_set_flags(tok, JSON_TOKENER_VALIDATE_UTF8);
 	o = json_tokener_parse_ex(tok, p, (int)n);
 	e = json_tokener_get_error(tok);
@@ -286,10 +289,7 @@ json_validate(const char *p, size_t n, unsigned depth, struct json_object **out)
 		json_object_put(o);
 		return -1;
 	}
-	if (out != NULL)
-		*out = o;
-	else
-		json_object_put(o);
+	*out = o;
 	return 0;
 }
 

@@ -4,8 +4,9 @@
  * Payloads are validated once and then kept as the bytes received: the
  * service never re-serializes a client's JSON. json_validate is a strict
  * RFC 8259 grammar scan (no NaN, Infinity or other json-c extension; raw
- * strings well-formed UTF-8 per RFC 3629), identical with every json-c,
- * then a depth-limited json-c parse that builds the tree.
+ * strings well-formed UTF-8 per RFC 3629, containers nested at most
+ * max_json_depth deep), identical with every json-c; json-c parses only
+ * when the caller asks for the tree.
  *
  * lib layer: any layer.
  */

@@ -205,6 +205,14 @@ test_complete_refusals(void)
 	check_refused(F.ckey, "complete", C[0].token, ok, 401, "unauthorized");
 	check_refused(F.bkey, "complete", C[0].token, "{\"value\":1}", 400, "invalid_request");
 	check_refused(F.bkey, "complete", C[0].token, "{\"result\":", 400, "invalid_json");
+	/* complete and cancelled only validate the body (no tree): still an object */
+	check_refused(F.bkey, "complete", C[0].token, "[{\"result\":1}]", 400,
+	    "invalid_request");
+	check_refused(F.bkey, "complete", C[0].token, " \"result\" ", 400,
+	    "invalid_request");
+	check_refused(F.bkey, "complete", C[0].token, "", 400, "invalid_request");
+	check_refused(F.bkey, "cancelled", C[0].token, "[]", 400, "invalid_request");
+	check_refused(F.bkey, "cancelled", C[0].token, "{\"a\":", 400, "invalid_json");
 	check_refused(F.bkey, "fail", C[0].token, "{\"error\":{\"code\":1}}", 400,
 	    "invalid_request");
 	check_refused(F.bkey, "fail", C[0].token, "{\"error\":{\"message\":5}}", 400,

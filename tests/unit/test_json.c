@@ -15,6 +15,7 @@
 #include "json.h"
 
 static void	huge_nesting(void);
+static void	depth_bound(void);
 
 static int
 ok(const char *s)
@@ -53,6 +54,58 @@ validate(void)
 	CHECK(json_validate(deep, 200, 64, NULL) == -1);
 	CHECK(json_validate(deep + 40, 120, 64, NULL) == 0);
 	huge_nesting();
+	depth_bound();
+}
+
+/*
+ * n containers nested (arrays, or objects {"a":...} when obj), a 1 in the
+ * innermost, validated with depth bound d, with and without the tree:
+ * both answers must agree; 1 accepted, 0 refused, -1 they differ.
+ */
+static int
+nested(unsigned n, int obj, unsigned d)
+{
+	struct buf		 b;
+	struct json_object	*o = NULL;
+	unsigned		 i;
+	int			 bare, tree;
+
+	buf_init(&b);
+	for (i = 0; i < n; i++)
+		buf_puts(&b, obj ? "{\"a\":" : "[");
+	buf_puts(&b, "1");
+	for (i = 0; i < n; i++)
+		buf_puts(&b, obj ? "}" : "]");
+	bare = json_validate(b.data, b.len, d, NULL) == 0;
+	tree = json_validate(b.data, b.len, d, &o) == 0;
+	json_object_put(o);
+	buf_free(&b);
+	return bare == tree ? bare : -1;
+}
+
+/*
+ * max_json_depth d is the deepest nesting accepted (asyncexec.conf(5)):
+ * d containers pass, d + 1 fail, with or without the tree, arrays and
+ * objects alike.
+ */
+static void
+depth_bound(void)
+{
+	static const unsigned ds[] = { 1, 2, 64, 1000 };
+	size_t	 i;
+	int	 obj;
+
+	for (i = 0; i < sizeof(ds) / sizeof(ds[0]); i++)
+		for (obj = 0; obj < 2; obj++) {
+			if (nested(ds[i], obj, ds[i]) != 1 ||
+			    nested(ds[i] + 1, obj, ds[i]) != 0)
+				fprintf(stderr, "depth %u (%s): %u nested -> %d, "
+				    "%u nested -> %d\n", ds[i], obj ? "objects" :
+				    "arrays", ds[i], nested(ds[i], obj, ds[i]),
+				    ds[i] + 1, nested(ds[i] + 1, obj, ds[i]));
+			CHECK_EQ_INT(nested(ds[i], obj, ds[i]), 1);
+			CHECK_EQ_INT(nested(ds[i] + 1, obj, ds[i]), 0);
+		}
 }
 
 /*
