@@ -2,7 +2,7 @@
  * httpc.h - a tiny HTTP/1.1 client and helpers for the HTTP integration tests.
  *
  * Every request opens one TCP connection to ASYNCEXEC_TEST_HTTP ("127.0.0.1:PORT"),
- * sends "Connection: close" and reads the response until EOF (10 s receive timeout).
+ * sends "Connection: close" and reads the response until EOF (35 s receive timeout).
  * None of these functions uses check.h: they return a truth value and print the reason
  * for a mismatch to stderr, so callers wrap them in CHECK() and keep their own counters.
  */
