@@ -297,6 +297,42 @@ crypto_hkdf(const void *salt, size_t saltlen, const void *ikm, size_t ikmlen,
 	return rc;
 }
 
+/*
+ * HMAC-SHA256 under key (keylen bytes) of the concatenation of the n
+ * parts, each parts[i].len bytes at parts[i].p, into out: the parts are
+ * fed in turn, never copied together (a part may be a 4 MiB body). 0, or
+ * -1 (logged).
+ */
+int
+crypto_hmac_sha256(const void *key, size_t keylen,
+    const struct crypto_part *parts, size_t n, unsigned char out[SHA256_LEN])
+{
+	static EVP_MAC	*mac;
+	EVP_MAC_CTX	*mctx = NULL;
+	OSSL_PARAM	 p[2];
+	size_t		 i, outl = 0;
+	int		 rc = -1;
+
+	p[0] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST,
+	    (char *)"SHA256", 0);
+	p[1] = OSSL_PARAM_construct_end();
+	if (mac == NULL)
+		mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
+	if (mac != NULL && (mctx = EVP_MAC_CTX_new(mac)) != NULL &&
+	    EVP_MAC_init(mctx, key, keylen, p) == 1) {
+		for (i = 0; i < n; i++)
+			if (EVP_MAC_update(mctx, parts[i].p, parts[i].len) != 1)
+				break;
+		if (i == n && EVP_MAC_final(mctx, out, &outl, SHA256_LEN) == 1 &&
+		    outl == SHA256_LEN)
+			rc = 0;
+	}
+	EVP_MAC_CTX_free(mctx);
+	if (rc == -1)
+		log_error("HMAC-SHA256 failed");
+	return rc;
+}
+
 /* The HKDF info label of purpose kp (distinct, versioned). */
 const char *
 crypto_purpose_label(enum key_purpose kp)

@@ -53,7 +53,15 @@ enum aead_rc {
 	AEAD_FAILED		/* the library failed (logged) */
 };
 
+/* one part of a message fed to crypto_hmac_sha256 */
+struct crypto_part {
+	const void	*p;
+	size_t		 len;
+};
+
 void	crypto_sha256(const void *, size_t, unsigned char out[SHA256_LEN]);
+int	crypto_hmac_sha256(const void *key, size_t keylen,
+	    const struct crypto_part *, size_t n, unsigned char out[SHA256_LEN]);
 int	crypto_random(void *, size_t);
 int	crypto_equal(const void *, const void *, size_t);
 size_t	b64url_encode(const unsigned char *, size_t, char *out, size_t outsz);
