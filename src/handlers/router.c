@@ -9,7 +9,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "config.h"
 #include "handlers.h"
+#include "log.h"
+#include "quota.h"
 #include "router.h"
 #include "valid.h"
 
@@ -159,4 +162,41 @@ router_names(int *n)
 		all[i] = router_name((enum route)i);
 	*n = ROUTE__MAX + 1;
 	return all;
+}
+
+/*
+ * One request, from the FastCGI request io into resp (initialised by the
+ * caller, who writes and frees it, and frees req): the params copied,
+ * the route matched and its handler run; an error becomes its problem,
+ * with Retry-After on a 503 and on quota_exceeded; X-Request-Id echoes
+ * nginx's id. The log context names the request while it runs. Returns
+ * the route (ROUTE_NONE when none matched), for the metrics.
+ */
+enum route
+router_serve(struct app *app, void *io, struct req *req, struct resp *resp)
+{
+	struct route_match	 m = { ROUTE_NONE, HERR_INTERNAL, NULL };
+	enum herr		 err = HERR_INTERNAL;
+
+	if (req_from_params(req, io) == 0) {
+		router_match(req, &m);
+		log_context(req->request_id, router_name(m.route));
+		err = m.err;
+		resp->allow = m.allow;
+		if (err == HERR_OK)
+			err = router_handler(m.route)(app, req, resp);
+	}
+	if (err != HERR_OK) {
+		buf_reset(&resp->headers);
+		resp_problem(resp, err);
+		if (resp->status == 503)
+			resp_header(resp, "Retry-After", "%u",
+			    app->cfg->retry_after_seconds);
+		else if (err == HERR_QUOTA_EXCEEDED)
+			resp_header(resp, "Retry-After", "%u",
+			    quota_retry_after(app->cfg));
+	}
+	if (req->request_id != NULL)
+		resp_header(resp, "X-Request-Id", "%s", req->request_id);
+	return m.route;
 }

@@ -1,7 +1,8 @@
 /*
  * router.h - method and path to handler, one table indexed by enum route.
  *
- * handlers layer (it dispatches to them): the worker (serve) and main_fcgi.c.
+ * handlers layer (it dispatches to them): the worker (serve), main_fcgi.c and
+ * the fuzz harness (router_serve: what a worker does with one request).
  */
 #ifndef ASYNCEXEC_ROUTER_H
 #define ASYNCEXEC_ROUTER_H
@@ -56,6 +57,8 @@ struct route_match {
 };
 
 void		 router_match(struct req *, struct route_match *);
+enum route	 router_serve(struct app *, void *io, struct req *,
+		    struct resp *);
 handler_fn	 router_handler(enum route);
 const char	*router_name(enum route);
 const char *const *router_names(int *n);

@@ -102,38 +102,18 @@ elapsed(const struct timespec *t0)
 static void
 serve(struct app *app, struct conn *c)
 {
-	struct req		 req;
-	struct resp		 resp;
-	struct route_match	 m = { ROUTE_NONE, HERR_INTERNAL, NULL };
-	struct timespec		 t0;
-	enum herr		 err = HERR_INTERNAL;
+	struct req	 req;
+	struct resp	 resp;
+	struct timespec	 t0;
+	enum route	 route;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	metrics_busy(1);
 	resp_init(&resp);
-	if (req_from_params(&req, conn_io(c)) == 0) {
-		router_match(&req, &m);
-		log_context(req.request_id, router_name(m.route));
-		err = m.err;
-		resp.allow = m.allow;
-		if (err == HERR_OK)
-			err = router_handler(m.route)(app, &req, &resp);
-	}
-	if (err != HERR_OK) {
-		buf_reset(&resp.headers);
-		resp_problem(&resp, err);
-		if (resp.status == 503)
-			resp_header(&resp, "Retry-After", "%u",
-			    app->cfg->retry_after_seconds);
-		else if (err == HERR_QUOTA_EXCEEDED)
-			resp_header(&resp, "Retry-After", "%u",
-			    quota_retry_after(app->cfg));
-	}
-	if (req.request_id != NULL)
-		resp_header(&resp, "X-Request-Id", "%s", req.request_id);
+	route = router_serve(app, conn_io(c), &req, &resp);
 	if (resp_write(&resp, conn_io(c), strcmp(req.method, "HEAD") == 0) == -1)
 		log_debug("client went away before the response was written");
-	metrics_request((int)m.route, resp.status, elapsed(&t0));
+	metrics_request((int)route, resp.status, elapsed(&t0));
 	metrics_busy(-1);
 	log_context(NULL, NULL);
 	req_free(&req);

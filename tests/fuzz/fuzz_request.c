@@ -37,6 +37,7 @@
 #include "fake_repo.h"
 #include "http.h"
 #include "json.h"
+#include "log.h"
 #include "lookup.h"
 #include "metrics.h"
 #include "router.h"
@@ -231,30 +232,16 @@ check_fail(enum route route, const struct resp *resp)
 	}
 }
 
-/* Serves fr as worker.c's serve() does, then checks the response. */
+/* Serves fr through router_serve, as worker.c's serve() does, then checks the response. */
 static void
 serve(struct app *app, FCGX_Request *fr)
 {
-	struct req		 req;
-	struct resp		 resp;
-	struct route_match	 m = { ROUTE_NONE, HERR_INTERNAL, NULL };
-	enum herr		 err = HERR_INTERNAL;
+	struct req	 req;
+	struct resp	 resp;
+	enum route	 route;
 
 	resp_init(&resp);
-	if (req_from_params(&req, fr) == 0) {
-		router_match(&req, &m);
-		err = m.err;
-		resp.allow = m.allow;
-		if (err == HERR_OK)
-			err = router_handler(m.route)(app, &req, &resp);
-	}
-	if (err != HERR_OK) {
-		buf_reset(&resp.headers);
-		resp_problem(&resp, err);
-		if (resp.status == 503)
-			resp_header(&resp, "Retry-After", "%u",
-			    app->cfg->retry_after_seconds);
-	}
+	route = router_serve(app, fr, &req, &resp);
 	resp_write(&resp, fr, strcmp(req.method, "HEAD") == 0);
 	empty_out(fr->out, 1);
 	if (verbose)
@@ -262,7 +249,8 @@ serve(struct app *app, FCGX_Request *fr)
 		    req.path ? req.path : "(none)", resp.status,
 		    resp.status >= 400 && resp.body.data ? resp.body.data : "");
 	check(&resp);
-	check_fail(m.route, &resp);
+	check_fail(route, &resp);
+	log_context(NULL, NULL);
 	req_free(&req);
 	resp_free(&resp);
 }
