@@ -33,7 +33,7 @@ declare -A MAXLEN=([json]=4096 [request]=4096 [config]=2048 [polltoken]=128)
 
 # Packages to build the harnesses (the root CMakeLists.txt finds all the libraries).
 STACK_PACKAGES=(cmake make clang libclang-rt-14-dev pkg-config libfcgi-dev libmariadb-dev
-                libjson-c-dev libssl-dev uuid-dev)
+                libjson-c-dev libssl-dev uuid-dev libcurl4-openssl-dev)
 stack_init "$ROOT" "$DIR" fuzz
 stack_install_packages
 

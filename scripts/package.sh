@@ -108,7 +108,7 @@ for t in cmake:cmake gcc:gcc make:make pkg-config:pkg-config gzip:gzip \
     dpkg-shlibdeps:dpkg-dev dpkg-buildflags:dpkg-dev file:file; do
     command -v "${t%%:*}" >/dev/null 2>&1 || need+=("${t#*:}")
 done
-for p in libfcgi-dev libmariadb-dev libjson-c-dev libssl-dev uuid-dev; do
+for p in libfcgi-dev libmariadb-dev libjson-c-dev libssl-dev uuid-dev libcurl4-openssl-dev; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || need+=("$p")
 done
 if [ ${#need[@]} -gt 0 ]; then

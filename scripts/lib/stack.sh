@@ -18,8 +18,11 @@
 
 # Debian packages needed to build and run the stack.
 STACK_PACKAGES=(cmake make gcc pkg-config libfcgi-dev libmariadb-dev libjson-c-dev libssl-dev
-                uuid-dev mariadb-server mariadb-client nginx curl python3-jsonschema
-                php-cli php-curl jq)
+                uuid-dev libcurl4-openssl-dev mariadb-server mariadb-client nginx curl
+                python3-jsonschema php-cli php-curl jq)
+# Commands the tests need, each with the Debian package that provides it, installed only
+# when the command is missing (a node from elsewhere, with its own npm, is used as it is).
+STACK_COMMANDS=(node:nodejs npm:npm)
 
 # Bounds (seconds) for the waits below.
 STACK_DB_START_TIMEOUT=60
@@ -210,6 +213,9 @@ stack_missing_packages() {
         if [[ $(dpkg-query -W -f='${db:Status-Abbrev}' "$pkg" 2>/dev/null) != ii* ]]; then
             printf '%s\n' "$pkg"
         fi
+    done
+    for pkg in "${STACK_COMMANDS[@]}"; do
+        command -v "${pkg%%:*}" >/dev/null 2>&1 || printf '%s\n' "${pkg#*:}"
     done
 }
 

@@ -23,7 +23,7 @@
 enum ctype { CT_STR, CT_UINT, CT_SIZE, CT_OCTAL, CT_LEVEL };
 
 /* The programs that read a key (asyncexec.conf(5) "Read by"). */
-enum { R_FCGI = 1, R_EXPIRE = 2, R_ADMIN = 4, R_ALL = 7 };
+enum { R_FCGI = 1, R_EXPIRE = 2, R_ADMIN = 4, R_NOTIFY = 8, R_ALL = 15 };
 
 /*
  * Every key, once: X(id, key, type, field, default, min, max, readers).
@@ -68,8 +68,25 @@ X(PURGE_GRACE_DAYS, "purge_grace_days", CT_UINT, purge_grace_days, "7", \
     0, 36500, R_EXPIRE) \
 X(CACHE_TTL, "cache_ttl_seconds", CT_UINT, cache_ttl_seconds, "5", 0, \
     3600, R_FCGI | R_ADMIN) \
+X(WEBHOOK_KEY_FILE, "webhook_key_file", CT_STR, webhook_key_file, \
+    "/etc/asyncexec/webhook.key", 0, 0, R_ADMIN | R_NOTIFY) \
+X(WEBHOOK_ALLOW_HTTP, "webhook_allow_http", CT_UINT, webhook_allow_http, \
+    "0", 0, 1, R_NOTIFY) \
+X(WEBHOOK_ALLOW_NETWORKS, "webhook_allow_networks", CT_STR, \
+    webhook_allow_networks, NULL, 0, 0, R_NOTIFY) \
+X(WEBHOOK_CONNECT_TIMEOUT, "webhook_connect_timeout", CT_UINT, \
+    webhook_connect_timeout, "5", 1, 60, R_NOTIFY) \
+X(WEBHOOK_TIMEOUT, "webhook_timeout", CT_UINT, webhook_timeout, "15", 1, \
+    300, R_NOTIFY) \
+X(WEBHOOK_CONCURRENCY, "webhook_concurrency", CT_UINT, webhook_concurrency, \
+    "8", 1, 256, R_NOTIFY) \
+X(WEBHOOK_RETRY_SCHEDULE, "webhook_retry_schedule", CT_STR, \
+    webhook_retry_schedule, "5,30,120,600,1800,3600,7200,14400,28800,28800", \
+    0, 0, R_NOTIFY) \
+X(NOTIFY_LISTEN, "notify_listen", CT_STR, notify_listen, "127.0.0.1:9466", \
+    0, 0, R_NOTIFY) \
 X(LOG_LEVEL, "log_level", CT_LEVEL, log_level, "info", 0, 0, \
-    R_FCGI | R_EXPIRE)
+    R_FCGI | R_EXPIRE | R_NOTIFY)
 
 enum ckey {
 #define CK_ENUM(id, key, type, field, dflt, min, max, readers) CK_##id,

@@ -47,6 +47,14 @@ struct config {
 	unsigned	 max_attempts;
 	unsigned	 purge_grace_days;
 	unsigned	 cache_ttl_seconds;
+	char		 webhook_key_file[256];
+	unsigned	 webhook_allow_http;	/* 1: http:// URLs too */
+	char		 webhook_allow_networks[1024];	/* CIDRs, refused ranges let through */
+	unsigned	 webhook_connect_timeout;	/* seconds */
+	unsigned	 webhook_timeout;	/* seconds, the whole attempt */
+	unsigned	 webhook_concurrency;	/* transfers at once, per sender */
+	char		 webhook_retry_schedule[256];	/* seconds between attempts */
+	char		 notify_listen[64];	/* ADDRESS:PORT of /metrics, /readyz */
 	int		 log_level;
 };
 

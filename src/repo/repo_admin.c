@@ -408,8 +408,9 @@ static const struct db_stmt_def astmts[ASTMT__MAX] = {
 	    "status = 'waiting_callback' AND cancel_requested = 0", 0, "admin_requeue" },
 	[ASTMT_OPFAIL] = {
 	    "UPDATE s2r_async_execution SET status = 'failed', "
-	    "error_payload = ?, completed_at = ?, updated_at = ? WHERE id = ? "
-	    "AND status = 'waiting_callback'", 0, "admin_opfail" },
+	    "error_payload = ?, completed_at = ?, updated_at = ?, "
+	    SET_NOTIFY("s2r_async_execution") " WHERE id = ? AND "
+	    "status = 'waiting_callback'", 0, "admin_opfail" },
 	[ASTMT_MIGRATIONS] = {
 	    "SELECT version, applied_at FROM s2r_schema_version "
 	    "ORDER BY version", 1, "admin_migrations" },

@@ -33,6 +33,7 @@
 #include "db.h"
 #include "log.h"
 #include "repo_expire.h"
+#include "repo_sql.h"
 
 #define IDS_TABLE \
 	"JSON_TABLE(?, '$[*]' COLUMNS (id BIGINT UNSIGNED PATH '$')) j " \
@@ -93,14 +94,14 @@ static const struct db_stmt_def xstmts[XSTMT__MAX] = {
 	  0, "expire_due" },
 	[XSTMT_EXPIRE_APPLY] = {
 	  IDS_JOIN "e.status = 'expired', e.completed_at = ?, "
-	  "e.updated_at = ? WHERE e.status = 'waiting_callback' AND "
+	  "e.updated_at = ?, " SET_NOTIFY("e") " WHERE e.status = 'waiting_callback' AND "
 	  "e.expires_at <= ?", 0, "expire_apply" },
 	[XSTMT_CANCEL_DUE] = {
 	  "SELECT e.id, 0 " CANCEL_FROM "AND e.id > ? ORDER BY e.id LIMIT ?",
 	  0, "cancel_due" },
 	[XSTMT_CANCEL_APPLY] = {
 	  IDS_JOIN "e.status = 'cancelled', e.completed_at = ?, "
-	  "e.updated_at = ? WHERE e.status = 'waiting_callback' AND "
+	  "e.updated_at = ?, " SET_NOTIFY("e") " WHERE e.status = 'waiting_callback' AND "
 	  "e.cancel_requested = 1 AND (e.lease_expires_at IS NULL OR "
 	  "e.lease_expires_at <= ?)", 0, "cancel_apply" },
 	[XSTMT_ABANDON_DUE] = {
@@ -111,7 +112,8 @@ static const struct db_stmt_def xstmts[XSTMT__MAX] = {
 	[XSTMT_ABANDON_APPLY] = {
 	  IDS_JOIN "e.status = 'failed', e.error_payload = "
 	  "CONCAT('{\"message\":\"abandoned after ', e.attempts, "
-	  "' claims\"}'), e.completed_at = ?, e.updated_at = ? WHERE "
+	  "' claims\"}'), e.completed_at = ?, e.updated_at = ?, "
+	  SET_NOTIFY("e") " WHERE "
 	  "e.status = 'waiting_callback' AND e.attempts >= ? AND "
 	  "e.lease_expires_at <= ?", 0, "abandon_apply" },
 	[XSTMT_PURGE_DUE] = {

@@ -8,6 +8,16 @@
 
 #include "repo.h"
 
+/*
+ * The outbox mark (sql/010_webhooks.sql): every statement that ends an
+ * execution sets it, in that statement, to whether the tenant has an
+ * enabled webhook endpoint; t names the execution table as the statement
+ * does. tests/layers/check_layers.py finds a terminal status set without it.
+ */
+#define SET_NOTIFY(t) \
+	"notify = EXISTS (SELECT 1 FROM s2r_webhook_endpoint w WHERE " \
+	"w.tenant_id = " t ".initiator_tenant_id AND w.enabled = 1)"
+
 enum stmt {
 	STMT_KEY_BY_HASH,
 	STMT_BACKEND_SERVES,

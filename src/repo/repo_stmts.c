@@ -56,7 +56,8 @@ const struct db_stmt_def repo_stmts[STMT__MAX] = {
 	    1, "exec_rotate_poll" },
 	[STMT_EXEC_CANCEL] = {
 	    "UPDATE s2r_async_execution SET status = 'cancelled', "
-	    "completed_at = ?, updated_at = ? WHERE id = ? AND "
+	    "completed_at = ?, updated_at = ?, " SET_NOTIFY("s2r_async_execution")
+	    " WHERE id = ? AND "
 	    "status = 'waiting_callback' AND (callback_token_hash IS NULL OR "
 	    "lease_expires_at IS NULL OR lease_expires_at <= ?)",
 	    0, "exec_cancel" },
@@ -153,18 +154,19 @@ const struct db_stmt_def repo_stmts[STMT__MAX] = {
 	[STMT_FIN_COMPLETE] = {
 	    "UPDATE s2r_async_execution SET status = 'completed', "
 	    "result_payload = ?, winner_hash = ?, completed_at = ?, "
-	    "updated_at = ? WHERE id = ? "
+	    "updated_at = ?, " SET_NOTIFY("s2r_async_execution") " WHERE id = ? "
 	    "AND status = 'waiting_callback' AND callback_token_hash = ?",
 	    0, "fin_complete" },
 	[STMT_FIN_FAIL] = {
 	    "UPDATE s2r_async_execution SET status = 'failed', "
 	    "error_payload = ?, winner_hash = ?, completed_at = ?, "
-	    "updated_at = ? WHERE id = ? "
+	    "updated_at = ?, " SET_NOTIFY("s2r_async_execution") " WHERE id = ? "
 	    "AND status = 'waiting_callback' AND callback_token_hash = ?",
 	    0, "fin_fail" },
 	[STMT_FIN_CANCELLED] = {
 	    "UPDATE s2r_async_execution SET status = 'cancelled', "
-	    "winner_hash = ?, completed_at = ?, updated_at = ? WHERE id = ? "
+	    "winner_hash = ?, completed_at = ?, updated_at = ?, "
+	    SET_NOTIFY("s2r_async_execution") " WHERE id = ? "
 	    "AND status = 'waiting_callback' AND callback_token_hash = ? AND "
 	    "cancel_requested = 1", 0, "fin_cancelled" },
 	/* a retryable failure: the claim ends, the retry waits (migration 8) */

@@ -64,8 +64,9 @@ def sections(path):
 
 # ---- 1. configuration keys ---------------------------------------------------------------
 READERS = {"R_FCGI": ["asyncexec-fcgi"], "R_EXPIRE": ["asyncexec-expire"],
-           "R_ADMIN": ["asyncexec-admin"],
-           "R_ALL": ["asyncexec-fcgi", "asyncexec-expire", "asyncexec-admin"]}
+           "R_ADMIN": ["asyncexec-admin"], "R_NOTIFY": ["asyncexec-notify"],
+           "R_ALL": ["asyncexec-fcgi", "asyncexec-expire", "asyncexec-admin",
+                     "asyncexec-notify"]}
 
 
 def config_table(src):

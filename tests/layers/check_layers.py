@@ -11,6 +11,7 @@ may be reached by a relative path: this reads every #include of src/ and fails o
   2. a library header outside the folders (or files) that own it (OWNERS);
   3. a file of src/ or tests/ over MAX_LINES lines (generated and vendored files aside).
 """
+import glob
 import os
 import re
 import sys
@@ -112,10 +113,39 @@ def main(root):
                                                                MAX_LINES))
     if long == 0:
         print("ok   no file of src/ or tests/ over %d lines" % MAX_LINES)
+    check_outbox(root)
     if failures:
         print("%d failure(s)" % failures)
         return 1
     return 0
+
+
+TERMINAL = re.compile(r"status = '(completed|failed|expired|cancelled)'")
+
+
+def check_outbox(root):
+    """Every statement of src/repo that sets a terminal status sets the outbox mark."""
+    n, before = 0, failures
+    for f in sorted(glob.glob(os.path.join(root, "src", "repo", "*.c"))):
+        text = open(f, encoding="utf-8").read()
+        # one statement table entry: [NAME] = { "..." ... }
+        for m in re.finditer(r"\[(\w+)\]\s*=\s*\{(.*?)\},", text, re.S):
+            body = m.group(2)
+            sql = "".join(re.findall(r'"((?:[^"\\]|\\.)*)"', body))
+            if not (sql.lstrip().startswith("UPDATE") or "IDS_JOIN" in body):
+                continue
+            sets = sql.split(" WHERE ")[0]
+            if TERMINAL.search(sets):
+                n += 1
+                if "SET_NOTIFY(" not in body:
+                    fail("%s: %s sets a terminal status without SET_NOTIFY (the "
+                         "webhook outbox mark, sql/010)" % (os.path.relpath(f, root),
+                                                           m.group(1)))
+    if n < 8:
+        fail("src/repo: found %d terminal transitions, expected at least 8: teach "
+             "check_outbox the statements' new shape" % n)
+    elif failures == before:
+        print("ok   %d terminal transitions of src/repo set the outbox mark" % n)
 
 
 if __name__ == "__main__":
