@@ -352,6 +352,8 @@ crypto_purpose_label(enum key_purpose kp)
  * The key of purpose kp under poll-token key key: HKDF-SHA256 of it (no
  * salt) with the purpose's label as info, SUBKEY_LEN bytes into out. A
  * key of one purpose tells nothing about the others' nor about key.
+ * KP_WEBHOOK_SECRET is refused: its key comes from webhook_key_file
+ * (webhook_keyfile_load), never from the key in the database.
  * 0, or -1 (logged).
  */
 int
@@ -360,8 +362,11 @@ crypto_subkey(const unsigned char key[IDKEY_LEN], enum key_purpose kp,
 {
 	const char	*label = crypto_purpose_label(kp);
 
-	if (kp >= KP__MAX)
+	if (kp >= KP__MAX || kp == KP_WEBHOOK_SECRET) {
+		log_error("crypto_subkey: no subkey of the poll-token key for "
+		    "%s", label);
 		return -1;
+	}
 	return crypto_hkdf(NULL, 0, key, IDKEY_LEN, label, strlen(label), out,
 	    SUBKEY_LEN);
 }

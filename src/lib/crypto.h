@@ -29,12 +29,17 @@
 /*
  * One key, one purpose. The poll-token key (IDKEY_LEN bytes, sql/005)
  * seals poll tokens as it is (outstanding tokens keep opening); every
- * other purpose takes a key of its own, HKDF-SHA256 of it with the
- * purpose's label as info (crypto_subkey).
+ * other purpose takes a key of its own, HKDF-SHA256 with the purpose's
+ * label as info. Page tokens: of the poll-token key (crypto_subkey).
+ * Webhook secrets: of the bytes of webhook_key_file, never of the
+ * poll-token key (webhook_keyfile_load, webhook.h): that key lives in
+ * the database, and a dump alone must not reveal a webhook secret.
  */
 enum key_purpose {
 	KP_PAGE_TOKEN,		/* "asyncexec page-token v1": list page tokens */
-	KP_WEBHOOK_SECRET,	/* "asyncexec webhook-secret v1": reserved */
+	KP_WEBHOOK_SECRET,	/* "asyncexec webhook-secret v1": the key
+				 * that seals webhook secrets, from
+				 * webhook_key_file (not crypto_subkey's) */
 	KP__MAX
 };
 #define SUBKEY_LEN	32
