@@ -321,6 +321,9 @@ phase_install() {
         test "$(in_ct id -Gn asyncexec)" = asyncexec
     check "/etc/asyncexec/asyncexec.conf is 0640 root:asyncexec" \
         test "$(in_ct stat -c '%a %U:%G' /etc/asyncexec/asyncexec.conf)" = "640 root:asyncexec"
+    check "/etc/asyncexec/webhook.key (postinst) is 0640 root:asyncexec, base64 of 32 bytes" \
+        eval '[ "$(in_ct stat -c "%a %U:%G" /etc/asyncexec/webhook.key)" = "640 root:asyncexec" ] &&
+        [ "$(in_ct sh -c "base64 -d /etc/asyncexec/webhook.key | wc -c")" = 32 ]'
     check "systemd-analyze verify of the four units: clean" verify
     say "systemd-analyze security: asyncexec-fcgi.service $(in_ct systemd-analyze security \
         asyncexec-fcgi.service 2>/dev/null | sed -n 's/.*Overall exposure level for [^:]*: //p'), \
@@ -533,6 +536,7 @@ phase_upgrade() {
     # An upgrade (the same package again): the operator's edit of the conffile, its mode and
     # group stay; the running service is restarted (postinst try-restart) and serves again.
     in_ct sh -c 'echo "# local edit" >>/etc/asyncexec/asyncexec.conf'
+    wk=$(in_ct sha256sum /etc/asyncexec/webhook.key)
     m1=$(mainpid)
     in_ct sh -c "cd /root && apt-get install -y -qq --reinstall ./$(basename "$deb")" \
         </dev/null >"$work/reinstall.log" 2>&1
@@ -542,6 +546,8 @@ phase_upgrade() {
         [ "$(in_ct stat -c "%a %U:%G" /etc/asyncexec/asyncexec.conf)" = "640 root:asyncexec" ]'
     check "reinstall: the service was restarted and is ready" \
         eval '[ "$(mainpid)" != "$m1" ] && wait_for 15 ready'
+    check "reinstall: webhook.key kept as it was (never replaced)" \
+        test "$(in_ct sha256sum /etc/asyncexec/webhook.key)" = "$wk"
 }
 
 # phase_remove: apt remove keeps the configuration and the user; purge removes them.

@@ -4,6 +4,7 @@
 # Brings up a private stack under one state directory, never touching the system services:
 #   STATE/mariadb/{data,mysqld.sock,mysqld.pid,mysqld.err,port}   private MariaDB
 #   STATE/asyncexec.conf, STATE/db-password (0600)                 application config
+#   STATE/webhook.key (0640)                                       webhook_key_file
 #   STATE/asyncexec.pid, STATE/asyncexec.log                       asyncexec-fcgi
 #   STATE/nginx/{nginx.conf,site.conf,nginx.pid,error.log,port}    private nginx
 #   RUN/asyncexec.sock, RUN/nginx-tmp/                             what nginx's workers reach
@@ -55,6 +56,7 @@ stack_init() {
     STACK_DB_ERR=$STACK_DB_DIR/mysqld.err
     STACK_CONF=$STACK_STATE/asyncexec.conf
     STACK_DB_PWFILE=$STACK_STATE/db-password
+    STACK_WEBHOOK_KEY=$STACK_STATE/webhook.key
     STACK_RUN=$STACK_STATE
     STACK_APP_SOCK=$STACK_RUN/asyncexec.sock
     STACK_APP_PIDFILE=$STACK_STATE/asyncexec.pid
@@ -356,12 +358,25 @@ SQL
 
 # ---- application ------------------------------------------------------------------------
 
-# stack_write_config DB_PORT — write STACK_CONF (keys as in the spec).
+# stack_webhook_key — STACK_WEBHOOK_KEY, the key webhook secrets are sealed under (one
+# line, the standard base64 of 32 random bytes, 0640), made once and never replaced: the
+# secrets stored under it would no longer open.
+stack_webhook_key() {
+    if [[ ! -s $STACK_WEBHOOK_KEY ]]; then
+        (umask 027 && head -c 32 /dev/urandom | base64 >"$STACK_WEBHOOK_KEY") ||
+            stack_die "could not write $STACK_WEBHOOK_KEY"
+    fi
+    chmod 0640 "$STACK_WEBHOOK_KEY"
+}
+
+# stack_write_config DB_PORT — write STACK_CONF (keys as in the spec), and the webhook
+# key file it names (stack_webhook_key).
 stack_write_config() {
     local sock
     for sock in "$STACK_APP_SOCK" "$STACK_DB_SOCK"; do   # sun_path holds 107 bytes
         ((${#sock} <= 107)) || stack_die "socket path too long (max 107 bytes): $sock"
     done
+    stack_webhook_key
     cat >"$STACK_CONF" <<EOF
 # asyncexec configuration for the private stack in $STACK_STATE
 # (written by scripts/lib/stack.sh; rewritten on every start).
@@ -383,6 +398,9 @@ workers = ${STACK_WORKERS:-4}
 
 # Worker caches of keys, routes and grants: a revoked key stops working within this.
 cache_ttl_seconds = ${STACK_CACHE_TTL:-5}
+
+# The key webhook secrets are sealed under (asyncexec-admin webhook, asyncexec-notify).
+webhook_key_file = $STACK_WEBHOOK_KEY
 
 log_level = info
 EOF
