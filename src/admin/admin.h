@@ -1,7 +1,8 @@
 /*
  * admin.h - asyncexec-admin's parts: the parsed command line (main_admin.c),
  * the verbs (admin_cmds.c: routes and keys; admin_exec.c: executions,
- * migrate and check) and the output of listings (admin_cmds.c).
+ * migrate and check; admin_webhook.c: webhook endpoints and deliveries)
+ * and the output of listings (admin_cmds.c).
  *
  * admin layer: the admin folder and main_admin.c.
  */
@@ -30,6 +31,12 @@ enum opt {
 	O_STATUS,		/* O_STATUS --status */
 	O_GRACE,		/* O_GRACE --grace-hours N */
 	O_MAXOPEN,		/* O_MAXOPEN --max-open N */
+	O_URL,			/* O_URL --url URL */
+	O_EVENTS,		/* O_EVENTS --events E,E... */
+	O_ENDPOINT,		/* O_ENDPOINT --endpoint ID */
+	O_SINCE,		/* O_SINCE --since TIME */
+	O_STATE,		/* O_STATE --status STATE (with a value; alone
+				 * it is O_STATUS, migrate's) */
 	O__MAX
 };
 #define OPT(o)	(1u << (o))
@@ -47,8 +54,11 @@ struct opts {
 	char		 env[NAME_MAX_LEN + 1], svc[NAME_MAX_LEN + 1];
 	char		 op[NAME_MAX_LEN + 1];
 	long		 num;		/* --retention-days or --to */
-	uint64_t	 id;		/* an execution or key id, 0: by key */
+	uint64_t	 id;		/* an execution, key, webhook endpoint
+					 * or delivery id; 0: by key */
 	char		 key[64];	/* a key read from standard input */
+	char		 events[40];	/* --events, in canonical order */
+	int64_t		 since;		/* --since, UTC ms */
 };
 
 struct ctx {
@@ -56,6 +66,7 @@ struct ctx {
 	const char	*path;
 	struct db	*db;		/* the service's statements */
 	struct adb	*adb;		/* the operator's (repo_admin.c) */
+	struct wdb	*wdb;		/* webhooks' (repo_webhook.c) */
 	struct opts	*o;
 };
 
@@ -135,5 +146,21 @@ int	chk_key_rotate(struct opts *);
 int	cmd_tenant_set(struct ctx *);
 int	cmd_tenant_list(struct ctx *);
 int	chk_tenant_set(struct opts *);
+
+/* admin_webhook.c */
+int	cmd_wh_add(struct ctx *);
+int	cmd_wh_list(struct ctx *);
+int	cmd_wh_disable(struct ctx *);
+int	cmd_wh_enable(struct ctx *);
+int	cmd_wh_remove(struct ctx *);
+int	cmd_wh_rotate(struct ctx *);
+int	cmd_wh_deliveries(struct ctx *);
+int	cmd_wh_replay(struct ctx *);
+int	chk_wh_add(struct opts *);
+int	chk_wh_list(struct opts *);
+int	chk_wh_id(struct opts *);
+int	chk_wh_rotate(struct opts *);
+int	chk_wh_deliveries(struct opts *);
+int	chk_wh_replay(struct opts *);
 
 #endif

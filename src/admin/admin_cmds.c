@@ -420,7 +420,8 @@ listing_new(int json, const char *const *names, const char *kinds)
 	return l;
 }
 
-/* Column value s of kind k as a JSON value (NULL: null). */
+/* Column value s of kind k as a JSON value (NULL: null; so is an empty
+ * number). */
 static struct json_object *
 cell(char k, const char *s)
 {
@@ -428,7 +429,7 @@ cell(char k, const char *s)
 	size_t			 n;
 
 	if (k == 'n')
-		return json_object_new_int64(strtoll(s, NULL, 10));
+		return s[0] ? json_object_new_int64(strtoll(s, NULL, 10)) : NULL;
 	if (k == 'b')
 		return json_object_new_boolean(strcmp(s, "yes") == 0);
 	if (k == 's')

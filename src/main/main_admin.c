@@ -1,5 +1,6 @@
 /*
- * main_admin.c - asyncexec-admin: schema, routes, keys and executions.
+ * main_admin.c - asyncexec-admin: schema, routes, keys, executions and
+ * webhook endpoints.
  *
  * usage: asyncexec-admin [--config FILE] [--json] VERB ... (see --help)
  *        asyncexec-admin [--config FILE] --check-config (= check)
@@ -18,15 +19,18 @@
 #include "log.h"
 #include "repo.h"
 #include "repo_admin.h"
+#include "repo_webhook.h"
 
 #ifndef ASYNCEXEC_VERSION
 #define ASYNCEXEC_VERSION	"unknown"
 #endif
 
 #define O_VAL	(OPT(O_TENANT) | OPT(O_LABEL) | OPT(O_ROUTE) | OPT(O_DAYS) | \
-		OPT(O_MESSAGE) | OPT(O_TO) | OPT(O_GRACE) | OPT(O_MAXOPEN))
+		OPT(O_MESSAGE) | OPT(O_TO) | OPT(O_GRACE) | OPT(O_MAXOPEN) | \
+		OPT(O_URL) | OPT(O_EVENTS) | OPT(O_ENDPOINT) | OPT(O_SINCE))
 							/* taking a value */
 #define EXEC_BY	"ID | --tenant TENANT ENV/SERVICE/OPERATION CORRELATION_ID"
+#define WH_ID	1, 1, 1		/* one positional id, --json */
 
 const struct verb admin_verbs[] = {
 	{ "migrate", NULL, OPT(O_TO) | OPT(O_STATUS), 0, 0, 1,
@@ -81,6 +85,28 @@ const struct verb admin_verbs[] = {
 	{ "tenant", "set", OPT(O_MAXOPEN), 1, 1, 0,
 	  "tenant set TENANT --max-open N", chk_tenant_set, cmd_tenant_set },
 	{ "tenant", "list", 0, 0, 0, 1, "tenant list", NULL, cmd_tenant_list },
+	{ "webhook", "add", OPT(O_TENANT) | OPT(O_URL) | OPT(O_ROUTE) |
+	  OPT(O_EVENTS), 0, 0, 1,
+	  "webhook add --tenant TENANT --url URL [--route ENV/SERVICE/OPERATION] "
+	  "[--events completed,failed,expired,cancelled]", chk_wh_add,
+	  cmd_wh_add },
+	{ "webhook", "list", OPT(O_TENANT), 0, 0, 1,
+	  "webhook list [--tenant TENANT]", chk_wh_list, cmd_wh_list },
+	{ "webhook", "disable", 0, WH_ID, "webhook disable ID", chk_wh_id,
+	  cmd_wh_disable },
+	{ "webhook", "enable", 0, WH_ID, "webhook enable ID", chk_wh_id,
+	  cmd_wh_enable },
+	{ "webhook", "remove", 0, WH_ID, "webhook remove ID", chk_wh_id,
+	  cmd_wh_remove },
+	{ "webhook", "rotate-secret", OPT(O_GRACE), WH_ID,
+	  "webhook rotate-secret ID [--grace-hours N]", chk_wh_rotate,
+	  cmd_wh_rotate },
+	{ "webhook", "deliveries", OPT(O_STATE) | OPT(O_STATUS), WH_ID,
+	  "webhook deliveries ID [--status pending|leased|delivered|dead]",
+	  chk_wh_deliveries, cmd_wh_deliveries },
+	{ "webhook", "replay", OPT(O_ENDPOINT) | OPT(O_SINCE), 0, 1, 1,
+	  "webhook replay DELIVERY_ID | webhook replay --endpoint ID --since "
+	  "TIME", chk_wh_replay, cmd_wh_replay },
 	{ "stats", NULL, 0, 0, 0, 1, "stats", NULL, cmd_stats },
 };
 const int admin_nverbs = sizeof(admin_verbs) / sizeof(admin_verbs[0]);
@@ -94,6 +120,8 @@ static const struct {
 	{ "--if-not-exists", O_IFNE }, { "--message", O_MESSAGE },
 	{ "--to", O_TO }, { "--status", O_STATUS },
 	{ "--grace-hours", O_GRACE }, { "--max-open", O_MAXOPEN },
+	{ "--url", O_URL }, { "--events", O_EVENTS },
+	{ "--endpoint", O_ENDPOINT }, { "--since", O_SINCE },
 };
 #define NOPTNAMES	(sizeof(optnames) / sizeof(optnames[0]))
 
@@ -111,7 +139,8 @@ synopsis(FILE *f, const char *noun)
 			fprintf(f, "  %s\n", admin_verbs[i].synopsis);
 	if (noun == NULL)
 		fprintf(f, "--json: one JSON document on stdout (the list "
-		    "verbs, stats, execution show, migrate --status).\n"
+		    "verbs, stats, execution show, migrate --status, the "
+		    "webhook verbs).\n"
 		    "Exit 0 success, 1 database or runtime error, 2 usage "
 		    "or configuration error.\n");
 }
@@ -150,6 +179,24 @@ admin_fail(const char *fmt, ...)
 	return 1;
 }
 
+/*
+ * Whether word s after --status is its value (webhook deliveries ID
+ * --status dead): a word that is no option and no noun. Alone --status
+ * is migrate's flag.
+ */
+static int
+status_value(const char *s)
+{
+	int	 i;
+
+	if (s[0] == '-' || s[0] == '\0')
+		return 0;
+	for (i = 0; i < admin_nverbs; i++)
+		if (strcmp(s, admin_verbs[i].noun) == 0)
+			return 0;
+	return 1;
+}
+
 /* Stores verb option a (with its value at *i + 1); 0 or -1 (usage). */
 static int
 parse_opt(struct opts *o, int argc, char **argv, int *i)
@@ -163,6 +210,14 @@ parse_opt(struct opts *o, int argc, char **argv, int *i)
 	if (k == NOPTNAMES)
 		return admin_usage_error(NULL, "unknown option %s",
 		    admin_shown(a)), -1;
+	if (optnames[k].o == O_STATUS && *i + 1 < argc &&
+	    status_value(argv[*i + 1])) {
+		if (o->val[O_STATE] != NULL)
+			return admin_usage_error(NULL, "--status given twice"),
+			    -1;
+		o->val[O_STATE] = argv[++*i];
+		return 0;
+	}
 	if ((O_VAL & OPT(optnames[k].o)) == 0) {
 		o->val[optnames[k].o] = a;
 		return 0;
@@ -328,10 +383,12 @@ main(int argc, char *argv[])
 	}
 	log_set_level(LOG_WARN);
 	if ((c.db = repo_open(&c.cfg, 0)) == NULL ||
-	    (c.adb = repo_admin_open(&c.cfg)) == NULL)
+	    (c.adb = repo_admin_open(&c.cfg)) == NULL ||
+	    (c.wdb = repo_webhook_open(&c.cfg)) == NULL)
 		rc = 1;
 	else
 		rc = v->run(&c);
+	repo_webhook_close(c.wdb);
 	repo_admin_close(c.adb);
 	repo_close(c.db);
 	return rc;
