@@ -44,7 +44,7 @@ set(ASYNCEXEC_DEB_VERSION ${PROJECT_VERSION}-${ASYNCEXEC_DEB_RELEASE})
 
 set(_gen ${PROJECT_BINARY_DIR}/dist)
 set(_src ${PROJECT_SOURCE_DIR}/scripts)
-foreach(f asyncexec-fcgi.service asyncexec-expire.service)
+foreach(f asyncexec-fcgi.service asyncexec-expire.service asyncexec-notify.service)
   configure_file(${_src}/systemd/${f}.in ${_gen}/systemd/${f} @ONLY)
 endforeach()
 configure_file(${_src}/cron/asyncexec-expire.in ${_gen}/cron/asyncexec-expire @ONLY)
@@ -55,7 +55,7 @@ endforeach()
 # Compressed documentation (gzip -9n: no name, no time stamp, reproducible).
 set(_gz)
 set(_gz_pairs)
-set(_man8 asyncexec-fcgi.8 asyncexec-expire.8 asyncexec-admin.8)
+set(_man8 asyncexec-fcgi.8 asyncexec-expire.8 asyncexec-admin.8 asyncexec-notify.8)
 set(_man7 asyncexec-api.7 asyncexec-ops.7)
 set(_man5 asyncexec.conf.5)
 foreach(m ${_man8} ${_man7} ${_man5})
@@ -80,7 +80,7 @@ add_custom_target(asyncexec_docs ALL DEPENDS ${_gz})
 
 set(_rw OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ)
 install(FILES ${_gen}/systemd/asyncexec-fcgi.service ${_gen}/systemd/asyncexec-expire.service
-    ${_src}/systemd/asyncexec-fcgi.socket ${_src}/systemd/asyncexec-expire.timer
+    ${_gen}/systemd/asyncexec-notify.service ${_src}/systemd/asyncexec-fcgi.socket ${_src}/systemd/asyncexec-expire.timer
   DESTINATION ${ASYNCEXEC_SYSTEMD_UNITDIR} PERMISSIONS ${_rw})
 install(FILES ${_src}/debian/sysusers.conf DESTINATION ${ASYNCEXEC_SYSUSERSDIR}
   RENAME asyncexec.conf PERMISSIONS ${_rw})
@@ -103,6 +103,7 @@ install(FILES ${PROJECT_SOURCE_DIR}/README.md ${_src}/debian/copyright
     ${_gen}/doc/changelog.Debian.gz ${_gen}/doc/changelog.gz
   DESTINATION ${CMAKE_INSTALL_DOCDIR} PERMISSIONS ${_rw})
 install(FILES ${_gen}/cron/asyncexec-expire ${_src}/examples/asyncexec.conf
+    ${_src}/examples/webhook-receiver.php
   DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples PERMISSIONS ${_rw})
 
 # ---- CPack: the Debian package -------------------------------------------------------
@@ -120,7 +121,9 @@ every execution in MariaDB.
 .
 This package ships asyncexec-fcgi (socket-activated systemd service),
 asyncexec-expire (expiry, rescue and purge; a systemd timer or cron),
-asyncexec-admin (schema migrations, routes and keys) and an nginx site.")
+asyncexec-admin (schema migrations, routes, keys and webhooks),
+asyncexec-notify (the webhook sender: signed completion notifications;
+a systemd service) and an nginx site.")
 set(CPACK_STRIP_FILES ON)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_RELEASE ${ASYNCEXEC_DEB_RELEASE})

@@ -23,6 +23,7 @@ struct run {
 	int64_t				 start;	/* monotonic ms */
 	int64_t				 cutoff;	/* purge: expires_at before */
 	enum exec_status		 purging;	/* purge: this status */
+	int				 dead;	/* deliveries: dead, else delivered */
 	uint64_t			*ids;	/* batch_size slots */
 	unsigned			 seed;	/* retry jitter */
 };
@@ -38,6 +39,7 @@ static const char *const step_names[EXPIRE_STEP__MAX] = {
 	[EXPIRE_STEP_CANCEL] = "cancelled",
 	[EXPIRE_STEP_ABANDON] = "abandoned",
 	[EXPIRE_STEP_PURGE] = "purged",
+	[EXPIRE_STEP_DELIVERIES] = "purged_deliveries",
 };
 
 static const char *const step_ms_names[EXPIRE_STEP__MAX] = {
@@ -45,6 +47,7 @@ static const char *const step_ms_names[EXPIRE_STEP__MAX] = {
 	[EXPIRE_STEP_CANCEL] = "cancel_ms",
 	[EXPIRE_STEP_ABANDON] = "abandon_ms",
 	[EXPIRE_STEP_PURGE] = "purge_ms",
+	[EXPIRE_STEP_DELIVERIES] = "deliveries_ms",
 };
 
 /* Terminal statuses, purged in this order. */
@@ -140,11 +143,26 @@ purge_apply(struct run *run, size_t n, unsigned *changed)
 	return repo_purge_apply(run->db, run->ids, n, run->cutoff, changed);
 }
 
+static int
+dpurge_due(struct run *run, struct repo_pos *pos, size_t *n)
+{
+	return repo_delivery_purge_due(run->db, run->dead, run->cutoff,
+	    run->o->batch_size, pos, run->ids, n);
+}
+
+static int
+dpurge_apply(struct run *run, size_t n, unsigned *changed)
+{
+	return repo_delivery_purge_apply(run->db, run->ids, n, run->cutoff,
+	    changed);
+}
+
 static const struct rule rules[EXPIRE_STEP__MAX] = {
 	[EXPIRE_STEP_EXPIRE] = { expire_due, expire_apply },
 	[EXPIRE_STEP_CANCEL] = { cancel_due, cancel_apply },
 	[EXPIRE_STEP_ABANDON] = { abandon_due, abandon_apply },
 	[EXPIRE_STEP_PURGE] = { purge_due, purge_apply },
+	[EXPIRE_STEP_DELIVERIES] = { dpurge_due, dpurge_apply },
 };
 
 /* Sleeps ms milliseconds. */
@@ -247,6 +265,20 @@ step_purge(struct run *run)
 	return 0;
 }
 
+/* Deletes ended webhook deliveries, delivered then dead. 0 or -1. */
+static int
+step_deliveries(struct run *run)
+{
+	run->cutoff = run->o->now - (int64_t)run->o->purge_grace_days * DAY_MS;
+	for (run->dead = 0; run->dead <= 1; run->dead++) {
+		if (step_rule(run, EXPIRE_STEP_DELIVERIES) == -1)
+			return -1;
+		if (!run->r->complete)		/* out of time */
+			return 0;
+	}
+	return 0;
+}
+
 /* Counts what each selected step would touch; changes nothing. 0 or -1. */
 static int
 dry_run(struct run *run)
@@ -268,8 +300,10 @@ dry_run(struct run *run)
 		else if (step == EXPIRE_STEP_ABANDON)
 			rc = repo_abandon_count(run->db, o->max_attempts,
 			    o->now, &c[step]);
-		else
+		else if (step == EXPIRE_STEP_PURGE)
 			rc = repo_purge_count(run->db, cutoff, &c[step]);
+		else
+			rc = repo_delivery_purge_count(run->db, cutoff, &c[step]);
 		tx_done(run, t0);
 		run->r->step_ms[step] = clock_mono_ms() - t0;
 	}
@@ -314,6 +348,7 @@ locked_run(struct run *run)
 			continue;
 		t0 = clock_mono_ms();
 		rc = step == EXPIRE_STEP_PURGE ? step_purge(run) :
+		    step == EXPIRE_STEP_DELIVERIES ? step_deliveries(run) :
 		    step_rule(run, (enum expire_step)step);
 		run->r->step_ms[step] = clock_mono_ms() - t0;
 	}
@@ -359,7 +394,8 @@ fail:
 /*
  * Writes the one-line summary into out: "result=complete|stopped|
  * skipped|error dry_run=yes|no expired=N cancelled=N abandoned=N
- * purged=N expire_ms=N cancel_ms=N abandon_ms=N purge_ms=N duration_ms=N
+ * purged=N purged_deliveries=N expire_ms=N cancel_ms=N abandon_ms=N
+ * purge_ms=N deliveries_ms=N duration_ms=N
  * longest_tx_ms=N batches=N retries=N". Returns 0, or -1 when out is too small.
  */
 int

@@ -10,7 +10,9 @@
  *            lease lapsed (lease_expires_at <= now) become failed with
  *            {"message":"abandoned after N claims"};
  *   PURGE    terminal executions with expires_at < now - grace days
- *            are deleted (waiting ones never are).
+ *            are deleted (waiting ones never are);
+ *   DELIVERIES webhook deliveries that ended (delivered or dead) more
+ *            than grace days ago are deleted.
  * A step ends when a batch comes back short. A batch undone by a
  * deadlock or lock wait timeout is run again (bounded, with backoff).
  * The run holds a named lock (per database) and skips when another run
@@ -32,6 +34,7 @@ enum expire_step {
 	EXPIRE_STEP_CANCEL,
 	EXPIRE_STEP_ABANDON,
 	EXPIRE_STEP_PURGE,
+	EXPIRE_STEP_DELIVERIES,
 	EXPIRE_STEP__MAX
 };
 

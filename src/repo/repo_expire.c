@@ -67,6 +67,9 @@ enum xstmt {
 	XSTMT_COUNT_CANCEL,
 	XSTMT_COUNT_ABANDON,
 	XSTMT_COUNT_PURGE,
+	XSTMT_DPURGE_DUE,
+	XSTMT_DPURGE_APPLY,
+	XSTMT_COUNT_DPURGE,
 	XSTMT_RECORD,
 	XSTMT__MAX
 };
@@ -140,6 +143,20 @@ static const struct db_stmt_def xstmts[XSTMT__MAX] = {
 	  "SELECT COUNT(*) FROM s2r_async_execution WHERE status IN "
 	  "('waiting_callback', 'completed', 'failed', 'expired', "
 	  "'cancelled') AND expires_at < ?", 0, "count_purge" },
+	/* ended webhook deliveries: due_at is when they ended (sql/010) */
+	[XSTMT_DPURGE_DUE] = {
+	  "SELECT id, due_at FROM s2r_webhook_delivery FORCE INDEX "
+	  "(ix_delivery_due) WHERE state = ? AND due_at < ? AND (due_at > ? OR "
+	  "(due_at = ? AND id > ?)) ORDER BY due_at, id LIMIT ?",
+	  0, "dpurge_due" },
+	[XSTMT_DPURGE_APPLY] = {
+	  "DELETE d FROM JSON_TABLE(?, '$[*]' COLUMNS (id BIGINT UNSIGNED PATH "
+	  "'$')) j STRAIGHT_JOIN s2r_webhook_delivery d FORCE INDEX (PRIMARY) "
+	  "ON d.id = j.id WHERE d.state IN ('delivered', 'dead') AND "
+	  "d.due_at < ?", 0, "dpurge_apply" },
+	[XSTMT_COUNT_DPURGE] = {
+	  "SELECT COUNT(*) FROM s2r_webhook_delivery WHERE state IN "
+	  "('delivered', 'dead') AND due_at < ?", 0, "count_dpurge" },
 	[XSTMT_RECORD] = {
 	  "INSERT INTO s2r_job_run (job, last_run_at, last_result, "
 	  "last_success_at, expired, cancelled, abandoned, purged, retries, "
@@ -509,6 +526,47 @@ repo_purge_apply(struct xdb *x, const uint64_t *ids, size_t n,
 
 	db_bind_time(&p[1], &t, cutoff);
 	return apply_ids(x->db, XSTMT_PURGE_APPLY, ids, n, p, deleted);
+}
+
+/*
+ * Ended webhook deliveries in state delivered (dead: dead) that ended
+ * before cutoff, oldest first, from *pos on. REPO_OK or REPO_ERR.
+ */
+enum repo_rc
+repo_delivery_purge_due(struct xdb *x, int dead, int64_t cutoff,
+    unsigned limit, struct repo_pos *pos, uint64_t *ids, size_t *n)
+{
+	MYSQL_BIND	 p[6];
+	MYSQL_TIME	 t[3];
+
+	*n = 0;
+	db_bind_str(&p[0], dead ? "dead" : "delivered");
+	db_bind_time(&p[1], &t[0], cutoff);
+	bind_time_keyset(&p[2], &t[1], pos, &limit);
+	return due_ids(x->db, XSTMT_DPURGE_DUE, p, limit, pos, ids, n, 1);
+}
+
+/* Deletes those of ids[0..n) still ended before cutoff. As purge_apply. */
+enum repo_rc
+repo_delivery_purge_apply(struct xdb *x, const uint64_t *ids, size_t n,
+    int64_t cutoff, unsigned *deleted)
+{
+	MYSQL_BIND	 p[2];
+	MYSQL_TIME	 t;
+
+	db_bind_time(&p[1], &t, cutoff);
+	return apply_ids(x->db, XSTMT_DPURGE_APPLY, ids, n, p, deleted);
+}
+
+/* Dry run: how many ended deliveries the purge would delete. */
+enum repo_rc
+repo_delivery_purge_count(struct xdb *x, int64_t cutoff, uint64_t *n)
+{
+	MYSQL_BIND	 p[1];
+	MYSQL_TIME	 t;
+
+	db_bind_time(&p[0], &t, cutoff);
+	return query_u64(x->db, XSTMT_COUNT_DPURGE, p, n, NULL);
 }
 
 /* Dry run: how many the expiry would expire at now. */

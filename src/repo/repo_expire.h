@@ -79,6 +79,14 @@ enum repo_rc	repo_purge_due(struct xdb *, enum exec_status st, int64_t cutoff,
 enum repo_rc	repo_purge_apply(struct xdb *, const uint64_t *ids, size_t n,
 	    int64_t cutoff, unsigned *deleted);
 
+/* Webhook deliveries that ended (delivered; dead: dead) before cutoff. */
+enum repo_rc	repo_delivery_purge_due(struct xdb *, int dead, int64_t cutoff,
+	    unsigned limit, struct repo_pos *, uint64_t *ids, size_t *n);
+enum repo_rc	repo_delivery_purge_apply(struct xdb *, const uint64_t *ids,
+	    size_t n, int64_t cutoff, unsigned *deleted);
+enum repo_rc	repo_delivery_purge_count(struct xdb *, int64_t cutoff,
+	    uint64_t *n);
+
 /* Dry-run counts: what the three rules would touch right now. */
 enum repo_rc	repo_expire_count(struct xdb *, int64_t now, uint64_t *n);
 enum repo_rc	repo_expire_record(struct xdb *, const char *result, int success,

@@ -1,0 +1,611 @@
+/*
+ * notify.c - asyncexec-notify's loop (notify.h).
+ *
+ * One pass: refresh the endpoints (every ENDPOINTS_REFRESH_MS), turn the
+ * outbox of every tenant with an enabled endpoint into deliveries, lease
+ * as many due deliveries as there are free transfer slots, start them,
+ * run the transfers for up to IDLE_POLL_MS (less when more are due),
+ * record what finished, answer the loopback endpoint.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+
+#include "clock.h"
+#include "config.h"
+#include "crypto.h"
+#include "listen.h"
+#include "log.h"
+#include "notify.h"
+#include "policy.h"
+#include "repo_notify.h"
+#include "send.h"
+#include "webhook.h"
+
+#define ENDPOINTS_MAX		4096	/* endpoints one sender serves */
+#define ENDPOINTS_REFRESH_MS	2000
+#define OUTBOX_BATCH		200	/* marked executions per transaction */
+#define IDLE_POLL_MS		200	/* the outbox is looked at this often */
+#define BUSY_POLL_MS		10	/* when more deliveries may be due */
+#define GAUGES_REFRESH_MS	5000
+#define HOLD_MS			60000	/* a disabled endpoint's delivery waits */
+#define LEASE_MARGIN_MS		5000	/* a lease outlives the timeout by this */
+#define SLOTS_MAX		256	/* webhook_concurrency's bound */
+#define DB_STALE_MS		10000	/* /readyz: no database answer this long */
+
+struct slot {
+	int			 used;
+	struct notify_delivery	 d;
+	unsigned char		 token[NOTIFY_TOKEN_LEN];
+};
+
+/* X(id, label): what this sender's attempts came to */
+#define RESULTS(X) \
+	X(R_DELIVERED, "delivered") \
+	X(R_RETRIED, "retried") \
+	X(R_DEAD, "dead") \
+	X(R_HELD, "held") \
+	X(R_LOST, "lease_lost")
+enum result {
+#define R_ENUM(id, label) id,
+	RESULTS(R_ENUM)
+#undef R_ENUM
+	R__MAX
+};
+static const char *const result_labels[R__MAX] = {
+#define R_LABEL(id, label) [id] = label,
+	RESULTS(R_LABEL)
+#undef R_LABEL
+};
+
+struct nstate {
+	const char		*path;
+	struct config		 cfg;
+	struct schedule		 sched;
+	struct addr_allow	 allow;
+	struct send_opts	 so;
+	unsigned char		 key[AEAD_KEY_LEN];
+	struct ndb		*db;
+	struct sender		*snd;
+	struct notify_endpoint	*eps;
+	size_t			 neps;
+	int64_t			 eps_at;
+	struct slot		 slots[SLOTS_MAX];
+	uint64_t		 results[R__MAX];
+	uint64_t		 created;	/* deliveries made from the outbox */
+	struct notify_gauges	 g;
+	int64_t			 g_at;
+	int64_t			 db_ok_at;	/* last database answer */
+	int			 lfd;
+};
+
+static volatile sig_atomic_t stop_flag, reload_flag;
+
+static void
+on_signal(int sig)
+{
+	if (sig == SIGHUP)
+		reload_flag = 1;
+	else
+		stop_flag = 1;
+}
+
+/*
+ * Loads the configuration at ns->path with what it derives (schedule,
+ * allow list, key). 0, or -1 (logged) with ns unchanged.
+ */
+static int
+load(struct nstate *ns)
+{
+	struct config	 c;
+	struct schedule	 s;
+	struct addr_allow a;
+	unsigned char	 key[AEAD_KEY_LEN];
+	char		 err[512];
+
+	if (config_load(&c, ns->path, err, sizeof(err)) == -1 ||
+	    schedule_parse(c.webhook_retry_schedule, &s, err, sizeof(err)) !=
+	    SCHEDULE_OK ||
+	    addr_allow_parse(c.webhook_allow_networks, &a, err, sizeof(err)) !=
+	    ADDR_OK ||
+	    webhook_keyfile_load(c.webhook_key_file, key, err, sizeof(err)) !=
+	    WEBHOOK_OK) {
+		log_error("notify: %s", err);
+		return -1;
+	}
+	ns->cfg = c;
+	ns->sched = s;
+	ns->allow = a;
+	memcpy(ns->key, key, sizeof(key));
+	explicit_bzero(key, sizeof(key));
+	ns->so.allow_http = (int)c.webhook_allow_http;
+	ns->so.allow = &ns->allow;
+	ns->so.connect_timeout = c.webhook_connect_timeout;
+	ns->so.timeout = c.webhook_timeout;
+	log_set_level((enum log_level)c.log_level);
+	return 0;
+}
+
+static int
+cmp_endpoint(const void *a, const void *b)
+{
+	const struct notify_endpoint *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Re-reads the endpoints (sorted by id). 0 or -1 (the old list kept). */
+static int
+refresh_endpoints(struct nstate *ns, int64_t now)
+{
+	size_t	 n;
+
+	if (repo_notify_endpoints(ns->db, ns->eps, ENDPOINTS_MAX, &n) !=
+	    REPO_OK)
+		return -1;
+	ns->neps = n;
+	ns->eps_at = now;
+	ns->db_ok_at = now;
+	if (n == ENDPOINTS_MAX)
+		log_warn("notify: %d endpoints or more: only the first %d are "
+		    "served", ENDPOINTS_MAX, ENDPOINTS_MAX);
+	return 0;
+}
+
+static struct notify_endpoint *
+endpoint_find(struct nstate *ns, uint64_t id)
+{
+	struct notify_endpoint key;
+
+	key.id = id;
+	return bsearch(&key, ns->eps, ns->neps, sizeof(key), cmp_endpoint);
+}
+
+/* 1 when endpoint e wants the event of x. */
+static int
+matches(const struct notify_endpoint *e, const struct notify_exec *x)
+{
+	if (!e->enabled || (e->events & (1u << x->ev)) == 0)
+		return 0;
+	return e->env[0] == '\0' || (strcmp(e->env, x->env) == 0 &&
+	    strcmp(e->svc, x->svc) == 0 && strcmp(e->op, x->op) == 0);
+}
+
+/* A new webhook-id, "msg_" and 22 base64url characters. 0 or -1. */
+static int
+new_webhook_id(char out[NOTIFY_ID_MAX + 1])
+{
+	unsigned char	 r[16];
+
+	if (crypto_random(r, sizeof(r)) == -1)
+		return -1;
+	memcpy(out, "msg_", 4);
+	b64url_encode(r, sizeof(r), out + 4, NOTIFY_ID_MAX + 1 - 4);
+	return 0;
+}
+
+/* The deliveries of marked execution x, one per matching endpoint. */
+static enum repo_rc
+add_deliveries(struct nstate *ns, const char *tenant,
+    const struct notify_exec *x, int64_t now)
+{
+	char		 id[NOTIFY_ID_MAX + 1], body[NOTIFY_BODY_MAX + 1];
+	size_t		 i, len;
+	enum repo_rc	 rc;
+
+	if (event_body(x, body, sizeof(body), &len) == -1)
+		return REPO_ERR;
+	for (i = 0; i < ns->neps; i++) {
+		if (strcmp(ns->eps[i].tenant, tenant) != 0 ||
+		    !matches(&ns->eps[i], x))
+			continue;
+		if (new_webhook_id(id) == -1)
+			return REPO_ERR;
+		if ((rc = repo_notify_delivery_add(ns->db, ns->eps[i].id, x, id,
+		    body, len, now)) != REPO_OK)
+			return rc;
+		ns->created++;
+	}
+	return REPO_OK;
+}
+
+/* One tenant's outbox, batch after batch, until it is empty. */
+static void
+outbox_tenant(struct nstate *ns, const char *tenant, int64_t now)
+{
+	static struct notify_exec xs[OUTBOX_BATCH];
+	enum repo_rc	 rc;
+	size_t		 i, n;
+
+	do {
+		if (repo_notify_outbox_begin(ns->db, tenant, OUTBOX_BATCH, xs,
+		    &n) != REPO_OK)
+			return;
+		for (i = 0, rc = REPO_OK; i < n && rc == REPO_OK; i++)
+			rc = add_deliveries(ns, tenant, &xs[i], now);
+		if (rc != REPO_OK) {
+			repo_notify_outbox_abort(ns->db);
+			return;
+		}
+		if (repo_notify_outbox_commit(ns->db, xs, n) != REPO_OK)
+			return;
+		ns->db_ok_at = now;
+	} while (n == OUTBOX_BATCH && !stop_flag);
+}
+
+/* The outbox of every tenant with an enabled endpoint. */
+static void
+outbox_step(struct nstate *ns, int64_t now)
+{
+	size_t	 i, j;
+
+	for (i = 0; i < ns->neps; i++) {
+		if (!ns->eps[i].enabled)
+			continue;
+		for (j = 0; j < i; j++)	/* once per tenant */
+			if (ns->eps[j].enabled &&
+			    strcmp(ns->eps[j].tenant, ns->eps[i].tenant) == 0)
+				break;
+		if (j == i)
+			outbox_tenant(ns, ns->eps[i].tenant, now);
+	}
+}
+
+/* Records what attempt a of the delivery in slot s came to; frees s. */
+static void
+finish(struct nstate *ns, struct slot *s, const struct attempt *a,
+    const char *err)
+{
+	struct notify_endpoint *e;
+	enum notify_state st;
+	int64_t		 now = clock_now_ms(), due;
+	uint32_t	 rnd = 0;
+	int		 held;
+
+	(void)crypto_random(&rnd, sizeof(rnd));
+	st = policy_decide(&ns->sched, s->d.attempts, a, rnd, now, &due);
+	s->used = 0;
+	if (repo_notify_record(ns->db, s->d.id, s->token, st, a->status,
+	    err[0] != '\0' ? err : NULL, due, now, &held) != REPO_OK) {
+		log_warn("notify: delivery %llu: outcome not recorded (the "
+		    "database): it is sent again when its lease lapses",
+		    (unsigned long long)s->d.id);
+		return;
+	}
+	ns->db_ok_at = now;
+	if (!held) {
+		ns->results[R_LOST]++;
+		log_warn("notify: delivery %llu: the lease lapsed before the "
+		    "answer came", (unsigned long long)s->d.id);
+		return;
+	}
+	ns->results[st == NST_DELIVERED ? R_DELIVERED : st == NST_RETRY ?
+	    R_RETRIED : R_DEAD]++;
+	if (a->cls == AC_GONE && (e = endpoint_find(ns, s->d.endpoint_id)) !=
+	    NULL) {
+		(void)repo_notify_disable(ns->db, e->id, "the receiver answered "
+		    "410 Gone", now);
+		e->enabled = 0;
+		log_warn("notify: endpoint %llu disabled: its receiver answered "
+		    "410 Gone", (unsigned long long)e->id);
+	}
+	if (st == NST_DELIVERED)
+		log_debug("notify: delivery %llu endpoint %llu: delivered (%u)",
+		    (unsigned long long)s->d.id,
+		    (unsigned long long)s->d.endpoint_id, a->status);
+	else
+		log_info("notify: delivery %llu endpoint %llu attempt %u: %s%s",
+		    (unsigned long long)s->d.id,
+		    (unsigned long long)s->d.endpoint_id, s->d.attempts, err,
+		    st == NST_DEAD ? "; dead" : "; retried later");
+}
+
+/* Holds the delivery in slot s back (the attempt not counted). */
+static void
+hold(struct nstate *ns, struct slot *s, int64_t ms, const char *why)
+{
+	int64_t	 now = clock_now_ms();
+
+	s->used = 0;
+	if (repo_notify_release(ns->db, s->d.id, s->token, now + ms, why,
+	    now) == REPO_OK)
+		ns->results[R_HELD]++;
+}
+
+/*
+ * The webhook-signature value for endpoint e over (id, ts, body) into
+ * out: one "v1,..." per live secret. 0, or -1 (a secret that does not
+ * open: the key file is not the one it was sealed with).
+ */
+static int
+signature(struct nstate *ns, const struct notify_endpoint *e,
+    const struct notify_delivery *d, int64_t ts, int64_t now, char *out,
+    size_t outsz)
+{
+	unsigned char	 k[WEBHOOK_KEY_MAX];
+	char		 sig[2][WEBHOOK_SIG_LEN + 1];
+	size_t		 klen;
+	int		 n = 0, bad = 0;
+
+	if (webhook_secret_open(ns->key, e->tenant, e->sealed, e->sealed_len,
+	    k, &klen) != WEBHOOK_OK)
+		return -1;
+	bad |= webhook_sign(k, klen, d->webhook_id, ts, d->body, d->body_len,
+	    sig[n++]) != WEBHOOK_OK;
+	if (e->old_len > 0 && now < e->old_until &&
+	    webhook_secret_open(ns->key, e->tenant, e->old_sealed, e->old_len,
+	    k, &klen) == WEBHOOK_OK)
+		bad |= webhook_sign(k, klen, d->webhook_id, ts, d->body,
+		    d->body_len, sig[n++]) != WEBHOOK_OK;
+	explicit_bzero(k, sizeof(k));
+	if (bad)
+		return -1;
+	snprintf(out, outsz, "%s%s%s", sig[0], n > 1 ? " " : "",
+	    n > 1 ? sig[1] : "");
+	return 0;
+}
+
+/* Signs and starts the delivery leased into slot s. */
+static void
+dispatch(struct nstate *ns, struct slot *s)
+{
+	struct notify_endpoint *e;
+	struct attempt	 a = { AC_REFUSED, 0, -1 };
+	char		 h[4][2 * WEBHOOK_SIG_LEN + 64], err[SEND_ERROR_MAX];
+	const char	*hp[4] = { h[0], h[1], h[2], h[3] };
+	int64_t		 now = clock_now_ms();
+
+	if ((e = endpoint_find(ns, s->d.endpoint_id)) == NULL &&
+	    (refresh_endpoints(ns, now) == -1 ||
+	    (e = endpoint_find(ns, s->d.endpoint_id)) == NULL)) {
+		finish(ns, s, &a, "the endpoint was removed");
+		return;
+	}
+	if (!e->enabled) {
+		hold(ns, s, HOLD_MS, "held: the endpoint is disabled");
+		return;
+	}
+	snprintf(h[0], sizeof(h[0]), "Content-Type: application/json");
+	snprintf(h[1], sizeof(h[1]), "webhook-id: %s", s->d.webhook_id);
+	snprintf(h[2], sizeof(h[2]), "webhook-timestamp: %lld",
+	    (long long)(now / 1000));
+	memcpy(h[3], "webhook-signature: ", 19);
+	if (signature(ns, e, &s->d, now / 1000, now, h[3] + 19,
+	    sizeof(h[3]) - 19) == -1) {
+		log_error("notify: endpoint %llu: its secret does not open with "
+		    "webhook_key_file (not the key it was stored with?): "
+		    "deliveries held", (unsigned long long)e->id);
+		hold(ns, s, HOLD_MS, "held: the secret does not open with "
+		    "webhook_key_file");
+		return;
+	}
+	switch (sender_start(ns->snd, e->url, hp, 4, s->d.body, s->d.body_len,
+	    (size_t)(s - ns->slots), err, sizeof(err))) {
+	case SEND_STARTED:
+		return;
+	case SEND_REFUSED:
+		finish(ns, s, &a, err);
+		return;
+	case SEND_FAILED:
+		hold(ns, s, 5000, "held: the sender could not start it");
+		return;
+	}
+}
+
+/* Leases due deliveries into the free slots and starts them; *full 1
+ * when every free slot got one (more may be due). */
+static void
+lease_step(struct nstate *ns, int64_t now, int *full)
+{
+	static struct notify_delivery ds[SLOTS_MAX];
+	unsigned char	 token[NOTIFY_TOKEN_LEN];
+	size_t		 i, j = 0, n, want;
+	int64_t		 lease_ms;
+
+	*full = 0;
+	want = ns->cfg.webhook_concurrency - sender_active(ns->snd);
+	if (ns->cfg.webhook_concurrency <= sender_active(ns->snd) ||
+	    crypto_random(token, sizeof(token)) == -1)
+		return;
+	lease_ms = (int64_t)ns->cfg.webhook_timeout * 1000 + LEASE_MARGIN_MS;
+	if (repo_notify_lease(ns->db, now, lease_ms, (unsigned)want, token, ds,
+	    &n) != REPO_OK)
+		return;
+	ns->db_ok_at = now;
+	*full = n == want;
+	for (i = 0; i < n; i++) {
+		while (j < SLOTS_MAX && ns->slots[j].used)
+			j++;
+		if (j == SLOTS_MAX)
+			break;	/* cannot happen: want counted the free ones */
+		ns->slots[j].used = 1;
+		ns->slots[j].d = ds[i];
+		memcpy(ns->slots[j].token, token, sizeof(token));
+		dispatch(ns, &ns->slots[j]);
+	}
+}
+
+/* Records every finished transfer. */
+static void
+reap(struct nstate *ns)
+{
+	struct attempt	 a;
+	char		 err[SEND_ERROR_MAX];
+	size_t		 slot;
+
+	while (sender_done(ns->snd, &slot, &a, err, sizeof(err)))
+		if (slot < SLOTS_MAX && ns->slots[slot].used)
+			finish(ns, &ns->slots[slot], &a, err);
+}
+
+/* The loopback endpoint's answers (listen.h). */
+static unsigned
+answer(void *arg, const char *path, struct buf *b)
+{
+	struct nstate	*ns = arg;
+	int64_t		 now = clock_now_ms();
+	int		 i;
+
+	if (strcmp(path, "/healthz") == 0) {
+		buf_puts(b, "ok\n");
+		return 200;
+	}
+	if (strcmp(path, "/readyz") == 0) {
+		if (now - ns->db_ok_at <= DB_STALE_MS) {
+			buf_puts(b, "ready\n");
+			return 200;
+		}
+		buf_puts(b, "not ready: no answer from the database\n");
+		return 503;
+	}
+	if (strcmp(path, "/metrics") != 0) {
+		buf_puts(b, "not found: /healthz, /readyz or /metrics\n");
+		return 404;
+	}
+	buf_puts(b, "# HELP asyncexec_webhook_attempts_total Attempts this "
+	    "sender finished, by what they led to.\n# TYPE "
+	    "asyncexec_webhook_attempts_total counter\n");
+	for (i = 0; i < R__MAX; i++)
+		buf_printf(b, "asyncexec_webhook_attempts_total{result=\"%s\"} "
+		    "%llu\n", result_labels[i],
+		    (unsigned long long)ns->results[i]);
+	buf_printf(b, "# TYPE asyncexec_webhook_created_total counter\n"
+	    "asyncexec_webhook_created_total %llu\n"
+	    "# TYPE asyncexec_webhook_inflight gauge\n"
+	    "asyncexec_webhook_inflight %zu\n"
+	    "# TYPE asyncexec_webhook_pending gauge\n"
+	    "asyncexec_webhook_pending %llu\n"
+	    "# TYPE asyncexec_webhook_oldest_pending_seconds gauge\n"
+	    "asyncexec_webhook_oldest_pending_seconds %.3f\n"
+	    "# TYPE asyncexec_webhook_dead gauge\n"
+	    "asyncexec_webhook_dead %llu\n"
+	    "# TYPE asyncexec_webhook_endpoints_disabled gauge\n"
+	    "asyncexec_webhook_endpoints_disabled %llu\n"
+	    "# TYPE asyncexec_webhook_outbox gauge\n"
+	    "asyncexec_webhook_outbox %llu\n",
+	    (unsigned long long)ns->created, sender_active(ns->snd),
+	    (unsigned long long)ns->g.pending,
+	    ns->g.oldest_ms ? (double)(now - ns->g.oldest_ms) / 1000 : 0.0,
+	    (unsigned long long)ns->g.dead, (unsigned long long)ns->g.disabled,
+	    (unsigned long long)ns->g.marked);
+	return 200;
+}
+
+/* One pass of the loop (see the top of the file). */
+static void
+pass(struct nstate *ns)
+{
+	int64_t	 now = clock_now_ms();
+	int	 full = 0, ready = 0;
+
+	if (reload_flag) {
+		reload_flag = 0;
+		if (load(ns) == 0) {
+			sender_set_opts(ns->snd, &ns->so);
+			log_info("notify: configuration reloaded");
+		}
+		ns->eps_at = 0;
+	}
+	if (now - ns->eps_at >= ENDPOINTS_REFRESH_MS)
+		(void)refresh_endpoints(ns, now);
+	if (!stop_flag) {
+		outbox_step(ns, now);
+		lease_step(ns, now, &full);
+	}
+	if (sender_poll(ns->snd, ns->lfd, full ? BUSY_POLL_MS : IDLE_POLL_MS,
+	    &ready) == -1)
+		log_error("notify: libcurl's multi interface failed");
+	reap(ns);
+	if (ready)
+		listen_serve(ns->lfd, answer, ns);
+	if (now - ns->g_at >= GAUGES_REFRESH_MS) {
+		ns->g_at = now;
+		if (repo_notify_gauges(ns->db, &ns->g) == REPO_OK)
+			ns->db_ok_at = now;
+	}
+}
+
+/* Sets the handlers: SIGTERM, SIGINT stop; SIGHUP reloads. */
+static void
+signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
+}
+
+/* Opens what the loop needs; NOTIFY_EXIT_OK or the failure (logged). */
+static enum notify_exit
+start(struct nstate *ns)
+{
+	char	 err[256];
+
+	if (load(ns) == -1)
+		return NOTIFY_EXIT_CONFIG;
+	if ((ns->lfd = listen_open(ns->cfg.notify_listen, err,
+	    sizeof(err))) == -1) {
+		log_error("notify: %s", err);
+		return NOTIFY_EXIT_CONFIG;
+	}
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK ||
+	    (ns->eps = calloc(ENDPOINTS_MAX, sizeof(*ns->eps))) == NULL ||
+	    (ns->db = repo_notify_open(&ns->cfg)) == NULL ||
+	    (ns->snd = sender_new(&ns->so)) == NULL) {
+		log_error("notify: out of memory starting");
+		return NOTIFY_EXIT_FAILED;
+	}
+	return NOTIFY_EXIT_OK;
+}
+
+/*
+ * Runs the sender until SIGTERM or SIGINT, then lets the running
+ * transfers finish for at most webhook_timeout seconds (the rest are
+ * sent again when their leases lapse). The exit status (notify.h).
+ */
+enum notify_exit
+notify_run(const char *config_path)
+{
+	static struct nstate ns;
+	enum notify_exit rc;
+	int64_t		 deadline = 0;
+
+	ns.path = config_path;
+	ns.lfd = -1;
+	signals();
+	if ((rc = start(&ns)) == NOTIFY_EXIT_OK) {
+		log_info("notify: started, %u transfers at once, /metrics on %s",
+		    ns.cfg.webhook_concurrency, ns.cfg.notify_listen);
+		for (;;) {
+			pass(&ns);
+			if (!stop_flag)
+				continue;
+			if (deadline == 0)
+				deadline = clock_mono_ms() +
+				    (int64_t)ns.cfg.webhook_timeout * 1000;
+			if (sender_active(ns.snd) == 0 ||
+			    clock_mono_ms() >= deadline)
+				break;
+		}
+		log_info("notify: stopped, %zu transfers left to their leases",
+		    sender_active(ns.snd));
+	}
+	sender_free(ns.snd);
+	repo_notify_close(ns.db);
+	free(ns.eps);
+	if (ns.lfd != -1)
+		close(ns.lfd);
+	explicit_bzero(ns.key, sizeof(ns.key));
+	curl_global_cleanup();
+	return rc;
+}

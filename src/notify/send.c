@@ -1,0 +1,310 @@
+/*
+ * send.c - webhook transfers on a libcurl multi handle (send.h).
+ */
+#include <sys/socket.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+
+#include "log.h"
+#include "send.h"
+
+struct xfer {
+	struct xfer		*next, *prev;	/* the sender's running ones */
+	CURL			*easy;
+	struct curl_slist	*headers;
+	struct sender		*owner;
+	size_t			 slot;
+	size_t			 got;		/* answer bytes read */
+	int			 cut;		/* the answer passed the limit */
+	enum addr_range		 refused;	/* AR_PUBLIC: none */
+	char			 refused_addr[64];
+	char			 errbuf[CURL_ERROR_SIZE];
+};
+
+struct sender {
+	CURLM			*multi;
+	struct send_opts	 opts;
+	struct xfer		*running;
+	size_t			 active;
+};
+
+/* Unlinks x from s's running list and frees it with its handle. */
+static void
+xfer_free(struct sender *s, struct xfer *x)
+{
+	if (x->prev != NULL)
+		x->prev->next = x->next;
+	else
+		s->running = x->next;
+	if (x->next != NULL)
+		x->next->prev = x->prev;
+	curl_multi_remove_handle(s->multi, x->easy);
+	curl_easy_cleanup(x->easy);
+	curl_slist_free_all(x->headers);
+	free(x);
+	s->active--;
+}
+
+struct sender *
+sender_new(const struct send_opts *o)
+{
+	struct sender	*s;
+
+	if ((s = calloc(1, sizeof(*s))) == NULL)
+		return NULL;
+	if ((s->multi = curl_multi_init()) == NULL) {
+		free(s);
+		return NULL;
+	}
+	s->opts = *o;
+	return s;
+}
+
+/* Ends every transfer still running (its lease lapses) and frees s. */
+void
+sender_free(struct sender *s)
+{
+	if (s == NULL)
+		return;
+	while (s->running != NULL)
+		xfer_free(s, s->running);
+	curl_multi_cleanup(s->multi);
+	free(s);
+}
+
+/* New options (a reload) for the transfers started from now on. */
+void
+sender_set_opts(struct sender *s, const struct send_opts *o)
+{
+	s->opts = *o;
+}
+
+size_t
+sender_active(const struct sender *s)
+{
+	return s->active;
+}
+
+/* Reads at most SEND_RESPONSE_MAX bytes of the answer, then stops it. */
+static size_t
+on_data(char *p, size_t size, size_t n, void *arg)
+{
+	struct xfer	*x = arg;
+
+	(void)p;
+	if (x->got + size * n > SEND_RESPONSE_MAX) {
+		x->cut = 1;
+		return 0;
+	}
+	x->got += size * n;
+	return size * n;
+}
+
+/*
+ * Opens the socket of a connection unless its address is in a refused
+ * range (addr.h): libcurl then tries the name's next address, or fails
+ * the transfer with CURLE_COULDNT_CONNECT.
+ */
+static curl_socket_t
+on_open(void *arg, curlsocktype purpose, struct curl_sockaddr *a)
+{
+	struct xfer	*x = arg;
+	enum addr_range	 r;
+
+	(void)purpose;
+	r = addr_classify(&a->addr, x->owner->opts.allow);
+	if (addr_refused(r)) {
+		x->refused = r;
+		addr_text(&a->addr, x->refused_addr, sizeof(x->refused_addr));
+		return CURL_SOCKET_BAD;
+	}
+	return socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+}
+
+/* Whether url's scheme may be sent to; 0, or -1 with the reason in err. */
+static int
+scheme_ok(const struct sender *s, const char *url, char *err, size_t errsz)
+{
+	if (strncasecmp(url, "https://", 8) == 0)
+		return 0;
+	if (strncasecmp(url, "http://", 7) == 0) {
+		if (s->opts.allow_http)
+			return 0;
+		snprintf(err, errsz, "plain http:// is refused (set "
+		    "webhook_allow_http = 1 to allow it, or use https://)");
+		return -1;
+	}
+	snprintf(err, errsz, "the URL is not https://");
+	return -1;
+}
+
+/* Sets x's options for a POST of body to url. 0 or -1. */
+static int
+xfer_setup(struct sender *s, struct xfer *x, const char *url,
+    const char *body, size_t len)
+{
+	CURL	*e = x->easy;
+	int	 bad = 0;
+
+	bad |= curl_easy_setopt(e, CURLOPT_URL, url) != CURLE_OK;
+	bad |= curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR,
+	    s->opts.allow_http ? "http,https" : "https") != CURLE_OK;
+	bad |= curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L) != CURLE_OK;
+	bad |= curl_easy_setopt(e, CURLOPT_PROXY, "") != CURLE_OK;
+	bad |= curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L) != CURLE_OK;
+	bad |= curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L) != CURLE_OK;
+	bad |= curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L) != CURLE_OK;
+	bad |= curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT,
+	    (long)s->opts.connect_timeout) != CURLE_OK;
+	bad |= curl_easy_setopt(e, CURLOPT_TIMEOUT, (long)s->opts.timeout) !=
+	    CURLE_OK;
+	bad |= curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, (long)len) != CURLE_OK;
+	bad |= curl_easy_setopt(e, CURLOPT_COPYPOSTFIELDS, body) != CURLE_OK;
+	bad |= curl_easy_setopt(e, CURLOPT_HTTPHEADER, x->headers) != CURLE_OK;
+	bad |= curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_data) != CURLE_OK;
+	bad |= curl_easy_setopt(e, CURLOPT_WRITEDATA, x) != CURLE_OK;
+	bad |= curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, on_open) !=
+	    CURLE_OK;
+	bad |= curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, x) != CURLE_OK;
+	bad |= curl_easy_setopt(e, CURLOPT_ERRORBUFFER, x->errbuf) != CURLE_OK;
+	bad |= curl_easy_setopt(e, CURLOPT_PRIVATE, x) != CURLE_OK;
+	bad |= curl_easy_setopt(e, CURLOPT_USERAGENT, "asyncexec-notify/"
+	    ASYNCEXEC_VERSION) != CURLE_OK;
+	return bad ? -1 : 0;
+}
+
+/*
+ * Starts a POST of body (len bytes, copied) to url with the given header
+ * lines for the caller's slot. SEND_STARTED; SEND_REFUSED (the scheme,
+ * reason in err); SEND_FAILED (logged).
+ */
+enum send_rc
+sender_start(struct sender *s, const char *url, const char *const *headers,
+    size_t nheaders, const char *body, size_t len, size_t slot, char *err,
+    size_t errsz)
+{
+	struct curl_slist	*l;
+	struct xfer		*x;
+	size_t			 i;
+
+	if (scheme_ok(s, url, err, errsz) == -1)
+		return SEND_REFUSED;
+	if ((x = calloc(1, sizeof(*x))) == NULL)
+		return SEND_FAILED;
+	x->owner = s;
+	x->slot = slot;
+	x->refused = AR_PUBLIC;
+	for (i = 0; i < nheaders; i++) {
+		if ((l = curl_slist_append(x->headers, headers[i])) == NULL)
+			goto fail;
+		x->headers = l;
+	}
+	if ((l = curl_slist_append(x->headers, "Expect:")) == NULL)
+		goto fail;
+	x->headers = l;
+	if ((x->easy = curl_easy_init()) == NULL ||
+	    xfer_setup(s, x, url, body, len) == -1 ||
+	    curl_multi_add_handle(s->multi, x->easy) != CURLM_OK)
+		goto fail;
+	x->next = s->running;
+	if (s->running != NULL)
+		s->running->prev = x;
+	s->running = x;
+	s->active++;
+	return SEND_STARTED;
+fail:
+	log_error("notify: could not start a transfer (libcurl)");
+	if (x->easy != NULL)
+		curl_easy_cleanup(x->easy);
+	curl_slist_free_all(x->headers);
+	free(x);
+	return SEND_FAILED;
+}
+
+/*
+ * Runs the transfers for up to timeout_ms, also waking when extra_fd
+ * (-1: none) is readable (*extra_ready 1). 0 or -1 (logged).
+ */
+int
+sender_poll(struct sender *s, int extra_fd, int timeout_ms, int *extra_ready)
+{
+	struct curl_waitfd	 w;
+	int			 running, n = 0;
+
+	*extra_ready = 0;
+	if (curl_multi_perform(s->multi, &running) != CURLM_OK)
+		return -1;
+	w.fd = extra_fd;
+	w.events = CURL_WAIT_POLLIN;
+	w.revents = 0;
+	if (curl_multi_poll(s->multi, extra_fd >= 0 ? &w : NULL,
+	    extra_fd >= 0 ? 1 : 0, timeout_ms, &n) != CURLM_OK)
+		return -1;
+	*extra_ready = extra_fd >= 0 && (w.revents & CURL_WAIT_POLLIN) != 0;
+	if (curl_multi_perform(s->multi, &running) != CURLM_OK)
+		return -1;
+	return 0;
+}
+
+/* Fills a and err from finished transfer x whose result was res. */
+static void
+judge(struct xfer *x, CURLcode res, struct attempt *a, char *err,
+    size_t errsz)
+{
+	long		 code = 0;
+	curl_off_t	 ra = -1;
+
+	err[0] = '\0';
+	curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &code);
+	a->status = code > 0 && code < 1000 ? (unsigned)code : 0;
+	a->retry_after = -1;
+	if (curl_easy_getinfo(x->easy, CURLINFO_RETRY_AFTER, &ra) == CURLE_OK &&
+	    ra >= 0)
+		a->retry_after = (long)(ra > 86400 * 7 ? 86400 * 7 : ra);
+	if (x->refused != AR_PUBLIC && a->status == 0) {
+		a->cls = AC_REFUSED;
+		snprintf(err, errsz, "refused to connect to %s (%s; allow it "
+		    "with webhook_allow_networks)", x->refused_addr,
+		    addr_range_name(x->refused));
+		return;
+	}
+	if (a->status != 0 && (res == CURLE_OK || x->cut)) {
+		a->cls = policy_class(a->status);
+		if (a->cls != AC_DELIVERED)
+			snprintf(err, errsz, "HTTP %u", a->status);
+		return;
+	}
+	a->cls = AC_FAILED;
+	snprintf(err, errsz, "%s", x->errbuf[0] != '\0' ? x->errbuf :
+	    curl_easy_strerror(res));
+}
+
+/*
+ * Takes one finished transfer: its slot and what it came to. 1 when one
+ * was taken, 0 when none has finished.
+ */
+int
+sender_done(struct sender *s, size_t *slot, struct attempt *a, char *err,
+    size_t errsz)
+{
+	struct xfer	*x;
+	CURLMsg		*m;
+	int		 left;
+
+	while ((m = curl_multi_info_read(s->multi, &left)) != NULL) {
+		if (m->msg != CURLMSG_DONE)
+			continue;
+		curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&x);
+		judge(x, m->data.result, a, err, errsz);
+		*slot = x->slot;
+		xfer_free(s, x);
+		return 1;
+	}
+	return 0;
+}

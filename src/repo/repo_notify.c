@@ -1,0 +1,584 @@
+/*
+ * repo_notify.c - the webhook sender's statements (repo_notify.h): its
+ * endpoints, the outbox, leases, outcomes and gauges.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mysqld_error.h>
+
+#include "config.h"
+#include "db.h"
+#include "log.h"
+#include "repo_notify.h"
+
+#define NOTIFY_CAP_STR		"100000"	/* NOTIFY_GAUGE_CAP */
+#define TERMINAL_IN \
+	"('completed', 'failed', 'expired', 'cancelled')"
+/* a JSON array of ids joined to table t (alias a) by primary key */
+#define IDS_JOIN(t, a) \
+	"UPDATE JSON_TABLE(?, '$[*]' COLUMNS (id BIGINT UNSIGNED PATH '$')) " \
+	"j STRAIGHT_JOIN " t " " a " FORCE INDEX (PRIMARY) ON " a ".id = j.id SET "
+#define DELIVERY_COLS \
+	"id, endpoint_id, webhook_id, body, attempts, created_at "
+
+enum nstmt {
+	NSTMT_ENDPOINTS,
+	NSTMT_MARKED,
+	NSTMT_DELIVERY_ADD,
+	NSTMT_UNMARK,
+	NSTMT_LAPSED,
+	NSTMT_DUE,
+	NSTMT_TAKE,
+	NSTMT_DELIVERED,
+	NSTMT_RETRY,
+	NSTMT_DEAD,
+	NSTMT_RELEASE,
+	NSTMT_DISABLE,
+	NSTMT_GAUGES,
+	NSTMT__MAX
+};
+
+static const struct db_stmt_def nstmts[NSTMT__MAX] = {
+	/* events + 0: the SET's bits, completed 1 ... cancelled 8 */
+	[NSTMT_ENDPOINTS] = {
+	  "SELECT id, tenant_id, environment, service_key, operation_key, url, "
+	  "events + 0, enabled, secret_sealed, secret_old_sealed, "
+	  "secret_old_until FROM s2r_webhook_endpoint ORDER BY id LIMIT ?",
+	  1, "notify_endpoints" },
+	/* a tenant's marked terminal rows: point ranges of ix_exec_tenant_open */
+	[NSTMT_MARKED] = {
+	  "SELECT id, environment, service_key, operation_key, correlation_id, "
+	  "status, completed_at FROM s2r_async_execution FORCE INDEX "
+	  "(ix_exec_tenant_open) WHERE initiator_tenant_id = ? AND status IN "
+	  TERMINAL_IN " AND notify = 1 LIMIT ? FOR UPDATE SKIP LOCKED",
+	  0, "notify_marked" },
+	/* a repeat (uq_delivery) changes nothing */
+	[NSTMT_DELIVERY_ADD] = {
+	  "INSERT INTO s2r_webhook_delivery (endpoint_id, execution_id, "
+	  "webhook_id, event, body, state, attempts, due_at, created_at, "
+	  "updated_at) VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?) "
+	  "ON DUPLICATE KEY UPDATE id = id", 0, "notify_delivery_add" },
+	[NSTMT_UNMARK] = {
+	  IDS_JOIN("s2r_async_execution", "e") "e.notify = 0 WHERE "
+	  "e.notify = 1", 0, "notify_unmark" },
+	[NSTMT_LAPSED] = {
+	  "SELECT " DELIVERY_COLS "FROM s2r_webhook_delivery FORCE INDEX "
+	  "(ix_delivery_due) WHERE state = 'leased' AND due_at <= ? "
+	  "ORDER BY due_at LIMIT ? FOR UPDATE SKIP LOCKED",
+	  0, "notify_lapsed" },
+	[NSTMT_DUE] = {
+	  "SELECT " DELIVERY_COLS "FROM s2r_webhook_delivery FORCE INDEX "
+	  "(ix_delivery_due) WHERE state = 'pending' AND due_at <= ? "
+	  "ORDER BY due_at LIMIT ? FOR UPDATE SKIP LOCKED",
+	  0, "notify_due" },
+	[NSTMT_TAKE] = {
+	  IDS_JOIN("s2r_webhook_delivery", "d") "d.state = 'leased', "
+	  "d.due_at = ?, d.lease_token = ?, d.attempts = d.attempts + 1, "
+	  "d.updated_at = ?", 0, "notify_take" },
+	[NSTMT_DELIVERED] = {
+	  "UPDATE s2r_webhook_delivery SET state = 'delivered', "
+	  "lease_token = NULL, last_status = ?, last_error = ?, "
+	  "delivered_at = ?, due_at = delivered_at, updated_at = ? "
+	  "WHERE id = ? AND "
+	  "state = 'leased' AND lease_token = ?", 0, "notify_delivered" },
+	[NSTMT_RETRY] = {
+	  "UPDATE s2r_webhook_delivery SET state = 'pending', "
+	  "lease_token = NULL, last_status = ?, last_error = ?, due_at = ?, "
+	  "updated_at = ? WHERE id = ? AND state = 'leased' AND "
+	  "lease_token = ?", 0, "notify_retry" },
+	[NSTMT_DEAD] = {
+	  "UPDATE s2r_webhook_delivery SET state = 'dead', "
+	  "lease_token = NULL, last_status = ?, last_error = ?, "
+	  "updated_at = ?, due_at = updated_at WHERE id = ? AND "
+	  "state = 'leased' AND "
+	  "lease_token = ?", 0, "notify_dead" },
+	[NSTMT_RELEASE] = {
+	  "UPDATE s2r_webhook_delivery SET state = 'pending', "
+	  "lease_token = NULL, attempts = attempts - 1, last_error = ?, "
+	  "due_at = ?, updated_at = ? WHERE id = ? AND state = 'leased' AND "
+	  "lease_token = ?", 0, "notify_release" },
+	[NSTMT_DISABLE] = {
+	  "UPDATE s2r_webhook_endpoint SET enabled = 0, disabled_reason = ?, "
+	  "updated_at = ? WHERE id = ? AND enabled = 1", 0, "notify_disable" },
+	/* each count stops at NOTIFY_GAUGE_CAP index entries */
+	[NSTMT_GAUGES] = {
+	  "SELECT (SELECT COUNT(*) FROM (SELECT 1 FROM s2r_webhook_delivery "
+	  "FORCE INDEX (ix_delivery_due) WHERE state IN ('pending', 'leased') "
+	  "LIMIT " NOTIFY_CAP_STR ") p), (SELECT MIN(created_at) FROM "
+	  "(SELECT created_at FROM s2r_webhook_delivery FORCE INDEX "
+	  "(ix_delivery_due) WHERE state IN ('pending', 'leased') LIMIT "
+	  NOTIFY_CAP_STR ") o), (SELECT COUNT(*) FROM (SELECT 1 FROM "
+	  "s2r_webhook_delivery FORCE INDEX (ix_delivery_due) WHERE state = "
+	  "'dead' LIMIT " NOTIFY_CAP_STR ") d), (SELECT COUNT(*) FROM "
+	  "s2r_webhook_endpoint WHERE enabled = 0), (SELECT COUNT(*) FROM "
+	  "(SELECT 1 FROM (SELECT DISTINCT tenant_id FROM "
+	  "s2r_webhook_endpoint) w STRAIGHT_JOIN s2r_async_execution e FORCE "
+	  "INDEX (ix_exec_tenant_open) ON e.initiator_tenant_id = w.tenant_id "
+	  "AND e.status IN " TERMINAL_IN " AND e.notify = 1 LIMIT "
+	  NOTIFY_CAP_STR ") m)", 1, "notify_gauges" },
+};
+
+static const char *const event_names[NEV__MAX] = {
+	[NEV_COMPLETED] = "completed",
+	[NEV_FAILED] = "failed",
+	[NEV_EXPIRED] = "expired",
+	[NEV_CANCELLED] = "cancelled",
+};
+
+struct ndb {
+	struct db	*db;
+};
+
+/* Opens the sender's repository (connects on first use). NULL: no memory. */
+struct ndb *
+repo_notify_open(const struct config *cfg)
+{
+	struct ndb	*n;
+
+	if ((n = calloc(1, sizeof(*n))) == NULL)
+		return NULL;
+	if ((n->db = db_new(cfg, nstmts, NSTMT__MAX, 0, 0)) == NULL) {
+		free(n);
+		return NULL;
+	}
+	return n;
+}
+
+void
+repo_notify_close(struct ndb *n)
+{
+	if (n == NULL)
+		return;
+	db_free(n->db);
+	free(n);
+}
+
+/* 1 when the database answers (connecting if need be), else 0. */
+int
+repo_notify_ready(struct ndb *n)
+{
+	return db_ready(n->db) == 0;
+}
+
+const char *
+repo_notify_event_name(enum notify_event ev)
+{
+	return event_names[ev];
+}
+
+/*
+ * The result of a failed statement or COMMIT: REPO_RETRY when a
+ * conflict (1213: a deadlock or a Galera certification failure) or a
+ * lock wait timeout undid it, else REPO_ERR.
+ */
+static enum repo_rc
+failed(struct ndb *n)
+{
+	unsigned	 e = db_errno(n->db);
+
+	db_rollback(n->db);
+	return e == ER_LOCK_DEADLOCK || e == ER_LOCK_WAIT_TIMEOUT ?
+	    REPO_RETRY : REPO_ERR;
+}
+
+/* Begins a transaction (connecting if need be). 0 or -1. */
+static int
+begin(struct ndb *n)
+{
+	return db_begin(n->db);
+}
+
+/* Renders ids as a JSON array into s (n * 21 + 3 bytes). */
+static void
+ids_json(const uint64_t *ids, size_t n, char *s, size_t cap)
+{
+	size_t	 i, k = 0;
+
+	k += (size_t)snprintf(s + k, cap - k, "[");
+	for (i = 0; i < n; i++)
+		k += (size_t)snprintf(s + k, cap - k, "%s%llu", i ? "," : "",
+		    (unsigned long long)ids[i]);
+	snprintf(s + k, cap - k, "]");
+}
+
+/* The enum of a status or event name; NEV__MAX when none. */
+static enum notify_event
+event_of(const char *s)
+{
+	int	 i;
+
+	for (i = 0; i < NEV__MAX; i++)
+		if (strcmp(s, event_names[i]) == 0)
+			return (enum notify_event)i;
+	return NEV__MAX;
+}
+
+/* Binds endpoint row columns into c over e. */
+static void
+endpoint_cols(struct db_cols *c, struct notify_endpoint *e, MYSQL_TIME *t)
+{
+	db_rcol(c, 0, MYSQL_TYPE_LONGLONG, &e->id, 0);
+	db_rcol(c, 1, MYSQL_TYPE_STRING, e->tenant, sizeof(e->tenant));
+	db_rcol(c, 2, MYSQL_TYPE_STRING, e->env, sizeof(e->env));
+	db_rcol(c, 3, MYSQL_TYPE_STRING, e->svc, sizeof(e->svc));
+	db_rcol(c, 4, MYSQL_TYPE_STRING, e->op, sizeof(e->op));
+	db_rcol(c, 5, MYSQL_TYPE_STRING, e->url, sizeof(e->url));
+	db_rcol(c, 6, MYSQL_TYPE_LONG, &e->events, 0);
+	db_rcol(c, 7, MYSQL_TYPE_LONG, &e->enabled, 0);
+	db_rcol(c, 8, MYSQL_TYPE_BLOB, e->sealed, sizeof(e->sealed));
+	db_rcol(c, 9, MYSQL_TYPE_BLOB, e->old_sealed, sizeof(e->old_sealed));
+	db_rcol(c, 10, MYSQL_TYPE_DATETIME, t, sizeof(*t));
+}
+
+/*
+ * Every endpoint, by id, at most max, into out (*n rows). REPO_OK or
+ * REPO_ERR.
+ */
+enum repo_rc
+repo_notify_endpoints(struct ndb *n, struct notify_endpoint *out, size_t max,
+    size_t *cnt)
+{
+	struct notify_endpoint e;
+	struct db_cols	 c;
+	MYSQL_BIND	 p[1];
+	MYSQL_STMT	*st;
+	MYSQL_TIME	 t;
+	unsigned	 lim = (unsigned)max;
+	int		 rc;
+
+	*cnt = 0;
+	db_bind_u32(&p[0], &lim);
+	if ((st = db_run(n->db, NSTMT_ENDPOINTS, p)) == NULL)
+		return REPO_ERR;
+	memset(&e, 0, sizeof(e));
+	endpoint_cols(&c, &e, &t);
+	while ((rc = db_fetch_row(st, &c)) == DB_ROW && *cnt < max) {
+		db_rstr(&c, 1, e.tenant, sizeof(e.tenant));
+		db_rstr(&c, 2, e.env, sizeof(e.env));
+		db_rstr(&c, 3, e.svc, sizeof(e.svc));
+		db_rstr(&c, 4, e.op, sizeof(e.op));
+		db_rstr(&c, 5, e.url, sizeof(e.url));
+		e.sealed_len = c.null[8] ? 0 : c.len[8];
+		e.old_len = c.null[9] ? 0 : c.len[9];
+		e.old_until = c.null[10] ? 0 : db_time_ms(&t);
+		out[(*cnt)++] = e;
+	}
+	mysql_stmt_free_result(st);
+	return rc == DB_ROW_ERR ? REPO_ERR : REPO_OK;
+}
+
+/* Reads the rows of an executed NSTMT_MARKED into out[0..max). */
+static enum repo_rc
+marked_read(MYSQL_STMT *st, struct notify_exec *out, size_t max, size_t *n)
+{
+	struct notify_exec x;
+	struct db_cols	 c;
+	MYSQL_TIME	 t;
+	char		 status[20];
+	int		 rc = DB_ROW_NONE;
+
+	memset(&x, 0, sizeof(x));
+	db_rcol(&c, 0, MYSQL_TYPE_LONGLONG, &x.id, 0);
+	db_rcol(&c, 1, MYSQL_TYPE_STRING, x.env, sizeof(x.env));
+	db_rcol(&c, 2, MYSQL_TYPE_STRING, x.svc, sizeof(x.svc));
+	db_rcol(&c, 3, MYSQL_TYPE_STRING, x.op, sizeof(x.op));
+	db_rcol(&c, 4, MYSQL_TYPE_STRING, x.cid, sizeof(x.cid));
+	db_rcol(&c, 5, MYSQL_TYPE_STRING, status, sizeof(status));
+	db_rcol(&c, 6, MYSQL_TYPE_DATETIME, &t, sizeof(t));
+	while (*n < max && (rc = db_fetch_row(st, &c)) == DB_ROW) {
+		db_rstr(&c, 1, x.env, sizeof(x.env));
+		db_rstr(&c, 2, x.svc, sizeof(x.svc));
+		db_rstr(&c, 3, x.op, sizeof(x.op));
+		db_rstr(&c, 4, x.cid, sizeof(x.cid));
+		db_rstr(&c, 5, status, sizeof(status));
+		x.completed_at = c.null[6] ? 0 : db_time_ms(&t);
+		if ((x.ev = event_of(status)) == NEV__MAX)
+			continue;	/* the query asks for terminal ones only */
+		out[(*n)++] = x;
+	}
+	mysql_stmt_free_result(st);
+	return rc == DB_ROW_ERR ? REPO_ERR : REPO_OK;
+}
+
+/*
+ * Begins an outbox batch: up to limit marked terminal executions of
+ * tenant, locked until the commit, into out (*n). REPO_OK (the
+ * transaction stays open, also with *n = 0), REPO_RETRY or REPO_ERR
+ * (rolled back).
+ */
+enum repo_rc
+repo_notify_outbox_begin(struct ndb *n, const char *tenant, unsigned limit,
+    struct notify_exec *out, size_t *cnt)
+{
+	MYSQL_BIND	 p[2];
+	MYSQL_STMT	*st;
+
+	*cnt = 0;
+	if (begin(n) == -1)
+		return failed(n);
+	db_bind_str(&p[0], tenant);
+	db_bind_u32(&p[1], &limit);
+	if ((st = db_run(n->db, NSTMT_MARKED, p)) == NULL ||
+	    marked_read(st, out, limit, cnt) != REPO_OK)
+		return failed(n);
+	return REPO_OK;
+}
+
+/* Adds the delivery of x to endpoint_id (a repeat is no change). */
+enum repo_rc
+repo_notify_delivery_add(struct ndb *n, uint64_t endpoint_id,
+    const struct notify_exec *x, const char *webhook_id, const char *body,
+    size_t len, int64_t now)
+{
+	MYSQL_BIND	 p[8];
+	MYSQL_TIME	 t[3];
+
+	db_bind_u64(&p[0], &endpoint_id);
+	db_bind_u64(&p[1], &x->id);
+	db_bind_str(&p[2], webhook_id);
+	db_bind_str(&p[3], event_names[x->ev]);
+	db_bind_blob(&p[4], body, len);
+	db_bind_time(&p[5], &t[0], now);
+	db_bind_time(&p[6], &t[1], now);
+	db_bind_time(&p[7], &t[2], now);
+	if (db_run(n->db, NSTMT_DELIVERY_ADD, p) == NULL)
+		return failed(n);
+	return REPO_OK;
+}
+
+/* Clears the marks of the batch's rows and commits. As outbox_begin. */
+enum repo_rc
+repo_notify_outbox_commit(struct ndb *n, const struct notify_exec *x,
+    size_t cnt)
+{
+	MYSQL_BIND	 p[1];
+	uint64_t	*ids;
+	char		*json;
+	size_t		 i, cap = cnt * 21 + 3;
+	int		 bad;
+
+	if (cnt == 0) {
+		db_rollback(n->db);
+		return REPO_OK;
+	}
+	ids = calloc(cnt, sizeof(*ids));
+	json = malloc(cap);
+	if (ids == NULL || json == NULL) {
+		free(ids);
+		free(json);
+		db_rollback(n->db);
+		return REPO_ERR;
+	}
+	for (i = 0; i < cnt; i++)
+		ids[i] = x[i].id;
+	ids_json(ids, cnt, json, cap);
+	db_bind_str(&p[0], json);
+	bad = db_run(n->db, NSTMT_UNMARK, p) == NULL || db_commit(n->db) == -1;
+	free(ids);
+	free(json);
+	return bad ? failed(n) : REPO_OK;
+}
+
+void
+repo_notify_outbox_abort(struct ndb *n)
+{
+	db_rollback(n->db);
+}
+
+/* Reads delivery rows of an executed lease query into out[*n..max). */
+static enum repo_rc
+delivery_read(MYSQL_STMT *st, struct notify_delivery *out, size_t max,
+    size_t *n)
+{
+	struct notify_delivery d;
+	struct db_cols	 c;
+	MYSQL_TIME	 t;
+	int		 rc = DB_ROW_NONE;
+
+	memset(&d, 0, sizeof(d));
+	db_rcol(&c, 0, MYSQL_TYPE_LONGLONG, &d.id, 0);
+	db_rcol(&c, 1, MYSQL_TYPE_LONGLONG, &d.endpoint_id, 0);
+	db_rcol(&c, 2, MYSQL_TYPE_STRING, d.webhook_id, sizeof(d.webhook_id));
+	db_rcol(&c, 3, MYSQL_TYPE_BLOB, d.body, sizeof(d.body) - 1);
+	db_rcol(&c, 4, MYSQL_TYPE_LONG, &d.attempts, 0);
+	db_rcol(&c, 5, MYSQL_TYPE_DATETIME, &t, sizeof(t));
+	while (*n < max && (rc = db_fetch_row(st, &c)) == DB_ROW) {
+		db_rstr(&c, 2, d.webhook_id, sizeof(d.webhook_id));
+		d.body_len = c.len[3];
+		d.body[d.body_len] = '\0';
+		d.attempts++;	/* this attempt */
+		d.created_at = db_time_ms(&t);
+		out[(*n)++] = d;
+	}
+	mysql_stmt_free_result(st);
+	return rc == DB_ROW_ERR ? REPO_ERR : REPO_OK;
+}
+
+/* Runs lease query id for rows due at now, adding them to out. */
+static enum repo_rc
+lease_select(struct ndb *n, enum nstmt id, int64_t now, size_t max,
+    struct notify_delivery *out, size_t *cnt)
+{
+	MYSQL_BIND	 p[2];
+	MYSQL_TIME	 t;
+	MYSQL_STMT	*st;
+	unsigned	 lim = (unsigned)(max - *cnt);
+
+	if (lim == 0)
+		return REPO_OK;
+	db_bind_time(&p[0], &t, now);
+	db_bind_u32(&p[1], &lim);
+	if ((st = db_run(n->db, id, p)) == NULL)
+		return REPO_ERR;
+	return delivery_read(st, out, max, cnt);
+}
+
+/*
+ * Leases up to limit due deliveries (repo_notify.h): they are handed out
+ * only after the COMMIT succeeded. REPO_OK, REPO_RETRY or REPO_ERR
+ * (nothing leased).
+ */
+enum repo_rc
+repo_notify_lease(struct ndb *n, int64_t now, int64_t lease_ms,
+    unsigned limit, const unsigned char token[NOTIFY_TOKEN_LEN],
+    struct notify_delivery *out, size_t *cnt)
+{
+	MYSQL_BIND	 p[4];
+	MYSQL_TIME	 t[2];
+	uint64_t	*ids = NULL;
+	char		*json = NULL;
+	size_t		 i, cap = (size_t)limit * 21 + 3;
+
+	*cnt = 0;
+	if (begin(n) == -1 ||
+	    lease_select(n, NSTMT_LAPSED, now, limit, out, cnt) != REPO_OK ||
+	    lease_select(n, NSTMT_DUE, now, limit, out, cnt) != REPO_OK)
+		goto fail;
+	if (*cnt == 0) {
+		db_rollback(n->db);
+		return REPO_OK;
+	}
+	if ((ids = calloc(*cnt, sizeof(*ids))) == NULL ||
+	    (json = malloc(cap)) == NULL)
+		goto fail;
+	for (i = 0; i < *cnt; i++)
+		ids[i] = out[i].id;
+	ids_json(ids, *cnt, json, cap);
+	db_bind_str(&p[0], json);
+	db_bind_time(&p[1], &t[0], now + lease_ms);
+	db_bind_blob(&p[2], token, NOTIFY_TOKEN_LEN);
+	db_bind_time(&p[3], &t[1], now);
+	if (db_run(n->db, NSTMT_TAKE, p) == NULL ||
+	    db_affected(n->db, NSTMT_TAKE) != (int)*cnt ||
+	    db_commit(n->db) == -1)
+		goto fail;
+	free(ids);
+	free(json);
+	return REPO_OK;
+fail:
+	free(ids);
+	free(json);
+	*cnt = 0;
+	return failed(n);
+}
+
+/*
+ * Records an attempt's outcome (repo_notify.h). REPO_OK (*held says
+ * whether the lease was still ours) or REPO_ERR.
+ */
+enum repo_rc
+repo_notify_record(struct ndb *n, uint64_t id,
+    const unsigned char token[NOTIFY_TOKEN_LEN], enum notify_state s,
+    unsigned http_status, const char *error, int64_t due, int64_t now,
+    int *held)
+{
+	MYSQL_BIND	 p[6];
+	MYSQL_TIME	 t[2];
+	enum nstmt	 k = NSTMT_DEAD;
+	int		 i = 0;
+
+	*held = 0;
+	db_bind_u32(&p[i++], &http_status);
+	db_bind_str(&p[i++], error);
+	switch (s) {
+	case NST_DELIVERED:
+		k = NSTMT_DELIVERED;
+		db_bind_time(&p[i++], &t[0], now);
+		break;
+	case NST_RETRY:
+		k = NSTMT_RETRY;
+		db_bind_time(&p[i++], &t[0], due);
+		break;
+	case NST_DEAD:
+		break;
+	}
+	db_bind_time(&p[i++], &t[1], now);
+	db_bind_u64(&p[i++], &id);
+	db_bind_blob(&p[i++], token, NOTIFY_TOKEN_LEN);
+	if (db_ready(n->db) == -1 || db_run(n->db, k, p) == NULL)
+		return REPO_ERR;
+	*held = db_affected(n->db, k) == 1;
+	return REPO_OK;
+}
+
+/* Puts a leased delivery back, the attempt not counted. */
+enum repo_rc
+repo_notify_release(struct ndb *n, uint64_t id,
+    const unsigned char token[NOTIFY_TOKEN_LEN], int64_t due, const char *why,
+    int64_t now)
+{
+	MYSQL_BIND	 p[5];
+	MYSQL_TIME	 t[2];
+
+	db_bind_str(&p[0], why);
+	db_bind_time(&p[1], &t[0], due);
+	db_bind_time(&p[2], &t[1], now);
+	db_bind_u64(&p[3], &id);
+	db_bind_blob(&p[4], token, NOTIFY_TOKEN_LEN);
+	if (db_ready(n->db) == -1 || db_run(n->db, NSTMT_RELEASE, p) == NULL)
+		return REPO_ERR;
+	return REPO_OK;
+}
+
+enum repo_rc
+repo_notify_disable(struct ndb *n, uint64_t endpoint_id, const char *reason,
+    int64_t now)
+{
+	MYSQL_BIND	 p[3];
+	MYSQL_TIME	 t;
+
+	db_bind_str(&p[0], reason);
+	db_bind_time(&p[1], &t, now);
+	db_bind_u64(&p[2], &endpoint_id);
+	if (db_ready(n->db) == -1 || db_run(n->db, NSTMT_DISABLE, p) == NULL)
+		return REPO_ERR;
+	return REPO_OK;
+}
+
+/* The gauges of /metrics, each count capped. REPO_OK or REPO_ERR. */
+enum repo_rc
+repo_notify_gauges(struct ndb *n, struct notify_gauges *g)
+{
+	struct db_cols	 c;
+	MYSQL_STMT	*st;
+	MYSQL_TIME	 t;
+	int		 rc;
+
+	memset(g, 0, sizeof(*g));
+	if (db_ready(n->db) == -1 ||
+	    (st = db_run(n->db, NSTMT_GAUGES, NULL)) == NULL)
+		return REPO_ERR;
+	db_rcol(&c, 0, MYSQL_TYPE_LONGLONG, &g->pending, 0);
+	db_rcol(&c, 1, MYSQL_TYPE_DATETIME, &t, sizeof(t));
+	db_rcol(&c, 2, MYSQL_TYPE_LONGLONG, &g->dead, 0);
+	db_rcol(&c, 3, MYSQL_TYPE_LONGLONG, &g->disabled, 0);
+	db_rcol(&c, 4, MYSQL_TYPE_LONGLONG, &g->marked, 0);
+	rc = db_fetch_row(st, &c);
+	mysql_stmt_free_result(st);
+	if (rc != DB_ROW)
+		return REPO_ERR;
+	g->oldest_ms = c.null[1] ? 0 : db_time_ms(&t);
+	return REPO_OK;
+}
