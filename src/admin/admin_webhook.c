@@ -78,7 +78,7 @@ events_arg(struct opts *o, const char *s)
 	return 0;
 }
 
-/* webhook add --tenant T --url URL [--route R] [--events E,...] */
+/* webhook add --tenant T --url URL [--route R] [--events E,...]; 0 or 2. */
 int
 chk_wh_add(struct opts *o)
 {
@@ -102,7 +102,7 @@ chk_wh_add(struct opts *o)
 	return events_arg(o, o->val[O_EVENTS]);
 }
 
-/* webhook list [--tenant T] */
+/* webhook list [--tenant T]; 0 or 2. */
 int
 chk_wh_list(struct opts *o)
 {
@@ -122,14 +122,15 @@ id_arg(const char *s, const char *what, uint64_t *id)
 	    what, admin_shown(s));
 }
 
-/* webhook disable|enable|remove|deliveries ID */
+/* webhook disable|enable|remove|deliveries ID: o->id; 0 or 2. */
 int
 chk_wh_id(struct opts *o)
 {
 	return id_arg(o->pos[0], "the webhook endpoint id", &o->id);
 }
 
-/* webhook rotate-secret ID [--grace-hours N] (default 24) */
+/* webhook rotate-secret ID [--grace-hours N] (default 24, into o->num); 0 or
+ * 2. */
 int
 chk_wh_rotate(struct opts *o)
 {
@@ -140,7 +141,7 @@ chk_wh_rotate(struct opts *o)
 	return chk_pollkey_rotate(o);
 }
 
-/* webhook deliveries ID [--status STATE] */
+/* webhook deliveries ID [--status STATE]; 0 or 2. */
 int
 chk_wh_deliveries(struct opts *o)
 {
@@ -229,7 +230,8 @@ time_arg(const char *s, int64_t *ms)
 	return 0;
 }
 
-/* webhook replay DELIVERY_ID | webhook replay --endpoint ID --since TIME */
+/* webhook replay DELIVERY_ID | webhook replay --endpoint ID --since TIME: o->id
+ * (the delivery's or the endpoint's), o->since; 0 or 2. */
 int
 chk_wh_replay(struct opts *o)
 {
@@ -330,7 +332,8 @@ add_str(struct json_object *obj, const char *k, const char *s)
 	    json_object_new_string(s) : NULL);
 }
 
-/* add's output: id and secret (stdout, or one JSON object), a note. */
+/* add's output: id and secret (stdout, or one JSON object), a note on stderr.
+ * 0 or 1. */
 static int
 added(struct ctx *c, uint64_t id, const char *secret, int plain)
 {
@@ -367,7 +370,8 @@ added(struct ctx *c, uint64_t id, const char *secret, int plain)
 	return 0;
 }
 
-/* webhook add: a new endpoint and its secret, printed once. */
+/* webhook add: a new endpoint and its secret, printed once. 0, 1 (database,
+ * no such route) or 2 (the key file). */
 int
 cmd_wh_add(struct ctx *c)
 {
@@ -416,7 +420,7 @@ clean(char *out, size_t n, const char *s)
 	return out;
 }
 
-/* repo_endpoint_fn: one endpoint as a listing row. */
+/* repo_endpoint_fn: one endpoint as a listing row (arg: the listing). */
 static void
 endpoint_row(void *arg, const struct webhook_endpoint *e)
 {
@@ -442,7 +446,7 @@ endpoint_row(void *arg, const struct webhook_endpoint *e)
 	listing_row(arg, cols, 10);
 }
 
-/* webhook list [--tenant T]: every endpoint (of T), never a secret. */
+/* webhook list [--tenant T]: every endpoint (of T), never a secret. 0 or 1. */
 int
 cmd_wh_list(struct ctx *c)
 {
@@ -498,7 +502,7 @@ result(struct ctx *c, const char *idk, const char *k1, uint64_t v1,
 	return admin_print_json(j);
 }
 
-/* webhook enable|disable ID */
+/* webhook enable|disable ID; 0 or 1 (no such endpoint, database). */
 static int
 set_enabled(struct ctx *c, int enabled)
 {
@@ -520,19 +524,21 @@ set_enabled(struct ctx *c, int enabled)
 	    (unsigned long long)id);
 }
 
+/* webhook disable ID; 0 or 1. */
 int
 cmd_wh_disable(struct ctx *c)
 {
 	return set_enabled(c, 0);
 }
 
+/* webhook enable ID; 0 or 1. */
 int
 cmd_wh_enable(struct ctx *c)
 {
 	return set_enabled(c, 1);
 }
 
-/* webhook remove ID: the endpoint and its deliveries, together. */
+/* webhook remove ID: the endpoint and its deliveries, together. 0 or 1. */
 int
 cmd_wh_remove(struct ctx *c)
 {
@@ -549,7 +555,8 @@ cmd_wh_remove(struct ctx *c)
 	    (unsigned long long)n);
 }
 
-/* rotate-secret's output: the new secret once, when the old one ends. */
+/* rotate-secret's output: the new secret once, when the old one ends (before:
+ * the end of an earlier rotation's secret it cut short, 0 none). 0 or 1. */
 static int
 rotated(struct ctx *c, const char *secret, int64_t until, int64_t before)
 {
@@ -578,7 +585,8 @@ rotated(struct ctx *c, const char *secret, int64_t until, int64_t before)
 	return 0;
 }
 
-/* webhook rotate-secret ID [--grace-hours N] */
+/* webhook rotate-secret ID [--grace-hours N]: 0, 1 (no such endpoint, database)
+ * or 2 (the key file). */
 int
 cmd_wh_rotate(struct ctx *c)
 {
@@ -645,7 +653,7 @@ delivery_row(void *arg, const struct webhook_delivery *d)
 	dl->n++;
 }
 
-/* webhook deliveries ID [--status S]: the newest 100, newest first. */
+/* webhook deliveries ID [--status S]: the newest 100, newest first. 0 or 1. */
 int
 cmd_wh_deliveries(struct ctx *c)
 {
@@ -683,7 +691,8 @@ disabled_note(struct ctx *c, uint64_t id)
 		    (unsigned long long)id);
 }
 
-/* webhook replay DELIVERY_ID: a delivered or dead one sent again. */
+/* webhook replay DELIVERY_ID: a delivered or dead one sent again. 0 or 1 (no
+ * such delivery, not finished, database). */
 static int
 replay_one(struct ctx *c)
 {
@@ -708,7 +717,8 @@ replay_one(struct ctx *c)
 	    (unsigned long long)d.endpoint_id, d.webhook_id);
 }
 
-/* webhook replay --endpoint ID --since TIME */
+/* webhook replay --endpoint ID --since TIME (or DELIVERY_ID: replay_one); 0
+ * or 1. */
 int
 cmd_wh_replay(struct ctx *c)
 {

@@ -129,6 +129,7 @@ repo_webhook_open(const struct config *cfg)
 	return w;
 }
 
+/* Closes w and its connection (NULL: nothing). */
 void
 repo_webhook_close(struct wdb *w)
 {
@@ -198,7 +199,7 @@ repo_webhook_add(struct wdb *w, const struct webhook_new *n, int64_t now,
 	return REPO_OK;
 }
 
-/* An endpoint row's result binds: e's fields, t[3] the times, *en. */
+/* An endpoint row's result binds: e's fields, t[3] the times, en enabled. */
 struct ep_row {
 	struct db_cols		 c;
 	MYSQL_TIME		 t[3];
@@ -206,6 +207,7 @@ struct ep_row {
 	struct webhook_endpoint	*e;
 };
 
+/* Binds the EP_COLS result columns into r, to land in e (ep_finish). */
 static void
 ep_bind(struct ep_row *r, struct webhook_endpoint *e)
 {
@@ -381,6 +383,7 @@ struct dl_row {
 	struct webhook_delivery	*d;
 };
 
+/* Binds the DL_COLS result columns into r, to land in d (dl_finish). */
 static void
 dl_bind(struct dl_row *r, struct webhook_delivery *d)
 {
