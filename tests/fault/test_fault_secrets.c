@@ -6,12 +6,17 @@
  * not belong), gets poll and callback tokens; then no raw API key, poll
  * token (nor its secret half) or callback token may appear in any error
  * body, in the app log, nginx's access and error logs, MariaDB's error log,
- * or a dump of the database (mariadb-dump).
+ * or a dump of the database (mariadb-dump). Webhook signing secrets too:
+ * one made by `asyncexec-admin webhook add` and the one its rotate-secret
+ * makes (the text and its base64 part) are in no log and not in the dump,
+ * where they are stored encrypted under webhook_key_file.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+
+#include <json-c/json.h>
 
 #include "check.h"
 #include "fault.h"
@@ -177,6 +182,60 @@ check_file(const char *path, const char *label, int must)
 	}
 }
 
+/* Runs asyncexec-admin ARGS --json; its parsed output, or NULL. */
+static struct json_object *
+admin_json(const char *args)
+{
+	char	 cmd[2048], out[8192];
+	size_t	 n;
+	FILE	*p;
+
+	snprintf(cmd, sizeof cmd, "'%s' --config '%s' %s --json",
+	    test_env("ASYNCEXEC_ADMIN"), test_env("ASYNCEXEC_TEST_CONFIG"),
+	    args);
+	if ((p = popen(cmd, "r")) == NULL)
+		return NULL;
+	n = fread(out, 1, sizeof out - 1, p);
+	out[n] = '\0';
+	if (pclose(p) != 0)
+		return NULL;
+	return json_tokener_parse(out);
+}
+
+/* Keeps the "secret" member of o: the text and its base64 after whsec_. */
+static void
+keep_webhook(struct json_object *o, const char *kind)
+{
+	struct json_object *v;
+
+	CHECK(o != NULL && json_object_object_get_ex(o, "secret", &v));
+	if (o == NULL || !json_object_object_get_ex(o, "secret", &v))
+		return;
+	keep(json_object_get_string(v), kind);
+	keep(json_object_get_string(v) + strlen("whsec_"), kind);
+}
+
+/* A webhook endpoint with a secret, and that secret rotated. */
+static void
+webhook_secrets(void)
+{
+	struct json_object *o, *id, *r;
+	char	 args[512];
+
+	snprintf(args, sizeof args, "webhook add --tenant '%s' --url "
+	    "https://hooks.example.invalid/fault-secrets", F.tenant);
+	o = admin_json(args);
+	keep_webhook(o, "webhook secret");
+	if (o != NULL && json_object_object_get_ex(o, "id", &id)) {
+		snprintf(args, sizeof args, "webhook rotate-secret %lld",
+		    (long long)json_object_get_int64(id));
+		r = admin_json(args);
+		keep_webhook(r, "webhook secret (rotated)");
+		json_object_put(r);
+	}	/* kept: both sealed secrets are in the dump */
+	json_object_put(o);
+}
+
 /* Dumps the database (data and schema) into path; 0 or -1. */
 static int
 dump(const char *path)
@@ -205,6 +264,7 @@ main(void)
 	keep(F.ckey, "API key (consumer)");
 	keep(F.bkey, "API key (backend)");
 	life_cycle();
+	webhook_secrets();
 	printf("secrets: %zu raw values, %ld error bodies checked\n", nsecret,
 	    nbodies);
 	check_file(f_state_path("asyncexec.log"), "the app log", 1);
