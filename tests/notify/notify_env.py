@@ -16,6 +16,7 @@ import os
 import re
 import signal
 import socket
+import ssl
 import subprocess
 import tempfile
 import threading
@@ -175,8 +176,10 @@ def verify(secret, headers, body):
 class Receiver:
     """An HTTP receiver on 127.0.0.1 answering by path; every request recorded."""
 
-    def __init__(self):
+    def __init__(self, tls=None):
+        """tls: (certificate file, key file) to answer HTTPS instead of HTTP."""
         self.requests, self.lock, self.seen = [], threading.Lock(), {}
+        self.scheme = "https" if tls else "http"
         outer = self
 
         class H(http.server.BaseHTTPRequestHandler):
@@ -203,6 +206,10 @@ class Receiver:
         self.server.daemon_threads = True
         self.server.handle_error = lambda *a: None     # /reset's broken pipe, on purpose
         self.port = self.server.server_address[1]
+        if tls:
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            ctx.load_cert_chain(*tls)
+            self.server.socket = ctx.wrap_socket(self.server.socket, server_side=True)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     @staticmethod
@@ -241,7 +248,7 @@ class Receiver:
             self.send(h, 404)
 
     def url(self, path, host="127.0.0.1"):
-        return "http://%s:%d%s" % (host, self.port, path)
+        return "%s://%s:%d%s" % (self.scheme, host, self.port, path)
 
     def matching(self, pred):
         with self.lock:
@@ -374,3 +381,13 @@ def sql(query):
     if r.returncode != 0:
         raise RuntimeError("mariadb: %s" % r.stderr.strip())
     return [line.split("\t") for line in r.stdout.splitlines()]
+
+
+def self_signed(tmp):
+    """(certificate, key) files of a fresh self-signed certificate for 127.0.0.1."""
+    cert, key = os.path.join(tmp, "cert.pem"), os.path.join(tmp, "key.pem")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days",
+                    "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                    "-keyout", key, "-out", cert], check=True, capture_output=True,
+                   timeout=60)
+    return cert, key

@@ -12,7 +12,8 @@ webhook_timeout = 2 s). Each delivery must end as the contract says:
   a reset connection -> retried, dead;
   a 1 MiB 200 answer -> delivered (64 KiB of it read);
   500 once, then 204 -> delivered at the second attempt, same webhook-id;
-  an address outside the allow list (127.0.0.2) -> refused without a connection, dead at once.
+  an address outside the allow list (127.0.0.2) -> refused without a connection, dead at once;
+  https with a self-signed certificate -> the certificate is verified and refused, dead.
 Then SIGHUP with the allow list removed: a URL whose name resolves to loopback
 (localhost) is refused, dead with a clear error, and the receiver never sees it. The
 sender's log names no URL.
@@ -51,6 +52,8 @@ def main():
              "flaky": "/flaky?fail=1"}
     ep = {k: ne.webhook_add(r.tenant, rx.url(p))[0] for k, p in paths.items()}
     ep["refused"] = ne.webhook_add(r.tenant, rx.url("/ok/refused", host="127.0.0.2"))[0]
+    tls = ne.Receiver(tls=ne.self_signed(tmp))
+    ep["selfsigned"] = ne.webhook_add(r.tenant, tls.url("/ok/tls"))[0]
     snd = ne.Sender(tmp, "notify", webhook_allow_http=1,
                     webhook_allow_networks="127.0.0.1/32", webhook_retry_schedule="1,1",
                     webhook_timeout=2, webhook_connect_timeout=1, webhook_concurrency=4)
@@ -115,10 +118,16 @@ def main():
                 "refused to connect to 127.0.0.2 (loopback" in (d.get("last_error") or ""),
                 d)
         c.check("nothing reached the receiver for it", not seen("/ok/refused"))
+        d = one.get("selfsigned", {})
+        c.check("https with a self-signed certificate: not delivered (verified), dead "
+                "after 3", d.get("state") == "dead" and d.get("attempts") == 3 and
+                "certificate" in (d.get("last_error") or "").lower() and
+                not tls.matching(lambda q: True), d)
         reload_phase(c, snd, rx, sfx)
     finally:
         rc = snd.stop()
         rx.close()
+        tls.close()
     c.check("SIGTERM: exit 0", rc == 0, rc)
     log = snd.log_text()
     c.check("the log names no URL", "127.0.0.1:%d" % rx.port not in log and
