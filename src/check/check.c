@@ -19,9 +19,11 @@
 
 #include "check.h"
 #include "config.h"
+#include "crypto.h"
 #include "log.h"
 #include "repo.h"
 #include "repo_check.h"
+#include "webhook.h"
 
 struct chk {
 	const char	*prog;
@@ -315,8 +317,29 @@ check_nodes(struct chk *k)
 }
 
 /*
- * Runs the checks of binary prog (who: CHECK_FCGI, CHECK_EXPIRE or
- * CHECK_ADMIN) on configuration file path. Returns the exit status: 0
+ * The key of the webhook secrets (webhook_key_file): an error for the
+ * sender, which cannot sign without it; a warning for the admin, whose
+ * webhook verbs alone need it.
+ */
+static void
+check_keyfile(struct chk *k)
+{
+	unsigned char	 key[AEAD_KEY_LEN];
+	char		 err[512];
+
+	if (webhook_keyfile_load(k->cfg.webhook_key_file, key, err,
+	    sizeof(err)) == WEBHOOK_OK)
+		say(k, "ok", "webhook_key_file", "%s holds a key",
+		    k->cfg.webhook_key_file);
+	else
+		say(k, k->who & CHECK_NOTIFY ? "error" : "warn",
+		    "webhook_key_file", "%s", err);
+	explicit_bzero(key, sizeof(key));
+}
+
+/*
+ * Runs the checks of binary prog (who: CHECK_FCGI, CHECK_EXPIRE,
+ * CHECK_ADMIN or CHECK_NOTIFY) on configuration file path. Returns the exit status: 0
  * when no check is an error, 1 otherwise, 2 when the file does not parse.
  */
 int
@@ -332,6 +355,8 @@ check_run(const char *prog, unsigned who, const char *path)
 	k.who = who;
 	if ((rc = check_file(&k, path)) != 0)
 		return rc;
+	if (who & (CHECK_ADMIN | CHECK_NOTIFY))
+		check_keyfile(&k);
 	log_set_level(LOG_ERROR);
 	if ((r = repo_check_open(&k.cfg)) == NULL)
 		return 1;

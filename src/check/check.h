@@ -6,7 +6,7 @@
 #ifndef ASYNCEXEC_CHECK_H
 #define ASYNCEXEC_CHECK_H
 
-#include "repo_check.h"		/* CHECK_FCGI, CHECK_EXPIRE, CHECK_ADMIN */
+#include "repo_check.h"		/* CHECK_FCGI ... CHECK_NOTIFY */
 
 int	check_run(const char *prog, unsigned who, const char *path);
 

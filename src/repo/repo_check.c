@@ -29,6 +29,7 @@ enum cstmt {
 #define F	CHECK_FCGI
 #define X	CHECK_EXPIRE
 #define A	CHECK_ADMIN
+#define N	CHECK_NOTIFY
 #define SEL(t)		"SELECT 1 FROM " t " WHERE 0"
 /* every NOT NULL column without a default, or strict mode refuses it */
 #define INS(t, c, v)	"INSERT INTO " t " (" c ") SELECT " v " FROM DUAL WHERE 0"
@@ -45,16 +46,18 @@ enum cstmt {
 #define T_BKR	"s2r_backend_key_route"
 #define T_SEC	"s2r_secret"
 #define T_VER	"s2r_schema_version"
+#define T_WEP	"s2r_webhook_endpoint"
+#define T_WDL	"s2r_webhook_delivery"
 
 static const struct {
 	struct repo_probe	 def;
 	const char		*sql;
 } probes[] = {
-	{ { T_EXEC, "SELECT", F | X | A }, SEL(T_EXEC) },
+	{ { T_EXEC, "SELECT", F | X | A | N }, SEL(T_EXEC) },
 	{ { T_EXEC, "INSERT", F }, INS(T_EXEC, "correlation_id, environment, "
 	    "service_key, operation_key, request_payload, request_sha256, "
 	    "created_at, updated_at, expires_at", N9) },
-	{ { T_EXEC, "UPDATE", F | X | A }, UPD(T_EXEC, "attempts = 0") },
+	{ { T_EXEC, "UPDATE", F | X | A | N }, UPD(T_EXEC, "attempts = 0") },
 	{ { T_EXEC, "DELETE", X }, DEL(T_EXEC) },
 	{ { T_ROUTE, "SELECT", F | A }, SEL(T_ROUTE) },
 	{ { T_ROUTE, "INSERT", A }, INS(T_ROUTE, "environment, service_key, "
@@ -68,8 +71,20 @@ static const struct {
 	{ { T_BKR, "DELETE", A }, DEL(T_BKR) },
 	{ { T_SEC, "SELECT", F | A }, SEL(T_SEC) },
 	{ { T_SEC, "INSERT", A }, INS(T_SEC, "name, secret, created_at", N3) },
-	{ { T_VER, "SELECT", F | X | A }, SEL(T_VER) },
+	{ { T_VER, "SELECT", F | X | A | N }, SEL(T_VER) },
 	{ { T_VER, "INSERT", A }, INS(T_VER, "version, applied_at", N2) },
+	/* the terminal transitions read it (SET_NOTIFY, sql/010) */
+	{ { T_WEP, "SELECT", F | X | A | N }, SEL(T_WEP) },
+	{ { T_WEP, "INSERT", A }, INS(T_WEP, "tenant_id, url, events, "
+	    "secret_sealed, created_at, updated_at", N4 ", " N2) },
+	{ { T_WEP, "UPDATE", A | N }, UPD(T_WEP, "enabled = 1") },
+	{ { T_WEP, "DELETE", A }, DEL(T_WEP) },
+	{ { T_WDL, "SELECT", X | A | N }, SEL(T_WDL) },
+	{ { T_WDL, "INSERT", N }, INS(T_WDL, "endpoint_id, execution_id, "
+	    "webhook_id, event, body, due_at, created_at, updated_at",
+	    N4 ", " N4) },
+	{ { T_WDL, "UPDATE", A | N }, UPD(T_WDL, "attempts = 0") },
+	{ { T_WDL, "DELETE", X | A }, DEL(T_WDL) },
 };
 #define NPROBES	(sizeof(probes) / sizeof(probes[0]))
 

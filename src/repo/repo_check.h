@@ -15,6 +15,7 @@ struct rchk;
 #define CHECK_FCGI	0x1
 #define CHECK_EXPIRE	0x2
 #define CHECK_ADMIN	0x4
+#define CHECK_NOTIFY	0x8
 
 enum probe_rc {
 	PROBE_OK,		/* the privilege is held */

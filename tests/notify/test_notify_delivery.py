@@ -35,6 +35,7 @@ def main():
     e_b, _ = ne.webhook_add(b.tenant, rx.url("/ok/b"))
     snd = ne.Sender(tmp, "notify", webhook_allow_http=1,
                     webhook_allow_networks="127.0.0.1/32")
+    check_config(c, tmp, snd)
     snd.start()
     want = {}
     try:
@@ -112,6 +113,26 @@ def main():
     log = snd.log_text()
     c.check("the log names no secret", s_all not in log and s_all[6:] not in log)
     return c.done()
+
+
+def check_config(c, tmp, snd):
+    """--check-config: ok with the key file; an error naming it without one."""
+    p = ne.subprocess.run([ne.NOTIFY, "--config", snd.conf, "--check-config"],
+                          capture_output=True, text=True, timeout=60)
+    c.check("--check-config: exit 0, the key file and the privileges ok",
+            p.returncode == 0 and ne.re.search(r"(?m)^ok.*webhook_key_file", p.stdout) and
+            ne.re.search(r"(?m)^ok.*grants", p.stdout), p.stdout + p.stderr)
+    bad = ne.Sender(tmp, "nokey", webhook_key_file=ne.os.path.join(tmp, "missing.key"))
+    p = ne.subprocess.run([ne.NOTIFY, "--config", bad.conf, "--check-config"],
+                          capture_output=True, text=True, timeout=60)
+    c.check("--check-config without the key file: exit 1, an error with what to do",
+            p.returncode == 1 and ne.re.search(r"(?m)^error.*webhook_key_file.*head -c 32",
+                                               p.stdout), p.stdout + p.stderr)
+    p = ne.subprocess.run([ne.NOTIFY, "--config", bad.conf], capture_output=True,
+                          text=True, timeout=60)
+    c.check("started without the key file: exit 2, the reason logged",
+            p.returncode == 2 and "webhook_key_file" in p.stderr + p.stdout,
+            (p.returncode, p.stderr[-300:]))
 
 
 def purge(c, e_old, e_recent):
