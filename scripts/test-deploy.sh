@@ -15,15 +15,20 @@
 #  5. checks through the system nginx on port 80 (127.0.0.1:80 on the host too): the life
 #     cycle, raw UTF-8 text in a submit and a complete read back byte for byte, /metrics
 #     (with asyncexec_build_info of the version), the expiry timer, restart and reload
-#     under load, a killed worker, the socket's permissions, journalctl -p err, apt remove
-#     and apt purge;
+#     under load, a killed worker, the socket's permissions, journalctl -p err; the
+#     webhook sender asyncexec-notify under systemd (enabled by the guide): the package's
+#     PHP example receiver (php -S, php-cli installed for it) on 127.0.0.1 in the
+#     container, an endpoint of the demo tenant, systemctl reload, one signed delivery for
+#     an execution completed through nginx, a clean systemctl stop, no secret in the
+#     journal; an upgrade (reinstall), apt remove and apt purge;
 #  6. powers the container off and removes it, whatever happened (trap; by pid).
 #
 # --suite defaults to this host's release when it is bookworm or trixie, else trixie.
 # Run as root on a Debian host; installs systemd-container, debootstrap and curl with
-# apt-get when missing. Port 80 must be free on the host (the container shares its
-# network), so two runs (of two suites) go one after the other. Ends with "N passed, N
-# failed"; exit 0 only when nothing failed.
+# apt-get when missing. Ports 80, 9180 (the site's metrics), 9466 (asyncexec-notify's
+# notify_listen) and 9470 (the test's webhook receiver) must be free on the host (the
+# container shares its network), so two runs (of two suites) go one after the other.
+# Ends with "N passed, N failed"; exit 0 only when nothing failed.
 #   ASYNCEXEC_DEPLOY_DIR     state directory (default .local/deploy)
 #   ASYNCEXEC_KEEP=1         keep the container's root file system after a failure
 set -uo pipefail
@@ -44,6 +49,10 @@ ct=
 loaders=()
 base=http://127.0.0.1
 route=demo/echo/run
+# asyncexec-notify's notify_listen (the default, 127.0.0.1:9466) and the test's receiver.
+nport=9466
+hport=9470
+hpath=/hooks/asyncexec
 
 # ---- helpers ---------------------------------------------------------------------------
 
@@ -148,7 +157,7 @@ booted() { case $(in_ct systemctl is-system-running 2>/dev/null) in running|degr
 
 verify() {
     in_ct systemd-analyze verify --man=no asyncexec-fcgi.socket asyncexec-fcgi.service \
-        asyncexec-expire.service asyncexec-expire.timer >"$work/verify" 2>&1
+        asyncexec-expire.service asyncexec-expire.timer asyncexec-notify.service >"$work/verify" 2>&1
     local rc=$?
     sed 's/^/    /' "$work/verify"
     [ "$rc" -eq 0 ] && [ ! -s "$work/verify" ]
@@ -223,6 +232,30 @@ orphans() {
     [ -z "$f" ] || { say "     owned by no user: $f"; return 1; }
 }
 
+# exposure UNIT: systemd-analyze security's overall exposure level of UNIT ("1.9 OK ...").
+exposure() { in_ct systemd-analyze security "$1" 2>/dev/null | sed -n 's/.*Overall exposure level for [^:]*: //p'; }
+# not_above A B: the number A is at most the number B.
+not_above() { [ -n "$1" ] && [ -n "$2" ] && awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 <= b + 0) }'; }
+
+# The webhook sender: its main pid, its journal, its /readyz, its reload lines.
+nmainpid() { in_ct systemctl show -P MainPID asyncexec-notify.service; }
+njournal() { in_ct journalctl -u asyncexec-notify.service --no-pager -o cat 2>/dev/null; }
+nready() { [ "$(curl -s -o /dev/null --max-time 5 -w '%{http_code}' "http://127.0.0.1:$nport/readyz")" = 200 ]; }
+nreloaded() { [ "$(njournal | grep -c 'notify: configuration reloaded')" -gt "$nrel0" ]; }
+nstopped() { njournal | grep -q 'notify: stopped, 0 transfers left'; }
+# The receiver (the package's PHP example under php -S, unit asyncexec-test-receiver):
+# every request its router recorded ("METHOD URI STATUS", php -S logs none when a
+# router answers) and the events the example stored after it verified them (one JSON
+# line each).
+rx_log() { in_ct journalctl -u asyncexec-test-receiver.service --no-pager -o cat 2>/dev/null; }
+rx_posts() { in_ct cat /run/asyncexec-test-receiver/requests.log 2>/dev/null | grep "^POST $hpath "; }
+rx_events() { in_ct cat /run/asyncexec-test-receiver/events.log 2>/dev/null; }
+rx_up() { [ "$(curl -s -o /dev/null --max-time 5 -w '%{http_code}' "http://127.0.0.1:$hport$hpath")" = 405 ]; }
+rx_got() { [ "$(rx_events | grep -c .)" -ge 1 ]; }
+# The endpoint's deliveries (asyncexec-admin webhook deliveries ID --json).
+deliveries() { in_ct asyncexec-admin webhook deliveries "$whid" --json >"$work/deliveries" 2>&1; }
+delivered() { deliveries && grep -qF '"state":"delivered"' "$work/deliveries"; }
+
 # ---- phases ----------------------------------------------------------------------------
 
 # parse_args ARGS...: --suite (default: this host's release when it is bookworm or trixie,
@@ -250,7 +283,7 @@ preflight() {
     buildroot_host_tools curl:curl nsenter:util-linux pgrep:procps ss:iproute2
     # The site's loopback-only metrics port, if it has one.
     mport=$(sed -n 's/^ *listen 127\.0\.0\.1:\([0-9][0-9]*\);.*/\1/p' nginx/asyncexec.conf | head -n 1)
-    for port in 80 $mport; do
+    for port in 80 $mport $nport $hport; do
         if [ -n "$(ss -Hltn "sport = :$port")" ]; then
             die "something on this host listens on port $port (the container shares the network)"
         fi
@@ -312,11 +345,11 @@ phase_install() {
     dv=$(in_ct dpkg-query -W -f '${Version}' asyncexec)
     check "dpkg-query: the installed version $dv is $debver (CMake's $version)" \
         test "$dv" = "$debver" -a "${dv#"$version"-}" != "$dv"
-    check "asyncexec-fcgi, -admin, -expire --version: $version" test "$(in_ct sh -c 'for b in fcgi admin expire; do \
-        asyncexec-$b --version; done' | tr '\n' ' ')" = "asyncexec-fcgi $version asyncexec-admin $version asyncexec-expire $version "
-    check "installing enabled nothing: asyncexec-fcgi.socket/.service, timer disabled" \
+    check "asyncexec-fcgi, -admin, -expire, -notify --version: $version" test "$(in_ct sh -c 'for b in fcgi admin expire notify; do \
+        asyncexec-$b --version; done' | tr '\n' ' ')" = "asyncexec-fcgi $version asyncexec-admin $version asyncexec-expire $version asyncexec-notify $version "
+    check "installing enabled nothing: asyncexec-fcgi.socket/.service, timer, asyncexec-notify.service disabled" \
         test "$(in_ct systemctl is-enabled asyncexec-fcgi.socket asyncexec-fcgi.service \
-        asyncexec-expire.timer 2>/dev/null | sort -u)" = disabled
+        asyncexec-expire.timer asyncexec-notify.service 2>/dev/null | sort -u)" = disabled
     check "system user asyncexec, group asyncexec, not in www-data" \
         test "$(in_ct id -Gn asyncexec)" = asyncexec
     check "/etc/asyncexec/asyncexec.conf is 0640 root:asyncexec" \
@@ -324,11 +357,13 @@ phase_install() {
     check "/etc/asyncexec/webhook.key (postinst) is 0640 root:asyncexec, base64 of 32 bytes" \
         eval '[ "$(in_ct stat -c "%a %U:%G" /etc/asyncexec/webhook.key)" = "640 root:asyncexec" ] &&
         [ "$(in_ct sh -c "base64 -d /etc/asyncexec/webhook.key | wc -c")" = 32 ]'
-    check "systemd-analyze verify of the four units: clean" verify
-    say "systemd-analyze security: asyncexec-fcgi.service $(in_ct systemd-analyze security \
-        asyncexec-fcgi.service 2>/dev/null | sed -n 's/.*Overall exposure level for [^:]*: //p'), \
-asyncexec-expire.service $(in_ct systemd-analyze security asyncexec-expire.service 2>/dev/null | \
-        sed -n 's/.*Overall exposure level for [^:]*: //p')"
+    check "systemd-analyze verify of the five units: clean" verify
+    ex_fcgi=$(exposure asyncexec-fcgi.service)
+    ex_notify=$(exposure asyncexec-notify.service)
+    say "systemd-analyze security: asyncexec-fcgi.service $ex_fcgi, \
+asyncexec-expire.service $(exposure asyncexec-expire.service), asyncexec-notify.service $ex_notify"
+    check "systemd-analyze security: asyncexec-notify.service (${ex_notify%% *}) not above asyncexec-fcgi.service (${ex_fcgi%% *})" \
+        not_above "${ex_notify%% *}" "${ex_fcgi%% *}"
 }
 
 # phase_deploy: 4. the deployment blocks, literally, as root; the keys and grants they left.
@@ -346,6 +381,10 @@ phase_deploy() {
     check "password file is 0640 root:asyncexec" \
         test "$(in_ct stat -c '%a %U:%G' /etc/asyncexec/db-password)" = "640 root:asyncexec"
     check "the database user has SELECT, INSERT, UPDATE, DELETE on asyncexec.* only" grants
+    # The guide's last block enabled the webhook sender.
+    check "asyncexec-notify.service enabled and active (the guide's systemctl enable --now)" \
+        test "$(in_ct systemctl is-enabled asyncexec-notify.service) $(in_ct systemctl is-active asyncexec-notify.service)" = "enabled active"
+    check "asyncexec-notify: /readyz on 127.0.0.1:$nport 200 (its database answers)" wait_for 15 nready
 }
 
 # phase_lifecycle: 5. the life cycle through the system nginx on port 80, raw UTF-8 included.
@@ -531,6 +570,168 @@ phase_journal() {
     check "journalctl -p err of the asyncexec units: empty (but the killed worker)" test ! -s "$work/err.other"
 }
 
+# phase_notify: the webhook sender under systemd: a receiver in the container, an endpoint,
+# a reload, one signed delivery of an execution completed through nginx, a clean stop.
+phase_notify() {
+    local conf=/etc/asyncexec/asyncexec.conf ex=/usr/share/doc/asyncexec/examples/webhook-receiver.php
+    local st1 st2 st3 t1 t2 ms rc_reload rc_stop rc_add res ev sb64 key ts
+
+    # The receiver (test harness, the consumer's side): the package's PHP example under
+    # php -S on 127.0.0.1:$hport, as nobody, its secret as a systemd credential, its events
+    # and seen ids in its runtime directory; a router records each request and its answer,
+    # then runs the example unchanged. php-cli is not in the minimal system: installed for
+    # it (--no-install-recommends).
+    check "the package ships the example receiver $ex" in_ct test -f "$ex"
+    if ! in_ct sh -c 'apt-get install -y -qq --no-install-recommends php-cli' </dev/null >"$work/php.log" 2>&1; then
+        tail -n 20 "$work/php.log"
+        bad "apt-get install php-cli (the receiver)"
+        return
+    fi
+    say "receiver: $(in_ct php -r 'echo "PHP ", PHP_VERSION;') -S 127.0.0.1:$hport $ex"
+    mkdir -p "$root/usr/local/bin"
+    cat >"$root/usr/local/bin/asyncexec-test-receiver" <<EOF
+#!/bin/sh
+# scripts/test-deploy.sh's webhook receiver: $ex under php -S.
+set -eu
+ASYNCEXEC_WEBHOOK_SECRET=\$(cat "\$CREDENTIALS_DIRECTORY/secret")
+ASYNCEXEC_WEBHOOK_LOG=\$RUNTIME_DIRECTORY/events.log
+ASYNCEXEC_WEBHOOK_SEEN_DIR=\$RUNTIME_DIRECTORY/seen
+ASYNCEXEC_TEST_REQUESTS=\$RUNTIME_DIRECTORY/requests.log
+export ASYNCEXEC_WEBHOOK_SECRET ASYNCEXEC_WEBHOOK_LOG ASYNCEXEC_WEBHOOK_SEEN_DIR ASYNCEXEC_TEST_REQUESTS
+cd "\$RUNTIME_DIRECTORY"
+exec php -S 127.0.0.1:$hport /usr/local/bin/asyncexec-test-receiver.php
+EOF
+    cat >"$root/usr/local/bin/asyncexec-test-receiver.php" <<EOF
+<?php
+// scripts/test-deploy.sh's router: records "METHOD URI STATUS" of each request, then
+// runs $ex, which ends the request with exit.
+register_shutdown_function(function () {
+	file_put_contents(getenv('ASYNCEXEC_TEST_REQUESTS'), \$_SERVER['REQUEST_METHOD'] . ' ' .
+	    \$_SERVER['REQUEST_URI'] . ' ' . http_response_code() . "\\n", FILE_APPEND | LOCK_EX);
+});
+require '$ex';
+EOF
+    chmod 0755 "$root/usr/local/bin/asyncexec-test-receiver"
+
+    # The operator: plain HTTP to 127.0.0.1 allowed (asyncexec.conf(5)), the sender
+    # reloaded (SIGHUP under systemd: the same process, the new configuration).
+    in_ct sh -c "printf 'webhook_allow_http = 1\nwebhook_allow_networks = 127.0.0.1/32\n' >>$conf"
+    nm1=$(nmainpid)
+    nrel0=$(njournal | grep -c 'notify: configuration reloaded')
+    in_ct systemctl reload asyncexec-notify
+    rc_reload=$?
+    check "systemctl reload asyncexec-notify: exit 0, the same process, 'configuration reloaded' logged" \
+        eval '[ $rc_reload -eq 0 ] && wait_for 10 nreloaded && [ "$(nmainpid)" = "$nm1" ] && [ "$nm1" != 0 ]'
+
+    # The operator: an endpoint of tenant demo; its id and secret, printed once.
+    in_ct sh -c "umask 077 && asyncexec-admin webhook add --tenant demo --url http://127.0.0.1:$hport$hpath \
+        --json >/root/asyncexec-demo.webhook" 2>"$work/webhook-add.err"
+    rc_add=$?
+    sed 's/^/    /' "$work/webhook-add.err"
+    whid=$(json_num id "$root/root/asyncexec-demo.webhook")
+    secret=$(json_str secret "$root/root/asyncexec-demo.webhook")
+    check "asyncexec-admin webhook add --json: exit 0, an id and a whsec_ secret" \
+        eval '[ $rc_add -eq 0 ] && [ -n "$whid" ] && [ "${secret#whsec_}" != "$secret" ] && [ -n "${secret#whsec_}" ]'
+    sb64=${secret#whsec_}
+    (umask 077 && printf '%s\n' "$secret" >"$root/root/asyncexec-demo.whsec")
+
+    in_ct systemd-run --quiet --unit=asyncexec-test-receiver -p User=nobody -p Group=nogroup \
+        -p RuntimeDirectory=asyncexec-test-receiver -p LoadCredential=secret:/root/asyncexec-demo.whsec \
+        /usr/local/bin/asyncexec-test-receiver
+    if ! wait_for 15 rx_up; then
+        rx_log | tail -n 20 | sed 's/^/    /'
+        bad "the receiver answers GET $hpath with 405 on 127.0.0.1:$hport"
+        return
+    fi
+    ok "the receiver answers GET $hpath with 405 on 127.0.0.1:$hport"
+
+    # An execution submitted, claimed and completed through nginx.
+    hcid=deploy-hook-$$
+    st1=$(http "$work/hsub" POST "/v1/executions/$route" -H "Authorization: Bearer $ak" \
+        -H 'Content-Type: application/json' -H "X-Correlation-Id: $hcid" --data '{"n":2}')
+    st2=$(http "$work/hcl" POST "/v1/backend/$route/claim" -H "Authorization: Bearer $bk" \
+        -H 'Content-Type: application/json' --data '{"max":1,"leaseSeconds":60}')
+    hid=$(json_num id "$work/hcl")
+    hcbt=$(json_str callbackToken "$work/hcl")
+    st3=$(http "$work/hco" POST "/v1/callbacks/$hid/complete" -H "Authorization: Bearer $bk" \
+        -H "X-Callback-Token: $hcbt" -H 'Content-Type: application/json' --data '{"result":{"echo":2}}')
+    t1=$(date +%s%N)
+    check "submit $hcid, claim, complete through nginx: 202, 200 with its request, 200" \
+        eval '[ "$st1 $st3" = "202 200" ] && has "$st2" "$work/hcl" "\"request\":{\"n\":2}"'
+
+    # Exactly one delivery, signed (the example answers 204 and stores the event only when
+    # webhook-signature verifies with the secret and webhook-timestamp is within 5 minutes).
+    wait_for 20 rx_got
+    t2=$(date +%s%N)
+    say "receiver: the event stored $(((t2 - t1) / 1000000)) ms after the complete's answer (a new endpoint: the sender reads endpoints every 2 s)"
+    wait_for 15 delivered
+    sleep 2   # time for a second request, were one sent
+    rx_posts | sed 's/^/    /'
+    rx_events >"$work/events"
+    sed 's/^/    /' "$work/events"
+    sed 's/^/    /' "$work/deliveries"
+    check "receiver: exactly one POST $hpath, answered 204" \
+        eval '[ "$(rx_posts | grep -c .)" -eq 1 ] && rx_posts | grep -qx "POST $hpath 204"'
+    check "receiver: one event, its signature verified by the PHP example" test "$(grep -c . "$work/events")" -eq 1
+    ev=$(head -n 1 "$work/events")
+    check "the event: execution.completed, correlationId $hcid, status completed" \
+        eval 'for w in "\"type\":\"execution.completed\"" "\"correlationId\":\"$hcid\"" "\"status\":\"completed\""; do
+            case $ev in *"$w"*) ;; *) say "     missing $w"; false ;; esac || break; done'
+    check "webhook deliveries $whid: one, delivered at the first attempt (204), the receiver's webhook-id" \
+        eval '[ "$(grep -o "\"webhook_id\":" "$work/deliveries" | wc -l)" -eq 1 ] &&
+        grep -qF "\"correlation_id\":\"$hcid\"" "$work/deliveries" &&
+        grep -qF "\"state\":\"delivered\",\"attempts\":1,\"last_status\":204" "$work/deliveries" &&
+        wid=$(sed -n "s/.*\"webhook_id\":\"\([^\"]*\)\".*/\1/p" "$work/deliveries") && [ -n "$wid" ] &&
+        case $ev in *"\"webhookId\":\"$wid\""*) true ;; *) false ;; esac'
+    st1=$(curl -sS -o "$work/nm" -w '%{http_code}' "http://127.0.0.1:$nport/metrics")
+    check "asyncexec-notify /metrics: 1 created, 1 delivered" has "$st1" "$work/nm" \
+        'asyncexec_webhook_created_total 1' 'asyncexec_webhook_attempts_total{result="delivered"} 1'
+    # Control: the receiver refuses what is not signed with the secret.
+    ts=$(date +%s)
+    st1=$(curl -sS -o /dev/null -w '%{http_code}' -X POST -H 'Content-Type: application/json' \
+        -H 'webhook-id: msg_forged' -H "webhook-timestamp: $ts" \
+        -H 'webhook-signature: v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=' \
+        --data '{"type":"execution.completed"}' "http://127.0.0.1:$hport$hpath")
+    check "control: the receiver answers a forged signature with 401" test "$st1" = 401
+
+    # A clean stop: SIGTERM, exit 0 well within TimeoutStopSec.
+    t1=$(date +%s%N)
+    in_ct systemctl stop asyncexec-notify
+    rc_stop=$?
+    t2=$(date +%s%N)
+    ms=$(((t2 - t1) / 1000000))
+    res="$(in_ct systemctl show -P Result asyncexec-notify) $(in_ct systemctl show -P ExecMainCode asyncexec-notify) $(in_ct systemctl show -P ExecMainStatus asyncexec-notify)"
+    say "systemctl stop asyncexec-notify: exit $rc_stop in $ms ms; Result, ExecMainCode, ExecMainStatus: $res; TimeoutStopSec $(in_ct systemctl show -P TimeoutStopUSec asyncexec-notify)"
+    check "systemctl stop asyncexec-notify: exit 0 in $ms ms (< 60 s), the process exited 0 (Result=success)" \
+        eval '[ $rc_stop -eq 0 ] && [ "$res" = "success 1 0" ] && [ $ms -lt 60000 ] &&
+        [ "$(in_ct systemctl is-active asyncexec-notify)" = inactive ]'
+    check "journalctl -u asyncexec-notify: 'notify: stopped, 0 transfers left'" wait_for 5 nstopped
+
+    # Secrets: neither the endpoint's secret nor the key file in any journal line of the
+    # sender (nor in the whole journal); the sender logs no endpoint URL.
+    key=$(head -n 1 "$root/etc/asyncexec/webhook.key")
+    njournal >"$work/notify.journal"
+    in_ct journalctl -u asyncexec-notify.service --no-pager -o verbose >"$work/notify.verbose" 2>&1
+    in_ct journalctl --no-pager -o verbose >"$work/all.verbose" 2>&1
+    say "journalctl -u asyncexec-notify: $(grep -c . "$work/notify.journal") lines"
+    sed 's/^/    /' "$work/notify.journal" | tail -n 12
+    check "journalctl -u asyncexec-notify (every field): no secret, no key, no endpoint URL" \
+        eval '[ -n "$sb64" ] && ! grep -qF -e "$sb64" -e "$key" -e "127.0.0.1:$hport" "$work/notify.verbose"'
+    check "the whole journal (every field): neither the secret nor the key file" \
+        eval '[ -n "$sb64" ] && ! grep -qF -e "$sb64" -e "$key" "$work/all.verbose"'
+    in_ct journalctl -p err --no-pager -o cat -u asyncexec-notify.service 2>&1 | grep -v '^-- No entries --$' >"$work/notify.err"
+    [ -s "$work/notify.err" ] && sed 's/^/    /' "$work/notify.err"
+    check "journalctl -p err -u asyncexec-notify: empty" test ! -s "$work/notify.err"
+
+    # The receiver goes; the sender runs again (for the upgrade's try-restart).
+    in_ct systemctl stop asyncexec-test-receiver.service
+    rm -f "$root/usr/local/bin/asyncexec-test-receiver" "$root/usr/local/bin/asyncexec-test-receiver.php" \
+        "$root/root/asyncexec-demo.whsec"
+    in_ct systemctl start asyncexec-notify
+    check "systemctl start asyncexec-notify: active again" \
+        eval '[ "$(in_ct systemctl is-active asyncexec-notify)" = active ] && wait_for 15 nready'
+}
+
 # phase_upgrade: an upgrade (the same package again) keeps the operator's conffile.
 phase_upgrade() {
     # An upgrade (the same package again): the operator's edit of the conffile, its mode and
@@ -538,6 +739,7 @@ phase_upgrade() {
     in_ct sh -c 'echo "# local edit" >>/etc/asyncexec/asyncexec.conf'
     wk=$(in_ct sha256sum /etc/asyncexec/webhook.key)
     m1=$(mainpid)
+    nm1=$(nmainpid)
     in_ct sh -c "cd /root && apt-get install -y -qq --reinstall ./$(basename "$deb")" \
         </dev/null >"$work/reinstall.log" 2>&1
     check "reinstall: exit 0" test $? -eq 0
@@ -546,6 +748,9 @@ phase_upgrade() {
         [ "$(in_ct stat -c "%a %U:%G" /etc/asyncexec/asyncexec.conf)" = "640 root:asyncexec" ]'
     check "reinstall: the service was restarted and is ready" \
         eval '[ "$(mainpid)" != "$m1" ] && wait_for 15 ready'
+    check "reinstall: asyncexec-notify was restarted (postinst try-restart) and is ready" \
+        eval '[ "$(nmainpid)" != "$nm1" ] && [ "$(in_ct systemctl is-active asyncexec-notify)" = active ] &&
+        wait_for 15 nready'
     check "reinstall: webhook.key kept as it was (never replaced)" \
         test "$(in_ct sha256sum /etc/asyncexec/webhook.key)" = "$wk"
 }
@@ -555,8 +760,9 @@ phase_remove() {
     # apt remove keeps the configuration and the user; purge removes them.
     in_ct apt-get remove -y -qq asyncexec >"$work/remove.log" 2>&1
     check "apt remove: binaries gone" not in_ct test -e /usr/sbin/asyncexec-fcgi
-    check "apt remove: units stopped" \
-        test "$(in_ct systemctl is-active asyncexec-fcgi.socket asyncexec-fcgi.service | sort -u)" = inactive
+    check "apt remove: units stopped (asyncexec-notify too)" \
+        test "$(in_ct systemctl is-active asyncexec-fcgi.socket asyncexec-fcgi.service \
+        asyncexec-notify.service | sort -u)" = inactive
     check "apt remove: /etc/asyncexec kept (config and password file)" \
         in_ct test -f /etc/asyncexec/asyncexec.conf -a -f /etc/asyncexec/db-password
     check "apt remove: user asyncexec kept" quiet in_ct getent passwd asyncexec
@@ -594,6 +800,7 @@ main() {
     phase_restart_reload
     phase_worker_socket
     phase_journal
+    phase_notify
     phase_upgrade
     phase_remove
     exit 0
