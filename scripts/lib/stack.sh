@@ -22,8 +22,9 @@ STACK_PACKAGES=(cmake make gcc pkg-config libfcgi-dev libmariadb-dev libjson-c-d
                 uuid-dev libcurl4-openssl-dev mariadb-server mariadb-client nginx curl
                 python3-jsonschema php-cli php-curl jq)
 # Commands the tests need, each with the Debian package that provides it, installed only
-# when the command is missing (a node from elsewhere, with its own npm, is used as it is).
-STACK_COMMANDS=(node:nodejs npm:npm)
+# when the command is missing (a node from elsewhere, with its own npm, is used as it is;
+# chromium: the dashboard's browser tests, tests/dash).
+STACK_COMMANDS=(node:nodejs npm:npm chromium:chromium)
 
 # Bounds (seconds) for the waits below.
 STACK_DB_START_TIMEOUT=60

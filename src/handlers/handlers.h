@@ -30,6 +30,14 @@ enum herr	handle_readyz_detail(struct app *, struct req *, struct resp *);
 enum herr	handle_metrics(struct app *, struct req *, struct resp *);
 enum herr	handle_openapi(struct app *, struct req *, struct resp *);
 enum herr	handle_list(struct app *, struct req *, struct resp *);
+const char	*ops_unready(struct app *, struct repo_node *, int *version);
+
+/* the operator dashboard (dash*.c): read-only HTML pages */
+enum herr	handle_dash_css(struct app *, struct req *, struct resp *);
+enum herr	handle_dash_health(struct app *, struct req *, struct resp *);
+enum herr	handle_dash_routes(struct app *, struct req *, struct resp *);
+enum herr	handle_dash_exec(struct app *, struct req *, struct resp *);
+enum herr	handle_dash_keys(struct app *, struct req *, struct resp *);
 
 /* view.c: the execution status body shared by poll, cancel, callbacks */
 void		view_status(struct buf *, const struct exec_row *);

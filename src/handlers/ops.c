@@ -131,6 +131,19 @@ unready_detail(enum readiness r)
 }
 
 /*
+ * For the dashboard's health page: what /readyz/detail decides. NULL
+ * when this host can serve, else the detail of its 503; n gets the node,
+ * *v the schema version (as readiness).
+ */
+const char *
+ops_unready(struct app *app, struct repo_node *n, int *v)
+{
+	enum readiness	 r = readiness(app, n, v);
+
+	return r == READY ? NULL : unready_detail(r);
+}
+
+/*
  * GET /readyz/detail, served only by the loopback metrics server of the
  * nginx config (the public one answers 404, as for /metrics): what
  * /readyz decides, and why. 200 with the schema versions, on a cluster

@@ -53,6 +53,10 @@ match(const struct req *req, const char *pattern, const char **vars)
 		if (*p == '/')
 			p++;
 	}
+	/* "dashboard/" matches the path "/dashboard/" (segments "dashboard", "") */
+	if (p > pattern && p[-1] == '/' && i + 1 == req->nseg &&
+	    req->seg[i][0] == '\0')
+		return 1;
 	return i == req->nseg;
 }
 

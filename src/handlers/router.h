@@ -12,8 +12,11 @@
 /*
  * The routes, in the order they are matched: X(name, method, pattern,
  * parameters, handler, metrics label). "*" in a pattern takes one
- * non-empty segment; the parameters (P_*) and the handlers are seen by
- * router.c only, where the table is made from this list.
+ * non-empty segment, and a pattern ending in "/" the path with that
+ * slash; the parameters (P_*; P_CALLBACK: an execution id) and the
+ * handlers are seen by router.c only, where the table is made from this
+ * list. The dashboard's pages (dashboard/...) are served by the loopback
+ * server of the nginx site only, as /metrics.
  */
 #define ROUTES(X)							\
 	X(SUBMIT, "POST", "v1/executions/*/*/*", P_ROUTE, handle_submit,	\
@@ -39,7 +42,19 @@
 	    "openapi")							\
 	X(LIST, "GET", "v1/executions/*/*/*", P_ROUTE, handle_list, "list")	\
 	X(READYZ_DETAIL, "GET", "readyz/detail", P_NONE,		\
-	    handle_readyz_detail, "readyz_detail")
+	    handle_readyz_detail, "readyz_detail")			\
+	X(DASH_INDEX, "GET", "dashboard/", P_NONE, handle_dash_health,	\
+	    "dash_index")						\
+	X(DASH_HEALTH, "GET", "dashboard/health", P_NONE,		\
+	    handle_dash_health, "dash_health")				\
+	X(DASH_ROUTES, "GET", "dashboard/routes", P_NONE,		\
+	    handle_dash_routes, "dash_routes")				\
+	X(DASH_EXEC, "GET", "dashboard/execution/*", P_CALLBACK,	\
+	    handle_dash_exec, "dash_execution")				\
+	X(DASH_KEYS, "GET", "dashboard/keys", P_NONE, handle_dash_keys,	\
+	    "dash_keys")						\
+	X(DASH_CSS, "GET", "dashboard/style.css", P_NONE,		\
+	    handle_dash_css, "dash_css")
 
 enum route {
 #define ROUTE_ENUM(name, method, pattern, params, fn, label)	ROUTE_##name,

@@ -15,6 +15,7 @@
 
 struct config;
 struct db;
+struct ddb;
 struct lookup;
 struct quota;
 
@@ -23,6 +24,8 @@ struct app {
 	struct db		*db;
 	struct lookup		*lookup;	/* worker caches; may be NULL */
 	struct quota		*quota;		/* tenant quotas; may be NULL */
+	struct ddb		*dash;		/* the dashboard's handle, made
+						 * on first use (dash_db); NULL */
 	/* poll-token keys (lookup_idkey, re-read every cache TTL): idkey
 	 * (version idkey_version, the newest live one) seals new tokens,
 	 * pkey[v] opens tokens of version v while live */

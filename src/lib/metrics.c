@@ -165,6 +165,37 @@ metrics_db_failover(void)
 		add(&shm->failovers, 1);
 }
 
+/*
+ * Reads the counters and gauges /metrics shows unlabelled (and the 429s
+ * of every endpoint) into s, for the dashboard. 0, or -1 without
+ * metrics_init (s zeroed).
+ */
+int
+metrics_snapshot(struct metrics_snap *s)
+{
+	size_t	 i, k429 = 0;
+	int	 e, r;
+
+	memset(s, 0, sizeof(*s));
+	if (shm == NULL)
+		return -1;
+	s->db_errors = get(&shm->db_errors);
+	s->db_reconnects = get(&shm->db_reconnects);
+	s->workers = get(&shm->workers);
+	s->busy = get(&shm->busy);
+	s->restarts = get(&shm->restarts);
+	s->writer_index = get(&shm->writer) & 0xffffffffu;
+	s->failovers = get(&shm->failovers);
+	for (r = 0; r < REFUSED__MAX; r++)
+		s->refused[r] = get(&shm->refused[r]);
+	for (i = 0; i < NSTATUS; i++)
+		if (statuses[i] == 429)
+			k429 = i;
+	for (e = 0; e < nnames; e++)
+		s->status_429 += get(&shm->requests[e][k429]);
+	return 0;
+}
+
 /* A "# HELP" and "# TYPE" pair. */
 static void
 head(struct buf *b, const char *name, const char *type, const char *help)

@@ -14,7 +14,7 @@
 
 #include <stdint.h>
 
-#define METRICS_MAX_ENDPOINTS	24
+#define METRICS_MAX_ENDPOINTS	32
 
 struct buf;
 
@@ -36,5 +36,15 @@ void	metrics_refused(enum refusal);
 int	metrics_render(struct buf *);
 void	metrics_db_writer(uint64_t gen, unsigned node);
 void	metrics_db_failover(void);
+
+/* The host-wide figures of the dashboard's health page (metrics_snapshot). */
+struct metrics_snap {
+	uint64_t	 db_errors, db_reconnects;
+	uint64_t	 workers, busy, restarts;
+	uint64_t	 writer_index, failovers;
+	uint64_t	 refused[REFUSED__MAX];
+	uint64_t	 status_429;	/* answers 429, every endpoint */
+};
+int	metrics_snapshot(struct metrics_snap *);
 
 #endif

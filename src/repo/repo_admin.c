@@ -370,14 +370,6 @@ enum astmt {
 };
 
 /* what `execution show` reads: no payload, no secret, no token hash */
-#define SHOW_COLS \
-	"id, correlation_id, environment, service_key, operation_key, " \
-	"status, initiator_tenant_id, attempts, cancel_requested, " \
-	"callback_token_hash IS NOT NULL, created_at, updated_at, " \
-	"completed_at, expires_at, lease_expires_at, " \
-	"LENGTH(request_payload), LENGTH(result_payload), " \
-	"LENGTH(error_payload) FROM s2r_async_execution "
-#define SHOW_NCOLS	18
 
 static const struct db_stmt_def astmts[ASTMT__MAX] = {
 	[ASTMT_ROUTE_RETENTION] = {
@@ -396,9 +388,9 @@ static const struct db_stmt_def astmts[ASTMT__MAX] = {
 	    "DELETE FROM s2r_backend_key_route WHERE key_id = ? AND "
 	    "route_id = ?", 1, "admin_revoke_route" },
 	[ASTMT_EXEC_ID] = {
-	    "SELECT " SHOW_COLS "WHERE id = ?", 1, "admin_exec_id" },
+	    "SELECT " REPO_SHOW_COLS "WHERE id = ?", 1, "admin_exec_id" },
 	[ASTMT_EXEC_KEY] = {
-	    "SELECT " SHOW_COLS "WHERE initiator_tenant_id = ? AND "
+	    "SELECT " REPO_SHOW_COLS "WHERE initiator_tenant_id = ? AND "
 	    "environment = ? AND service_key = ? AND operation_key = ? AND "
 	    "correlation_id = ?", 1, "admin_exec_key" },
 	/* the claim is dropped: claimable at once, the old token loses */
@@ -554,7 +546,7 @@ repo_backend_grant(struct adb *a, uint64_t key_id, uint64_t route_id,
 	return awrite(a, grant ? ASTMT_GRANT : ASTMT_REVOKE_ROUTE, p);
 }
 
-/* Fills e from a fetched SHOW_COLS row's binds. */
+/* Fills e from a fetched REPO_SHOW_COLS row's binds. */
 static void
 show_finish(struct db_cols *c, struct exec_admin *e, MYSQL_TIME *t,
     long long *len, int *ints)
@@ -579,9 +571,12 @@ show_finish(struct db_cols *c, struct exec_admin *e, MYSQL_TIME *t,
 	e->error_bytes = c->null[17] ? -1 : len[2];
 }
 
-/* Reads the result of an executed show statement into e. */
-static enum repo_rc
-show_fetch(MYSQL_STMT *st, struct exec_admin *e)
+/*
+ * Reads the one REPO_SHOW_COLS row of an executed statement st into e:
+ * REPO_OK, REPO_NOTFOUND or REPO_ERR. Also the dashboard's (repo_dash.c).
+ */
+enum repo_rc
+repo_show_fetch(MYSQL_STMT *st, struct exec_admin *e)
 {
 	struct db_cols	 c;
 	MYSQL_TIME	 t[5];
@@ -617,7 +612,7 @@ repo_exec_show(struct adb *a, uint64_t id, struct exec_admin *e)
 	db_bind_u64(&p[0], &id);
 	if ((st = db_run(a->db, ASTMT_EXEC_ID, p)) == NULL)
 		return REPO_ERR;
-	return show_fetch(st, e);
+	return repo_show_fetch(st, e);
 }
 
 /* As repo_exec_show, by tenant, route and correlation id. */
@@ -633,7 +628,7 @@ repo_exec_show_key(struct adb *a, const char *tenant, const char *env,
 	db_bind_str(&p[4], cid);
 	if ((st = db_run(a->db, ASTMT_EXEC_KEY, p)) == NULL)
 		return REPO_ERR;
-	return show_fetch(st, e);
+	return repo_show_fetch(st, e);
 }
 
 /*

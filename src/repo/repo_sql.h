@@ -93,6 +93,22 @@ enum fin_outcome	repo_fin_outcome(struct db *, uint64_t id,
 			    const unsigned char *tokhash, enum exec_status to,
 			    int64_t now);
 
+/*
+ * The operator's view of an execution (struct exec_admin, repo_admin.h):
+ * what asyncexec-admin execution show and the dashboard's execution page
+ * read, no payload (their lengths), no token, no hash; "SELECT"
+ * REPO_SHOW_COLS "WHERE ...", fetched by repo_show_fetch (repo_admin.c).
+ */
+#define REPO_SHOW_COLS \
+	"id, correlation_id, environment, service_key, operation_key, " \
+	"status, initiator_tenant_id, attempts, cancel_requested, " \
+	"callback_token_hash IS NOT NULL, created_at, updated_at, " \
+	"completed_at, expires_at, lease_expires_at, " \
+	"LENGTH(request_payload), LENGTH(result_payload), " \
+	"LENGTH(error_payload) FROM s2r_async_execution "
+struct exec_admin;
+enum repo_rc	repo_show_fetch(MYSQL_STMT *, struct exec_admin *);
+
 /* A statement without results, decided on the rows it matched. */
 enum repo_rc	repo_cas(struct db *, enum stmt, MYSQL_BIND *);
 

@@ -45,6 +45,7 @@
 #include "metrics.h"
 #include "peer.h"
 #include "repo.h"
+#include "repo_dash.h"
 #include "router.h"
 #include "worker.h"
 
@@ -284,6 +285,7 @@ worker_run(const struct config *cfg, int listen_fd, pid_t master)
 	conn_free(c);
 	lookup_free(app.lookup);
 	quota_free(app.quota);
+	repo_dash_close(app.dash);
 	repo_close(app.db);
 	return 0;
 }

@@ -1,0 +1,105 @@
+/*
+ * dash_routes.c - GET /dashboard/routes: every route (a page of
+ * DASH_PAGE_MAX by id, ?after=ID for the next) with its waiting
+ * executions (repo_dash_route_open: the first DASH_OPEN_CAP of the
+ * route's range of ix_exec_claim), and this host's callback refusals.
+ */
+#include <stdlib.h>
+
+#include "clock.h"
+#include "dash.h"
+#include "metrics.h"
+#include "repo_dash.h"
+
+/* One route's row; REPO_OK, or REPO_ERR (its counts then read "no answer"). */
+static enum repo_rc
+route_row(struct ddb *d, struct buf *b, const struct dash_route *r,
+    int64_t now)
+{
+	struct dash_open	 o;
+	enum repo_rc		 rc;
+
+	rc = repo_dash_route_open(d, r, now, &o);
+	dash_html(b, "<tr><td>%s/%s/%s</td><td class=\"%s\">%s</td>"
+	    "<td class=\"n\">%u</td>", r->env, r->svc, r->op,
+	    r->enabled ? "ok" : "warn", r->enabled ? "yes" : "no",
+	    r->retention_days);
+	if (rc != REPO_OK) {
+		buf_puts(b, "<td colspan=\"6\" class=\"bad\">no answer</td></tr>\n");
+		return rc;
+	}
+	dash_html(b, "<td class=\"n\">%u%s</td><td class=\"n\">%u</td>"
+	    "<td class=\"n\">%u</td><td class=\"n\">%u</td>"
+	    "<td class=\"n\">%u</td><td>", o.waiting,
+	    o.waiting >= DASH_OPEN_CAP ? "+" : "", o.leased, o.retrying,
+	    o.claimable, o.cancel_requested);
+	dash_age(b, o.oldest_ms, now);
+	buf_puts(b, "</td></tr>\n");
+	return REPO_OK;
+}
+
+/* The table of routes after id after; the next page's link. */
+static void
+routes(struct ddb *d, struct buf *b, uint64_t after, int64_t now)
+{
+	struct dash_route	*r;
+	size_t			 i, n = 0;
+
+	if ((r = calloc(DASH_PAGE_MAX + 1, sizeof(*r))) == NULL ||
+	    repo_dash_routes(d, after, r, DASH_PAGE_MAX + 1, &n) != REPO_OK) {
+		dash_unavailable(b, "The routes");
+		free(r);
+		return;
+	}
+	buf_puts(b, "<table>\n<tr><th>Route</th><th>Enabled</th>"
+	    "<th>Retention (days)</th><th>Waiting</th><th>Leased now</th>"
+	    "<th>Retrying (not yet due)</th><th>Claimable now</th>"
+	    "<th>Cancel requested</th><th>Oldest waiting</th></tr>\n");
+	for (i = 0; i < n && i < DASH_PAGE_MAX; i++)
+		(void)route_row(d, b, &r[i], now);
+	buf_puts(b, "</table>\n");
+	if (n == 0)
+		buf_puts(b, "<p class=\"muted\">No routes (asyncexec-admin "
+		    "route add).</p>\n");
+	dash_html(b, "<p class=\"muted\">Waiting executions are counted up to "
+	    "%d per route (shown with +).</p>\n", DASH_OPEN_CAP);
+	if (n > DASH_PAGE_MAX)
+		dash_html(b, "<p class=\"more\"><a href=\"routes?after=%llu\">"
+		    "Next routes</a></p>\n",
+		    (unsigned long long)r[DASH_PAGE_MAX - 1].id);
+	free(r);
+}
+
+/* This host's callbacks answered 409 since its start (metrics). */
+static void
+refusals(struct buf *b)
+{
+	struct metrics_snap	 m;
+
+	(void)metrics_snapshot(&m);
+	dash_html(b, "<h2>Callback refusals (this host, since start)</h2>\n"
+	    "<table>\n<tr><th>Stale callback token</th><td class=\"n\">%llu"
+	    "</td></tr>\n<tr><th>Already terminal</th><td class=\"n\">%llu"
+	    "</td></tr>\n</table>\n",
+	    (unsigned long long)m.refused[REFUSED_STALE_TOKEN],
+	    (unsigned long long)m.refused[REFUSED_TERMINAL]);
+}
+
+/* GET /dashboard/routes[?after=ID]. */
+enum herr
+handle_dash_routes(struct app *app, struct req *req, struct resp *resp)
+{
+	struct ddb	*d;
+	uint64_t	 after = 0;
+	enum herr	 e;
+	int		 given;
+
+	if ((e = dash_query_u64(req, "after", &after, &given)) != HERR_OK)
+		return e;
+	if ((d = dash_db(app)) == NULL)
+		return HERR_INTERNAL;
+	dash_begin(resp, DASH_ROUTES, "", "Routes");
+	routes(d, &resp->body, after, clock_now_ms());
+	refusals(&resp->body);
+	return dash_end(resp);
+}
