@@ -159,8 +159,8 @@ dash_begin(struct resp *resp, enum dash_page page, const char *base,
 	    "rel=\"stylesheet\" href=\"%sstyle.css\"></head>\n<body><header>"
 	    "<b>asyncexec " ASYNCEXEC_VERSION "</b><nav>", title, base);
 	for (i = 0; i < sizeof(pages) / sizeof(pages[0]); i++)
-		dash_html(b, "<a href=\"%s%s\"%s>%s</a>", base, pages[i].path,
-		    (enum dash_page)i == page ? " class=\"on\"" : "",
+		dash_html(b, "<a href=\"%s%s\" class=\"%s\">%s</a>", base,
+		    pages[i].path, (enum dash_page)i == page ? "on" : "off",
 		    pages[i].title);
 	dash_html(b, "</nav></header>\n<main><h1>%s</h1>\n", title);
 }

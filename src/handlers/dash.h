@@ -24,10 +24,7 @@ struct ddb;
 #define DASH_PAGES(X)							\
 	X(HEALTH, "health", "Health")					\
 	X(ROUTES, "routes", "Routes")					\
-	X(ATTENTION, "attention", "Attention")				\
-	X(TENANTS, "tenants", "Tenants")				\
-	X(KEYS, "keys", "Keys")						\
-	X(WEBHOOKS, "webhooks", "Webhooks")
+	X(KEYS, "keys", "Keys")
 
 enum dash_page {
 #define DASH_ENUM(id, path, title)	DASH_##id,

@@ -15,8 +15,11 @@
 static void
 row(struct buf *b, const char *name, const char *cls, const char *value)
 {
-	dash_html(b, "<tr><th>%s</th><td%s%s%s>%s</td></tr>\n", name,
-	    cls ? " class=\"" : "", cls ? cls : "", cls ? "\"" : "", value);
+	if (cls != NULL)
+		dash_html(b, "<tr><th>%s</th><td class=\"%s\">%s</td></tr>\n",
+		    name, cls, value);
+	else
+		dash_html(b, "<tr><th>%s</th><td>%s</td></tr>\n", name, value);
 }
 
 /* A table row "name | number". */

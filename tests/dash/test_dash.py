@@ -213,6 +213,10 @@ def headers_and_methods(metrics, done_id):
         check(h.get("cache-control") == "no-store", "GET %s: no-store" % path)
         check(h.get("content-type", "").startswith("text/html"), "GET %s: HTML" % path)
         check(h.get("x-frame-options") == "DENY", "GET %s: no framing" % path)
+        check(b"=&quot;" not in body and b"=&#39;" not in body,
+              "GET %s: no markup escaped as text (an attribute's quotes)" % path)
+        check(b'class="on"' in body or "execution" in path,
+              "GET %s: the navigation marks the page" % path)
         st, h2, hb = req(metrics, "HEAD", path)
         check(st == 200 and hb == b"", "HEAD %s: 200 without a body" % path, str(st))
         for m in ("POST", "PUT", "DELETE", "PATCH"):
