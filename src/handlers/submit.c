@@ -25,6 +25,7 @@
 #include "json.h"
 #include "lookup.h"
 #include "quota.h"
+#include "schedule.h"
 #include "handlers.h"
 
 #define DAY_MS	(24LL * 3600 * 1000)
@@ -93,6 +94,8 @@ resubmit(struct app *app, struct req *req, struct resp *resp,
 	same = !r.key_hash_null &&
 	    crypto_equal(r.key_hash, n->key_hash, SHA256_LEN);
 	same &= crypto_equal(r.request_sha, n->request_sha, SHA256_LEN);
+	same &= r.sched_null == !n->sched_given && (!n->sched_given ||
+	    crypto_equal(r.sched_hash, n->sched_hash, SHA256_LEN));
 	if (!same) {
 		exec_row_free(&r);
 		return HERR_CORRELATION_CONFLICT;
@@ -137,6 +140,37 @@ quota_gate(struct app *app, struct req *req, struct resp *resp,
 	exec_row_free(&r);
 	*done = 1;
 	return resubmit(app, req, resp, n, secret, tenant);
+}
+
+/*
+ * The scheduling headers (contract v3) into n, whose now and route
+ * expiry are set: the priority, the start, an expiry no later than the
+ * deadline, the headers' hash for an identical resubmit. HERR_OK, or
+ * HERR_INVALID_REQUEST with a detail naming the header.
+ */
+static enum herr
+schedule(struct req *req, struct resp *resp, struct exec_new *n)
+{
+	struct sched	 s;
+	enum sched_rc	 rc;
+	char		 canon[SCHED_CANON_MAX];
+	size_t		 len;
+
+	rc = sched_parse(req->not_before, req->delay_seconds, req->deadline,
+	    req->priority, n->now, &s);
+	if (rc != SCHED_OK) {
+		resp->detail = sched_detail(rc);
+		return HERR_INVALID_REQUEST;
+	}
+	n->priority = s.priority;
+	n->not_before = s.not_before;
+	if (s.deadline != 0 && s.deadline < n->expires_at)
+		n->expires_at = s.deadline;
+	len = sched_canon(&s, canon);
+	n->sched_given = len > 0;
+	if (len > 0)
+		crypto_sha256(canon, len, n->sched_hash);
+	return HERR_OK;
 }
 
 /* Checks the route: HERR_OK with its retention, or unknown_route. */
@@ -195,6 +229,7 @@ handle_submit(struct app *app, struct req *req, struct resp *resp)
 	n.op = req->op;
 	n.tenant = key.tenant;
 	auth_lineage(&key, n.lineage);
+	n.lineage_id = key.lineage;
 	n.request = req->body;
 	n.request_len = req->body_len;
 	crypto_sha256(req->body, req->body_len, n.request_sha);
@@ -202,6 +237,8 @@ handle_submit(struct app *app, struct req *req, struct resp *resp)
 		return HERR_INTERNAL;
 	n.now = clock_now_ms();
 	n.expires_at = n.now + (int64_t)retention * DAY_MS;
+	if ((e = schedule(req, resp, &n)) != HERR_OK)
+		return e;
 	if ((e = quota_gate(app, req, resp, &n, secret, key.tenant, &done)) !=
 	    HERR_OK || done)
 		return e;

@@ -53,7 +53,9 @@ view_status(struct buf *b, const struct exec_row *r)
 	put_time(b, "completedAt", r->completed_at);
 	buf_puts(b, r->cancel_requested ? ",\"cancelRequested\":true" :
 	    ",\"cancelRequested\":false");
-	buf_printf(b, ",\"attempt\":%u", r->attempts);
+	buf_printf(b, ",\"attempt\":%u,\"priority\":%u", r->attempts,
+	    r->priority);
+	put_time(b, "notBefore", r->not_before);
 	if (r->status == ST_COMPLETED && r->result != NULL) {
 		buf_puts(b, ",\"result\":");
 		buf_append(b, r->result, r->result_len);

@@ -69,6 +69,10 @@ struct req {
 	char		*if_none_match;
 	char		*content_type;
 	char		*request_id;	/* nginx's $request_id, when valid */
+	char		*not_before;	/* the scheduling headers (contract v3) */
+	char		*delay_seconds;
+	char		*deadline;
+	char		*priority;
 	long long	 content_length;	/* -1 when absent */
 	char		*seg[8];	/* path segments (into segbuf) */
 	size_t		 nseg;

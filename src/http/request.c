@@ -30,6 +30,10 @@ param_slot(struct req *req, const char *name, size_t n)
 		{ "HTTP_IF_NONE_MATCH", offsetof(struct req, if_none_match) },
 		{ "CONTENT_TYPE", offsetof(struct req, content_type) },
 		{ "REQUEST_ID", offsetof(struct req, request_id) },
+		{ "HTTP_X_NOT_BEFORE", offsetof(struct req, not_before) },
+		{ "HTTP_X_DELAY_SECONDS", offsetof(struct req, delay_seconds) },
+		{ "HTTP_X_DEADLINE", offsetof(struct req, deadline) },
+		{ "HTTP_X_PRIORITY", offsetof(struct req, priority) },
 	};
 	size_t	 i;
 
@@ -160,6 +164,10 @@ req_free(struct req *req)
 	free(req->if_none_match);
 	free(req->content_type);
 	free(req->request_id);
+	free(req->not_before);
+	free(req->delay_seconds);
+	free(req->deadline);
+	free(req->priority);
 	free(req->body);
 	memset(req, 0, sizeof(*req));
 }

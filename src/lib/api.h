@@ -21,5 +21,7 @@
 #define PROGRESS_MAX_BYTES	16384	/* a heartbeat's progress */
 #define CID_MAX_LEN		128	/* X-Correlation-Id */
 #define WORKERS_MAX		1024	/* workers = N, and what the master forks */
+#define DELAY_MAX_SECONDS	2592000	/* X-Delay-Seconds (30 days) */
+#define PRIORITY_MAX		9	/* X-Priority 0..PRIORITY_MAX */
 
 #endif

@@ -209,8 +209,8 @@ repo_route_get(struct db *db, const char *env, const char *svc,
 enum repo_rc
 repo_exec_insert(struct db *db, const struct exec_new *n, uint64_t *id)
 {
-	MYSQL_BIND	 p[13];
-	MYSQL_TIME	 t[3];
+	MYSQL_BIND	 p[18];
+	MYSQL_TIME	 t[5];
 	MYSQL_STMT	*st;
 
 	db_bind_str(&p[0], n->cid);
@@ -226,6 +226,21 @@ repo_exec_insert(struct db *db, const struct exec_new *n, uint64_t *id)
 	db_bind_time(&p[10], &t[1], n->now);
 	db_bind_time(&p[11], &t[2], n->expires_at);
 	db_bind_blob(&p[12], n->lineage, SHA256_LEN);
+	db_bind_u32(&p[13], &n->priority);
+	if (n->not_before != 0)
+		db_bind_time(&p[14], &t[3], n->not_before);
+	else
+		db_bind_str(&p[14], NULL);
+	db_bind_time(&p[15], &t[4], n->not_before != 0 ? n->not_before :
+	    n->now);
+	if (n->sched_given)
+		db_bind_blob(&p[16], n->sched_hash, SHA256_LEN);
+	else
+		db_bind_str(&p[16], NULL);
+	if (n->lineage_id != 0)
+		db_bind_u64(&p[17], &n->lineage_id);
+	else
+		db_bind_str(&p[17], NULL);
 	if ((st = db_run(db, STMT_EXEC_INSERT, p)) == NULL)
 		return write_failed(db);
 	*id = mysql_stmt_insert_id(st);
@@ -268,6 +283,9 @@ exec_cols(struct db_cols *c, struct exec_row *r, char *status, size_t ssz,
 	db_rcol(c, 18, MYSQL_TYPE_BLOB, NULL, 0);
 	db_rcol(c, 19, MYSQL_TYPE_BLOB, NULL, 0);
 	db_rcol(c, 20, MYSQL_TYPE_BLOB, NULL, 0);
+	db_rcol(c, 21, MYSQL_TYPE_LONG, &r->priority, 0);
+	db_rcol(c, 22, MYSQL_TYPE_DATETIME, &t[4], sizeof(t[4]));
+	db_rcol(c, 23, MYSQL_TYPE_BLOB, r->sched_hash, SHA256_LEN);
 }
 
 /* Fetches the migration-8 payloads: progress, and last_error while waiting. */
@@ -306,6 +324,8 @@ exec_finish(MYSQL_STMT *st, struct db_cols *c, struct exec_row *r,
 	r->updated_at = db_time_ms(&t[1]);
 	r->completed_at = c->null[15] ? 0 : db_time_ms(&t[2]);
 	r->expires_at = db_time_ms(&t[3]);
+	r->not_before = c->null[22] ? 0 : db_time_ms(&t[4]);
+	r->sched_null = c->null[23] || c->len[23] != SHA256_LEN;
 	if (!c->null[17] && db_fetch_blob(st, &c->b[17], 17, c->len[17],
 	    &r->result, &r->result_len) == -1)
 		return -1;
@@ -322,7 +342,7 @@ static enum repo_rc
 exec_fetch(struct db *db, MYSQL_STMT *st, struct exec_row *r)
 {
 	struct db_cols	 c;
-	MYSQL_TIME	 t[4];
+	MYSQL_TIME	 t[5];
 	char		 status[24];
 	int		 flags[2] = { 0, 0 }, rc;
 
@@ -383,6 +403,8 @@ poll_cols(struct db_cols *c, struct exec_row *r, char *status, size_t ssz,
 	db_rcol(c, 10, MYSQL_TYPE_LONG, &r->attempts, 0);
 	db_rcol(c, 11, MYSQL_TYPE_LONG, &r->has_progress, 0);
 	db_rcol(c, 12, MYSQL_TYPE_LONG, &r->has_last_error, 0);
+	db_rcol(c, 13, MYSQL_TYPE_LONG, &r->priority, 0);
+	db_rcol(c, 14, MYSQL_TYPE_DATETIME, &t[4], sizeof(t[4]));
 }
 
 /* Copies the fetched poll columns into r; 0, or -1 for an unknown status. */
@@ -399,6 +421,7 @@ poll_finish(struct db_cols *c, struct exec_row *r, char *status, size_t ssz,
 	r->updated_at = db_time_ms(&t[1]);
 	r->completed_at = c->null[7] ? 0 : db_time_ms(&t[2]);
 	r->expires_at = db_time_ms(&t[3]);
+	r->not_before = c->null[14] ? 0 : db_time_ms(&t[4]);
 	return r->status == ST__MAX ? -1 : 0;
 }
 
@@ -418,7 +441,7 @@ repo_exec_poll(struct db *db, uint64_t id, const char *tenant,
     struct exec_row *r)
 {
 	MYSQL_BIND	 p[6];
-	MYSQL_TIME	 t[4];
+	MYSQL_TIME	 t[5];
 	MYSQL_STMT	*st;
 	struct db_cols	 c;
 	char		 status[24];

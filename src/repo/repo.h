@@ -26,7 +26,7 @@
 struct config;
 struct db;
 
-#define SCHEMA_VERSION	10	/* the newest migration in sql/ */
+#define SCHEMA_VERSION	11	/* the newest migration in sql/ */
 
 enum repo_rc {
 	REPO_ERR = -1,
@@ -94,9 +94,16 @@ struct exec_row {
 	char		*last_error;
 	size_t		 last_error_len;
 	int		 has_progress, has_last_error;
+	/* migration 11: X-Priority, the start (a scheduled one's or a
+	 * retry's; 0 when NULL) and the scheduling headers' hash */
+	unsigned	 priority;
+	int64_t		 not_before;
+	unsigned char	 sched_hash[SHA256_LEN];
+	int		 sched_null;
 };
 
 #define PROGRESS_SCHEMA		8	/* progress, retries, the winner */
+#define SCHEDULE_SCHEMA		11	/* priority, the start, replay links */
 /* progress: at most this many bytes as sent (else 413) */
 /* a retryable failure's delay: 0..RETRY_AFTER_MAX seconds */
 #define RETRY_AFTER_MAX		86400
@@ -110,6 +117,13 @@ struct exec_new {
 	unsigned char	 poll_hash[SHA256_LEN];
 	unsigned char	 lineage[SHA256_LEN];	/* auth_lineage of the key */
 	int64_t		 now, expires_at;
+	/* migration 11: the scheduling headers' outcome */
+	unsigned	 priority;
+	int64_t		 not_before;	/* 0: none */
+	unsigned char	 sched_hash[SHA256_LEN];
+	int		 sched_given;	/* a scheduling header was given */
+	uint64_t	 lineage_id;	/* the key's lineage (its first key); 0:
+					 * unknown, never checked by claim */
 };
 
 struct claim_item {

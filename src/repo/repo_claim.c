@@ -117,8 +117,8 @@ claim_once(struct db *db, const char *env, const char *svc, const char *op,
 {
 	struct claim_item *it;
 	unsigned char	(*hash)[SHA256_LEN];
-	MYSQL_BIND	 p[8];
-	MYSQL_TIME	 t[3];
+	MYSQL_BIND	 p[10];
+	MYSQL_TIME	 t[5];
 	MYSQL_STMT	*st;
 	size_t		 i;
 
@@ -135,11 +135,13 @@ claim_once(struct db *db, const char *env, const char *svc, const char *op,
 	db_bind_str(&p[0], env);
 	db_bind_str(&p[1], svc);
 	db_bind_str(&p[2], op);
-	db_bind_time(&p[3], &t[0], now);
+	db_bind_time(&p[3], &t[0], now);	/* due_at */
 	db_bind_time(&p[4], &t[1], now);
-	db_bind_time(&p[5], &t[2], now);	/* not_before */
-	db_bind_u32(&p[6], &max_attempts);
-	db_bind_u32(&p[7], &max);
+	db_bind_time(&p[5], &t[2], now);
+	db_bind_time(&p[6], &t[3], now);	/* not_before */
+	db_bind_u32(&p[7], &max_attempts);
+	db_bind_time(&p[8], &t[4], now);	/* a live key of the lineage */
+	db_bind_u32(&p[9], &max);
 	if ((st = db_run(db, STMT_CLAIM_SELECT, p)) == NULL ||
 	    claim_read(st, it, max, db_config(db)->max_result_bytes, n) == -1)
 		goto fail;

@@ -2,9 +2,12 @@
  * repo_stmts.c - the SQL of the service handle (repo_open), one entry
  * per enum stmt (repo_sql.h); db.c prepares them after fork.
  */
+#include "api.h"
 #include "db.h"
 #include "repo.h"
 #include "repo_sql.h"
+
+_Static_assert(PRIORITY_MAX == 9, "STMT_CLAIM_SELECT lists the priorities");
 
 #define EXEC_COLS \
 	"id, correlation_id, environment, service_key, operation_key, " \
@@ -12,14 +15,16 @@
 	"request_sha256, attempts, cancel_requested, " \
 	"(callback_token_hash IS NOT NULL AND lease_expires_at > ?), " \
 	"created_at, updated_at, completed_at, expires_at, result_payload, " \
-	"error_payload, progress_payload, last_error"
-#define EXEC_NCOLS	21
+	"error_payload, progress_payload, last_error, priority, not_before, " \
+	"sched_hash"
+#define EXEC_NCOLS	24
 /* what poll and cancel read first: no payloads (see repo_exec_poll) */
 #define POLL_COLS \
 	"id, status, initiator_key_hash, poll_token_hash, cancel_requested, " \
 	"created_at, updated_at, completed_at, expires_at, initiator_lineage, " \
 	"attempts, progress_payload IS NOT NULL, " \
-	"(status = 'waiting_callback' AND last_error IS NOT NULL)"
+	"(status = 'waiting_callback' AND last_error IS NOT NULL), priority, " \
+	"not_before"
 
 const struct db_stmt_def repo_stmts[STMT__MAX] = {
 	[STMT_KEY_BY_HASH] = {
@@ -40,8 +45,9 @@ const struct db_stmt_def repo_stmts[STMT__MAX] = {
 	    "service_key, operation_key, status, request_payload, "
 	    "request_sha256, initiator_tenant_id, initiator_key_hash, "
 	    "poll_token_hash, created_at, updated_at, expires_at, "
-	    "initiator_lineage) VALUES "
-	    "(?, ?, ?, ?, 'waiting_callback', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	    "initiator_lineage, priority, not_before, due_at, sched_hash, "
+	    "initiator_lineage_id) VALUES (?, ?, ?, ?, 'waiting_callback', ?, "
+	    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 	    1, "exec_insert" },
 	[STMT_EXEC_BY_KEY] = {
 	    "SELECT " EXEC_COLS " FROM s2r_async_execution "
@@ -66,16 +72,28 @@ const struct db_stmt_def repo_stmts[STMT__MAX] = {
 	    "cancel_requested = 0 THEN ? ELSE updated_at END, "
 	    "cancel_requested = 1 WHERE id = ? AND status = 'waiting_callback'",
 	    0, "exec_request_cancel" },
+	/*
+	 * One range of ix_exec_claim per priority, highest first, each up
+	 * to due_at <= now (sql/011): read in index order, no filesort, no
+	 * entry that is not due. A lineage without a live key (revoked,
+	 * also inside the cache TTL) is never handed out; the key rows are
+	 * read without locks (only the outer table's rows are locked).
+	 */
 	[STMT_CLAIM_SELECT] = {
 	    "SELECT id, correlation_id, initiator_tenant_id, request_payload, "
-	    "attempts, created_at FROM s2r_async_execution "
+	    "attempts, created_at FROM s2r_async_execution e "
 	    "FORCE INDEX (ix_exec_claim) "
 	    "WHERE environment = ? AND service_key = ? AND operation_key = ? "
 	    "AND status = 'waiting_callback' AND cancel_requested = 0 AND "
+	    "priority IN (9, 8, 7, 6, 5, 4, 3, 2, 1, 0) AND due_at <= ? AND "
 	    "(lease_expires_at IS NULL OR lease_expires_at <= ?) "
 	    "AND expires_at > ? AND (not_before IS NULL OR not_before <= ?) "
-	    "AND attempts < ? "
-	    "ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED", 0, "claim_select" },
+	    "AND attempts < ? AND (e.initiator_lineage_id IS NULL OR EXISTS "
+	    "(SELECT 1 FROM s2r_api_key k WHERE (k.id = e.initiator_lineage_id "
+	    "OR k.lineage_id = e.initiator_lineage_id) AND (k.revoked_at IS "
+	    "NULL OR k.revoked_at > ?))) "
+	    "ORDER BY priority DESC, due_at, id LIMIT ? FOR UPDATE SKIP LOCKED",
+	    0, "claim_select" },
 	[STMT_CLAIM_UPDATE] = {
 	    "UPDATE s2r_async_execution SET callback_token_hash = ?, "
 	    "lease_expires_at = ?, attempts = attempts + 1 WHERE id = ?",
@@ -172,7 +190,8 @@ const struct db_stmt_def repo_stmts[STMT__MAX] = {
 	/* a retryable failure: the claim ends, the retry waits (migration 8) */
 	[STMT_FIN_RETRY] = {
 	    "UPDATE s2r_async_execution SET callback_token_hash = NULL, "
-	    "lease_expires_at = NULL, not_before = ?, last_error = ?, "
+	    "lease_expires_at = NULL, not_before = ?, due_at = not_before, "
+	    "last_error = ?, "
 	    "updated_at = ? WHERE id = ? AND status = 'waiting_callback' AND "
 	    "callback_token_hash = ? AND cancel_requested = 0 AND attempts < ?",
 	    0, "fin_retry" },

@@ -189,14 +189,14 @@ row(MYSQL *m, int i, char *status, size_t sl, int *tok_null, char *le, size_t ll
 }
 
 /*
- * The claim's select (src/repo.c STMT_CLAIM_SELECT, with F's route) as EXPLAIN sees
- * it: the not_before filter keeps it on ix_exec_claim (ref on the route and status,
- * ordered by the index: no filesort). Prints the plan.
+ * The claim's select (src/repo/repo_stmts.c STMT_CLAIM_SELECT, with F's route) as
+ * EXPLAIN sees it: on ix_exec_claim, a range per priority up to due_at <= now
+ * (sql/011), read in the index's order: no filesort. Prints the plan.
  */
 static void
 check_claim_plan(MYSQL *m)
 {
-	char q[1024];
+	char q[2048];
 	MYSQL_RES *res;
 	MYSQL_ROW w;
 	MYSQL_FIELD *fl;
@@ -204,13 +204,18 @@ check_claim_plan(MYSQL *m)
 	const char *key = NULL, *extra = "", *type = "";
 
 	snprintf(q, sizeof q, "EXPLAIN SELECT id, correlation_id, initiator_tenant_id, "
-	    "request_payload, attempts, created_at FROM s2r_async_execution "
+	    "request_payload, attempts, created_at FROM s2r_async_execution e "
 	    "FORCE INDEX (ix_exec_claim) WHERE environment = '%s' AND service_key = '%s' "
 	    "AND operation_key = '%s' AND status = 'waiting_callback' AND "
-	    "cancel_requested = 0 AND (lease_expires_at IS NULL OR lease_expires_at <= "
-	    "NOW(3)) AND expires_at > NOW(3) AND (not_before IS NULL OR not_before <= "
-	    "NOW(3)) AND attempts < %ld ORDER BY id LIMIT 10 FOR UPDATE SKIP LOCKED",
-	    F.env, F.svc, F.op, max_attempts);
+	    "cancel_requested = 0 AND priority IN (9, 8, 7, 6, 5, 4, 3, 2, 1, 0) AND "
+	    "due_at <= UTC_TIMESTAMP(3) AND (lease_expires_at IS NULL OR "
+	    "lease_expires_at <= NOW(3)) AND expires_at > NOW(3) AND (not_before IS NULL "
+	    "OR not_before <= NOW(3)) AND attempts < %ld AND (e.initiator_lineage_id IS "
+	    "NULL OR EXISTS (SELECT 1 FROM s2r_api_key k WHERE (k.id = "
+	    "e.initiator_lineage_id OR k.lineage_id = e.initiator_lineage_id) AND "
+	    "(k.revoked_at IS NULL OR k.revoked_at > NOW(3)))) ORDER BY priority DESC, "
+	    "due_at, id LIMIT 10 FOR UPDATE SKIP LOCKED", F.env, F.svc, F.op,
+	    max_attempts);
 	sidedb_exec(m, q);
 	res = mysql_store_result(m);
 	w = res ? mysql_fetch_row(res) : NULL;
@@ -225,7 +230,7 @@ check_claim_plan(MYSQL *m)
 			type = w[i];
 	}
 	CHECK_EQ_STR(key, "ix_exec_claim");
-	CHECK_EQ_STR(type, "ref");
+	CHECK_EQ_STR(type, "range");
 	CHECK(strstr(extra, "filesort") == NULL);
 	printf("claim plan: type %s, key %s, extra %s\n", type, key ? key : "NULL", extra);
 	mysql_free_result(res);

@@ -87,7 +87,8 @@ status_body(void)
 	    "\"updatedAt\":\"2026-11-29T02:20:38.000Z\","
 	    "\"expiresAt\":\"2026-12-06T02:20:37.123Z\","
 	    "\"completedAt\":\"2026-11-29T02:20:38.000Z\","
-	    "\"cancelRequested\":false,\"attempt\":0,"
+	    "\"cancelRequested\":false,\"attempt\":0,\"priority\":0,"
+	    "\"notBefore\":null,"
 	    "\"result\":{\"z\":1,\"a\":[1.10,9007199254740993]}}");
 	buf_reset(&b);
 	r.status = ST_WAITING;
@@ -105,8 +106,16 @@ status_body(void)
 	r.last_error = (char *)"{\"message\":\"m\"}";
 	r.last_error_len = strlen(r.last_error);
 	view_status(&b, &r);
-	CHECK(strstr(buf_cstr(&b), ",\"attempt\":2,\"progress\":{\"pct\" : 5},"
+	CHECK(strstr(buf_cstr(&b), ",\"attempt\":2,\"priority\":0,"
+	    "\"notBefore\":null,\"progress\":{\"pct\" : 5},"
 	    "\"lastError\":{\"message\":\"m\"}}") != NULL);
+	/* the scheduling of contract v3: priority, and the start once set */
+	buf_reset(&b);
+	r.priority = 7;
+	r.not_before = 1795918900000LL;
+	view_status(&b, &r);
+	CHECK(strstr(buf_cstr(&b), ",\"priority\":7,\"notBefore\":"
+	    "\"2026-11-29T02:21:40.000Z\"") != NULL);
 	buf_reset(&b);
 	r.status = ST_COMPLETED;
 	view_status(&b, &r);
