@@ -7,22 +7,30 @@
  * a 429/503 is recognised as the same execution, never a second one), honours
  * Retry-After on 202, 200, 304, 429 and 503, sends the last ETag back in If-None-Match
  * (an unchanged execution then costs a 304 with no body), and handles every problem
- * code of the API.
+ * code of the API. It can schedule the work (contract v3): --delay sends X-Delay-Seconds
+ * (the backend's claim does not get it before then), --priority sends X-Priority (claimed
+ * before work of lower priority); a retried submit sends the same headers again, as an
+ * identical resubmit must (a delayed submit retried later with the same X-Delay-Seconds
+ * is the same execution).
  *
  * usage: php consumer.php [--url URL] [--key KEY] [--cid ID] [--timeout SECONDS]
- *            ENV/SERVICE/OPERATION [BODY | @FILE]
+ *            [--delay SECONDS] [--priority 0-9] ENV/SERVICE/OPERATION [BODY | @FILE]
  *   --url      the API's base URL (default $ASYNCEXEC_URL, else http://127.0.0.1)
  *   --key      the consumer key, ak_... (default $ASYNCEXEC_KEY)
  *   --cid      the correlation id (default a fresh random UUID)
  *   --timeout  give up after this many seconds (default 300)
+ *   --delay    X-Delay-Seconds: not started before this many seconds (0..2592000)
+ *   --priority X-Priority: 0 (the default) to 9, higher claimed first
  *   BODY       the JSON request (default {}), or @FILE to read it from FILE
  *
  * Prints one line per exchange on stdout ("submit 202 ...", "poll 200 ...",
- * "poll 304 not modified ...") and the result at the end ("completed result=...").
+ * "poll 304 not modified ...", a 200 with its priority and notBefore) and the result at
+ * the end ("completed result=...").
  * Exit status: 0 completed; 1 failed, expired or cancelled; 2 usage; 3 unauthorized
  * (401); 4 not found (404 unknown_route, or not_found: the execution is gone or the poll
  * token is no longer valid); 5 conflict (409 correlation_id_conflict: the id was used with
- * another body or key); 6 the request was refused (400, 413, 415); 7 timed out (still
+ * another body, key or scheduling headers); 6 the request was refused (400, e.g. a bad
+ * --delay or --priority, the detail names the header; 413, 415); 7 timed out (still
  * waiting, or 429 / 503 went on until the timeout); 8 transport or unexpected answer.
  */
 
@@ -47,17 +55,20 @@ function fail(int $code, string $why): never
 function parse_args(array $argv): array
 {
 	$o = ['url' => getenv('ASYNCEXEC_URL') ?: 'http://127.0.0.1',
-	    'key' => getenv('ASYNCEXEC_KEY') ?: '', 'cid' => null, 'timeout' => 300];
+	    'key' => getenv('ASYNCEXEC_KEY') ?: '', 'cid' => null, 'timeout' => 300,
+	    'delay' => null, 'priority' => null];
 	$pos = [];
 	for ($i = 1; $i < count($argv); $i++) {
 		$a = $argv[$i];
-		if (in_array($a, ['--url', '--key', '--cid', '--timeout'], true)) {
+		if (in_array($a, ['--url', '--key', '--cid', '--timeout', '--delay',
+		    '--priority'], true)) {
 			if (!isset($argv[$i + 1]))
 				fail(EXIT_USAGE, "$a needs a value");
 			$o[substr($a, 2)] = $argv[++$i];
 		} elseif ($a === '--help' || $a === '-h') {
 			say('usage: php consumer.php [--url URL] [--key KEY] [--cid ID] '
-			    . '[--timeout SECONDS] ENV/SERVICE/OPERATION [BODY | @FILE]');
+			    . '[--timeout SECONDS] [--delay SECONDS] [--priority 0-9] '
+			    . 'ENV/SERVICE/OPERATION [BODY | @FILE]');
 			exit(0);
 		} elseif (str_starts_with($a, '--'))
 			fail(EXIT_USAGE, "unknown option $a");
@@ -180,13 +191,18 @@ function problem_or_retry(string $what, array $r): float
 
 /*
  * Submits $body on $route as $cid until it is accepted: a 429 or 503 is retried after
- * its Retry-After with the same id and body (a retry, never a second execution).
+ * its Retry-After with the same id, body and scheduling headers (a retry, never a second
+ * execution; the server checks the values, a bad one is a 400 naming the header).
  * Returns the 202's body and its Retry-After.
  */
 function submit(array $o, string $route, string $cid, string $body, float $deadline): array
 {
 	$hdr = ['Authorization: Bearer ' . $o['key'], 'Content-Type: application/json',
 	    'X-Correlation-Id: ' . $cid, 'Expect:'];
+	if ($o['delay'] !== null)
+		$hdr[] = 'X-Delay-Seconds: ' . $o['delay'];
+	if ($o['priority'] !== null)
+		$hdr[] = 'X-Priority: ' . $o['priority'];
 	for (;;) {
 		$r = http('POST', rtrim($o['url'], '/') . "/v1/executions/$route", $hdr, $body);
 		if ($r['status'] === 202) {
@@ -227,7 +243,9 @@ function poll(array $o, array $a, float $wait, float $deadline): array
 			fail(EXIT_ERROR, 'a poll 200 without status');
 		$last['_body'] = $r['body'];
 		$etag = $r['headers']['etag'] ?? null;
-		say("poll 200 status={$last['status']} etag=" . ($etag ?? '-'));
+		say("poll 200 status={$last['status']} etag=" . ($etag ?? '-')
+		    . ' priority=' . ($last['priority'] ?? '-')
+		    . ' notBefore=' . ($last['notBefore'] ?? '-'));
 		if ($last['status'] !== 'waiting_callback')
 			return $last;
 		$wait = retry_after($r, 1.0);

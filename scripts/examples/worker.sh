@@ -16,6 +16,7 @@
 # (or nginx's 429/502/504) is retried after its Retry-After, at most RETRIES times; a
 # repeated complete/fail after a lost answer gets the same 200 again (the idempotent
 # winner), so retrying a callback is safe.
+# Scheduling (contract v3) needs no change here: claim order is the server's (priority, due).
 #
 # Environment:
 #   ASYNCEXEC_URL          base URL (required), e.g. http://127.0.0.1:8080

@@ -163,7 +163,13 @@ schedule(struct req *req, struct resp *resp, struct exec_new *n)
 		return HERR_INVALID_REQUEST;
 	}
 	n->priority = s.priority;
-	n->not_before = s.not_before;
+	/*
+	 * A start in the past is due at once, in its place as submitted
+	 * now: due_at (and notBefore) the submit's time, so that it never
+	 * queues ahead of work of its priority that was due before it.
+	 */
+	n->not_before = s.not_before != 0 && s.not_before < n->now ? n->now :
+	    s.not_before;
 	if (s.deadline != 0 && s.deadline < n->expires_at)
 		n->expires_at = s.deadline;
 	len = sched_canon(&s, canon);

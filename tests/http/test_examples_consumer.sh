@@ -11,7 +11,11 @@
 #      (its id with another body): exit 5; 413 (a body over max_request_bytes): exit 6;
 #   3. 429 quota_exceeded: a tenant with --max-open 1 and one waiting execution; the
 #      consumer waits Retry-After and retries the same submit; this test cancels the
-#      occupying execution; the retry is accepted and the consumer finishes with exit 0.
+#      occupying execution; the retry is accepted and the consumer finishes with exit 0;
+#   4. a scheduled submit (contract v3): --delay 4 --priority 7 sends X-Delay-Seconds and
+#      X-Priority; its polls print priority=7 and its notBefore; a claim
+#      right after the submit gets nothing, the backend claims it once due and the consumer
+#      exits 0; --delay 1.5 is a 400 naming X-Delay-Seconds (exit 6).
 # 503 (database down) and 415 are handled by the consumer but not produced here: the
 # consumer always sends JSON, and stopping the shared database is http_ops' (RUN_SERIAL).
 # Prints "N passed, N failed".
@@ -160,4 +164,26 @@ wait_exit "$CPID" 30; rc=$?
 check "quota consumer exit 0 (got $rc)" test "$rc" -eq 0
 check "quota consumer printed the result" grep -qFx 'completed result="done"' "$TMP/quota"
 admin tenant set "$TENANT" --max-open 0 >/dev/null
+
+# ---- 4. a delayed submit with a priority -------------------------------------------------
+# claim_count — how many executions one claim of ROUTE handed out (claimed ones stay claimed)
+claim_count() {
+    curl -s -X POST -H "Authorization: Bearer $BKEY" -H 'Content-Type: application/json' \
+        -d '{"max":10}' "$BASE/v1/backend/$ROUTE/claim" |
+        json 'print(len(d.get("executions") or []))'
+}
+consumer "$TMP/delayed" --key "$CKEY" --cid "delayed-$SUF" --delay 4 --priority 7 \
+    --timeout 60 "$ROUTE" '{"order":45}'
+check "delayed consumer submitted" \
+    wait_for 20 "$TMP/delayed" "^submit 202 correlationId=delayed-$SUF status=waiting_callback$"
+check "not claimable before its delay" test "$(claim_count)" = 0
+check "its poll shows priority 7 and notBefore" wait_for 20 "$TMP/delayed" \
+    '^poll 200 status=waiting_callback etag=".+" priority=7 notBefore=[0-9T:.-]+Z$'
+check "backend claimed it once due and completed" backend_complete '"later"'
+wait_exit "$CPID" 30; rc=$?
+check "delayed consumer exit 0 (got $rc)" test "$rc" -eq 0
+check "delayed consumer printed the result" grep -qFx 'completed result="later"' "$TMP/delayed"
+run_rc 6 bad_delay --key "$CKEY" --delay 1.5 --timeout 10 "$ROUTE" '{}'
+check "400 printed" grep -q '^submit 400 invalid_request$' "$TMP/bad_delay"
+check "the detail names X-Delay-Seconds" grep -q 'X-Delay-Seconds' "$TMP/bad_delay.err"
 done_
