@@ -37,6 +37,7 @@ enum opt {
 	O_SINCE,		/* O_SINCE --since TIME */
 	O_STATE,		/* O_STATE --status STATE (with a value; alone
 				 * it is O_STATUS, migrate's) */
+	O_DRYRUN,		/* O_DRYRUN --dry-run */
 	O__MAX
 };
 #define OPT(o)	(1u << (o))
@@ -134,6 +135,10 @@ int	cmd_check(struct ctx *);
 int	chk_exec(struct opts *);
 int	chk_exec_fail(struct opts *);
 int	chk_migrate(struct opts *);
+
+/* admin_replay.c */
+int	cmd_exec_replay(struct ctx *);
+int	chk_exec_replay(struct opts *);
 
 /* admin_keys.c */
 int	cmd_pollkey_rotate(struct ctx *);

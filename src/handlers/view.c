@@ -35,9 +35,11 @@ put_time(struct buf *b, const char *name, int64_t ms)
 
 /*
  * Appends the status body of r: correlationId, status, timestamps,
- * cancelRequested, attempt, result (completed) or error (failed) as
- * stored, progress once one was reported, and lastError while a retry
- * is pending (r->last_error is only read for a waiting execution).
+ * cancelRequested, attempt, priority, notBefore, the replay links
+ * (replayOf, replacedBy: read by poll only), result (completed) or
+ * error (failed) as stored, progress once one was reported, and
+ * lastError while a retry is pending (r->last_error is only read for a
+ * waiting execution).
  */
 void
 view_status(struct buf *b, const struct exec_row *r)
@@ -56,6 +58,14 @@ view_status(struct buf *b, const struct exec_row *r)
 	buf_printf(b, ",\"attempt\":%u,\"priority\":%u", r->attempts,
 	    r->priority);
 	put_time(b, "notBefore", r->not_before);
+	if (r->replay_of[0] != '\0') {
+		buf_puts(b, ",\"replayOf\":");
+		json_put_string(b, r->replay_of);
+	}
+	if (r->replaced_by[0] != '\0') {
+		buf_puts(b, ",\"replacedBy\":");
+		json_put_string(b, r->replaced_by);
+	}
 	if (r->status == ST_COMPLETED && r->result != NULL) {
 		buf_puts(b, ",\"result\":");
 		buf_append(b, r->result, r->result_len);

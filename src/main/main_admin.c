@@ -77,6 +77,11 @@ const struct verb admin_verbs[] = {
 	{ "execution", "fail", OPT(O_TENANT) | OPT(O_MESSAGE), 1, 2, 0,
 	  "execution fail " EXEC_BY " --message TEXT", chk_exec_fail,
 	  cmd_exec_fail },
+	{ "execution", "replay", OPT(O_TENANT) | OPT(O_ROUTE) | OPT(O_STATE) |
+	  OPT(O_SINCE) | OPT(O_DRYRUN), 0, 2, 1,
+	  "execution replay " EXEC_BY " | execution replay --route "
+	  "ENV/SERVICE/OPERATION --status failed|expired|cancelled --since TIME "
+	  "[--dry-run]", chk_exec_replay, cmd_exec_replay },
 	{ "poll-key", "rotate", OPT(O_GRACE), 0, 0, 0,
 	  "poll-key rotate [--grace-hours N]", chk_pollkey_rotate,
 	  cmd_pollkey_rotate },
@@ -122,6 +127,7 @@ static const struct {
 	{ "--grace-hours", O_GRACE }, { "--max-open", O_MAXOPEN },
 	{ "--url", O_URL }, { "--events", O_EVENTS },
 	{ "--endpoint", O_ENDPOINT }, { "--since", O_SINCE },
+	{ "--dry-run", O_DRYRUN },
 };
 #define NOPTNAMES	(sizeof(optnames) / sizeof(optnames[0]))
 
@@ -139,8 +145,8 @@ synopsis(FILE *f, const char *noun)
 			fprintf(f, "  %s\n", admin_verbs[i].synopsis);
 	if (noun == NULL)
 		fprintf(f, "--json: one JSON document on stdout (the list "
-		    "verbs, stats, execution show, migrate --status, the "
-		    "webhook verbs).\n"
+		    "verbs, stats, execution show and replay, migrate --status, "
+		    "the webhook verbs).\n"
 		    "Exit 0 success, 1 database or runtime error, 2 usage "
 		    "or configuration error.\n");
 }

@@ -426,19 +426,14 @@ poll_finish(struct db_cols *c, struct exec_row *r, char *status, size_t ssz,
 }
 
 /*
- * The poll read, by primary key: only what poll and cancel compare and
- * show (id, status, the initiator's key and token hashes, cancel flag,
- * timestamps), never the payloads, so that a row that exists costs what
- * a missing one costs until the caller's hashes have matched (then
- * repo_exec_payload reads them). The row must also have the path's
- * tenant, route and correlation id. r's names are copied from the
- * arguments; r->result and r->error stay NULL. REPO_OK, REPO_NOTFOUND
- * or REPO_ERR.
+ * One hop of the poll read (STMT_EXEC_POLL_ID): the row of id on the
+ * path's tenant and route into r; *match: it has correlation id cid;
+ * *next: its replaced_by (0: none). DB_ROW, DB_ROW_NONE or DB_ROW_ERR.
  */
-enum repo_rc
-repo_exec_poll(struct db *db, uint64_t id, const char *tenant,
-    const char *env, const char *svc, const char *op, const char *cid,
-    struct exec_row *r)
+static int
+poll_hop(struct db *db, uint64_t id, const char *tenant, const char *env,
+    const char *svc, const char *op, const char *cid, struct exec_row *r,
+    int *match, uint64_t *next)
 {
 	MYSQL_BIND	 p[6];
 	MYSQL_TIME	 t[5];
@@ -447,20 +442,76 @@ repo_exec_poll(struct db *db, uint64_t id, const char *tenant,
 	char		 status[24];
 	int		 rc;
 
-	db_bind_u64(&p[0], &id);
-	db_bind_str(&p[1], tenant);
-	db_bind_str(&p[2], env);
-	db_bind_str(&p[3], svc);
-	db_bind_str(&p[4], op);
-	db_bind_str(&p[5], cid);
+	*match = 0;
+	*next = 0;
+	db_bind_str(&p[0], cid);
+	db_bind_u64(&p[1], &id);
+	db_bind_str(&p[2], tenant);
+	db_bind_str(&p[3], env);
+	db_bind_str(&p[4], svc);
+	db_bind_str(&p[5], op);
 	if ((st = db_run(db, STMT_EXEC_POLL_ID, p)) == NULL)
-		return REPO_ERR;
+		return DB_ROW_ERR;
 	memset(r, 0, sizeof(*r));
 	poll_cols(&c, r, status, sizeof(status), t);
+	db_rcol(&c, 15, MYSQL_TYPE_LONG, match, 0);
+	db_rcol(&c, 16, MYSQL_TYPE_LONGLONG, next, 0);
+	db_rcol(&c, 17, MYSQL_TYPE_STRING, r->replaced_by,
+	    sizeof(r->replaced_by));
+	db_rcol(&c, 18, MYSQL_TYPE_STRING, r->replay_of, sizeof(r->replay_of));
 	rc = db_fetch_row(st, &c);
 	if (rc == DB_ROW && poll_finish(&c, r, status, sizeof(status), t) == -1)
 		rc = DB_ROW_ERR;
+	if (rc == DB_ROW) {
+		*match = !c.null[15] && *match;
+		if (c.null[16])
+			*next = 0;
+		db_rstr(&c, 17, r->replaced_by, sizeof(r->replaced_by));
+		db_rstr(&c, 18, r->replay_of, sizeof(r->replay_of));
+		if (c.null[17])
+			r->replaced_by[0] = '\0';
+		if (c.null[18])
+			r->replay_of[0] = '\0';
+	}
 	mysql_stmt_free_result(st);
+	return rc;
+}
+
+/*
+ * The poll read, by primary key: only what poll and cancel compare and
+ * show (id, status, the initiator's key and token hashes, cancel flag,
+ * timestamps, the replay links), never the payloads, so that a row that
+ * exists costs what a missing one costs until the caller's hashes have
+ * matched (then repo_exec_payload reads them). The row of the sealed id
+ * must have the path's tenant and route; when it has another
+ * correlation id, its replaced_by is followed (replay, sql/011: the
+ * replay carries the original's poll-token hash), at most REPLAY_HOPS
+ * times, until the path's correlation id. What is read depends on the
+ * sealed id alone (the caller's own executions), never on whether the
+ * path's correlation id exists. r's names are copied from the
+ * arguments; r->result and r->error stay NULL. REPO_OK, REPO_NOTFOUND
+ * or REPO_ERR.
+ */
+enum repo_rc
+repo_exec_poll(struct db *db, uint64_t id, const char *tenant,
+    const char *env, const char *svc, const char *op, const char *cid,
+    struct exec_row *r)
+{
+	uint64_t	 next;
+	int		 hop, match = 0, rc = DB_ROW_NONE;
+
+	for (hop = 0; hop <= REPLAY_HOPS; hop++) {
+		rc = poll_hop(db, id, tenant, env, svc, op, cid, r, &match,
+		    &next);
+		if (rc != DB_ROW || match)
+			break;
+		rc = DB_ROW_NONE;
+		if (next == 0)
+			break;
+		id = next;
+	}
+	if (rc == DB_ROW && !match)
+		rc = DB_ROW_NONE;
 	snprintf(r->cid, sizeof(r->cid), "%s", cid);
 	snprintf(r->env, sizeof(r->env), "%s", env);
 	snprintf(r->svc, sizeof(r->svc), "%s", svc);

@@ -100,10 +100,16 @@ struct exec_row {
 	int64_t		 not_before;
 	unsigned char	 sched_hash[SHA256_LEN];
 	int		 sched_null;
+	/* replay (sql/011, poll only): the correlation ids of the
+	 * execution's replay and of its original; "" when none */
+	char		 replaced_by[CID_MAX_LEN + 1];
+	char		 replay_of[CID_MAX_LEN + 1];
 };
 
 #define PROGRESS_SCHEMA		8	/* progress, retries, the winner */
 #define SCHEDULE_SCHEMA		11	/* priority, the start, replay links */
+#define REPLAY_HOPS		8	/* poll follows at most this many
+					 * replaced_by links */
 /* progress: at most this many bytes as sent (else 413) */
 /* a retryable failure's delay: 0..RETRY_AFTER_MAX seconds */
 #define RETRY_AFTER_MAX		86400

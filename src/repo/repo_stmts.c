@@ -203,10 +203,20 @@ const struct db_stmt_def repo_stmts[STMT__MAX] = {
 	[STMT_EXEC_WINNER] = {
 	    "SELECT callback_token_hash, winner_hash FROM s2r_async_execution "
 	    "WHERE id = ?", 1, "exec_winner" },
+	/*
+	 * One hop of poll (repo_exec_poll): the row of the sealed id (or of
+	 * the replaced_by of the previous hop) on the path's tenant and
+	 * route; whether it has the path's correlation id, its replay and
+	 * the correlation ids of its replay and original (sql/011).
+	 */
 	[STMT_EXEC_POLL_ID] = {
-	    "SELECT " POLL_COLS " FROM s2r_async_execution WHERE id = ? AND "
-	    "initiator_tenant_id = ? AND environment = ? AND service_key = ? "
-	    "AND operation_key = ? AND correlation_id = ?",
+	    "SELECT " POLL_COLS ", correlation_id = ?, replaced_by, "
+	    "(SELECT n.correlation_id FROM s2r_async_execution n WHERE "
+	    "n.id = e.replaced_by), (SELECT o.correlation_id FROM "
+	    "s2r_async_execution o WHERE o.id = e.replay_of) "
+	    "FROM s2r_async_execution e WHERE e.id = ? AND "
+	    "e.initiator_tenant_id = ? AND e.environment = ? AND "
+	    "e.service_key = ? AND e.operation_key = ?",
 	    1, "exec_poll_id" },
 	[STMT_MIGRATE_LOCK] = {
 	    "SELECT GET_LOCK(CONCAT('asyncexec_migrate:', DATABASE()), ?)",
