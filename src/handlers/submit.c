@@ -146,7 +146,8 @@ quota_gate(struct app *app, struct req *req, struct resp *resp,
  * The scheduling headers (contract v3) into n, whose now and route
  * expiry are set: the priority, the start, an expiry no later than the
  * deadline, the headers' hash for an identical resubmit. HERR_OK, or
- * HERR_INVALID_REQUEST with a detail naming the header.
+ * HERR_INVALID_REQUEST with a detail naming the header (also for a start
+ * at or after the expiry: it could never be claimed).
  */
 static enum herr
 schedule(struct req *req, struct resp *resp, struct exec_new *n)
@@ -172,6 +173,12 @@ schedule(struct req *req, struct resp *resp, struct exec_new *n)
 	    s.not_before;
 	if (s.deadline != 0 && s.deadline < n->expires_at)
 		n->expires_at = s.deadline;
+	if (n->not_before >= n->expires_at) {	/* it would expire unstarted */
+		resp->detail = "the start (X-Not-Before or X-Delay-Seconds) must "
+		    "come before the execution expires: createdAt + the route's "
+		    "retention, or X-Deadline";
+		return HERR_INVALID_REQUEST;
+	}
 	len = sched_canon(&s, canon);
 	n->sched_given = len > 0;
 	if (len > 0)

@@ -246,6 +246,8 @@ test_bounds(void)
 
 	fx_setup(&f, "sched-ok");
 	fx_setup(&g, "sched-bad");
+	/* room for the longest delay: a start must come before the expiry */
+	free(admin("route set %s --retention-days 31", f.route));
 
 	/* X-Delay-Seconds 0: due at once, notBefore = createdAt */
 	CHECK(submit_ok(&f, NULL, "{}", "X-Delay-Seconds: 0", NULL, NULL, &s));
@@ -303,6 +305,8 @@ test_bounds(void)
 
 	/* the 400s, each naming its header, on g: nothing stored */
 	bad(&g, "X-Delay-Seconds: 2592001", NULL, "X-Delay-Seconds", NULL);
+	/* g's route keeps 7 days: a start 8 days on would expire unstarted */
+	bad(&g, "X-Delay-Seconds: 691200", NULL, "X-Delay-Seconds", "retention");
 	bad(&g, "X-Delay-Seconds: -1", NULL, "X-Delay-Seconds", NULL);
 	bad(&g, "X-Delay-Seconds: 1.5", NULL, "X-Delay-Seconds", NULL);
 	bad(&g, "X-Delay-Seconds:", NULL, "X-Delay-Seconds", NULL);
