@@ -262,6 +262,64 @@ dash_query_u64(const struct req *req, const char *name, uint64_t *v,
 	return HERR_OK;
 }
 
+/* The value of hex digit c, or -1. */
+static int
+hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/*
+ * The query parameter name, percent-decoded, into v (size bytes, NUL
+ * terminated; *given 1), or *given 0 when absent. HERR_OK, or
+ * HERR_INVALID_REQUEST when present but empty, longer than size - 1,
+ * badly encoded or holding a control character (the caller checks the
+ * value itself: valid.h).
+ */
+enum herr
+dash_query_str(const struct req *req, const char *name, char *v, size_t size,
+    int *given)
+{
+	const char	*p = req->query;
+	size_t		 kl = strlen(name), n, i, o;
+	int		 hi, lo;
+
+	*given = 0;
+	while (p != NULL && *p != '\0') {
+		n = strcspn(p, "&");
+		if (n > kl && strncmp(p, name, kl) == 0 && p[kl] == '=') {
+			for (o = 0, i = kl + 1; i < n; i++) {
+				if (o + 1 >= size)
+					return HERR_INVALID_REQUEST;
+				if (p[i] == '%') {
+					if (i + 2 >= n ||
+					    (hi = hexval(p[i + 1])) < 0 ||
+					    (lo = hexval(p[i + 2])) < 0)
+						return HERR_INVALID_REQUEST;
+					v[o++] = (char)(hi * 16 + lo);
+					i += 2;
+				} else
+					v[o++] = p[i] == '+' ? ' ' : p[i];
+				if ((unsigned char)v[o - 1] < 0x20)
+					return HERR_INVALID_REQUEST;
+			}
+			if (o == 0)
+				return HERR_INVALID_REQUEST;
+			v[o] = '\0';
+			*given = 1;
+			return HERR_OK;
+		}
+		p += n + (p[n] == '&');
+	}
+	return HERR_OK;
+}
+
 /* GET /dashboard/style.css: the stylesheet (an hour in no cache: no-store). */
 enum herr
 handle_dash_css(struct app *app, struct req *req, struct resp *resp)

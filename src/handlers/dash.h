@@ -24,7 +24,10 @@ struct ddb;
 #define DASH_PAGES(X)							\
 	X(HEALTH, "health", "Health")					\
 	X(ROUTES, "routes", "Routes")					\
-	X(KEYS, "keys", "Keys")
+	X(ATTENTION, "attention", "Attention")				\
+	X(TENANTS, "tenants", "Tenants")				\
+	X(KEYS, "keys", "Keys")						\
+	X(WEBHOOKS, "webhooks", "Webhooks")
 
 enum dash_page {
 #define DASH_ENUM(id, path, title)	DASH_##id,
@@ -47,5 +50,7 @@ void		 dash_unavailable(struct buf *, const char *what);
 struct ddb	*dash_db(struct app *);
 enum herr	 dash_query_u64(const struct req *, const char *name,
 		    uint64_t *v, int *given);
+enum herr	 dash_query_str(const struct req *, const char *name,
+		    char *v, size_t size, int *given);
 
 #endif

@@ -84,6 +84,8 @@ handle_dash_exec(struct app *app, struct req *req, struct resp *resp)
 	snprintf(title, sizeof(title), "Execution %" PRIu64, e.id);
 	dash_begin(resp, DASH_NONE, "../", title);
 	exec_table(&resp->body, &e, clock_now_ms());
-	dash_html(&resp->body, "<p><a href=\"../routes\">Routes</a></p>\n");
+	dash_html(&resp->body, "<p><a href=\"../routes\">Routes</a> &middot; "
+	    "<a href=\"../attention?route=%s/%s/%s\">Attention: this route</a>"
+	    "</p>\n", e.env, e.svc, e.op);
 	return dash_end(resp);
 }

@@ -3,6 +3,7 @@
  * DASH_PAGE_MAX by id, ?after=ID for the next) with its waiting
  * executions (repo_dash_route_open: the first DASH_OPEN_CAP of the
  * route's range of ix_exec_claim), and this host's callback refusals.
+ * A route's name links to the Attention page of that route.
  */
 #include <stdlib.h>
 
@@ -20,8 +21,9 @@ route_row(struct ddb *d, struct buf *b, const struct dash_route *r,
 	enum repo_rc		 rc;
 
 	rc = repo_dash_route_open(d, r, now, &o);
-	dash_html(b, "<tr><td>%s/%s/%s</td><td class=\"%s\">%s</td>"
-	    "<td class=\"n\">%u</td>", r->env, r->svc, r->op,
+	dash_html(b, "<tr><td><a href=\"attention?route=%s/%s/%s\">%s/%s/%s"
+	    "</a></td><td class=\"%s\">%s</td><td class=\"n\">%u</td>",
+	    r->env, r->svc, r->op, r->env, r->svc, r->op,
 	    r->enabled ? "ok" : "warn", r->enabled ? "yes" : "no",
 	    r->retention_days);
 	if (rc != REPO_OK) {

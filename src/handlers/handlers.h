@@ -36,6 +36,9 @@ const char	*ops_unready(struct app *, struct repo_node *, int *version);
 enum herr	handle_dash_css(struct app *, struct req *, struct resp *);
 enum herr	handle_dash_health(struct app *, struct req *, struct resp *);
 enum herr	handle_dash_routes(struct app *, struct req *, struct resp *);
+enum herr	handle_dash_attention(struct app *, struct req *, struct resp *);
+enum herr	handle_dash_tenants(struct app *, struct req *, struct resp *);
+enum herr	handle_dash_webhooks(struct app *, struct req *, struct resp *);
 enum herr	handle_dash_exec(struct app *, struct req *, struct resp *);
 enum herr	handle_dash_keys(struct app *, struct req *, struct resp *);
 

@@ -49,6 +49,12 @@
 	    handle_dash_health, "dash_health")				\
 	X(DASH_ROUTES, "GET", "dashboard/routes", P_NONE,		\
 	    handle_dash_routes, "dash_routes")				\
+	X(DASH_ATTENTION, "GET", "dashboard/attention", P_NONE,		\
+	    handle_dash_attention, "dash_attention")			\
+	X(DASH_TENANTS, "GET", "dashboard/tenants", P_NONE,		\
+	    handle_dash_tenants, "dash_tenants")				\
+	X(DASH_WEBHOOKS, "GET", "dashboard/webhooks", P_NONE,		\
+	    handle_dash_webhooks, "dash_webhooks")			\
 	X(DASH_EXEC, "GET", "dashboard/execution/*", P_CALLBACK,	\
 	    handle_dash_exec, "dash_execution")				\
 	X(DASH_KEYS, "GET", "dashboard/keys", P_NONE, handle_dash_keys,	\

@@ -68,6 +68,8 @@ X(PURGE_GRACE_DAYS, "purge_grace_days", CT_UINT, purge_grace_days, "7", \
     0, 36500, R_EXPIRE) \
 X(CACHE_TTL, "cache_ttl_seconds", CT_UINT, cache_ttl_seconds, "5", 0, \
     3600, R_FCGI | R_ADMIN) \
+X(DASHBOARD_SHOW_ERRORS, "dashboard_show_errors", CT_UINT, \
+    dashboard_show_errors, "0", 0, 1, R_FCGI) \
 X(WEBHOOK_KEY_FILE, "webhook_key_file", CT_STR, webhook_key_file, \
     "/etc/asyncexec/webhook.key", 0, 0, R_ADMIN | R_NOTIFY) \
 X(WEBHOOK_ALLOW_HTTP, "webhook_allow_http", CT_UINT, webhook_allow_http, \

@@ -47,6 +47,7 @@ struct config {
 	unsigned	 max_attempts;
 	unsigned	 purge_grace_days;
 	unsigned	 cache_ttl_seconds;
+	unsigned	 dashboard_show_errors;	/* 1: errors' messages on the dashboard */
 	char		 webhook_key_file[256];
 	unsigned	 webhook_allow_http;	/* 1: http:// URLs too */
 	char		 webhook_allow_networks[1024];	/* CIDRs, refused ranges let through */

@@ -20,8 +20,55 @@ enum dstmt {
 	D_EXEC,
 	D_KEYS,
 	D_KEY_ROUTES,
+	D_ATT_WAITING,
+	D_ATT_WAITING_R,
+	D_ATT_LAST,
+	D_ATT_LAPSED,
+	D_ATT_LAPSED_R,
+	D_ATT_FAILED,
+	D_ATT_EXPIRED,
+	D_TENANTS,
+	D_TENANT_OPEN,
+	D_WH_ENDPOINTS,
+	D_WH_PENDING,
+	D_WH_DEAD,
 	D__MAX
 };
+
+/*
+ * An Attention row (struct dash_att_row) of execution e, at the time
+ * column "at"; the error (a failure's, or the last retryable one's) gives
+ * its code, and its message when the first parameter is 1.
+ */
+#define ERR_DOC \
+	"CONVERT(COALESCE(e.error_payload, e.last_error) USING utf8mb4)"
+#define ATT_COLS(at) \
+	"SELECT e.id, e.environment, e.service_key, e.operation_key, " \
+	"e.initiator_tenant_id, e.created_at, " at ", e.attempts, " \
+	"LEFT(JSON_VALUE(" ERR_DOC ", '$.code'), 64), IF(? = 1, " \
+	"LEFT(JSON_VALUE(" ERR_DOC ", '$.message'), 200), NULL) "
+/* The first DASH_OPEN_CAP waiting executions: all (nearest expiry first) or a route's. */
+#define WAIT_ALL \
+	"FROM (SELECT id FROM s2r_async_execution FORCE INDEX (ix_exec_expiry) " \
+	"WHERE status = 'waiting_callback' ORDER BY expires_at, id LIMIT " \
+	DASH_OPEN_CAP_STR ") w STRAIGHT_JOIN s2r_async_execution e ON e.id = w.id "
+#define WAIT_ROUTE \
+	"FROM (SELECT id FROM s2r_async_execution FORCE INDEX (ix_exec_claim) " \
+	"WHERE environment = ? AND service_key = ? AND operation_key = ? AND " \
+	"status = 'waiting_callback' LIMIT " DASH_OPEN_CAP_STR ") w " \
+	"STRAIGHT_JOIN s2r_async_execution e ON e.id = w.id "
+/* The DASH_RECENT_WINDOW of status st with the latest expires_at. */
+#define RECENT(st) \
+	"FROM (SELECT id FROM s2r_async_execution FORCE INDEX (ix_exec_expiry) " \
+	"WHERE status = '" st "' ORDER BY expires_at DESC, id DESC LIMIT " \
+	DASH_RECENT_WINDOW_STR ") w STRAIGHT_JOIN s2r_async_execution e ON " \
+	"e.id = w.id "
+/* All routes (the first parameter '') or this one. */
+#define ONLY_ROUTE \
+	"(? = '' OR (e.environment = ? AND e.service_key = ? AND " \
+	"e.operation_key = ?)) "
+#define RECENT_ORDER \
+	"ORDER BY e.completed_at DESC, e.id DESC LIMIT ?, ?"
 
 static const struct db_stmt_def dstmts[D__MAX] = {
 	[D_ROUTES] = {
@@ -52,6 +99,65 @@ static const struct db_stmt_def dstmts[D__MAX] = {
 	    "r.operation_key) FROM s2r_backend_key_route kr JOIN s2r_route r "
 	    "ON r.id = kr.route_id WHERE kr.key_id = ? ORDER BY kr.route_id "
 	    "LIMIT 9", 1, "dash_key_routes" },
+	[D_ATT_WAITING] = {
+	    ATT_COLS("e.expires_at") "FROM s2r_async_execution e FORCE INDEX "
+	    "(ix_exec_expiry) WHERE e.status = 'waiting_callback' ORDER BY "
+	    "e.expires_at, e.id LIMIT ?, ?", 1, "dash_att_waiting" },
+	[D_ATT_WAITING_R] = {
+	    ATT_COLS("e.expires_at") WAIT_ROUTE "ORDER BY w.id LIMIT ?, ?",
+	    1, "dash_att_waiting_route" },
+	/* the range attempts IN (max - 1, max) of ix_exec_abandon, in its order */
+	[D_ATT_LAST] = {
+	    ATT_COLS("e.lease_expires_at") "FROM s2r_async_execution e FORCE "
+	    "INDEX (ix_exec_abandon) WHERE e.attempts IN (?, ?) AND e.status = "
+	    "'waiting_callback' AND ((e.attempts = ? AND (e.lease_expires_at IS "
+	    "NULL OR e.lease_expires_at <= ?)) OR (e.attempts = ? AND "
+	    "e.lease_expires_at > ?)) AND " ONLY_ROUTE "ORDER BY e.attempts, "
+	    "e.id LIMIT ?, ?", 1, "dash_att_last" },
+	[D_ATT_LAPSED] = {
+	    ATT_COLS("e.lease_expires_at") WAIT_ALL "WHERE e.lease_expires_at "
+	    "<= ? ORDER BY e.lease_expires_at, e.id LIMIT ?, ?",
+	    1, "dash_att_lapsed" },
+	[D_ATT_LAPSED_R] = {
+	    ATT_COLS("e.lease_expires_at") WAIT_ROUTE "WHERE e.lease_expires_at "
+	    "<= ? ORDER BY e.lease_expires_at, e.id LIMIT ?, ?",
+	    1, "dash_att_lapsed_route" },
+	/* abandoned (the second parameter 1): the error asyncexec-expire writes */
+	[D_ATT_FAILED] = {
+	    ATT_COLS("e.completed_at") RECENT("failed") "WHERE (? = 0 OR "
+	    "e.error_payload LIKE '{\"message\":\"abandoned after %') AND "
+	    ONLY_ROUTE RECENT_ORDER, 1, "dash_att_failed" },
+	[D_ATT_EXPIRED] = {
+	    ATT_COLS("e.completed_at") RECENT("expired") "WHERE " ONLY_ROUTE
+	    RECENT_ORDER, 1, "dash_att_expired" },
+	[D_TENANTS] = {
+	    "SELECT tenant_id, max_open FROM s2r_tenant WHERE tenant_id > ? "
+	    "ORDER BY tenant_id" PAGE_LIMIT, 1, "dash_tenants" },
+	/* the quota's count (repo_tenant.c): a capped range of ix_exec_tenant_open */
+	[D_TENANT_OPEN] = {
+	    "SELECT COUNT(*) FROM (SELECT 1 FROM s2r_async_execution "
+	    "FORCE INDEX (ix_exec_tenant_open) WHERE initiator_tenant_id = ? "
+	    "AND status = 'waiting_callback' LIMIT ?) w", 1, "dash_tenant_open" },
+	/* disabled first; only the URL up to its third slash is read */
+	[D_WH_ENDPOINTS] = {
+	    "SELECT id, tenant_id, COALESCE(CONCAT(environment, '/', "
+	    "service_key, '/', operation_key), ''), LEFT(SUBSTRING_INDEX(url, "
+	    "'/', 3), " "255), enabled, disabled_reason FROM s2r_webhook_endpoint "
+	    "WHERE enabled > ? OR (enabled = ? AND id > ?) ORDER BY enabled, id"
+	    PAGE_LIMIT, 1, "dash_webhooks" },
+	/* the backlog's first DASH_DELIVERY_CAP entries of ix_delivery_due */
+	[D_WH_PENDING] = {
+	    "SELECT endpoint_id, COUNT(*), MIN(created_at) FROM (SELECT "
+	    "endpoint_id, created_at FROM s2r_webhook_delivery FORCE INDEX "
+	    "(ix_delivery_due) WHERE state IN ('pending', 'leased') ORDER BY "
+	    "state, due_at LIMIT " DASH_DELIVERY_CAP_STR ") w GROUP BY "
+	    "endpoint_id", 1, "dash_wh_pending" },
+	/* the latest DASH_DELIVERY_CAP dead ones (due_at: when they died) */
+	[D_WH_DEAD] = {
+	    "SELECT endpoint_id, COUNT(*), NULL FROM (SELECT endpoint_id FROM "
+	    "s2r_webhook_delivery FORCE INDEX (ix_delivery_due) WHERE state = "
+	    "'dead' ORDER BY due_at DESC LIMIT " DASH_DELIVERY_CAP_STR ") w "
+	    "GROUP BY endpoint_id", 1, "dash_wh_dead" },
 };
 
 static const char *const dparams[D__MAX] = {
@@ -60,6 +166,18 @@ static const char *const dparams[D__MAX] = {
 	[D_EXEC] = "n",
 	[D_KEYS] = "n",
 	[D_KEY_ROUTES] = "n",
+	[D_ATT_WAITING] = "nnn",
+	[D_ATT_WAITING_R] = "nsssnn",
+	[D_ATT_LAST] = "nnnntntssssnn",
+	[D_ATT_LAPSED] = "ntnn",
+	[D_ATT_LAPSED_R] = "nssstnn",
+	[D_ATT_FAILED] = "nnssssnn",
+	[D_ATT_EXPIRED] = "nssssnn",
+	[D_TENANTS] = "s",
+	[D_TENANT_OPEN] = "sn",
+	[D_WH_ENDPOINTS] = "nnn",
+	[D_WH_PENDING] = "",
+	[D_WH_DEAD] = "",
 };
 
 struct ddb {
@@ -278,5 +396,280 @@ repo_dash_keys(struct ddb *d, uint64_t before, struct dash_key *k,
 	for (i = 0; i < *n; i++)
 		if (k[i].backend && key_routes(d, &k[i]) != REPO_OK)
 			return REPO_ERR;
+	return REPO_OK;
+}
+
+/* Fetches the next Attention row of st into r: DB_ROW, DB_ROW_NONE, DB_ROW_ERR. */
+static enum db_row
+att_fetch(MYSQL_STMT *st, struct dash_att_row *r)
+{
+	struct db_cols	 c;
+	MYSQL_TIME	 t[2];
+	enum db_row	 rc;
+
+	memset(r, 0, sizeof(*r));
+	db_rcol(&c, 0, MYSQL_TYPE_LONGLONG, &r->id, 0);
+	db_rcol(&c, 1, MYSQL_TYPE_STRING, r->env, sizeof(r->env));
+	db_rcol(&c, 2, MYSQL_TYPE_STRING, r->svc, sizeof(r->svc));
+	db_rcol(&c, 3, MYSQL_TYPE_STRING, r->op, sizeof(r->op));
+	db_rcol(&c, 4, MYSQL_TYPE_STRING, r->tenant, sizeof(r->tenant));
+	db_rcol(&c, 5, MYSQL_TYPE_DATETIME, &t[0], sizeof(t[0]));
+	db_rcol(&c, 6, MYSQL_TYPE_DATETIME, &t[1], sizeof(t[1]));
+	db_rcol(&c, 7, MYSQL_TYPE_LONG, &r->attempts, 0);
+	db_rcol(&c, 8, MYSQL_TYPE_STRING, r->code, sizeof(r->code));
+	db_rcol(&c, 9, MYSQL_TYPE_STRING, r->message, sizeof(r->message));
+	if ((rc = db_fetch_row(st, &c)) != DB_ROW)
+		return rc;
+	db_rstr(&c, 1, r->env, sizeof(r->env));
+	db_rstr(&c, 2, r->svc, sizeof(r->svc));
+	db_rstr(&c, 3, r->op, sizeof(r->op));
+	db_rstr(&c, 4, r->tenant, sizeof(r->tenant));
+	db_rstr(&c, 8, r->code, sizeof(r->code));
+	db_rstr(&c, 9, r->message, sizeof(r->message));
+	r->created_at = db_time_ms(&t[0]);
+	r->at = c.null[6] ? 0 : db_time_ms(&t[1]);
+	return DB_ROW;
+}
+
+/*
+ * Attention list which (repo_dash.h), of route only (NULL: every route),
+ * at now: rows offset .. offset + max - 1 into r (*n of them), each error
+ * with its message when show_errors. REPO_OK or REPO_ERR.
+ */
+enum repo_rc
+repo_dash_attention(struct ddb *d, enum dash_att which,
+    const struct dash_route *only, unsigned max_attempts, int show_errors,
+    int64_t now, unsigned offset, struct dash_att_row *r, size_t max,
+    size_t *n)
+{
+	MYSQL_BIND	 p[13];
+	MYSQL_TIME	 t[2];
+	MYSQL_STMT	*st;
+	const char	*env = only ? only->env : "", *svc = only ? only->svc : "",
+			*op = only ? only->op : "";
+	unsigned	 show = show_errors ? 1 : 0, last = max_attempts,
+			 before = max_attempts > 0 ? max_attempts - 1 : 0,
+			 abandoned = which == DASH_ATT_ABANDONED, lim = (unsigned)max;
+	enum dstmt	 s;
+	enum db_row	 rc = DB_ROW;
+	int		 k = 0;
+
+	*n = 0;
+	db_bind_u32(&p[k++], &show);
+	switch (which) {
+	case DASH_ATT_WAITING:
+	case DASH_ATT_LAPSED:
+		s = which == DASH_ATT_WAITING ? (only ? D_ATT_WAITING_R :
+		    D_ATT_WAITING) : (only ? D_ATT_LAPSED_R : D_ATT_LAPSED);
+		if (only) {
+			db_bind_str(&p[k++], env);
+			db_bind_str(&p[k++], svc);
+			db_bind_str(&p[k++], op);
+		}
+		if (which == DASH_ATT_LAPSED)
+			db_bind_time(&p[k++], &t[0], now);
+		break;
+	case DASH_ATT_LAST:
+		s = D_ATT_LAST;
+		db_bind_u32(&p[k++], &before);
+		db_bind_u32(&p[k++], &last);
+		db_bind_u32(&p[k++], &before);
+		db_bind_time(&p[k++], &t[0], now);
+		db_bind_u32(&p[k++], &last);
+		db_bind_time(&p[k++], &t[1], now);
+		break;
+	case DASH_ATT_FAILED:
+	case DASH_ATT_ABANDONED:
+		s = D_ATT_FAILED;
+		db_bind_u32(&p[k++], &abandoned);
+		break;
+	case DASH_ATT_EXPIRED:
+		s = D_ATT_EXPIRED;
+		break;
+	default:
+		return REPO_ERR;
+	}
+	if (s == D_ATT_LAST || s == D_ATT_FAILED || s == D_ATT_EXPIRED) {
+		db_bind_str(&p[k++], env);
+		db_bind_str(&p[k++], env);
+		db_bind_str(&p[k++], svc);
+		db_bind_str(&p[k++], op);
+	}
+	db_bind_u32(&p[k++], &offset);
+	db_bind_u32(&p[k++], &lim);
+	if ((st = db_run(d->db, s, p)) == NULL)
+		return REPO_ERR;
+	while (*n < max && (rc = att_fetch(st, &r[*n])) == DB_ROW)
+		(*n)++;
+	mysql_stmt_free_result(st);
+	return rc == DB_ROW_ERR ? REPO_ERR : REPO_OK;
+}
+
+/* Tenant t's waiting executions, counted as its quota counts them. */
+static enum repo_rc
+tenant_open(struct ddb *d, struct dash_tenant *t)
+{
+	MYSQL_BIND		 p[2];
+	MYSQL_STMT		*st;
+	struct db_cols		 c;
+	unsigned long long	 v = 0;
+	unsigned		 cap;
+	int			 rc;
+
+	cap = t->max_open > 0 && t->max_open < DASH_OPEN_CAP ?
+	    t->max_open + 1 : DASH_OPEN_CAP;
+	db_bind_str(&p[0], t->tenant);
+	db_bind_u32(&p[1], &cap);
+	if ((st = db_run(d->db, D_TENANT_OPEN, p)) == NULL)
+		return REPO_ERR;
+	db_rcol(&c, 0, MYSQL_TYPE_LONGLONG, &v, 0);
+	rc = db_fetch_row(st, &c);
+	mysql_stmt_free_result(st);
+	if (rc != DB_ROW)
+		return REPO_ERR;
+	t->open = (unsigned)v;
+	t->capped = cap == DASH_OPEN_CAP && v >= DASH_OPEN_CAP;
+	return REPO_OK;
+}
+
+/*
+ * The tenants with a quota whose id sorts after after ("": from the
+ * first), by id, into t (max entries, at most DASH_PAGE_MAX + 1), each
+ * with its waiting executions. REPO_OK or REPO_ERR.
+ */
+enum repo_rc
+repo_dash_tenants(struct ddb *d, const char *after, struct dash_tenant *t,
+    size_t max, size_t *n)
+{
+	MYSQL_BIND	 p[1];
+	MYSQL_STMT	*st;
+	struct db_cols	 c;
+	int		 rc = DB_ROW;
+	size_t		 i;
+
+	*n = 0;
+	db_bind_str(&p[0], after);
+	if ((st = db_run(d->db, D_TENANTS, p)) == NULL)
+		return REPO_ERR;
+	while (*n < max) {
+		memset(&t[*n], 0, sizeof(t[*n]));
+		db_rcol(&c, 0, MYSQL_TYPE_STRING, t[*n].tenant,
+		    sizeof(t[*n].tenant));
+		db_rcol(&c, 1, MYSQL_TYPE_LONG, &t[*n].max_open, 0);
+		if ((rc = db_fetch_row(st, &c)) != DB_ROW)
+			break;
+		db_rstr(&c, 0, t[*n].tenant, sizeof(t[*n].tenant));
+		(*n)++;
+	}
+	mysql_stmt_free_result(st);
+	if (rc == DB_ROW_ERR)
+		return REPO_ERR;
+	for (i = 0; i < *n && i < DASH_PAGE_MAX; i++)
+		if (tenant_open(d, &t[i]) != REPO_OK)
+			return REPO_ERR;
+	return REPO_OK;
+}
+
+/* Fetches the next D_WH_ENDPOINTS row of st into w. */
+static enum db_row
+webhook_fetch(MYSQL_STMT *st, struct dash_webhook *w)
+{
+	struct db_cols	 c;
+	enum db_row	 rc;
+	char		*q;
+
+	memset(w, 0, sizeof(*w));
+	db_rcol(&c, 0, MYSQL_TYPE_LONGLONG, &w->id, 0);
+	db_rcol(&c, 1, MYSQL_TYPE_STRING, w->tenant, sizeof(w->tenant));
+	db_rcol(&c, 2, MYSQL_TYPE_STRING, w->route, sizeof(w->route));
+	db_rcol(&c, 3, MYSQL_TYPE_STRING, w->origin, sizeof(w->origin));
+	db_rcol(&c, 4, MYSQL_TYPE_LONG, &w->enabled, 0);
+	db_rcol(&c, 5, MYSQL_TYPE_STRING, w->reason, sizeof(w->reason));
+	if ((rc = db_fetch_row(st, &c)) != DB_ROW)
+		return rc;
+	db_rstr(&c, 1, w->tenant, sizeof(w->tenant));
+	db_rstr(&c, 2, w->route, sizeof(w->route));
+	db_rstr(&c, 3, w->origin, sizeof(w->origin));
+	db_rstr(&c, 5, w->reason, sizeof(w->reason));
+	/* a URL without a path: its query or fragment is not shown either */
+	if ((q = strpbrk(w->origin, "?#")) != NULL)
+		*q = '\0';
+	return DB_ROW;
+}
+
+/*
+ * Adds statement s's counts (endpoint, count, oldest) to the endpoints
+ * w[0..n-1]; *capped 1 when the read stopped at DASH_DELIVERY_CAP.
+ */
+static enum repo_rc
+webhook_counts(struct ddb *d, enum dstmt s, struct dash_webhook *w, size_t n,
+    int *capped)
+{
+	MYSQL_STMT		*st;
+	MYSQL_TIME		 t;
+	struct db_cols		 c;
+	unsigned long long	 cnt, total = 0;
+	uint64_t		 ep;
+	size_t			 i;
+	int			 rc;
+
+	if ((st = db_run(d->db, s, NULL)) == NULL)
+		return REPO_ERR;
+	for (;;) {
+		cnt = 0;
+		db_rcol(&c, 0, MYSQL_TYPE_LONGLONG, &ep, 0);
+		db_rcol(&c, 1, MYSQL_TYPE_LONGLONG, &cnt, 0);
+		db_rcol(&c, 2, MYSQL_TYPE_DATETIME, &t, sizeof(t));
+		if ((rc = db_fetch_row(st, &c)) != DB_ROW)
+			break;
+		total += cnt;
+		for (i = 0; i < n; i++) {
+			if (w[i].id != ep)
+				continue;
+			if (s == D_WH_PENDING) {
+				w[i].pending = (unsigned)cnt;
+				w[i].oldest_pending = c.null[2] ? 0 :
+				    db_time_ms(&t);
+			} else
+				w[i].dead = (unsigned)cnt;
+		}
+	}
+	mysql_stmt_free_result(st);
+	*capped = total >= DASH_DELIVERY_CAP;
+	return rc == DB_ROW_ERR ? REPO_ERR : REPO_OK;
+}
+
+/*
+ * The webhook endpoints after (after_enabled, after_id) in the order
+ * disabled first, then by id, into w (max entries, at most DASH_PAGE_MAX
+ * + 1), each with its delivery counts (*caps: which reached their cap).
+ * REPO_OK or REPO_ERR.
+ */
+enum repo_rc
+repo_dash_webhooks(struct ddb *d, int after_enabled, uint64_t after_id,
+    struct dash_webhook *w, size_t max, size_t *n, struct dash_wh_caps *caps)
+{
+	MYSQL_BIND	 p[3];
+	MYSQL_STMT	*st;
+	unsigned	 en = after_enabled ? 1 : 0;
+	enum db_row	 rc = DB_ROW;
+
+	*n = 0;
+	memset(caps, 0, sizeof(*caps));
+	db_bind_u32(&p[0], &en);
+	db_bind_u32(&p[1], &en);
+	db_bind_u64(&p[2], &after_id);
+	if ((st = db_run(d->db, D_WH_ENDPOINTS, p)) == NULL)
+		return REPO_ERR;
+	while (*n < max && (rc = webhook_fetch(st, &w[*n])) == DB_ROW)
+		(*n)++;
+	mysql_stmt_free_result(st);
+	if (rc == DB_ROW_ERR)
+		return REPO_ERR;
+	if (*n == 0)
+		return REPO_OK;
+	if (webhook_counts(d, D_WH_PENDING, w, *n, &caps->pending) != REPO_OK ||
+	    webhook_counts(d, D_WH_DEAD, w, *n, &caps->dead) != REPO_OK)
+		return REPO_ERR;
 	return REPO_OK;
 }

@@ -67,6 +67,92 @@ struct dash_key {
 	int		 more_routes;	/* it serves more than those */
 };
 
+/*
+ * The Attention page's lists (repo_dash_attention), each a bounded read:
+ *   WAITING   waiting, nearest their expiry first (ix_exec_expiry: expires_at
+ *             is created_at + the route's retention, or an earlier
+ *             deadline); of a route: its first DASH_OPEN_CAP waiting
+ *             entries of ix_exec_claim, oldest (lowest id) first
+ *   LAST      on their last attempt: claimable with attempts =
+ *             max_attempts - 1 (the next claim is the last) or leased with
+ *             attempts = max_attempts (the last one runs), ix_exec_abandon
+ *   LAPSED    waiting with a lease that has lapsed, among the first
+ *             DASH_OPEN_CAP waiting (of ix_exec_expiry, or the route's)
+ *   FAILED, EXPIRED, ABANDONED
+ *             the latest by completion among the DASH_RECENT_WINDOW of that
+ *             status with the latest expires_at (ix_exec_expiry read
+ *             backwards): "recent" without an index on completed_at, which
+ *             every terminal transition would have to write; abandoned are
+ *             the failed whose error asyncexec-expire wrote
+ */
+enum dash_att {
+	DASH_ATT_WAITING,
+	DASH_ATT_LAST,
+	DASH_ATT_LAPSED,
+	DASH_ATT_FAILED,
+	DASH_ATT_EXPIRED,
+	DASH_ATT_ABANDONED,
+	DASH_ATT__MAX
+};
+
+#define DASH_ATT_ROWS		20	/* rows of one list (a page) */
+#define DASH_ATT_PAGES		100	/* ?page=0..DASH_ATT_PAGES-1 */
+#define DASH_RECENT_WINDOW	500
+#define DASH_RECENT_WINDOW_STR	"500"
+#define DASH_ERR_CHARS		200	/* an error message shown, at most */
+
+/* One execution of an Attention list. */
+struct dash_att_row {
+	uint64_t	 id;
+	char		 env[NAME_MAX_LEN + 1];
+	char		 svc[NAME_MAX_LEN + 1];
+	char		 op[NAME_MAX_LEN + 1];
+	char		 tenant[TENANT_MAX_LEN + 1];	/* "": none */
+	int64_t		 created_at;
+	int64_t		 at;		/* WAITING: expires; LAST, LAPSED: the
+					 * lease's end (0: none); else completed */
+	unsigned	 attempts;
+	char		 code[4 * 64 + 1];	/* the error's code, "": none */
+	char		 message[4 * DASH_ERR_CHARS + 1];	/* "": none or
+					 * not shown */
+};
+
+/* A tenant with a quota (s2r_tenant) and its waiting executions. */
+struct dash_tenant {
+	char		 tenant[TENANT_MAX_LEN + 1];
+	unsigned	 max_open;	/* 0: unlimited */
+	unsigned	 open;		/* counted up to max_open + 1 (the
+					 * quota's own count) or DASH_OPEN_CAP */
+	int		 capped;	/* open stopped at DASH_OPEN_CAP */
+};
+
+#define DASH_WH_HOST_MAX	255	/* scheme://host[:port] shown */
+#define DASH_WH_REASON_MAX	1020	/* disabled_reason: 255 utf8mb4 */
+#define DASH_DELIVERY_CAP	10000	/* deliveries counted per state */
+#define DASH_DELIVERY_CAP_STR	"10000"
+
+/*
+ * A webhook endpoint as the operator sees it: its URL's scheme, host and
+ * port only (never its path, query or secret), and its deliveries: the
+ * pending or leased ones among the first DASH_DELIVERY_CAP by due time,
+ * the dead ones among the latest DASH_DELIVERY_CAP.
+ */
+struct dash_webhook {
+	uint64_t	 id;
+	char		 tenant[TENANT_MAX_LEN + 1];
+	char		 route[3 * (NAME_MAX_LEN + 1)];	/* "": every route */
+	char		 origin[DASH_WH_HOST_MAX + 1];
+	int		 enabled;
+	char		 reason[DASH_WH_REASON_MAX + 1];	/* "": none */
+	unsigned	 pending, dead;
+	int64_t		 oldest_pending;	/* created_at; 0: none */
+};
+
+/* Whether the delivery counts of repo_dash_webhooks reached their cap. */
+struct dash_wh_caps {
+	int		 pending, dead;
+};
+
 struct ddb	*repo_dash_open(const struct config *);
 void		 repo_dash_close(struct ddb *);
 enum repo_rc	 repo_dash_routes(struct ddb *, uint64_t after, struct dash_route *,
@@ -76,6 +162,15 @@ enum repo_rc	 repo_dash_route_open(struct ddb *, const struct dash_route *,
 enum repo_rc	 repo_dash_exec(struct ddb *, uint64_t id, struct exec_admin *);
 enum repo_rc	 repo_dash_keys(struct ddb *, uint64_t before, struct dash_key *,
 		    size_t max, size_t *n);
+enum repo_rc	 repo_dash_attention(struct ddb *, enum dash_att,
+		    const struct dash_route *only, unsigned max_attempts,
+		    int show_errors, int64_t now, unsigned offset,
+		    struct dash_att_row *, size_t max, size_t *n);
+enum repo_rc	 repo_dash_tenants(struct ddb *, const char *after,
+		    struct dash_tenant *, size_t max, size_t *n);
+enum repo_rc	 repo_dash_webhooks(struct ddb *, int after_enabled,
+		    uint64_t after_id, struct dash_webhook *, size_t max,
+		    size_t *n, struct dash_wh_caps *);
 const char	*repo_dash_sql(unsigned i, const char **name, const char **params);
 
 #endif

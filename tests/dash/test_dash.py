@@ -6,11 +6,21 @@ ASYNCEXEC_TEST_METRICS, ASYNCEXEC_TEST_CONFIG, ASYNCEXEC_ADMIN)
 
 Seeds a route, a consumer key whose label holds <script>, '"' and '&', a backend key, and
 executions: one completed (its request, result and tokens carry markers), one waiting and
-claimed, one waiting. Then, on the loopback server:
+claimed, one waiting; on a second route (tenant dash-a...) a failure with an error code
+and a message marker, one execution retried up to its last attempt, one whose 5 s lease
+lapses; that tenant gets a quota and two webhook endpoints (added with asyncexec-admin
+webhook add --json: a secret, a URL with a path and query marker; one disabled), the
+enabled one two pending deliveries and a dead one (rows written directly). Then, on the
+loopback server:
 
   - every page loads in Chromium with no console error, no log entry and no CSP issue
     (the detector itself is shown to catch an inline style first), its headings and
-    figures present; a screenshot of each in SCREENSHOT_DIR;
+    figures present; a screenshot of each in SCREENSHOT_DIR; the Attention page of the
+    second route, reached by its link on the routes page, lists each seeded execution
+    in its list (linked to its page), the error code, never the message
+    (dashboard_show_errors = 0); the Tenants page the quota and open count; the
+    Webhooks page disabled endpoints first, the receiver as scheme://host:port only,
+    the pending, oldest pending and dead figures;
   - the headers: Content-Security-Policy exactly, Cache-Control no-store, text/html; the
     stylesheet is text/css; HEAD as GET without a body;
   - POST, PUT, DELETE, PATCH: 405 with Allow: GET, HEAD; a bad id or query: 404 / 400;
@@ -128,6 +138,239 @@ def seed():
     return route, str(first["id"]), str(claimed[1]["id"]), marks
 
 
+def max_attempts():
+    for line in open(env("ASYNCEXEC_TEST_CONFIG")):
+        if line.split("=")[0].strip() == "max_attempts":
+            return int(line.split("=", 1)[1])
+    return 5
+
+
+def seed_attention():
+    """A route of its own: A failed with a code, B on its last attempt, C's lease lapsing."""
+    sfx = "%d%d" % (os.getpid(), int(time.time()))
+    route = "dasha%s/svc/op" % sfx
+    admin("route", "add", route)
+    ak = admin("key", "create", "--tenant", "dash-a" + sfx).split()[0]
+    bk = admin("backend-key", "create", "--route", route).split()[0]
+    pub = env("ASYNCEXEC_TEST_HTTP")
+    n = [0]
+
+    def submit(prio):
+        n[0] += 1
+        st, h, data = req(pub, "POST", "/v1/executions/" + route,
+                          json.dumps({"marker": "REQMARK%s%d" % (sfx, n[0])}),
+                          {"Authorization": "Bearer " + ak, "X-Priority": str(prio),
+                           "Content-Type": "application/json",
+                           "X-Correlation-Id": "dasha-%s-%d" % (sfx, n[0])})
+        if st != 202:
+            print("submit: %d %r" % (st, data[:300]))
+            sys.exit(1)
+        return json.loads(data)
+
+    def claim(lease=300):
+        st, h, data = req(pub, "POST", "/v1/backend/%s/claim" % route,
+                          json.dumps({"max": 1, "leaseSeconds": lease}),
+                          {"Authorization": "Bearer " + bk,
+                           "Content-Type": "application/json"})
+        items = json.loads(data).get("executions", []) if st == 200 else []
+        if not items:
+            print("claim: %d %r" % (st, data[:300]))
+            sys.exit(1)
+        return items[0]
+
+    def fail(item, error, retry=None):
+        body = {"error": error}
+        if retry is not None:
+            body["retryAfterSeconds"] = retry
+        st, h, data = req(pub, "POST", "/v1/callbacks/%s/fail" % item["id"],
+                          json.dumps(body),
+                          {"Authorization": "Bearer " + bk,
+                           "X-Callback-Token": item["callbackToken"],
+                           "Content-Type": "application/json"})
+        check(st == 200, "seed: fail %s" % item["id"], "%d %r" % (st, data[:200]))
+
+    out = {"route": route, "code": "E_DASH_" + sfx, "message": "ERRMSG" + sfx,
+           "tokens": [], "max": max_attempts()}
+    submit(0)
+    a = claim()
+    fail(a, {"code": out["code"], "message": out["message"] + " <b>&"})
+    submit(0)
+    for _ in range(out["max"] - 1):
+        b = claim()
+        out["tokens"].append(b["callbackToken"])
+        fail(b, {"code": "E_RETRY_" + sfx, "message": out["message"] + " retry"}, 0)
+    submit(9)
+    c = claim(5)
+    out["tokens"] += [a["callbackToken"], c["callbackToken"]]
+    out["lapse_at"] = time.time() + 6
+    out.update(a=str(a["id"]), b=str(b["id"]), c=str(c["id"]))
+    return out
+
+
+def sql(q):
+    """Runs q with the mariadb client on the stack's database; its output."""
+    c = {}
+    for line in open(env("ASYNCEXEC_TEST_CONFIG")):
+        if "=" in line and not line.lstrip().startswith("#"):
+            k, v = line.split("=", 1)
+            c[k.strip()] = v.strip()
+    args = ["mariadb", "--batch", "--raw", "--skip-column-names", "-u",
+            c.get("db_user", "asyncexec"), "-D", c.get("db_name", "asyncexec")]
+    if c.get("db_socket"):
+        args.append("--socket=" + c["db_socket"])
+    else:
+        args += ["-h", c.get("db_host", "127.0.0.1"), "-P", c.get("db_port", "3306")]
+    pw = c.get("db_password")
+    if c.get("db_password_file"):
+        pw = open(c["db_password_file"]).read().strip()
+    p = subprocess.run(args, input=q, capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, MYSQL_PWD=pw or ""))
+    if p.returncode != 0:
+        print("mariadb: %s" % p.stderr.strip())
+        sys.exit(1)
+    return p.stdout
+
+
+def seed_tenant_webhooks(att):
+    """att's tenant: a quota of 3, an endpoint with 2 pending and 1 dead delivery, a
+    disabled one. The secrets and URL markers join att["tokens"]."""
+    tenant = "dash-a" + att["route"][5:].split("/")[0]
+    admin("tenant", "set", tenant, "--max-open", "3")
+    url = "https://dash-wh.example.net:8443/hook/PATHMARK%s?token=QSMARK%s" % (
+        tenant, tenant)
+    on = json.loads(admin("webhook", "add", "--tenant", tenant, "--url", url, "--json"))
+    off = json.loads(admin("webhook", "add", "--tenant", tenant, "--url",
+                           "https://dash-off.example.net/x?QSMARK" + tenant, "--json"))
+    admin("webhook", "disable", str(off["id"]))
+    rows = []
+    for i, (state, ago) in enumerate((("pending", 30), ("pending", 3), ("dead", 90))):
+        rows.append("(%d, %d, 'msg_dash%s%d', 'failed', '{}', '%s', 1, UTC_TIMESTAMP(3), "
+                    "UTC_TIMESTAMP(3) - INTERVAL %d MINUTE, UTC_TIMESTAMP(3))"
+                    % (on["id"], 990000000000 + int(att["a"]) * 10 + i, tenant, i, state,
+                       ago))
+    sql("INSERT INTO s2r_webhook_delivery (endpoint_id, execution_id, webhook_id, event, "
+        "body, state, attempts, due_at, created_at, updated_at) VALUES %s;" % ", ".join(rows))
+    att.update(tenant=tenant, wh_on=str(on["id"]), wh_off=str(off["id"]))
+    att["tokens"] += [on["secret"], off["secret"], "PATHMARK" + tenant, "QSMARK" + tenant]
+
+
+def follow(metrics, first, want, nxt):
+    """The pages from first on, by the link matching the regex nxt, until one holds
+    want (the suite's other tests add rows of their own); [(path, html)] read."""
+    out, path = [], first
+    for _ in range(200):
+        st, h, body = req(metrics, "GET", path)
+        text = body.decode("utf-8", "replace")
+        out.append((path, text))
+        if st != 200 or want in text:
+            break
+        m = re.search(nxt, text)
+        if m is None:
+            break
+        path = "/dashboard/" + m.group(1).replace("&amp;", "&")
+    return out
+
+
+def tenants_and_webhooks(metrics, b, shots, att):
+    seen = follow(metrics, "/dashboard/tenants", "<td>%s</td>" % att["tenant"],
+                  r'href="(tenants\?after=[^"]+)"')
+    path = seen[-1][0]
+    p = b.load("http://%s%s" % (metrics, path), os.path.join(shots, "dashboard-tenants.png"))
+    check(not p.problems, "%s: no console error, log entry or CSP issue" % path,
+          "\n  ".join(p.problems))
+    m = re.search(r"<tr><td>%s</td>(.*?)</tr>" % re.escape(att["tenant"]), p.html)
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", m.group(1)) if m else None
+    # quota 3; open: B and C wait (A failed)
+    check(cells is not None and cells[:2] == ["3", "2"], "tenants: quota 3, open 2",
+          repr(cells))
+    check("<h1>Tenants</h1>" in p.html and "Answers 429" in p.html, "tenants: headings")
+    print("ok   %s in Chromium: %.0f ms, %d bytes" % (path, p.seconds * 1000, len(p.html)))
+
+    want = '<td class="n">%s</td>' % att["wh_on"]
+    seen = follow(metrics, "/dashboard/webhooks", want, r'href="(webhooks\?[^"]+)"')
+    order = [en for _, t in seen for en in re.findall(
+        r'<td class="(?:ok|bad)">(yes|no)</td>', t)]
+    check(order == sorted(order, key=lambda v: v == "yes"),
+          "webhooks: disabled endpoints first", repr(order[:20]))
+    path = seen[-1][0]
+    p = b.load("http://%s%s" % (metrics, path), os.path.join(shots, "dashboard-webhooks.png"))
+    check(not p.problems, "%s: no console error, log entry or CSP issue" % path,
+          "\n  ".join(p.problems))
+
+    def row(eid):
+        m = re.search(r'<tr><td class="n">%s</td>(.*?)</tr>' % eid, p.html)
+        return re.findall(r"<td[^>]*>(.*?)</td>", m.group(1)) if m else None
+    r = row(att["wh_on"])
+    # tenant, route, receiver, enabled, reason, pending, oldest pending, dead
+    check(r is not None and r[0] == att["tenant"] and r[1] == "every route" and
+          r[2] == "https://dash-wh.example.net:8443" and r[3] == "yes" and
+          r[5] == "2" and r[6].startswith("30 m") and r[7] == "1",
+          "webhooks: the endpoint's figures", repr(r))
+    hit = [t for _, t in seen if '<td class="n">%s</td>' % att["wh_off"] in t]
+    m = re.search(r'<tr><td class="n">%s</td>(.*?)</tr>' % att["wh_off"],
+                  hit[0] if hit else "")
+    r = re.findall(r"<td[^>]*>(.*?)</td>", m.group(1)) if m else None
+    check(r is not None and r[2] == "https://dash-off.example.net" and r[3] == "no" and
+          "disabled by the operator" in r[4], "webhooks: the disabled endpoint", repr(r))
+    check("<h1>Webhooks</h1>" in p.html, "webhooks: heading")
+    for t in att["tokens"]:
+        check(t not in p.html and all(t not in x for _, x in seen),
+              "webhooks: no secret or URL path/query marker")
+    print("ok   %s in Chromium: %.0f ms, %d bytes" % (path, p.seconds * 1000, len(p.html)))
+
+
+def sections(html):
+    """{h2 heading: the html up to the next one}."""
+    parts = re.split(r"<h2>(.*?)</h2>", html)
+    return {parts[i]: parts[i + 1] for i in range(1, len(parts) - 1, 2)}
+
+
+def attention_page(metrics, b, shots, att, routes_path):
+    """The second route's Attention page, by the link of its row on the routes page."""
+    path = routes_page(metrics, att["route"])
+    st, h, body = req(metrics, "GET", path)
+    m = re.search(r'<a href="(attention\?route=%s)">' % re.escape(att["route"]),
+                  body.decode())
+    if not check(m is not None, "routes: the route links to its Attention page"):
+        return
+    time.sleep(max(0, att["lapse_at"] - time.time()))
+    png = os.path.join(shots, "dashboard-attention-route.png")
+    p = b.load("http://%s/dashboard/%s" % (metrics, m.group(1)), png)
+    check(not p.problems, "attention (route): no console error, log entry or CSP issue",
+          "\n  ".join(p.problems))
+    sec = sections(p.html)
+    main = re.sub(r"(?s).*<main>|</main>.*", "", p.html)[:3000]
+    for t in ("Oldest waiting", "On their last attempt", "Lapsed leases", "Recent failures",
+              "Recent expiries", "Recent abandonments"):
+        check(t in sec, "attention (route): the list %r" % t, main)
+
+    def row(title, eid):
+        m = re.search(r'<tr><td class="n"><a href="execution/%s">%s</a></td>(.*?)</tr>'
+                      % (eid, eid), sec.get(title, ""))
+        return re.findall(r"<td[^>]*>(.*?)</td>", m.group(1)) if m else None
+    r = row("Recent failures", att["a"])
+    check(r is not None and att["code"] in r, "attention: A failed, with its code", repr(r))
+    if att["max"] >= 2:
+        r = row("On their last attempt", att["b"])
+        check(r is not None and str(att["max"] - 1) in r,
+              "attention: B on its last attempt (%d claims)" % (att["max"] - 1), repr(r))
+    r = row("Lapsed leases", att["c"])
+    check(r is not None, "attention: C's lease lapsed", main)
+    for e in ("b", "c"):
+        check(row("Oldest waiting", att[e]) is not None, "attention: %s waiting" % e, main)
+    check(att["message"] not in p.html and "Error message" not in p.html,
+          "attention: no error message (dashboard_show_errors = 0)")
+    for t in att["tokens"]:
+        check(t not in p.html, "attention: no callback token")
+    check(os.path.getsize(png) > 1000, "attention (route): screenshot " + png)
+    p2 = b.load("http://%s/dashboard/execution/%s" % (metrics, att["a"]))
+    check(not p2.problems and "<h1>Execution %s</h1>" % att["a"] in p2.html and
+          "attention?route=%s" % att["route"] in p2.html,
+          "attention -> execution %s -> its route's attention" % att["a"])
+    print("ok   %s in Chromium: %.0f ms, %d bytes, %s" % (m.group(1), p.seconds * 1000,
+                                                          len(p.html), png))
+
+
 def detector_catches_inline_style(workdir):
     """The harness can fail: an inline style under the same CSP is reported."""
     class H(http.server.BaseHTTPRequestHandler):
@@ -161,7 +404,7 @@ def routes_page(metrics, route):
     for _ in range(200):
         st, h, body = req(metrics, "GET", path)
         text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
-        if st != 200 or "<td>%s</td>" % route in text:
+        if st != 200 or ">%s</a></td>" % route in text:
             return path
         m = re.search(r'href="routes\?after=(\d+)"', text)
         if m is None:
@@ -179,6 +422,13 @@ def pages(route, done_id, waiting_id, routes_path="/dashboard/routes"):
                                          "Database errors", "Worker restarts"]),
         (routes_path, "routes", ["<h1>Routes</h1>", route, "Leased now",
                                          "Claimable now", "Callback refusals"]),
+        ("/dashboard/attention", "attention", ["<h1>Attention</h1>", "Oldest waiting",
+                                               "On their last attempt", "Lapsed leases",
+                                               "Recent failures", "Recent expiries",
+                                               "Recent abandonments"]),
+        ("/dashboard/tenants", "tenants-first", ["<h1>Tenants</h1>", "Open now"]),
+        ("/dashboard/webhooks", "webhooks-first", ["<h1>Webhooks</h1>", "Receiver",
+                                                   "Dead"]),
         ("/dashboard/keys", "keys", ["<h1>Keys</h1>", LABEL_DOM, "dash-backend", route,
                                      "consumer", "backend"]),
         ("/dashboard/execution/" + done_id, "execution",
@@ -190,7 +440,7 @@ def pages(route, done_id, waiting_id, routes_path="/dashboard/routes"):
 
 def route_row_figures(html, route):
     """The routes page's row of route: waiting 2, leased 1, claimable 1."""
-    m = re.search(r"<tr><td>%s</td>(.*?)</tr>" % re.escape(route), html)
+    m = re.search(r"<tr><td><a [^>]*>%s</a></td>(.*?)</tr>" % re.escape(route), html)
     if not check(m is not None, "routes: a row for " + route):
         return
     cells = re.findall(r"<td[^>]*>(.*?)</td>", m.group(1))
@@ -199,8 +449,13 @@ def route_row_figures(html, route):
           repr(cells))
 
 
-def browser_pages(metrics, shots, route, done_id, waiting_id, marks):
+def browser_pages(metrics, shots, route, done_id, waiting_id, marks, att):
     with cdp.Browser(shots) as b:
+        attention_page(metrics, b, shots, att, routes_page(metrics, att["route"]))
+        tenants_and_webhooks(metrics, b, shots, att)
+        marks = dict(marks, errmsg=att["message"])
+        for i, t in enumerate(att["tokens"]):
+            marks["secret%d" % i] = t
         for path, name, want in pages(route, done_id, waiting_id,
                                       routes_page(metrics, route)):
             png = os.path.join(shots, "dashboard-%s.png" % name)
@@ -222,6 +477,7 @@ def browser_pages(metrics, shots, route, done_id, waiting_id, marks):
 
 def headers_and_methods(metrics, done_id):
     for path in ("/dashboard/", "/dashboard/health", "/dashboard/routes",
+                 "/dashboard/attention", "/dashboard/tenants", "/dashboard/webhooks",
                  "/dashboard/keys", "/dashboard/execution/" + done_id):
         st, h, body = req(metrics, "GET", path)
         check(st == 200, "GET %s: 200" % path, str(st))
@@ -248,21 +504,34 @@ def headers_and_methods(metrics, done_id):
           b"body{" in body, "GET /dashboard/style.css: the stylesheet", str(st))
     for path, want in (("/dashboard/execution/99999999999", 404),
                        ("/dashboard/execution/abc", 404), ("/dashboard/nope", 404),
-                       ("/dashboard/routes?after=x", 400), ("/dashboard/keys?before=", 400)):
+                       ("/dashboard/routes?after=x", 400), ("/dashboard/keys?before=", 400),
+                       ("/dashboard/attention?route=x", 400),
+                       ("/dashboard/attention?route=a/b/%3Cc", 400),
+                       ("/dashboard/attention?page=x", 400),
+                       ("/dashboard/attention?page=100", 400),
+                       ("/dashboard/attention?page=1", 200),
+                       ("/dashboard/tenants?after=a%3Cb", 400),
+                       ("/dashboard/tenants?after=zzzz", 200),
+                       ("/dashboard/webhooks?enabled=2", 400),
+                       ("/dashboard/webhooks?enabled=1&after=1", 200),
+                       ("/dashboard/attention?route=no/such/route", 200)):
         st, h, body = req(metrics, "GET", path)
         check(st == want, "GET %s: %d" % (path, want), str(st))
 
 
 def public_refuses(pub):
     for path in ("/dashboard/", "/dashboard/health", "/dashboard/style.css",
-                 "/dashboard/keys", "/dashboard/execution/1"):
+                 "/dashboard/keys", "/dashboard/attention", "/dashboard/tenants",
+                 "/dashboard/webhooks", "/dashboard/execution/1"):
         st, h, body = req(pub, "GET", path)
         check(st == 404 and b"Content-Security" not in body and b"<html" not in body,
               "public server: GET %s is 404" % path, str(st))
 
 
-def timings(metrics, done_id, n=50):
+def timings(metrics, done_id, att, n=50):
     for path in ("/dashboard/health", "/dashboard/routes", "/dashboard/keys",
+                 "/dashboard/attention", "/dashboard/attention?route=" + att["route"],
+                 "/dashboard/tenants", "/dashboard/webhooks",
                  "/dashboard/execution/" + done_id):
         t = []
         for _ in range(n):
@@ -286,11 +555,13 @@ def main():
     try:
         cdp.chromium()
         route, done_id, waiting_id, marks = seed()
+        att = seed_attention()
+        seed_tenant_webhooks(att)
         detector_catches_inline_style(shots)
         headers_and_methods(metrics, done_id)
         public_refuses(pub)
-        browser_pages(metrics, shots, route, done_id, waiting_id, marks)
-        timings(metrics, done_id)
+        browser_pages(metrics, shots, route, done_id, waiting_id, marks, att)
+        timings(metrics, done_id, att)
     except cdp.Fatal as e:
         check(False, "chromium", str(e))
     print("%d passed, %d failed" % (PASSED, FAILED))

@@ -71,3 +71,48 @@ repo_dash_keys(struct ddb *d, uint64_t before, struct dash_key *k,
 	*n = 0;
 	return fake_failing() ? REPO_ERR : REPO_OK;
 }
+
+enum repo_rc
+repo_dash_attention(struct ddb *d, enum dash_att which,
+    const struct dash_route *only, unsigned max_attempts, int show_errors,
+    int64_t now, unsigned offset, struct dash_att_row *r, size_t max,
+    size_t *n)
+{
+	(void)d;
+	(void)which;
+	(void)only;
+	(void)max_attempts;
+	(void)show_errors;
+	(void)now;
+	(void)offset;
+	(void)r;
+	(void)max;
+	*n = 0;
+	return fake_failing() ? REPO_ERR : REPO_OK;
+}
+
+enum repo_rc
+repo_dash_tenants(struct ddb *d, const char *after, struct dash_tenant *t,
+    size_t max, size_t *n)
+{
+	(void)d;
+	(void)after;
+	(void)t;
+	(void)max;
+	*n = 0;
+	return fake_failing() ? REPO_ERR : REPO_OK;
+}
+
+enum repo_rc
+repo_dash_webhooks(struct ddb *d, int after_enabled, uint64_t after_id,
+    struct dash_webhook *w, size_t max, size_t *n, struct dash_wh_caps *caps)
+{
+	(void)d;
+	(void)after_enabled;
+	(void)after_id;
+	(void)w;
+	(void)max;
+	*n = 0;
+	memset(caps, 0, sizeof(*caps));
+	return fake_failing() ? REPO_ERR : REPO_OK;
+}
