@@ -1,7 +1,8 @@
 # shellcheck shell=bash
 # scripts/lib/bench.sh — helpers for scripts/bench.sh: running wrk and taking its samples,
-# the ceiling probes behind their own nginx. The records, their arithmetic, the tables and
-# the JSON are scripts/lib/bench_report.py's (bench_report).
+# the ceiling probes behind their own nginx, the webhook receiver and sender of --webhooks.
+# The records, their arithmetic, the tables and the JSON are scripts/lib/bench_report.py's
+# (bench_report) and, for --webhooks, scripts/lib/bench_webhooks.py's (bench_webhooks).
 # Needs scripts/lib/stack.sh (sourced and stack_init'ed first) and these variables:
 #   BENCH_OUT (directory for raw outputs), BENCH_TOOLS (directory of the bench_* binaries),
 #   BENCH_PROBE_SOCK, BENCH_PROBE_LOG, BENCH_PROBE_PIDFILE, BENCH_PROBE_NGINX_DIR,
@@ -47,9 +48,11 @@ bench_our_pids() {
 # bench_cpu_sample — "TOTAL BUSY OURS DB APP NGINX" in clock ticks: all CPU time of the
 # machine, its busy part (user, nice, system, steal), the time of our processes (with their
 # reaped children), and of it MariaDB's, the FastCGI programs' (asyncexec-fcgi or the
-# probe) and nginx's.
+# probe) and nginx's. When BENCH_CPU_EXTRA lists pids (scripts/bench.sh --webhooks: the
+# sender and the receiver; "-" for one that does not run), one field more per pid, its
+# time counted the same way (0 when it is gone).
 bench_cpu_sample() {
-    local total busy ours=0 db=0 app=0 ngx=0 p stat comm fields t
+    local total busy ours=0 db=0 app=0 ngx=0 p stat comm fields t extra=
     read -r total busy < <(awk '$1 == "cpu" { t = 0; for (i = 2; i <= NF; i++) t += $i; print t, $2 + $3 + $4 + $9; exit }' /proc/stat)
     for p in $(bench_our_pids); do
         stat=$(cat "/proc/$p/stat" 2>/dev/null) || continue
@@ -64,7 +67,15 @@ bench_cpu_sample() {
             nginx) ngx=$((ngx + t)) ;;
         esac
     done
-    printf '%s %s %s %s %s %s\n' "$total" "$busy" "$ours" "$db" "$app" "$ngx"
+    for p in ${BENCH_CPU_EXTRA:-}; do
+        t=0
+        if [[ $p =~ ^[0-9]+$ ]] && stat=$(cat "/proc/$p/stat" 2>/dev/null); then
+            read -r -a fields <<<"${stat##*) }"
+            t=$((fields[11] + fields[12] + fields[13] + fields[14]))
+        fi
+        extra+=" $t"
+    done
+    printf '%s %s %s %s %s %s%s\n' "$total" "$busy" "$ours" "$db" "$app" "$ngx" "$extra"
 }
 
 # ---- database statements ----------------------------------------------------------------
@@ -186,4 +197,96 @@ bench_worker_rss_kib() {
     for child in $(ps -o pid= --ppid "$master"); do
         awk '/^VmRSS:/ { print $2 }' "/proc/$child/status" 2>/dev/null || true
     done
+}
+
+# ---- webhooks (scripts/bench.sh --webhooks) ---------------------------------------------
+# The loopback receiver (tests/bench/webhook_receiver.py) and the sender (asyncexec-notify).
+# Need BENCH_RECEIVER_PIDFILE, BENCH_RECEIVER_PORTFILE, BENCH_RECEIVER_LOG,
+# BENCH_RECEIVER_RECORDS (its records), BENCH_NOTIFY_CONF (the sender's configuration, with
+# notify_listen = 127.0.0.1:BENCH_NOTIFY_PORT), BENCH_NOTIFY_PIDFILE, BENCH_NOTIFY_LOG.
+
+BENCH_RECEIVER_PY=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/tests/bench/webhook_receiver.py
+BENCH_WEBHOOKS_PY=$(dirname "${BASH_SOURCE[0]}")/bench_webhooks.py
+
+# bench_webhooks CMD [ARGS...] — scripts/lib/bench_webhooks.py CMD on BENCH_RECORDS.
+bench_webhooks() {
+    local cmd=$1
+    shift
+    python3 "$BENCH_WEBHOOKS_PY" "$cmd" "$BENCH_RECORDS" "$@"
+}
+
+bench_receiver_pid() { stack_pid_from_file "$BENCH_RECEIVER_PIDFILE" python3; }
+
+# bench_receiver_start — the receiver on a free loopback port; sets BENCH_RECEIVER_PORT
+# and BENCH_RECEIVER_PID.
+bench_receiver_start() {
+    local rc=0
+    rm -f "$BENCH_RECEIVER_PORTFILE" "$BENCH_RECEIVER_RECORDS"
+    stack_log "starting the webhook receiver (log $BENCH_RECEIVER_LOG)"
+    stack_spawn "$BENCH_RECEIVER_LOG" python3 "$BENCH_RECEIVER_PY" \
+        --port-file "$BENCH_RECEIVER_PORTFILE" --out "$BENCH_RECEIVER_RECORDS"
+    BENCH_RECEIVER_PID=$STACK_SPAWNED_PID
+    printf '%s\n' "$BENCH_RECEIVER_PID" >"$BENCH_RECEIVER_PIDFILE"
+    stack_wait_ready 30 "$BENCH_RECEIVER_PID" test -s "$BENCH_RECEIVER_PORTFILE" || rc=$?
+    if ((rc != 0)); then
+        stack_tail "$BENCH_RECEIVER_LOG"
+        stack_die "the webhook receiver did not start"
+    fi
+    read -r BENCH_RECEIVER_PORT <"$BENCH_RECEIVER_PORTFILE"
+}
+
+# bench_receiver_count — the number of requests the receiver got so far.
+bench_receiver_count() {
+    curl -fsS --max-time 5 "http://127.0.0.1:$BENCH_RECEIVER_PORT/count"
+}
+
+# bench_receiver_reached N — true once the receiver got N requests or more.
+bench_receiver_reached() {
+    local n
+    n=$(bench_receiver_count 2>/dev/null) && [[ $n =~ ^[0-9]+$ ]] && ((n >= $1))
+}
+
+# bench_receiver_stop — stop the receiver if it runs (its records flushed; EXIT-trap safe).
+bench_receiver_stop() {
+    local pid
+    pid=$(bench_receiver_pid) || return 0
+    stack_kill_wait "$pid" "webhook receiver" 15 || return 1
+    rm -f "$BENCH_RECEIVER_PIDFILE"
+}
+
+# the kernel keeps 15 characters of a process name
+bench_notify_pid() { stack_pid_from_file "$BENCH_NOTIFY_PIDFILE" asyncexec-notif; }
+
+bench_notify_ready() {
+    curl -fsS --max-time 2 -o /dev/null "http://127.0.0.1:$BENCH_NOTIFY_PORT/readyz" 2>/dev/null
+}
+
+# bench_notify_start BIN — asyncexec-notify on BENCH_NOTIFY_CONF; waits for /readyz 200;
+# sets BENCH_NOTIFY_PID.
+bench_notify_start() {
+    local rc=0
+    stack_log "starting asyncexec-notify (log $BENCH_NOTIFY_LOG)"
+    stack_spawn "$BENCH_NOTIFY_LOG" "$1" --config "$BENCH_NOTIFY_CONF"
+    BENCH_NOTIFY_PID=$STACK_SPAWNED_PID
+    printf '%s\n' "$BENCH_NOTIFY_PID" >"$BENCH_NOTIFY_PIDFILE"
+    stack_wait_ready 30 "$BENCH_NOTIFY_PID" bench_notify_ready || rc=$?
+    if ((rc != 0)); then
+        stack_tail "$BENCH_NOTIFY_LOG"
+        stack_die "asyncexec-notify did not become ready"
+    fi
+}
+
+# bench_notify_delivered — the sender's attempts that delivered, so far.
+bench_notify_delivered() {
+    curl -fsS --max-time 5 "http://127.0.0.1:$BENCH_NOTIFY_PORT/metrics" | awk '
+        $1 == "asyncexec_webhook_attempts_total{result=\"delivered\"}" { n = $2 }
+        END { if (n == "") exit 1; print n }'
+}
+
+# bench_notify_stop — stop the sender if it runs (SIGTERM: it finishes its transfers).
+bench_notify_stop() {
+    local pid
+    pid=$(bench_notify_pid) || return 0
+    stack_kill_wait "$pid" asyncexec-notify 30 || return 1
+    rm -f "$BENCH_NOTIFY_PIDFILE"
 }

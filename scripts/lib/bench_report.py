@@ -4,13 +4,16 @@
 bench.sh starts and stops the processes and takes the raw samples (wrk's output, CPU
 ticks from /proc, the database's statement counters); this program turns them into the
 result rows and prints them. The rows live in STORE, a JSON-lines file of records (a
-later record of a name replaces the earlier one, the first one's place kept):
+later record of a name replaces the earlier one, the first one's place kept; records of
+other kinds are scripts/lib/bench_webhooks.py's and passed over here):
 
   wrk STORE NAME FILE CPU0 CPU1 Q0 Q1   a wrk run: FILE parsed (requests/s, p50, p99 in
         ms, errors = non-2xx/3xx + socket errors, complete.lua's overrun), other% and the
         CPU time per request from the two "TOTAL BUSY OURS DB APP NGINX" samples, the
         database round trips / statements per request from the two "QUESTIONS QUERIES"
-        counts; prints "RPS OVERRUN"; exit 1 when FILE has no result
+        counts; prints "RPS OVERRUN"; exit 1 when FILE has no result. Samples with
+        further fields (bench.sh --webhooks: the sender's and the receiver's ticks) keep
+        their deltas in the run and its row (cpu_extra_ticks, with reqs), out of the rest
   row STORE NAME [RUN]                  run RUN (default NAME) as result row NAME (its
         overrun counted as errors); logs the row on stderr
   lifecycle STORE NAME FILE CPU0 CPU1 Q0 Q1 WARM DUR
@@ -48,7 +51,8 @@ def load(store):
             for line in f:
                 r = json.loads(line)
                 kind = r.pop('kind')
-                {'row': rows, 'run': runs, 'ratio': ratios}[kind][r['name']] = r
+                if kind in ('row', 'run', 'ratio'):  # others: bench_webhooks.py's
+                    {'row': rows, 'run': runs, 'ratio': ratios}[kind][r['name']] = r
     except FileNotFoundError:
         pass
     for name, r in rows.items():
@@ -118,14 +122,23 @@ def other_pct(a, b):
 
 
 def cpu_split(a, b, n, scale=1.0):
-    """CPU microseconds per request: app, db, nginx, the rest of ours, total."""
+    """CPU microseconds per request: app, db, nginx, the rest of ours, total. The
+    processes of the samples' extra fields (see cpu_extra) are not in the rest."""
     x, y = ints(a), ints(b)
     hz = os.sysconf('SC_CLK_TCK')
     if n <= 0 or hz <= 0:
         return list(NONE5)
     f = scale * 1e6 / hz / n
     ours, db, app, ngx = ((y[i] - x[i]) * f for i in (2, 3, 4, 5))
-    return ['%.0f' % v for v in (app, db, ngx, ours - db - app - ngx, ours)]
+    extra = sum(y[i] - x[i] for i in range(6, min(len(x), len(y)))) * f
+    return ['%.0f' % v for v in (app, db, ngx, ours - db - app - ngx - extra, ours)]
+
+
+def cpu_extra(a, b):
+    """The clock ticks of the samples' extra fields (bench_cpu_sample's BENCH_CPU_EXTRA
+    processes, after the first six), one per process; [] when there are none."""
+    x, y = ints(a), ints(b)
+    return [y[i] - x[i] for i in range(6, min(len(x), len(y)))]
 
 
 def per_request(a, b, n, scale=1.0, read=1):
@@ -149,14 +162,16 @@ def cmd_wrk(store, name, path, cpu0, cpu1, q0, q1):
     n = int(w['reqs'] or 0)
     w.update(name=name, other=other_pct(cpu0, cpu1), dbq=per_request(q0, q1, n),
              cpu=cpu_split(cpu0, cpu1, n))
+    if cpu_extra(cpu0, cpu1):
+        w['cpu_extra_ticks'] = cpu_extra(cpu0, cpu1)
     append(store, 'run', w)
     print(w['rps'], w['overrun'])
     return 0
 
 
-def add_row(store, name, rps, p50, p99, errors, other, dbq, cpu):
+def add_row(store, name, rps, p50, p99, errors, other, dbq, cpu, **extra):
     append(store, 'row', dict(name=name, rps=rps, p50=p50, p99=p99, errors=str(errors),
-                              other=other, dbq=dbq, cpu=cpu))
+                              other=other, dbq=dbq, cpu=cpu, **extra))
     log('%-15s %10s req/s   p50 %8s ms   p99 %8s ms   errors %s   other %s%%   db rt/st %s'
         % (name, rps, p50, p99, errors, other, ' '.join(dbq)))
 
@@ -164,8 +179,11 @@ def add_row(store, name, rps, p50, p99, errors, other, dbq, cpu):
 def cmd_row(store, name, run=None):
     _, runs = load(store)
     w = runs[run or name]
+    extra = {}
+    if 'cpu_extra_ticks' in w:
+        extra = dict(reqs=w['reqs'], cpu_extra_ticks=w['cpu_extra_ticks'])
     add_row(store, name, w['rps'], w['p50'], w['p99'], w['errors'] + w['overrun'],
-            w['other'], w['dbq'], w['cpu'])
+            w['other'], w['dbq'], w['cpu'], **extra)
     return 0
 
 
