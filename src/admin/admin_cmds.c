@@ -14,6 +14,7 @@
 #include "json.h"
 #include "repo.h"
 #include "repo_admin.h"
+#include "repo_revoke.h"
 
 /* Parses a decimal in [min, max] into *v; 0 or -1. */
 int
@@ -321,6 +322,39 @@ key_resolve(struct ctx *c, int backend, uint64_t *id)
 	return 0;
 }
 
+/*
+ * Revokes consumer key id; when no key of its lineage is live after
+ * that, its unclaimed waiting executions fail (initiator_revoked) in
+ * the same transaction (repo_revoke.c). 0 or an exit status.
+ */
+static int
+consumer_revoke(struct ctx *c, uint64_t id)
+{
+	struct revoke_outcome	 out;
+	struct rvdb		*r;
+	int			 rc;
+
+	if ((r = repo_revoke_open(&c->cfg)) == NULL)
+		return 1;
+	rc = repo_consumer_revoke(r, id, clock_now_ms(), &out);
+	repo_revoke_close(r);
+	if (rc == REPO_NOTFOUND)
+		return admin_fail("no such consumer key");
+	if (rc != REPO_OK)
+		return 1;
+	printf("key %llu revoked\n", (unsigned long long)id);
+	if (out.live > 0)
+		fprintf(stderr, "its lineage (key %llu) still has a live key: "
+		    "its waiting executions stay\n",
+		    (unsigned long long)out.lineage);
+	else
+		fprintf(stderr, "its lineage (key %llu) has no live key: %lu "
+		    "unclaimed waiting execution(s) failed (initiator_revoked); "
+		    "claimed ones run on\n", (unsigned long long)out.lineage,
+		    out.failed);
+	return 0;
+}
+
 /* Revokes the key named by its id or by the key itself. */
 static int
 key_revoke(struct ctx *c, int backend)
@@ -332,6 +366,8 @@ key_revoke(struct ctx *c, int backend)
 		return 1;
 	if (id == 0)
 		return 1;
+	if (!backend)
+		return consumer_revoke(c, id);
 	rc = repo_key_revoke(c->db, backend, id, clock_now_ms());
 	if (rc == REPO_NOTFOUND)
 		return admin_fail("no such %s key", backend ? "backend" :

@@ -131,6 +131,8 @@ exec_json(const struct exec_admin *e)
 	add_len(o, "request_bytes", e->request_bytes);
 	add_len(o, "result_bytes", e->result_bytes);
 	add_len(o, "error_bytes", e->error_bytes);
+	json_object_object_add(o, "error_code", e->error_code[0] ?
+	    json_object_new_string(e->error_code) : NULL);
 	return o;
 }
 

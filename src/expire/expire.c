@@ -40,6 +40,7 @@ static const char *const step_names[EXPIRE_STEP__MAX] = {
 	[EXPIRE_STEP_ABANDON] = "abandoned",
 	[EXPIRE_STEP_PURGE] = "purged",
 	[EXPIRE_STEP_DELIVERIES] = "purged_deliveries",
+	[EXPIRE_STEP_REVOKED] = "revoked",
 };
 
 static const char *const step_ms_names[EXPIRE_STEP__MAX] = {
@@ -48,6 +49,7 @@ static const char *const step_ms_names[EXPIRE_STEP__MAX] = {
 	[EXPIRE_STEP_ABANDON] = "abandon_ms",
 	[EXPIRE_STEP_PURGE] = "purge_ms",
 	[EXPIRE_STEP_DELIVERIES] = "deliveries_ms",
+	[EXPIRE_STEP_REVOKED] = "revoked_ms",
 };
 
 /* Terminal statuses, purged in this order. */
@@ -157,12 +159,26 @@ dpurge_apply(struct run *run, size_t n, unsigned *changed)
 	    changed);
 }
 
+static int
+revoked_due(struct run *run, struct repo_pos *pos, size_t *n)
+{
+	return repo_revoked_due(run->db, run->o->now, run->o->batch_size, pos,
+	    run->ids, n);
+}
+
+static int
+revoked_apply(struct run *run, size_t n, unsigned *changed)
+{
+	return repo_revoked_apply(run->db, run->ids, n, run->o->now, changed);
+}
+
 static const struct rule rules[EXPIRE_STEP__MAX] = {
 	[EXPIRE_STEP_EXPIRE] = { expire_due, expire_apply },
 	[EXPIRE_STEP_CANCEL] = { cancel_due, cancel_apply },
 	[EXPIRE_STEP_ABANDON] = { abandon_due, abandon_apply },
 	[EXPIRE_STEP_PURGE] = { purge_due, purge_apply },
 	[EXPIRE_STEP_DELIVERIES] = { dpurge_due, dpurge_apply },
+	[EXPIRE_STEP_REVOKED] = { revoked_due, revoked_apply },
 };
 
 /* Sleeps ms milliseconds. */
@@ -302,8 +318,11 @@ dry_run(struct run *run)
 			    o->now, &c[step]);
 		else if (step == EXPIRE_STEP_PURGE)
 			rc = repo_purge_count(run->db, cutoff, &c[step]);
-		else
+		else if (step == EXPIRE_STEP_DELIVERIES)
 			rc = repo_delivery_purge_count(run->db, cutoff, &c[step]);
+		else
+			rc = repo_revoked_count(run->db, o->max_attempts, o->now,
+			    &c[step]);
 		tx_done(run, t0);
 		run->r->step_ms[step] = clock_mono_ms() - t0;
 	}
@@ -394,8 +413,8 @@ fail:
 /*
  * Writes the one-line summary into out: "result=complete|stopped|
  * skipped|error dry_run=yes|no expired=N cancelled=N abandoned=N
- * purged=N purged_deliveries=N expire_ms=N cancel_ms=N abandon_ms=N
- * purge_ms=N deliveries_ms=N duration_ms=N
+ * purged=N purged_deliveries=N revoked=N expire_ms=N cancel_ms=N
+ * abandon_ms=N purge_ms=N deliveries_ms=N revoked_ms=N duration_ms=N
  * longest_tx_ms=N batches=N retries=N". Returns 0, or -1 when out is too small.
  */
 int

@@ -12,7 +12,11 @@
  *   PURGE    terminal executions with expires_at < now - grace days
  *            are deleted (waiting ones never are);
  *   DELIVERIES webhook deliveries that ended (delivered or dead) more
- *            than grace days ago are deleted.
+ *            than grace days ago are deleted;
+ *   REVOKED  unclaimed waiting executions (no live lease, no cancel
+ *            request) of a lineage without a live key (its last key
+ *            revoked, or a rotation's grace over) become failed with
+ *            {"code":"initiator_revoked",...} (sql/012).
  * A step ends when a batch comes back short. A batch undone by a
  * deadlock or lock wait timeout is run again (bounded, with backoff).
  * The run holds a named lock (per database) and skips when another run
@@ -35,6 +39,7 @@ enum expire_step {
 	EXPIRE_STEP_ABANDON,
 	EXPIRE_STEP_PURGE,
 	EXPIRE_STEP_DELIVERIES,
+	EXPIRE_STEP_REVOKED,
 	EXPIRE_STEP__MAX
 };
 

@@ -26,7 +26,7 @@
 struct config;
 struct db;
 
-#define SCHEMA_VERSION	11	/* the newest migration in sql/ */
+#define SCHEMA_VERSION	12	/* the newest migration in sql/ */
 
 enum repo_rc {
 	REPO_ERR = -1,

@@ -569,6 +569,7 @@ show_finish(struct db_cols *c, struct exec_admin *e, MYSQL_TIME *t,
 	e->request_bytes = c->null[15] ? -1 : len[0];
 	e->result_bytes = c->null[16] ? -1 : len[1];
 	e->error_bytes = c->null[17] ? -1 : len[2];
+	db_rstr(c, 18, e->error_code, sizeof(e->error_code));
 }
 
 /*
@@ -597,6 +598,8 @@ repo_show_fetch(MYSQL_STMT *st, struct exec_admin *e)
 		db_rcol(&c, 10 + i, MYSQL_TYPE_DATETIME, &t[i], sizeof(t[i]));
 	for (i = 0; i < 3; i++)
 		db_rcol(&c, 15 + i, MYSQL_TYPE_LONGLONG, &len[i], 0);
+	db_rcol(&c, 18, MYSQL_TYPE_STRING, e->error_code,
+	    sizeof(e->error_code));
 	if ((rc = fetch_one(st, &c)) == REPO_OK)
 		show_finish(&c, e, t, len, ints);
 	return rc;

@@ -65,6 +65,8 @@ struct exec_admin {
 	int64_t		 created_at, updated_at, expires_at;	/* ms */
 	int64_t		 completed_at, lease_expires_at;	/* 0: NULL */
 	long long	 request_bytes, result_bytes, error_bytes; /* -1: NULL */
+	char		 error_code[257];	/* the error's "code" (64
+						 * characters at most); "": none */
 };
 
 typedef void (*repo_applied_fn)(void *arg, int version, int64_t applied_at);

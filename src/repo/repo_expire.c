@@ -70,6 +70,10 @@ enum xstmt {
 	XSTMT_DPURGE_DUE,
 	XSTMT_DPURGE_APPLY,
 	XSTMT_COUNT_DPURGE,
+	XSTMT_REVOKED_LINEAGE,
+	XSTMT_REVOKED_DUE,
+	XSTMT_REVOKED_APPLY,
+	XSTMT_COUNT_REVOKED,
 	XSTMT_RECORD,
 	XSTMT__MAX
 };
@@ -157,6 +161,44 @@ static const struct db_stmt_def xstmts[XSTMT__MAX] = {
 	[XSTMT_COUNT_DPURGE] = {
 	  "SELECT COUNT(*) FROM s2r_webhook_delivery WHERE state IN "
 	  "('delivered', 'dead') AND due_at < ?", 0, "count_dpurge" },
+	/*
+	 * Revoked initiators (sql/012): the next dead lineage after ? (its
+	 * first key, id = lineage, is revoked: ix_key_revoked) that has
+	 * waiting executions (ix_exec_lineage), then its unclaimed ones
+	 * in id order (one range of ix_exec_lineage).
+	 */
+	[XSTMT_REVOKED_LINEAGE] = {
+	  "SELECT COALESCE(MIN(k.id), 0) FROM s2r_api_key k FORCE INDEX "
+	  "(ix_key_revoked) WHERE "
+	  "k.revoked_at <= ? AND k.id > ? AND k.kind = 'consumer' AND "
+	  "(k.lineage_id IS NULL OR k.lineage_id = k.id) AND NOT "
+	  LINEAGE_LIVE("k.id") " AND EXISTS (SELECT 1 FROM "
+	  "s2r_async_execution x FORCE INDEX (ix_exec_lineage) WHERE "
+	  "x.initiator_lineage_id = k.id AND x.status = 'waiting_callback')",
+	  0, "revoked_lineage" },
+	[XSTMT_REVOKED_DUE] = {
+	  "SELECT id, initiator_lineage_id FROM s2r_async_execution FORCE "
+	  "INDEX (ix_exec_lineage) WHERE initiator_lineage_id = ? AND "
+	  "status = 'waiting_callback' AND id > ? AND cancel_requested = 0 "
+	  "AND (callback_token_hash IS NULL OR lease_expires_at <= ?) "
+	  "ORDER BY id LIMIT ?", 0, "revoked_due" },
+	[XSTMT_REVOKED_APPLY] = {
+	  IDS_JOIN "e.status = 'failed', e.error_payload = " REVOKED_ERROR
+	  ", e.completed_at = ?, e.updated_at = ?, " SET_NOTIFY("e") " WHERE "
+	  "e.status = 'waiting_callback' AND e.cancel_requested = 0 AND "
+	  "e.initiator_lineage_id IS NOT NULL AND (e.callback_token_hash IS "
+	  "NULL OR e.lease_expires_at <= ?) AND NOT "
+	  LINEAGE_LIVE("e.initiator_lineage_id"), 0, "revoked_apply" },
+	/* not those the earlier steps take: overdue, abandoned */
+	[XSTMT_COUNT_REVOKED] = {
+	  "SELECT COUNT(*) FROM s2r_api_key k FORCE INDEX (ix_key_revoked) "
+	  "STRAIGHT_JOIN s2r_async_execution e FORCE INDEX (ix_exec_lineage) "
+	  "ON e.initiator_lineage_id = k.id AND e.status = 'waiting_callback' "
+	  "WHERE k.revoked_at <= ? AND k.kind = 'consumer' AND (k.lineage_id "
+	  "IS NULL OR k.lineage_id = k.id) AND NOT " LINEAGE_LIVE("k.id")
+	  " AND e.cancel_requested = 0 AND (e.callback_token_hash IS NULL OR "
+	  "e.lease_expires_at <= ?) AND e.expires_at > ? AND e.attempts < ?",
+	  0, "count_revoked" },
 	[XSTMT_RECORD] = {
 	  "INSERT INTO s2r_job_run (job, last_run_at, last_result, "
 	  "last_success_at, expired, cancelled, abandoned, purged, retries, "
@@ -567,6 +609,87 @@ repo_delivery_purge_count(struct xdb *x, int64_t cutoff, uint64_t *n)
 
 	db_bind_time(&p[0], &t, cutoff);
 	return query_u64(x->db, XSTMT_COUNT_DPURGE, p, n, NULL);
+}
+
+/*
+ * Candidates of the revoked step from *pos (key: the lineage, id: the
+ * last execution of it taken): the unclaimed waiting executions of the
+ * lineages without a live key, lineage by lineage, in id order.
+ */
+enum repo_rc
+repo_revoked_due(struct xdb *x, int64_t now, unsigned limit,
+    struct repo_pos *pos, uint64_t *ids, size_t *n)
+{
+	MYSQL_BIND	 p[4];
+	MYSQL_TIME	 t[2];
+	uint64_t	 lineage, next = 0;
+	unsigned	 lim;
+	size_t		 got;
+
+	*n = 0;
+	while (*n < limit) {
+		if (pos->key > 0) {	/* its rows: (id, lineage) */
+			lineage = (uint64_t)pos->key;
+			lim = limit - (unsigned)*n;
+			db_bind_u64(&p[0], &lineage);
+			db_bind_u64(&p[1], &pos->id);
+			db_bind_time(&p[2], &t[0], now);
+			db_bind_u32(&p[3], &lim);
+			if (due_ids(x->db, XSTMT_REVOKED_DUE, p, lim, pos,
+			    ids + *n, &got, 0) != REPO_OK)
+				return REPO_ERR;
+			if ((*n += got) == limit)
+				break;		/* the next batch goes on here */
+		}
+		lineage = (uint64_t)pos->key;	/* the next dead one after */
+		db_bind_time(&p[0], &t[0], now);
+		db_bind_u64(&p[1], &lineage);
+		db_bind_time(&p[2], &t[1], now);
+		db_bind_time(&p[3], &t[1], now);
+		if (query_u64(x->db, XSTMT_REVOKED_LINEAGE, p, &next,
+		    NULL) != REPO_OK)
+			return REPO_ERR;
+		if (next <= lineage)
+			break;
+		pos->key = (int64_t)next;
+		pos->id = 0;
+	}
+	qsort(ids, *n, sizeof(*ids), cmp_id);
+	return REPO_OK;
+}
+
+/*
+ * Fails those of ids[0..n) that still wait unclaimed, without a cancel
+ * request, of a lineage without a live key, with initiator_revoked, in
+ * one autocommit UPDATE; *changed gets how many. REPO_OK, REPO_RETRY or
+ * REPO_ERR.
+ */
+enum repo_rc
+repo_revoked_apply(struct xdb *x, const uint64_t *ids, size_t n, int64_t now,
+    unsigned *changed)
+{
+	MYSQL_BIND	 p[6];
+	MYSQL_TIME	 t[5];
+	int		 i;
+
+	for (i = 0; i < 5; i++)
+		db_bind_time(&p[1 + i], &t[i], now);
+	return apply_ids(x->db, XSTMT_REVOKED_APPLY, ids, n, p, changed);
+}
+
+/* Dry run: how many the revoked step would fail (not taken before). */
+enum repo_rc
+repo_revoked_count(struct xdb *x, unsigned max_attempts, int64_t now,
+    uint64_t *n)
+{
+	MYSQL_BIND	 p[6];
+	MYSQL_TIME	 t[5];
+	int		 i;
+
+	for (i = 0; i < 5; i++)
+		db_bind_time(&p[i], &t[i], now);
+	db_bind_u32(&p[5], &max_attempts);
+	return query_u64(x->db, XSTMT_COUNT_REVOKED, p, n, NULL);
 }
 
 /* Dry run: how many the expiry would expire at now. */

@@ -87,6 +87,18 @@ enum repo_rc	repo_delivery_purge_apply(struct xdb *, const uint64_t *ids,
 enum repo_rc	repo_delivery_purge_count(struct xdb *, int64_t cutoff,
 	    uint64_t *n);
 
+/*
+ * Unclaimed waiting executions (no cancel request) of lineages without
+ * a live key (revoked initiators, sql/012); pos: the lineage and the
+ * last id of it.
+ */
+enum repo_rc	repo_revoked_due(struct xdb *, int64_t now, unsigned limit,
+	    struct repo_pos *, uint64_t *ids, size_t *n);
+enum repo_rc	repo_revoked_apply(struct xdb *, const uint64_t *ids, size_t n,
+	    int64_t now, unsigned *changed);
+enum repo_rc	repo_revoked_count(struct xdb *, unsigned max_attempts,
+	    int64_t now, uint64_t *n);
+
 /* Dry-run counts: what the three rules would touch right now. */
 enum repo_rc	repo_expire_count(struct xdb *, int64_t now, uint64_t *n);
 enum repo_rc	repo_expire_record(struct xdb *, const char *result, int success,

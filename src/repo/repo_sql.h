@@ -18,6 +18,26 @@
 	"notify = EXISTS (SELECT 1 FROM s2r_webhook_endpoint w WHERE " \
 	"w.tenant_id = " t ".initiator_tenant_id AND w.enabled = 1)"
 
+/*
+ * Revoked initiators (sql/012): the error of a waiting execution failed
+ * because no key of its submitter's lineage is live any more (key
+ * revoke, or the end of a rotation's grace), and the test whether
+ * lineage l (an SQL expression) has a live key at times ? and ? (the
+ * same: a key with lineage_id = l on ix_key_lineage, or the first key,
+ * id = l, when a schema-6 binary left its lineage_id NULL).
+ */
+#define REVOKED_ERROR \
+	"'{\"code\":\"initiator_revoked\",\"message\":\"not run: the key " \
+	"that submitted it was revoked before a backend claimed it and no " \
+	"key of its lineage is live; submit the work again, under a new " \
+	"correlation id, with a live key\"}'"
+#define LINEAGE_LIVE(l) \
+	"(EXISTS (SELECT 1 FROM s2r_api_key lk FORCE INDEX (ix_key_lineage) " \
+	"WHERE lk.lineage_id = " l " AND (lk.revoked_at IS NULL OR " \
+	"lk.revoked_at > ?)) OR EXISTS (SELECT 1 FROM s2r_api_key lk0 WHERE " \
+	"lk0.id = " l " AND lk0.lineage_id IS NULL AND (lk0.revoked_at IS " \
+	"NULL OR lk0.revoked_at > ?)))"
+
 enum stmt {
 	STMT_KEY_BY_HASH,
 	STMT_BACKEND_SERVES,
@@ -96,7 +116,8 @@ enum fin_outcome	repo_fin_outcome(struct db *, uint64_t id,
 /*
  * The operator's view of an execution (struct exec_admin, repo_admin.h):
  * what asyncexec-admin execution show and the dashboard's execution page
- * read, no payload (their lengths), no token, no hash; "SELECT"
+ * read, no payload (their lengths; the error's code member), no token,
+ * no hash; "SELECT"
  * REPO_SHOW_COLS "WHERE ...", fetched by repo_show_fetch (repo_admin.c).
  */
 #define REPO_SHOW_COLS \
@@ -105,7 +126,8 @@ enum fin_outcome	repo_fin_outcome(struct db *, uint64_t id,
 	"callback_token_hash IS NOT NULL, created_at, updated_at, " \
 	"completed_at, expires_at, lease_expires_at, " \
 	"LENGTH(request_payload), LENGTH(result_payload), " \
-	"LENGTH(error_payload) FROM s2r_async_execution "
+	"LENGTH(error_payload), LEFT(JSON_VALUE(error_payload, '$.code'), " \
+	"64) FROM s2r_async_execution "
 struct exec_admin;
 enum repo_rc	repo_show_fetch(MYSQL_STMT *, struct exec_admin *);
 
