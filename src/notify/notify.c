@@ -213,35 +213,41 @@ add_deliveries(struct nstate *ns, const char *tenant,
 	return REPO_OK;
 }
 
-/* One tenant's outbox, batch after batch, until it is empty. */
-static void
+/*
+ * One batch of a tenant's outbox (one transaction). 1 when the batch
+ * was full (more may wait: the next pass takes it), else 0. One batch a
+ * pass keeps the loop's turn short, so that finished transfers are
+ * recorded long before their leases lapse.
+ */
+static int
 outbox_tenant(struct nstate *ns, const char *tenant, int64_t now)
 {
 	static struct notify_exec xs[OUTBOX_BATCH];
 	enum repo_rc	 rc;
 	size_t		 i, n;
 
-	do {
-		if (repo_notify_outbox_begin(ns->db, tenant, OUTBOX_BATCH, xs,
-		    &n) != REPO_OK)
-			return;
-		for (i = 0, rc = REPO_OK; i < n && rc == REPO_OK; i++)
-			rc = add_deliveries(ns, tenant, &xs[i], now);
-		if (rc != REPO_OK) {
-			repo_notify_outbox_abort(ns->db);
-			return;
-		}
-		if (repo_notify_outbox_commit(ns->db, xs, n) != REPO_OK)
-			return;
-		ns->db_ok_at = now;
-	} while (n == OUTBOX_BATCH && !stop_flag);
+	if (repo_notify_outbox_begin(ns->db, tenant, OUTBOX_BATCH, xs, &n) !=
+	    REPO_OK)
+		return 0;
+	for (i = 0, rc = REPO_OK; i < n && rc == REPO_OK; i++)
+		rc = add_deliveries(ns, tenant, &xs[i], now);
+	if (rc != REPO_OK) {
+		repo_notify_outbox_abort(ns->db);
+		return 0;
+	}
+	if (repo_notify_outbox_commit(ns->db, xs, n) != REPO_OK)
+		return 0;
+	ns->db_ok_at = now;
+	return n == OUTBOX_BATCH;
 }
 
-/* The outbox of every tenant with an enabled endpoint. */
-static void
+/* One outbox batch of every tenant with an enabled endpoint; 1 when one
+ * of them was full. */
+static int
 outbox_step(struct nstate *ns, int64_t now)
 {
 	size_t	 i, j;
+	int	 more = 0;
 
 	for (i = 0; i < ns->neps; i++) {
 		if (!ns->eps[i].enabled)
@@ -251,8 +257,9 @@ outbox_step(struct nstate *ns, int64_t now)
 			    strcmp(ns->eps[j].tenant, ns->eps[i].tenant) == 0)
 				break;
 		if (j == i)
-			outbox_tenant(ns, ns->eps[i].tenant, now);
+			more |= outbox_tenant(ns, ns->eps[i].tenant, now);
 	}
+	return more;
 }
 
 /* Records what attempt a of the delivery in slot s came to; frees s. */
@@ -500,7 +507,7 @@ static void
 pass(struct nstate *ns)
 {
 	int64_t	 now = clock_now_ms();
-	int	 full = 0, ready = 0;
+	int	 full = 0, ready = 0, more = 0;
 
 	if (reload_flag) {
 		reload_flag = 0;
@@ -513,11 +520,11 @@ pass(struct nstate *ns)
 	if (now - ns->eps_at >= ENDPOINTS_REFRESH_MS)
 		(void)refresh_endpoints(ns, now);
 	if (!stop_flag) {
-		outbox_step(ns, now);
+		more = outbox_step(ns, now);
 		lease_step(ns, now, &full);
 	}
-	if (sender_poll(ns->snd, ns->lfd, full ? BUSY_POLL_MS : IDLE_POLL_MS,
-	    &ready) == -1)
+	if (sender_poll(ns->snd, ns->lfd, full || more ? BUSY_POLL_MS :
+	    IDLE_POLL_MS, &ready) == -1)
 		log_error("notify: libcurl's multi interface failed");
 	reap(ns);
 	if (ready)

@@ -34,7 +34,8 @@
 #define LINEAGE_LIVE(l) \
 	"(EXISTS (SELECT 1 FROM s2r_api_key lk FORCE INDEX (ix_key_lineage) " \
 	"WHERE lk.lineage_id = " l " AND (lk.revoked_at IS NULL OR " \
-	"lk.revoked_at > ?)) OR EXISTS (SELECT 1 FROM s2r_api_key lk0 WHERE " \
+	"lk.revoked_at > ?)) OR EXISTS (SELECT 1 FROM s2r_api_key lk0 FORCE " \
+	"INDEX (PRIMARY) WHERE " \
 	"lk0.id = " l " AND lk0.lineage_id IS NULL AND (lk0.revoked_at IS " \
 	"NULL OR lk0.revoked_at > ?)))"
 
