@@ -78,7 +78,17 @@ env=()
 for v in ASYNCEXEC_BUILD_TYPE CI; do
     [[ -z ${!v:-} ]] || env+=("$v=${!v}")
 done
+# The host's CA bundle, read-only, for the tests that fetch the pinned npm packages over
+# HTTPS: a host behind a TLS-inspecting proxy trusts that proxy's CA in its own bundle,
+# and a fresh root's bundle does not (npm ci: SELF_SIGNED_CERT_IN_CHAIN).
+opts=()
+ca=${NODE_EXTRA_CA_CERTS:-/etc/ssl/certs/ca-certificates.crt}
+if [[ -r $ca ]]; then
+    opts+=("--bind-ro=$ca:/usr/local/share/asyncexec-host-ca.crt")
+    env+=("NODE_EXTRA_CA_CERTS=/usr/local/share/asyncexec-host-ca.crt"
+          "npm_config_cafile=/usr/local/share/asyncexec-host-ca.crt")
+fi
 rc=0
-buildroot_run "$SUITE" "$WORK/root" --chdir=/src/asyncexec -- "${env[@]}" "$SCRIPT" "${ARGS[@]}" ||
-    rc=$?
+buildroot_run "$SUITE" "$WORK/root" --chdir=/src/asyncexec "${opts[@]}" -- "${env[@]}" "$SCRIPT" \
+    "${ARGS[@]}" || rc=$?
 exit "$rc"
