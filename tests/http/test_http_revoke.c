@@ -138,6 +138,8 @@ claimer(void *arg)
 		after = revoked;
 		done = stop;
 		pthread_mutex_unlock(&mu);
+		/* paced (5 ms a claim), so that a revoke lands among the claims */
+		nanosleep(&(struct timespec){ 0, 5000000L }, NULL);
 		if (fx_claim(&F, F.bkey, "{\"max\":1,\"leaseSeconds\":600}", &r) == 200 &&
 		    (o = json_body(&r)) != NULL) {
 			for (i = 0; i < (size_t)jlen(o, "executions"); i++) {
@@ -203,7 +205,19 @@ test_revoke_while_claiming(void)
 	lineage = key_id(F.ckey);
 	for (i = 0; i < THREADS; i++)
 		pthread_create(&th[i], NULL, claimer, NULL);
-	nanosleep(&pause, NULL);
+	/* revoke once a quarter is claimed (bounded), not after a fixed pause: on
+	 * a fast machine the claimers took all N before a 300 ms pause ended */
+	for (k = 0; k < 30000; k++) {
+		struct timespec ms = { 0, 1000000L };
+		int got;
+
+		pthread_mutex_lock(&mu);
+		got = nclaimed;
+		pthread_mutex_unlock(&mu);
+		if (got >= N / 4)
+			break;
+		nanosleep(&ms, NULL);
+	}
 	free(admin("key revoke %s", F.ckey));
 	set_flag(&revoked);
 	/* inside the cache TTL the revoked key may still be accepted on some worker */

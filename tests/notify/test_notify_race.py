@@ -33,7 +33,9 @@ def race(r, item, poll_token, k, codes):
         [("fail", {"error": {"message": "no"}})] * 2 + \
         [("fail", {"error": {"message": "again"}, "retryAfterSeconds": 0})] + \
         [("heartbeat", {"leaseSeconds": 300})]
-    if k % 16 == 0:     # a cancel request, then 8 acknowledgements race
+    if k % 16 == 8:     # 8 failures race: a failed outcome every time
+        calls = [("fail", {"error": {"message": "no"}})] * 8
+    elif k % 16 == 0:     # a cancel request, then 8 acknowledgements race
         r.cancel(cid, poll_token)
         calls = [("cancelled", {})] * 8
     elif k % 4 == 0:
