@@ -69,12 +69,10 @@ events_arg(struct opts *o, const char *s)
 		s = s[n] == ',' ? s + n + 1 : NULL;
 	}
 	o->events[0] = '\0';
-	for (i = 0; i < NEVENTS; i++)
-		if (bits & (1u << i)) {
-			if (o->events[0] != '\0')
-				strcat(o->events, ",");
-			strcat(o->events, event_names[i]);
-		}
+	for (i = 0, n = 0; i < NEVENTS; i++)
+		if (bits & (1u << i))
+			n += (size_t)snprintf(o->events + n, sizeof(o->events) - n,
+			    "%s%s", n > 0 ? "," : "", event_names[i]);
 	return 0;
 }
 

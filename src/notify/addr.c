@@ -71,9 +71,11 @@ parse_net(const char *s, struct addr_net *n)
 	unsigned long	 bits;
 	unsigned	 max;
 
-	if (strlen(s) >= sizeof(host))
+	size_t		 len = strlen(s);
+
+	if (len >= sizeof(host))
 		return -1;
-	strcpy(host, s);
+	memcpy(host, s, len + 1);
 	memset(n, 0, sizeof(*n));
 	if ((slash = strchr(host, '/')) != NULL)
 		*slash = '\0';
