@@ -23,5 +23,9 @@
 #define WORKERS_MAX		1024	/* workers = N, and what the master forks */
 #define DELAY_MAX_SECONDS	2592000	/* X-Delay-Seconds (30 days) */
 #define PRIORITY_MAX		9	/* X-Priority 0..PRIORITY_MAX */
+/* how far a submitting host's clock may run ahead of a claiming host's
+ * (or a clock step back) with work submitted without a start still
+ * claimable at once */
+#define CLAIM_CLOCK_SKEW_MS	5000
 
 #endif

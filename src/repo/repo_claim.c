@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api.h"
 #include "config.h"
 #include "db.h"
 #include "log.h"
@@ -135,7 +136,10 @@ claim_once(struct db *db, const char *env, const char *svc, const char *op,
 	db_bind_str(&p[0], env);
 	db_bind_str(&p[1], svc);
 	db_bind_str(&p[2], op);
-	db_bind_time(&p[3], &t[0], now);	/* due_at */
+	/* due_at: work submitted without a start (not_before NULL) on a
+	 * host whose clock runs ahead is due too; a start waits for
+	 * not_before itself */
+	db_bind_time(&p[3], &t[0], now + CLAIM_CLOCK_SKEW_MS);
 	db_bind_time(&p[4], &t[1], now);
 	db_bind_time(&p[5], &t[2], now);
 	db_bind_time(&p[6], &t[3], now);	/* not_before */

@@ -74,8 +74,10 @@ const struct db_stmt_def repo_stmts[STMT__MAX] = {
 	    0, "exec_request_cancel" },
 	/*
 	 * One range of ix_exec_claim per priority, highest first, each up
-	 * to due_at <= now (sql/011): read in index order, no filesort, no
-	 * entry that is not due. A lineage without a live key (revoked,
+	 * to due_at <= now + CLAIM_CLOCK_SKEW_MS (sql/011): read in index
+	 * order, no filesort, no entry due later than that (one due within
+	 * it is handed out when it has no start, not_before NULL: its
+	 * submitting host's clock ran ahead). A lineage without a live key (revoked,
 	 * also inside the cache TTL) is never handed out; the key rows are
 	 * read without locks (only the outer table's rows are locked).
 	 */

@@ -288,6 +288,20 @@ def check_schema(src):
        % newest)
 
 
+def check_clock_skew(src):
+    m = re.search(r"#define\s+CLAIM_CLOCK_SKEW_MS\s+(\d+)",
+                  open(os.path.join(src, "src", "lib", "api.h"), encoding="utf-8").read())
+    page = plain(open(os.path.join(src, "scripts", "man", "asyncexec-fcgi.8"),
+                      encoding="utf-8").read())
+    n = re.search(r"clock is up to (\d+) s behind", page)
+    if not m or not n or int(n.group(1)) * 1000 != int(m.group(1)):
+        fail("asyncexec-fcgi(8): 'clock is up to N s behind' (%s) must be CLAIM_CLOCK_SKEW_MS "
+             "(%s ms) in src/lib/api.h" % (n.group(1) if n else "not found",
+                                          m.group(1) if m else "not found"))
+        return
+    ok("asyncexec-fcgi(8): claim's clock tolerance %s s, as CLAIM_CLOCK_SKEW_MS" % n.group(1))
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
@@ -297,6 +311,7 @@ def main():
     check_endpoints(src)
     check_pages(src)
     check_schema(src)
+    check_clock_skew(src)
     if failures:
         print("%d failure(s)" % len(failures))
         return 1

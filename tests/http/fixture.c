@@ -104,11 +104,18 @@ int
 fx_submit(const struct fx *f, const char *key, const char *cid, const char *body,
     struct http_resp *out)
 {
+	return fx_submit_hdr(f, key, cid, body, NULL, out);
+}
+
+int
+fx_submit_hdr(const struct fx *f, const char *key, const char *cid, const char *body,
+    const char *extra, struct http_resp *out)
+{
 	char path[512], h[256];
 
 	fx_exec_path(path, sizeof path, f, NULL, NULL);
 	return api("POST", path, key, body, out, hdr(h, sizeof h, "X-Correlation-Id", cid),
-	    (const char *)NULL);
+	    extra ? extra : "", (const char *)NULL);
 }
 
 static void
@@ -120,12 +127,20 @@ copy(char *dst, size_t len, const char *src)
 int
 fx_submit_ok(const struct fx *f, const char *cid, const char *body, struct sub *s)
 {
+	return fx_submit_hdr_ok(f, cid, body, NULL, s);
+}
+
+int
+fx_submit_hdr_ok(const struct fx *f, const char *cid, const char *body, const char *extra,
+    struct sub *s)
+{
 	struct http_resp r;
 	struct json_object *o = NULL;
 	int ok;
 
 	memset(s, 0, sizeof *s);
-	ok = fx_submit(f, f->ckey, cid, body, &r) == 202 && (o = json_body(&r)) != NULL;
+	ok = fx_submit_hdr(f, f->ckey, cid, body, extra, &r) == 202 &&
+	    (o = json_body(&r)) != NULL;
 	if (ok) {
 		copy(s->cid, sizeof s->cid, jstr(o, "correlationId"));
 		copy(s->token, sizeof s->token, jstr(o, "pollToken"));

@@ -56,8 +56,14 @@ char *fx_padded(size_t len, char fill, const char *head, const char *tail);
 /* Raw submit with KEY; CID NULL means no X-Correlation-Id header. Returns status. */
 int fx_submit(const struct fx *f, const char *key, const char *cid, const char *body,
     struct http_resp *out);
+/* The same with EXTRA, one more header ("Name: value") or NULL. */
+int fx_submit_hdr(const struct fx *f, const char *key, const char *cid, const char *body,
+    const char *extra, struct http_resp *out);
 /* Submit with f->ckey expecting 202; fills S. Returns 1 on success. */
 int fx_submit_ok(const struct fx *f, const char *cid, const char *body, struct sub *s);
+/* The same with EXTRA, one more header or NULL. */
+int fx_submit_hdr_ok(const struct fx *f, const char *cid, const char *body, const char *extra,
+    struct sub *s);
 /* Poll / cancel with KEY and TOKEN (either may be NULL); EXTRA is one more header or NULL. */
 int fx_poll(const struct fx *f, const char *key, const char *cid, const char *token,
     const char *extra, struct http_resp *out);

@@ -138,7 +138,9 @@ main(void)
 	CHECK(wait_version('C', t2, c2));
 	CHECK(all_workers(c2, t2, 200));
 	CHECK(all_workers(c1, t1, 404));
-	CHECK_EQ_INT(polls(c0, t0, 404), 8);
+	/* 8 polls in a row need not reach every worker: each must refuse version 0
+	 * within the TTL too (a run here got 5 of 8 right after version 1 gave 8) */
+	CHECK(all_workers(c0, t0, 404));
 	CHECK_EQ_INT(scratch_admin(&S, out, sizeof out, "poll-key", "list", NULL), 0);
 	CHECK(strstr(out, "retired") != NULL);
 
