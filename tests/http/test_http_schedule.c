@@ -35,6 +35,7 @@
 #include "check.h"
 #include "config.h"
 #include "fixture.h"
+#include "json.h"
 #include "sidedb.h"
 
 #include <mysql.h>
@@ -79,16 +80,14 @@ db_now(void)
 	return db_num("SELECT CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)");
 }
 
-/* MS as "2026-12-01T08:00:00.123Z". */
+/* MS as "2026-12-01T08:00:00.123Z" (the service's own json_time). */
 static void
 fmt_ms(char *buf, size_t len, int64_t ms)
 {
-	time_t s = (time_t)(ms / 1000);
-	struct tm tm;
+	char t[RFC3339_LEN + 1];
 
-	gmtime_r(&s, &tm);
-	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
-	    tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(ms % 1000));
+	json_time(ms, t);
+	snprintf(buf, len, "%s", t);
 }
 
 static int64_t
