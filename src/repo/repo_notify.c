@@ -73,10 +73,16 @@ static const struct db_stmt_def nstmts[NSTMT__MAX] = {
 	  "(ix_delivery_due) WHERE state = 'pending' AND due_at <= ? "
 	  "ORDER BY due_at LIMIT ? FOR UPDATE SKIP LOCKED",
 	  0, "notify_due" },
+	/* a compare-and-set that repeats the selection's rule (due: pending,
+	 * or a lease that lapsed): a row that changed since the selection is
+	 * not taken (affected rows fall short: nothing is leased), whatever
+	 * the selection saw; on a Galera cluster its row locks are the
+	 * node's own */
 	[NSTMT_TAKE] = {
 	  IDS_JOIN("s2r_webhook_delivery", "d") "d.state = 'leased', "
 	  "d.due_at = ?, d.lease_token = ?, d.attempts = d.attempts + 1, "
-	  "d.updated_at = ?", 0, "notify_take" },
+	  "d.updated_at = ? WHERE d.state IN ('pending', 'leased') AND "
+	  "d.due_at <= ?", 0, "notify_take" },
 	[NSTMT_DELIVERED] = {
 	  "UPDATE s2r_webhook_delivery SET state = 'delivered', "
 	  "lease_token = NULL, last_status = ?, last_error = ?, "
@@ -445,8 +451,8 @@ repo_notify_lease(struct ndb *n, int64_t now, int64_t lease_ms,
     unsigned limit, const unsigned char token[NOTIFY_TOKEN_LEN],
     struct notify_delivery *out, size_t *cnt)
 {
-	MYSQL_BIND	 p[4];
-	MYSQL_TIME	 t[2];
+	MYSQL_BIND	 p[5];
+	MYSQL_TIME	 t[3];
 	uint64_t	*ids = NULL;
 	char		*json = NULL;
 	size_t		 i, cap = (size_t)limit * 21 + 3;
@@ -470,6 +476,7 @@ repo_notify_lease(struct ndb *n, int64_t now, int64_t lease_ms,
 	db_bind_time(&p[1], &t[0], now + lease_ms);
 	db_bind_blob(&p[2], token, NOTIFY_TOKEN_LEN);
 	db_bind_time(&p[3], &t[1], now);
+	db_bind_time(&p[4], &t[2], now);
 	if (db_run(n->db, NSTMT_TAKE, p) == NULL ||
 	    db_affected(n->db, NSTMT_TAKE) != (int)*cnt ||
 	    db_commit(n->db) == -1)

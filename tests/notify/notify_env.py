@@ -47,6 +47,40 @@ class Checks:
         return 0 if self.failed == 0 and self.passed > 0 else 1
 
 
+class ClockWatch:
+    """Samples the wall clock against the monotonic one every 50 ms from start() to
+    stop(): forward() is the largest step forward (s), backward() the largest back. A
+    lease's expiry is a wall-clock time (the sender's): a step forward past the lease
+    lets a live lease lapse, and another sender then sends that delivery again, as at
+    least once allows."""
+
+    def __init__(self):
+        self.fwd = self.back = 0.0
+        self.halt = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self):
+        last = time.time() - time.monotonic()
+        while not self.halt.wait(0.05):
+            off = time.time() - time.monotonic()
+            self.fwd, self.back = max(self.fwd, off - last), max(self.back, last - off)
+            last = off
+
+    def start(self):
+        self.thread.start()
+        return self
+
+    def stop(self):
+        self.halt.set()
+        self.thread.join()
+
+    def forward(self):
+        return self.fwd
+
+    def backward(self):
+        return self.back
+
+
 def need_env():
     missing = [n for n, v in (("ASYNCEXEC_ADMIN", ADMIN), ("ASYNCEXEC_NOTIFY", NOTIFY),
                               ("ASYNCEXEC_TEST_CONFIG", CONFIG),
