@@ -14,7 +14,8 @@
 #     in scripts/man/asyncexec-ops.7, "DEPLOYMENT ON DEBIAN"), literally, as root;
 #  5. checks through the system nginx on port 80 (127.0.0.1:80 on the host too): the life
 #     cycle, raw UTF-8 text in a submit and a complete read back byte for byte, /metrics
-#     (with asyncexec_build_info of the version), the expiry timer, restart and reload
+#     (with asyncexec_build_info of the version) and the dashboard's Health page on the
+#     site's loopback server (404 on port 80), the expiry timer, restart and reload
 #     under load, a killed worker, the socket's permissions, journalctl -p err; the
 #     webhook sender asyncexec-notify under systemd (enabled by the guide): the package's
 #     PHP example receiver (php -S, php-cli installed for it) on 127.0.0.1 in the
@@ -450,6 +451,12 @@ phase_metrics() {
         check "/metrics on 127.0.0.1:$mport: 200 with asyncexec_requests_total and the build's version" \
             has "$st" "$work/m" 'asyncexec_requests_total{' "asyncexec_build_info{version=\"$version\"} 1"
         check "/metrics on port 80: 404" test "$(http /dev/null GET /metrics)" = 404
+        # the dashboard's Health page (issue 21) on the same loopback server, not on port 80
+        st=$(curl -sS -o "$work/dh" -w '%{http_code}' "http://127.0.0.1:$mport/dashboard/health")
+        check "/dashboard/health on 127.0.0.1:$mport: 200, the version, ready, the database reachable" \
+            has "$st" "$work/dh" '<h1>Health</h1>' "<th>Version</th><td>$version</td>" \
+            '<td class="ok">ready</td>' '<th>Reachable</th><td class="ok">yes</td>'
+        check "/dashboard/health on port 80: 404" test "$(http /dev/null GET /dashboard/health)" = 404
         if [ -n "$ext" ]; then
             curl -s -o /dev/null --max-time 5 "http://$ext:$mport/metrics"
             check "/metrics port $mport from $ext (not loopback): connection refused" test $? -eq 7

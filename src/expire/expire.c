@@ -13,6 +13,7 @@
 #include "expire.h"
 #include "log.h"
 #include "repo_expire.h"
+#include "repo_rollup.h"
 
 #define DAY_MS	86400000LL
 
@@ -41,6 +42,7 @@ static const char *const step_names[EXPIRE_STEP__MAX] = {
 	[EXPIRE_STEP_PURGE] = "purged",
 	[EXPIRE_STEP_DELIVERIES] = "purged_deliveries",
 	[EXPIRE_STEP_REVOKED] = "revoked",
+	[EXPIRE_STEP_ROLLUP] = "counted",
 };
 
 static const char *const step_ms_names[EXPIRE_STEP__MAX] = {
@@ -50,6 +52,7 @@ static const char *const step_ms_names[EXPIRE_STEP__MAX] = {
 	[EXPIRE_STEP_PURGE] = "purge_ms",
 	[EXPIRE_STEP_DELIVERIES] = "deliveries_ms",
 	[EXPIRE_STEP_REVOKED] = "revoked_ms",
+	[EXPIRE_STEP_ROLLUP] = "rollup_ms",
 };
 
 /* Terminal statuses, purged in this order. */
@@ -62,6 +65,7 @@ void
 expire_opts_init(struct expire_opts *o, const struct config *cfg)
 {
 	memset(o, 0, sizeof(*o));
+	o->cfg = cfg;
 	o->batch_size = EXPIRE_BATCH_DEFAULT;
 	o->max_runtime_ms = (int64_t)EXPIRE_RUNTIME_DEFAULT * 1000;
 	o->max_attempts = cfg->max_attempts;
@@ -179,6 +183,7 @@ static const struct rule rules[EXPIRE_STEP__MAX] = {
 	[EXPIRE_STEP_PURGE] = { purge_due, purge_apply },
 	[EXPIRE_STEP_DELIVERIES] = { dpurge_due, dpurge_apply },
 	[EXPIRE_STEP_REVOKED] = { revoked_due, revoked_apply },
+	/* EXPIRE_STEP_ROLLUP has a loop of its own: step_rollup */
 };
 
 /* Sleeps ms milliseconds. */
@@ -194,6 +199,24 @@ sleep_ms(unsigned ms)
 }
 
 /*
+ * Counts a retry and waits before it: a jittered pause of 50-100 % of
+ * *base, which then doubles up to EXPIRE_RETRY_CAP_MS.
+ */
+static void
+retry_pause(struct run *run, int k, unsigned *base)
+{
+	unsigned	 wait;
+
+	run->r->retries++;
+	wait = *base / 2 + (unsigned)rand_r(&run->seed) % (*base / 2 + 1);
+	log_warn("expire: batch undone by a deadlock or lock wait "
+	    "timeout; retry %d in %u ms", k + 1, wait);
+	sleep_ms(wait);
+	*base = *base * 2 > EXPIRE_RETRY_CAP_MS ? EXPIRE_RETRY_CAP_MS :
+	    *base * 2;
+}
+
+/*
  * Applies a batch of n selected ids with rule ru. An apply undone by a
  * deadlock or lock wait timeout (REPO_RETRY) runs again after a
  * jittered, doubling pause (EXPIRE_RETRY_BASE_MS up to
@@ -205,7 +228,7 @@ static int
 apply_batch(struct run *run, const struct rule *ru, size_t n,
     unsigned *changed)
 {
-	unsigned	 base = EXPIRE_RETRY_BASE_MS, wait;
+	unsigned	 base = EXPIRE_RETRY_BASE_MS;
 	int		 k, rc;
 	int64_t		 t0;
 
@@ -221,15 +244,10 @@ apply_batch(struct run *run, const struct rule *ru, size_t n,
 			    k + 1);
 			return -1;
 		}
-		run->r->retries++;
-		wait = base / 2 + (unsigned)rand_r(&run->seed) % (base / 2 + 1);
-		log_warn("expire: batch undone by a deadlock or lock wait "
-		    "timeout; retry %d in %u ms", k + 1, wait);
-		sleep_ms(wait);
-		base = base * 2 > EXPIRE_RETRY_CAP_MS ? EXPIRE_RETRY_CAP_MS :
-		    base * 2;
+		retry_pause(run, k, &base);
 	}
 }
+
 
 /*
  * Runs a two-step rule batch by batch, each selection going on after
@@ -295,6 +313,63 @@ step_deliveries(struct run *run)
 	return 0;
 }
 
+/*
+ * Adds what ended since the last count to the per-route rollup, one
+ * window per transaction (a window undone by a deadlock runs again, as
+ * apply_batch does), until it is a minute behind now or the runtime is
+ * spent; then deletes the intervals past keeping. Counts into
+ * r->count[EXPIRE_STEP_ROLLUP]. 0 or -1.
+ */
+static int
+step_rollup(struct run *run)
+{
+	struct odb	*o;
+	uint64_t	 counted, pruned;
+	unsigned	 base = EXPIRE_RETRY_BASE_MS;
+	int		 more = 1, k = 0, rc = REPO_OK;
+	int64_t		 t0;
+
+	if ((o = repo_rollup_open(run->o->cfg)) == NULL)
+		return -1;
+	while (more && !out_of_time(run)) {
+		t0 = clock_mono_ms();
+		rc = repo_rollup_window(o, run->o->now, &counted, &more);
+		tx_done(run, t0);
+		if (rc == REPO_RETRY && k < EXPIRE_RETRY_MAX) {
+			retry_pause(run, k++, &base);
+			more = 1;
+			continue;
+		}
+		if (rc == REPO_RETRY)
+			log_error("expire: a rollup window was undone %d times "
+			    "by deadlocks or lock wait timeouts; giving up",
+			    k + 1);
+		if (rc != REPO_OK)
+			break;
+		run->r->count[EXPIRE_STEP_ROLLUP] += counted;
+		run->r->batches++;
+	}
+	if (rc == REPO_OK && repo_rollup_prune(o, run->o->now, &pruned) !=
+	    REPO_OK)
+		rc = REPO_ERR;
+	repo_rollup_close(o);
+	return rc == REPO_OK ? 0 : -1;
+}
+
+/* The rollup step's dry-run count: what it would add now. */
+static enum repo_rc
+rollup_count(struct run *run, uint64_t *n)
+{
+	struct odb	*o;
+	enum repo_rc	 rc;
+
+	if ((o = repo_rollup_open(run->o->cfg)) == NULL)
+		return REPO_ERR;
+	rc = repo_rollup_pending(o, run->o->now, n);
+	repo_rollup_close(o);
+	return rc;
+}
+
 /* Counts what each selected step would touch; changes nothing. 0 or -1. */
 static int
 dry_run(struct run *run)
@@ -320,9 +395,11 @@ dry_run(struct run *run)
 			rc = repo_purge_count(run->db, cutoff, &c[step]);
 		else if (step == EXPIRE_STEP_DELIVERIES)
 			rc = repo_delivery_purge_count(run->db, cutoff, &c[step]);
-		else
+		else if (step == EXPIRE_STEP_REVOKED)
 			rc = repo_revoked_count(run->db, o->max_attempts, o->now,
 			    &c[step]);
+		else
+			rc = rollup_count(run, &c[step]);
 		tx_done(run, t0);
 		run->r->step_ms[step] = clock_mono_ms() - t0;
 	}
@@ -368,6 +445,7 @@ locked_run(struct run *run)
 		t0 = clock_mono_ms();
 		rc = step == EXPIRE_STEP_PURGE ? step_purge(run) :
 		    step == EXPIRE_STEP_DELIVERIES ? step_deliveries(run) :
+		    step == EXPIRE_STEP_ROLLUP ? step_rollup(run) :
 		    step_rule(run, (enum expire_step)step);
 		run->r->step_ms[step] = clock_mono_ms() - t0;
 	}
@@ -413,8 +491,8 @@ fail:
 /*
  * Writes the one-line summary into out: "result=complete|stopped|
  * skipped|error dry_run=yes|no expired=N cancelled=N abandoned=N
- * purged=N purged_deliveries=N revoked=N expire_ms=N cancel_ms=N
- * abandon_ms=N purge_ms=N deliveries_ms=N revoked_ms=N duration_ms=N
+ * purged=N purged_deliveries=N revoked=N counted=N expire_ms=N cancel_ms=N
+ * abandon_ms=N purge_ms=N deliveries_ms=N revoked_ms=N rollup_ms=N duration_ms=N
  * longest_tx_ms=N batches=N retries=N". Returns 0, or -1 when out is too small.
  */
 int

@@ -16,7 +16,11 @@
  *   REVOKED  unclaimed waiting executions (no live lease, no cancel
  *            request) of a lineage without a live key (its last key
  *            revoked, or a rotation's grace over) become failed with
- *            {"code":"initiator_revoked",...} (sql/012).
+ *            {"code":"initiator_revoked",...} (sql/012);
+ *   ROLLUP   the executions that ended since the last count (up to a
+ *            minute ago) are added to the per-route rollup of terminal
+ *            outcomes the dashboard shows, window by window (sql/013),
+ *            and intervals older than two days are deleted.
  * A step ends when a batch comes back short. A batch undone by a
  * deadlock or lock wait timeout is run again (bounded, with backoff).
  * The run holds a named lock (per database) and skips when another run
@@ -40,6 +44,7 @@ enum expire_step {
 	EXPIRE_STEP_PURGE,
 	EXPIRE_STEP_DELIVERIES,
 	EXPIRE_STEP_REVOKED,
+	EXPIRE_STEP_ROLLUP,
 	EXPIRE_STEP__MAX
 };
 
@@ -54,6 +59,7 @@ enum expire_step {
 #define EXPIRE_RETRY_CAP_MS	2000	/* longest pause */
 
 struct expire_opts {
+	const struct config *cfg;	/* for the rollup's handle */
 	int64_t		 now;		/* UTC ms the rules are evaluated at */
 	unsigned	 batch_size;	/* 1..EXPIRE_BATCH_MAX */
 	int64_t		 max_runtime_ms;	/* no new batch after this */

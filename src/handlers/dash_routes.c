@@ -2,7 +2,8 @@
  * dash_routes.c - GET /dashboard/routes: every route (a page of
  * DASH_PAGE_MAX by id, ?after=ID for the next) with its waiting
  * executions (repo_dash_route_open: the first DASH_OPEN_CAP of the
- * route's range of ix_exec_claim), and this host's callback refusals.
+ * route's range of ix_exec_claim), what ended in the last hour and day
+ * (the rollup, repo_dash_route_ended), and this host's callback refusals.
  * A route's name links to the Attention page of that route.
  */
 #include <stdlib.h>
@@ -27,17 +28,55 @@ route_row(struct ddb *d, struct buf *b, const struct dash_route *r,
 	    r->enabled ? "ok" : "warn", r->enabled ? "yes" : "no",
 	    r->retention_days);
 	if (rc != REPO_OK) {
-		buf_puts(b, "<td colspan=\"6\" class=\"bad\">no answer</td></tr>\n");
+		buf_puts(b, "<td colspan=\"7\" class=\"bad\">no answer</td></tr>\n");
 		return rc;
 	}
 	dash_html(b, "<td class=\"n\">%u%s</td><td class=\"n\">%u</td>"
 	    "<td class=\"n\">%u</td><td class=\"n\">%u</td>"
-	    "<td class=\"n\">%u</td><td>", o.waiting,
+	    "<td class=\"n\">%u</td><td class=\"n\">%u</td><td>", o.waiting,
 	    o.waiting >= DASH_OPEN_CAP ? "+" : "", o.leased, o.retrying,
-	    o.claimable, o.cancel_requested);
+	    o.scheduled, o.claimable, o.cancel_requested);
 	dash_age(b, o.oldest_ms, now);
 	buf_puts(b, "</td></tr>\n");
 	return REPO_OK;
+}
+
+/*
+ * The executions of routes r[0..n) that ended in the last hour and day,
+ * by status, from the rollup asyncexec-expire writes (sql/013).
+ */
+static void
+ended(struct ddb *d, struct buf *b, const struct dash_route *r, size_t n,
+    int64_t now)
+{
+	static const enum exec_status st[] = {
+		ST_COMPLETED, ST_FAILED, ST_EXPIRED, ST_CANCELLED
+	};
+	struct dash_ended	 e;
+	size_t			 i, k;
+
+	buf_puts(b, "<h2>Ended (last hour / last day)</h2>\n<table>\n<tr>"
+	    "<th>Route</th>");
+	for (k = 0; k < sizeof(st) / sizeof(st[0]); k++)
+		dash_html(b, "<th>%s</th>", exec_status_name(st[k]));
+	buf_puts(b, "</tr>\n");
+	for (i = 0; i < n; i++) {
+		dash_html(b, "<tr><td>%s/%s/%s</td>", r[i].env, r[i].svc,
+		    r[i].op);
+		if (repo_dash_route_ended(d, &r[i], now, &e) != REPO_OK) {
+			buf_puts(b, "<td colspan=\"4\" class=\"bad\">no answer"
+			    "</td></tr>\n");
+			continue;
+		}
+		for (k = 0; k < sizeof(st) / sizeof(st[0]); k++)
+			dash_html(b, "<td class=\"n\">%llu / %llu</td>",
+			    e.hour[st[k]], e.day[st[k]]);
+		buf_puts(b, "</tr>\n");
+	}
+	buf_puts(b, "</table>\n<p class=\"muted\">Counted by each "
+	    "asyncexec-expire run, in 5-minute intervals, up to a minute "
+	    "behind: the last hour is the current interval and the 11 "
+	    "before it.</p>\n");
 }
 
 /* The table of routes after id after; the next page's link. */
@@ -55,7 +94,8 @@ routes(struct ddb *d, struct buf *b, uint64_t after, int64_t now)
 	}
 	buf_puts(b, "<table>\n<tr><th>Route</th><th>Enabled</th>"
 	    "<th>Retention (days)</th><th>Waiting</th><th>Leased now</th>"
-	    "<th>Retrying (not yet due)</th><th>Claimable now</th>"
+	    "<th>Retrying (not yet due)</th><th>Scheduled (not yet due)</th>"
+	    "<th>Claimable now</th>"
 	    "<th>Cancel requested</th><th>Oldest waiting</th></tr>\n");
 	for (i = 0; i < n && i < DASH_PAGE_MAX; i++)
 		(void)route_row(d, b, &r[i], now);
@@ -69,6 +109,7 @@ routes(struct ddb *d, struct buf *b, uint64_t after, int64_t now)
 		dash_html(b, "<p class=\"more\"><a href=\"routes?after=%llu\">"
 		    "Next routes</a></p>\n",
 		    (unsigned long long)r[DASH_PAGE_MAX - 1].id);
+	ended(d, b, r, n < DASH_PAGE_MAX ? n : DASH_PAGE_MAX, now);
 	free(r);
 }
 

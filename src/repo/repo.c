@@ -34,8 +34,9 @@ exec_status_name(enum exec_status s)
 	return s < ST__MAX ? status_names[s] : "unknown";
 }
 
-static enum exec_status
-status_parse(const char *s)
+/* The status named s; ST__MAX for none. */
+enum exec_status
+exec_status_parse(const char *s)
 {
 	int	 i;
 
@@ -314,7 +315,7 @@ exec_finish(MYSQL_STMT *st, struct db_cols *c, struct exec_row *r,
 	db_rstr(c, 4, r->op, sizeof(r->op));
 	db_rstr(c, 5, status, ssz);
 	db_rstr(c, 6, r->tenant, sizeof(r->tenant));
-	r->status = status_parse(status);
+	r->status = exec_status_parse(status);
 	r->tenant_null = c->null[6];
 	r->key_hash_null = c->null[7] || c->len[7] != SHA256_LEN;
 	r->poll_hash_null = c->null[8] || c->len[8] != SHA256_LEN;
@@ -413,7 +414,7 @@ poll_finish(struct db_cols *c, struct exec_row *r, char *status, size_t ssz,
     MYSQL_TIME *t)
 {
 	db_rstr(c, 1, status, ssz);
-	r->status = status_parse(status);
+	r->status = exec_status_parse(status);
 	r->key_hash_null = c->null[2] || c->len[2] != SHA256_LEN;
 	r->poll_hash_null = c->null[3] || c->len[3] != SHA256_LEN;
 	r->lineage_null = c->null[9] || c->len[9] != SHA256_LEN;

@@ -26,7 +26,7 @@
 struct config;
 struct db;
 
-#define SCHEMA_VERSION	12	/* the newest migration in sql/ */
+#define SCHEMA_VERSION	13	/* the newest migration in sql/ */
 
 enum repo_rc {
 	REPO_ERR = -1,
@@ -157,6 +157,7 @@ struct repo_node {
 
 enum repo_rc	repo_node_state(struct db *, struct repo_node *);
 const char	*exec_status_name(enum exec_status);
+enum exec_status exec_status_parse(const char *);
 void		 exec_row_free(struct exec_row *);
 void		 claim_free(struct claim_item *, size_t);
 

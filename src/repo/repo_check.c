@@ -48,6 +48,8 @@ enum cstmt {
 #define T_VER	"s2r_schema_version"
 #define T_WEP	"s2r_webhook_endpoint"
 #define T_WDL	"s2r_webhook_delivery"
+#define T_ROC	"s2r_route_outcome"
+#define T_RMK	"s2r_rollup_mark"
 
 static const struct {
 	struct repo_probe	 def;
@@ -85,6 +87,15 @@ static const struct {
 	    N4 ", " N4) },
 	{ { T_WDL, "UPDATE", A | N }, UPD(T_WDL, "attempts = 0") },
 	{ { T_WDL, "DELETE", X | A }, DEL(T_WDL) },
+	/* the rollup: expire writes it, the dashboard reads it (sql/013) */
+	{ { T_ROC, "SELECT", F | X }, SEL(T_ROC) },
+	{ { T_ROC, "INSERT", X }, INS(T_ROC, "environment, service_key, "
+	    "operation_key, bucket, status, ended", N4 ", " N2) },
+	{ { T_ROC, "UPDATE", X }, UPD(T_ROC, "ended = 0") },
+	{ { T_ROC, "DELETE", X }, DEL(T_ROC) },
+	{ { T_RMK, "SELECT", X }, SEL(T_RMK) },
+	{ { T_RMK, "INSERT", X }, INS(T_RMK, "id, counted_until", N2) },
+	{ { T_RMK, "UPDATE", X }, UPD(T_RMK, "counted_until = NULL") },
 };
 #define NPROBES	(sizeof(probes) / sizeof(probes[0]))
 

@@ -10,13 +10,17 @@
 #include "repo.h"
 #include "repo_admin.h"
 #include "repo_dash.h"
+#include "repo_rollup.h"
 #include "repo_sql.h"
 
 #define PAGE_LIMIT	" LIMIT 51"	/* DASH_PAGE_MAX + 1: is there more */
+#define HOUR_MS		3600000LL
+#define DAY_MS		86400000LL
 
 enum dstmt {
 	D_ROUTES,
 	D_ROUTE_OPEN,
+	D_ROUTE_ENDED,
 	D_EXEC,
 	D_KEYS,
 	D_KEY_ROUTES,
@@ -78,16 +82,26 @@ static const struct db_stmt_def dstmts[D__MAX] = {
 	/* the route's waiting range of ix_exec_claim, in its order, capped */
 	[D_ROUTE_OPEN] = {
 	    "SELECT COUNT(*), COALESCE(SUM(lease_expires_at > ?), 0), "
-	    "COALESCE(SUM(not_before > ?), 0), COALESCE(SUM(cancel_requested "
+	    "COALESCE(SUM(not_before > ? AND attempts > 0), 0), "
+	    "COALESCE(SUM(cancel_requested "
 	    "= 0 AND (lease_expires_at IS NULL OR lease_expires_at <= ?) AND "
 	    "(not_before IS NULL OR not_before <= ?)), 0), "
 	    "COALESCE(SUM(cancel_requested), 0), "
-	    "MIN(IF(cancel_requested = 0, created_at, NULL)) FROM (SELECT "
-	    "lease_expires_at, not_before, cancel_requested, created_at FROM "
+	    "MIN(IF(cancel_requested = 0, created_at, NULL)), "
+	    "COALESCE(SUM(not_before > ? AND attempts = 0), 0) FROM (SELECT "
+	    "lease_expires_at, not_before, cancel_requested, created_at, "
+	    "attempts FROM "
 	    "s2r_async_execution WHERE environment = ? AND service_key = ? AND "
 	    "operation_key = ? AND status = 'waiting_callback' ORDER BY "
 	    "cancel_requested, id LIMIT " DASH_OPEN_CAP_STR ") w",
 	    1, "dash_route_open" },
+	/* the rollup's last day of the route (sql/013), by primary key; the
+	 * second sum: the intervals that started at or after the first ? */
+	[D_ROUTE_ENDED] = {
+	    "SELECT status, CAST(SUM(ended) AS UNSIGNED), CAST(SUM(IF(bucket "
+	    ">= ?, ended, 0)) AS UNSIGNED) FROM s2r_route_outcome WHERE "
+	    "environment = ? AND service_key = ? AND operation_key = ? AND "
+	    "bucket >= ? GROUP BY status", 1, "dash_route_ended" },
 	[D_EXEC] = {
 	    "SELECT " REPO_SHOW_COLS "WHERE id = ?", 1, "dash_exec" },
 	[D_KEYS] = {
@@ -162,7 +176,8 @@ static const struct db_stmt_def dstmts[D__MAX] = {
 
 static const char *const dparams[D__MAX] = {
 	[D_ROUTES] = "n",
-	[D_ROUTE_OPEN] = "ttttsss",
+	[D_ROUTE_OPEN] = "tttttsss",
+	[D_ROUTE_ENDED] = "tssst",
 	[D_EXEC] = "n",
 	[D_KEYS] = "n",
 	[D_KEY_ROUTES] = "n",
@@ -268,24 +283,25 @@ enum repo_rc
 repo_dash_route_open(struct ddb *d, const struct dash_route *r, int64_t now,
     struct dash_open *o)
 {
-	MYSQL_BIND		 p[7];
-	MYSQL_TIME		 t[5];
+	MYSQL_BIND		 p[8];
+	MYSQL_TIME		 t[6];
 	MYSQL_STMT		*st;
 	struct db_cols		 c;
-	unsigned long long	 v[5] = { 0, 0, 0, 0, 0 };
+	unsigned long long	 v[6] = { 0, 0, 0, 0, 0, 0 };
 	int			 i, rc;
 
 	memset(o, 0, sizeof(*o));
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < 5; i++)
 		db_bind_time(&p[i], &t[i], now);
-	db_bind_str(&p[4], r->env);
-	db_bind_str(&p[5], r->svc);
-	db_bind_str(&p[6], r->op);
+	db_bind_str(&p[5], r->env);
+	db_bind_str(&p[6], r->svc);
+	db_bind_str(&p[7], r->op);
 	if ((st = db_run(d->db, D_ROUTE_OPEN, p)) == NULL)
 		return REPO_ERR;
 	for (i = 0; i < 5; i++)
 		db_rcol(&c, i, MYSQL_TYPE_LONGLONG, &v[i], 0);
-	db_rcol(&c, 5, MYSQL_TYPE_DATETIME, &t[4], sizeof(t[4]));
+	db_rcol(&c, 5, MYSQL_TYPE_DATETIME, &t[5], sizeof(t[5]));
+	db_rcol(&c, 6, MYSQL_TYPE_LONGLONG, &v[5], 0);
 	rc = db_fetch_row(st, &c);
 	mysql_stmt_free_result(st);
 	if (rc != DB_ROW)
@@ -295,8 +311,53 @@ repo_dash_route_open(struct ddb *d, const struct dash_route *r, int64_t now,
 	o->retrying = (unsigned)v[2];
 	o->claimable = (unsigned)v[3];
 	o->cancel_requested = (unsigned)v[4];
-	o->oldest_ms = c.null[5] ? 0 : db_time_ms(&t[4]);
+	o->oldest_ms = c.null[5] ? 0 : db_time_ms(&t[5]);
+	o->scheduled = (unsigned)v[5];
 	return REPO_OK;
+}
+
+/*
+ * Route r's executions that ended in the last day and hour at now, by
+ * status, from the rollup (sql/013) into e: the 5-minute interval of now
+ * and those before it that make up a day (288) and an hour (12).
+ * REPO_OK or REPO_ERR.
+ */
+enum repo_rc
+repo_dash_route_ended(struct ddb *d, const struct dash_route *r, int64_t now,
+    struct dash_ended *e)
+{
+	int64_t			 cur = now - now % ROLLUP_BUCKET_MS;
+	int64_t			 day_from = cur - DAY_MS + ROLLUP_BUCKET_MS;
+	int64_t			 hour_from = cur - HOUR_MS + ROLLUP_BUCKET_MS;
+	MYSQL_BIND		 p[5];
+	MYSQL_TIME		 t[2];
+	MYSQL_STMT		*st;
+	struct db_cols		 c;
+	char			 status[16];
+	unsigned long long	 day, hour;
+	enum exec_status	 s;
+	int			 rc;
+
+	memset(e, 0, sizeof(*e));
+	db_bind_time(&p[0], &t[0], hour_from);
+	db_bind_str(&p[1], r->env);
+	db_bind_str(&p[2], r->svc);
+	db_bind_str(&p[3], r->op);
+	db_bind_time(&p[4], &t[1], day_from);
+	if ((st = db_run(d->db, D_ROUTE_ENDED, p)) == NULL)
+		return REPO_ERR;
+	db_rcol(&c, 0, MYSQL_TYPE_STRING, status, sizeof(status));
+	db_rcol(&c, 1, MYSQL_TYPE_LONGLONG, &day, 0);
+	db_rcol(&c, 2, MYSQL_TYPE_LONGLONG, &hour, 0);
+	while ((rc = db_fetch_row(st, &c)) == DB_ROW) {
+		db_rstr(&c, 0, status, sizeof(status));
+		if ((s = exec_status_parse(status)) < ST__MAX) {
+			e->day[s] = day;
+			e->hour[s] = hour;
+		}
+	}
+	mysql_stmt_free_result(st);
+	return rc == DB_ROW_NONE ? REPO_OK : REPO_ERR;
 }
 
 /* The operator's view of execution id (no payload, token or hash). */

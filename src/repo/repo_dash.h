@@ -47,10 +47,16 @@ struct dash_open {
 	unsigned	 waiting;	/* capped at DASH_OPEN_CAP */
 	unsigned	 leased;	/* a lease that has not lapsed */
 	unsigned	 retrying;	/* a retry whose not_before is ahead */
+	unsigned	 scheduled;	/* a start (X-Not-Before) ahead */
 	unsigned	 claimable;	/* a claim would take it now */
 	unsigned	 cancel_requested;
 	int64_t		 oldest_ms;	/* created_at of the oldest one not
 					 * cancel-requested; 0: none */
+};
+
+/* A route's executions that ended in the last day and hour, by status. */
+struct dash_ended {
+	unsigned long long day[ST__MAX], hour[ST__MAX];
 };
 
 /* An API key as the operator sees it: never its hash. */
@@ -159,6 +165,8 @@ enum repo_rc	 repo_dash_routes(struct ddb *, uint64_t after, struct dash_route *
 		    size_t max, size_t *n);
 enum repo_rc	 repo_dash_route_open(struct ddb *, const struct dash_route *,
 		    int64_t now, struct dash_open *);
+enum repo_rc	 repo_dash_route_ended(struct ddb *, const struct dash_route *,
+		    int64_t now, struct dash_ended *);
 enum repo_rc	 repo_dash_exec(struct ddb *, uint64_t id, struct exec_admin *);
 enum repo_rc	 repo_dash_keys(struct ddb *, uint64_t before, struct dash_key *,
 		    size_t max, size_t *n);

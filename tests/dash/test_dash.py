@@ -6,7 +6,8 @@ ASYNCEXEC_TEST_METRICS, ASYNCEXEC_TEST_CONFIG, ASYNCEXEC_ADMIN)
 
 Seeds a route, a consumer key whose label holds <script>, '"' and '&', a backend key, and
 executions: one completed (its request, result and tokens carry markers), one waiting and
-claimed, one waiting; on a second route (tenant dash-a...) a failure with an error code
+claimed, one waiting, one scheduled an hour ahead, and rollup rows (this interval, two hours
+and two days back) as asyncexec-expire writes them; on a second route (tenant dash-a...) a failure with an error code
 and a message marker, one execution retried up to its last attempt, one whose 5 s lease
 lapses; that tenant gets a quota and two webhook endpoints (added with asyncexec-admin
 webhook add --json: a secret, a URL with a path and query marker; one disabled), the
@@ -120,6 +121,21 @@ def seed():
             print("claim: %d %r" % (st, data[:300]))
             sys.exit(1)
         claimed.append(items[0])
+    # a scheduled start an hour ahead: waiting, scheduled, not claimable
+    st, h, data = req(pub, "POST", "/v1/executions/" + route, json.dumps({"later": 1}),
+                       {"Authorization": "Bearer " + ak, "X-Delay-Seconds": "3600",
+                        "Content-Type": "application/json",
+                        "X-Correlation-Id": "dash-%s-later" % sfx})
+    check(st == 202, "seed: a scheduled submit", "%d %r" % (st, data[:200]))
+    # the rollup asyncexec-expire writes (sql/013), as it would: this interval, one two
+    # hours back (the day, not the hour), one two days back (neither)
+    env_, svc, op = route.split("/")
+    now = int(time.time())
+    cur = now - now % 300
+    sql("INSERT INTO s2r_route_outcome VALUES ('%s', '%s', '%s', FROM_UNIXTIME(%d), "
+        "'completed', 4), ('%s', '%s', '%s', FROM_UNIXTIME(%d), 'failed', 2), "
+        "('%s', '%s', '%s', FROM_UNIXTIME(%d), 'expired', 9)"
+        % (env_, svc, op, cur, env_, svc, op, cur - 7200, env_, svc, op, cur - 2 * 86400))
     first = claimed[0]
     st, h, data = req(pub, "POST", "/v1/callbacks/%s/complete" % first["id"],
                        json.dumps({"result": {"marker": "RESMARK" + sfx}}),
@@ -421,7 +437,9 @@ def pages(route, done_id, waiting_id, routes_path="/dashboard/routes"):
         ("/dashboard/health", "health", ["<h1>Health</h1>", "Ready", "Writer failovers",
                                          "Database errors", "Worker restarts"]),
         (routes_path, "routes", ["<h1>Routes</h1>", route, "Leased now",
-                                         "Claimable now", "Callback refusals"]),
+                                         "Scheduled (not yet due)", "Claimable now",
+                                         "Ended (last hour / last day)",
+                                         "Callback refusals"]),
         ("/dashboard/attention", "attention", ["<h1>Attention</h1>", "Oldest waiting",
                                                "On their last attempt", "Lapsed leases",
                                                "Recent failures", "Recent expiries",
@@ -439,13 +457,21 @@ def pages(route, done_id, waiting_id, routes_path="/dashboard/routes"):
 
 
 def route_row_figures(html, route):
-    """The routes page's row of route: waiting 2, leased 1, claimable 1."""
+    """The routes page's row of route: waiting 3, leased 1, scheduled 1, claimable 1; its
+    ended row: completed 4 in the hour and day, failed 2 in the day only, expired none."""
     m = re.search(r"<tr><td><a [^>]*>%s</a></td>(.*?)</tr>" % re.escape(route), html)
     if not check(m is not None, "routes: a row for " + route):
         return
     cells = re.findall(r"<td[^>]*>(.*?)</td>", m.group(1))
-    # enabled, retention, waiting, leased, retrying, claimable, cancel requested, oldest
-    check(cells[:7] == ["yes", "7", "2", "1", "0", "1", "0"], "routes: the figures",
+    # enabled, retention, waiting, leased, retrying, scheduled, claimable, cancel requested
+    check(cells[:8] == ["yes", "7", "3", "1", "0", "1", "1", "0"], "routes: the figures",
+          repr(cells))
+    m = re.search(r"<tr><td>%s</td>(.*?)</tr>" % re.escape(route), html)
+    if not check(m is not None, "routes: an ended row for " + route):
+        return
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", m.group(1))
+    # completed, failed, expired, cancelled: last hour / last day
+    check(cells == ["4 / 4", "0 / 2", "0 / 0", "0 / 0"], "routes: the ended figures",
           repr(cells))
 
 

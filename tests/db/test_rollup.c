@@ -1,0 +1,232 @@
+/*
+ * asyncexec-expire's rollup step against the real MariaDB (ASYNCEXEC_TEST_CONFIG; sql/013):
+ * the executions that ended more than ROLLUP_LAG_MS before the run's now are added once
+ * to s2r_route_outcome under their route, 5-minute interval and status; the ones inside
+ * the lag wait for a later run; a second run at the same now adds nothing; a dry run
+ * changes nothing; a waiting row is never counted; intervals older than ROLLUP_KEEP_MS go.
+ *
+ * The mark is the database's (other tests' runs move it too): the rows here end after any
+ * mark another run can have left (a run's now is at most a few seconds ahead of the
+ * clock), and the assertions are on this test's own route, whichever run counts them.
+ * The runs here use now = the clock + 20 s, so the mark stays 40 s behind the clock: only
+ * rows that committed long before are passed.
+ */
+#include <mysql.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "clock.h"
+#include "config.h"
+#include "expire.h"
+#include "expire_fixture.h"
+#include "repo.h"
+#include "repo_expire.h"
+#include "repo_rollup.h"
+
+#define SEC	1000LL
+
+static struct config	 cfg;
+static struct xdb	*xdb;
+static MYSQL		*side;
+static char		 env[24];
+
+/* Runs q (printf-style) on the side connection. */
+static void
+sql(const char *fmt, ...)
+{
+	char	 q[1024];
+	va_list	 ap;
+
+	va_start(ap, fmt);
+	vsnprintf(q, sizeof(q), fmt, ap);
+	va_end(ap);
+	side_sql(side, q);
+}
+
+/* The first column of the first row of q as a number (-1 when none or NULL). */
+static long long
+num(const char *q)
+{
+	MYSQL_RES	*res;
+	MYSQL_ROW	 row;
+	long long	 v = -1;
+
+	side_sql(side, q);
+	res = mysql_store_result(side);
+	if (res != NULL && (row = mysql_fetch_row(res)) != NULL && row[0] != NULL)
+		v = strtoll(row[0], NULL, 10);
+	mysql_free_result(res);
+	return v;
+}
+
+/* An execution of this test's route in status st that ended at ms (st waiting: none). */
+static void
+ended(const char *cid, const char *st, int64_t ms)
+{
+	char	 at[64];
+
+	if (strcmp(st, "waiting_callback") == 0)
+		snprintf(at, sizeof(at), "NULL");
+	else
+		snprintf(at, sizeof(at), "FROM_UNIXTIME(%lld.%03lld)", (long long)(ms / 1000),
+		    (long long)(ms % 1000));
+	sql("INSERT INTO s2r_async_execution (correlation_id, environment, service_key, "
+	    "operation_key, status, request_payload, request_sha256, created_at, updated_at, "
+	    "completed_at, expires_at) VALUES ('%s', '%s', 's', 'o', '%s', '{}', "
+	    "UNHEX(REPEAT('00', 32)), UTC_TIMESTAMP(3) - INTERVAL 1 HOUR, UTC_TIMESTAMP(3), "
+	    "%s, UTC_TIMESTAMP(3) + INTERVAL 1 DAY)", cid, env, st, at);
+}
+
+/* The rollup's count of this route's executions that ended in st (all intervals). */
+static long long
+counted(const char *st)
+{
+	char	 q[300];
+
+	snprintf(q, sizeof(q), "SELECT COALESCE(SUM(ended), 0) FROM s2r_route_outcome WHERE "
+	    "environment = '%s' AND service_key = 's' AND operation_key = 'o' AND "
+	    "status = '%s'", env, st);
+	return num(q);
+}
+
+/* The rollup step alone at now (a dry run when dry). */
+static struct expire_result
+run(int64_t now, int dry)
+{
+	struct expire_opts	 o;
+	struct expire_result	 r;
+
+	expire_opts_init(&o, &cfg);
+	o.now = now;
+	o.steps = 1u << EXPIRE_STEP_ROLLUP;
+	o.dry_run = dry;
+	o.max_runtime_ms = 60000;
+	CHECK(expire_run(xdb, &o, &r) == 0);
+	CHECK(r.complete && !r.skipped && !r.failed);
+	return r;
+}
+
+static void
+setup(void)
+{
+	char	 err[512];
+
+	if (getenv("ASYNCEXEC_TEST_CONFIG") == NULL || config_load(&cfg,
+	    getenv("ASYNCEXEC_TEST_CONFIG"), err, sizeof(err)) == -1) {
+		fprintf(stderr, "ASYNCEXEC_TEST_CONFIG: run scripts/test.sh\n");
+		exit(1);
+	}
+	snprintf(env, sizeof(env), "rol%ld", (long)getpid());
+	if ((xdb = repo_expire_open(&cfg)) == NULL) {
+		fprintf(stderr, "cannot reach the database\n");
+		exit(1);
+	}
+	side = side_open(&cfg, "SET time_zone = '+00:00'");
+}
+
+/* Counted once each, past the lag only, into the interval each ended in. */
+static void
+counts_once(void)
+{
+	int64_t		 base = clock_now_ms();
+	int64_t		 bucket = (base - 50 * SEC) - (base - 50 * SEC) % ROLLUP_BUCKET_MS;
+	struct expire_result r, d;
+	char		 q[400];
+
+	/* a run first, so that the mark exists and this test's rows end after it */
+	run(clock_now_ms(), 0);
+	ended("c1", "completed", base - 50 * SEC);
+	ended("c2", "completed", base - 50 * SEC);
+	ended("c3", "completed", base - 45 * SEC);
+	ended("f1", "failed", base - 48 * SEC);
+	ended("x1", "expired", base - 46 * SEC);
+	ended("k1", "cancelled", base - 42 * SEC);
+	ended("late", "completed", base - 30 * SEC);	/* inside the first run's lag */
+	ended("w1", "waiting_callback", 0);
+	/* the dry run sees them and changes nothing */
+	d = run(base + 20 * SEC, 1);
+	CHECK(d.count[EXPIRE_STEP_ROLLUP] >= 6);
+	CHECK_EQ_INT(counted("completed"), 0);
+	r = run(base + 20 * SEC, 0);
+	CHECK(r.count[EXPIRE_STEP_ROLLUP] >= 6);
+	CHECK_EQ_INT(counted("completed"), 3);
+	CHECK_EQ_INT(counted("failed"), 1);
+	CHECK_EQ_INT(counted("expired"), 1);
+	CHECK_EQ_INT(counted("cancelled"), 1);
+	/* c1's interval: the 5-minute UTC interval it ended in */
+	snprintf(q, sizeof(q), "SELECT COALESCE(SUM(ended), 0) FROM s2r_route_outcome WHERE "
+	    "environment = '%s' AND status = 'completed' AND bucket = FROM_UNIXTIME(%lld)",
+	    env, (long long)(bucket / 1000));
+	CHECK(num(q) >= 1);
+	/* the same now again: nothing more */
+	r = run(base + 20 * SEC, 0);
+	CHECK_EQ_INT(counted("completed"), 3);
+	CHECK_EQ_INT(counted("cancelled"), 1);
+	/* later: the late one, once */
+	r = run(base + 40 * SEC, 0);
+	CHECK_EQ_INT(counted("completed"), 4);
+	r = run(base + 40 * SEC, 0);
+	CHECK_EQ_INT(counted("completed"), 4);
+	snprintf(q, sizeof(q), "SELECT COUNT(*) FROM s2r_route_outcome WHERE environment = "
+	    "'%s' AND status NOT IN ('completed', 'failed', 'expired', 'cancelled')", env);
+	CHECK_EQ_INT(num(q), 0);
+}
+
+/* Intervals older than ROLLUP_KEEP_MS are deleted; younger ones stay. */
+static void
+prunes(void)
+{
+	int64_t		 now = clock_now_ms();
+	char		 q[300];
+
+	sql("INSERT INTO s2r_route_outcome VALUES ('%s', 'old', 'o', FROM_UNIXTIME(%lld), "
+	    "'failed', 7), ('%s', 'young', 'o', FROM_UNIXTIME(%lld), 'failed', 5)", env,
+	    (long long)((now - ROLLUP_KEEP_MS - 10 * 60 * SEC) / 1000), env,
+	    (long long)((now - ROLLUP_KEEP_MS + 30 * 60 * SEC) / 1000));
+	run(now, 0);
+	snprintf(q, sizeof(q), "SELECT COALESCE(SUM(ended), -1) FROM s2r_route_outcome WHERE "
+	    "environment = '%s' AND service_key = 'old'", env);
+	CHECK_EQ_INT(num(q), -1);
+	snprintf(q, sizeof(q), "SELECT COALESCE(SUM(ended), -1) FROM s2r_route_outcome WHERE "
+	    "environment = '%s' AND service_key = 'young'", env);
+	CHECK_EQ_INT(num(q), 5);
+}
+
+/* The range the step reads is one of ix_exec_completed. */
+static void
+explains(void)
+{
+	MYSQL_RES	*res;
+	MYSQL_ROW	 row;
+	unsigned	 i, key = 0;
+
+	side_sql(side, "EXPLAIN SELECT COUNT(*) FROM s2r_async_execution FORCE INDEX "
+	    "(ix_exec_completed) WHERE completed_at > UTC_TIMESTAMP() - INTERVAL 10 MINUTE "
+	    "AND completed_at <= UTC_TIMESTAMP() AND status <> 'waiting_callback'");
+	res = mysql_store_result(side);
+	while (res != NULL && (row = mysql_fetch_row(res)) != NULL)
+		for (i = 0; i < mysql_num_fields(res); i++)
+			if (strcmp(mysql_fetch_fields(res)[i].name, "key") == 0 && row[i] &&
+			    strcmp(row[i], "ix_exec_completed") == 0)
+				key = 1;
+	mysql_free_result(res);
+	CHECK(key);
+}
+
+int
+main(void)
+{
+	setup();
+	counts_once();
+	prunes();
+	explains();
+	sql("DELETE FROM s2r_async_execution WHERE environment = '%s'", env);
+	sql("DELETE FROM s2r_route_outcome WHERE environment = '%s'", env);
+	mysql_close(side);
+	repo_expire_close(xdb);
+	return check_done("db_rollup");
+}
