@@ -69,8 +69,11 @@ claim_read(MYSQL_STMT *st, struct claim_item *it, unsigned max,
 		else
 			it[(*n)++] = row;
 	}
+	/* an error the server sent while the rows streamed (1213, say) is
+	 * the connection's, not the statement's */
 	if (rc != 0)
-		log_error("db: claim fetch: %s", mysql_stmt_error(st));
+		log_error("db: claim fetch: %s", mysql_stmt_errno(st) != 0 ?
+		    mysql_stmt_error(st) : mysql_error(st->mysql));
 	mysql_stmt_free_result(st);
 	return rc == 0 ? 0 : -1;
 }
@@ -96,11 +99,70 @@ claim_take(struct db *db, struct claim_item *it, int64_t lease_until,
 	return repo_cas(db, STMT_CLAIM_UPDATE, p) == REPO_OK ? 0 : -1;
 }
 
+/* What a claim asks for; the binds of the claimable condition use it. */
+struct claim_ask {
+	const char	*env, *svc, *op;
+	unsigned	 max, max_attempts;
+	int64_t		 now;
+	MYSQL_TIME	 t[5];
+};
+
+/*
+ * Binds the claimable condition (repo_stmts.c CLAIMABLE) for a into
+ * p[0..]; with prio, the "priority <= ?" of the locking select too.
+ * The number of binds.
+ */
+static int
+claimable_binds(struct claim_ask *a, const unsigned *prio, MYSQL_BIND *p)
+{
+	int	 i = 0;
+
+	db_bind_str(&p[i++], a->env);
+	db_bind_str(&p[i++], a->svc);
+	db_bind_str(&p[i++], a->op);
+	if (prio != NULL)
+		db_bind_u32(&p[i++], prio);
+	/* due_at: work submitted without a start (not_before NULL) on a
+	 * host whose clock runs ahead is due too; a start waits for
+	 * not_before itself */
+	db_bind_time(&p[i++], &a->t[0], a->now + CLAIM_CLOCK_SKEW_MS);
+	db_bind_time(&p[i++], &a->t[1], a->now);	/* a lapsed lease */
+	db_bind_time(&p[i++], &a->t[2], a->now);	/* expires_at */
+	db_bind_time(&p[i++], &a->t[3], a->now);	/* not_before */
+	db_bind_u32(&p[i++], &a->max_attempts);
+	db_bind_time(&p[i++], &a->t[4], a->now);	/* a live key of the lineage */
+	return i;
+}
+
+/*
+ * The highest priority with claimable work into *prio, read without
+ * locks. REPO_OK, REPO_NOTFOUND (nothing claimable) or REPO_ERR.
+ */
+static enum repo_rc
+claim_top(struct db *db, struct claim_ask *a, unsigned *prio)
+{
+	MYSQL_BIND	 p[10];
+	MYSQL_STMT	*st;
+	struct db_cols	 c;
+	int		 rc;
+
+	claimable_binds(a, NULL, p);
+	if ((st = db_run(db, STMT_CLAIM_TOP, p)) == NULL)
+		return REPO_ERR;
+	db_rcol(&c, 0, MYSQL_TYPE_LONG, prio, 0);
+	rc = db_fetch_row(st, &c);
+	mysql_stmt_free_result(st);
+	return rc == DB_ROW ? REPO_OK : rc == DB_ROW_NONE ? REPO_NOTFOUND :
+	    REPO_ERR;
+}
+
 /*
  * Claims up to max waiting, unleased, not cancel-requested executions of
  * a route that are not past expires_at (at now), whose retry time
  * (not_before) has come and have used fewer than max_attempts attempts,
- * oldest first, in one transaction whose row locks skip rows that
+ * highest priority first, then the earliest due: first, without locks,
+ * the highest priority that has such work (none: done, no transaction),
+ * then from it down in one transaction whose row locks skip rows that
  * another claim holds. Rows ix_exec_claim yields that fail these filters
  * are read and skipped; asyncexec-expire sweeps the overdue and used-up
  * ones every run, so they do not pile up ahead; a retry waiting out its
@@ -112,45 +174,37 @@ claim_take(struct db *db, struct claim_item *it, int64_t lease_until,
  * new callback tokens. REPO_OK or REPO_ERR.
  */
 static enum repo_rc
-claim_once(struct db *db, const char *env, const char *svc, const char *op,
-    unsigned max, unsigned lease_seconds, unsigned max_attempts, int64_t now,
+claim_once(struct db *db, struct claim_ask *a, unsigned lease_seconds,
     struct claim_item **out, size_t *n)
 {
 	struct claim_item *it;
 	unsigned char	(*hash)[SHA256_LEN];
-	MYSQL_BIND	 p[10];
-	MYSQL_TIME	 t[5];
+	MYSQL_BIND	 p[12];
 	MYSQL_STMT	*st;
 	size_t		 i;
+	unsigned	 prio = 0;
+	enum repo_rc	 rc;
+	int		 k;
 
 	*out = NULL;
 	*n = 0;
-	if ((it = calloc(max, sizeof(*it))) == NULL)
+	if ((rc = claim_top(db, a, &prio)) != REPO_OK)
+		return rc == REPO_NOTFOUND ? REPO_OK : REPO_ERR;
+	if ((it = calloc(a->max, sizeof(*it))) == NULL)
 		return REPO_ERR;
-	if ((hash = calloc(max, sizeof(*hash))) == NULL) {
+	if ((hash = calloc(a->max, sizeof(*hash))) == NULL) {
 		free(it);
 		return REPO_ERR;
 	}
 	if (db_begin(db) == -1)
 		goto fail;
-	db_bind_str(&p[0], env);
-	db_bind_str(&p[1], svc);
-	db_bind_str(&p[2], op);
-	/* due_at: work submitted without a start (not_before NULL) on a
-	 * host whose clock runs ahead is due too; a start waits for
-	 * not_before itself */
-	db_bind_time(&p[3], &t[0], now + CLAIM_CLOCK_SKEW_MS);
-	db_bind_time(&p[4], &t[1], now);
-	db_bind_time(&p[5], &t[2], now);
-	db_bind_time(&p[6], &t[3], now);	/* not_before */
-	db_bind_u32(&p[7], &max_attempts);
-	db_bind_time(&p[8], &t[4], now);	/* a live key of the lineage */
-	db_bind_u32(&p[9], &max);
+	k = claimable_binds(a, &prio, p);
+	db_bind_u32(&p[k], &a->max);
 	if ((st = db_run(db, STMT_CLAIM_SELECT, p)) == NULL ||
-	    claim_read(st, it, max, db_config(db)->max_result_bytes, n) == -1)
+	    claim_read(st, it, a->max, db_config(db)->max_result_bytes, n) == -1)
 		goto fail;
 	for (i = 0; i < *n; i++)
-		if (claim_take(db, &it[i], now + (int64_t)lease_seconds *
+		if (claim_take(db, &it[i], a->now + (int64_t)lease_seconds *
 		    1000, hash[i]) == -1)
 			goto fail;
 	/* COMMIT's answer lost: hand out only what the row shows committed */
@@ -182,11 +236,11 @@ repo_claim(struct db *db, const char *env, const char *svc, const char *op,
     unsigned max, unsigned lease_seconds, unsigned max_attempts, int64_t now,
     struct claim_item **out, size_t *n)
 {
+	struct claim_ask a = { env, svc, op, max, max_attempts, now, { { 0 } } };
 	int	 rc, tries;
 
 	for (tries = 1;; tries++) {
-		rc = claim_once(db, env, svc, op, max, lease_seconds,
-		    max_attempts, now, out, n);
+		rc = claim_once(db, &a, lease_seconds, out, n);
 		if (rc != REPO_ERR || !db_conflict(db) || tries == CLAIM_TRIES)
 			return rc;
 	}
