@@ -2,9 +2,12 @@
 -- asyncexec schema, migration 13: terminal outcomes per route over time,
 -- for the dashboard's Routes page (contract v3).
 --
---   ix_exec_completed   executions by the time they ended: asyncexec-expire
---                       reads the ones that ended since its last count as
---                       one range (never the whole table).
+--   ix_exec_completed   executions by status and the time they ended:
+--                       asyncexec-expire reads the ones that ended since its
+--                       last count as one range per terminal status (never
+--                       the whole table); the dashboard's Attention page reads
+--                       the latest failures and expiries from its end. Every
+--                       terminal transition rewrites the status anyway.
 --   s2r_route_outcome   the rollup: how many executions of a route ended
 --                       in each status in each 5-minute UTC interval
 --                       (bucket, its start). asyncexec-expire adds to it
@@ -18,7 +21,7 @@
 --
 -- Additive: a binary of schema 10, 11 or 12 runs unchanged on it.
 ALTER TABLE s2r_async_execution
-  ADD KEY ix_exec_completed (completed_at),
+  ADD KEY ix_exec_completed (status, completed_at),
   ALGORITHM=INPLACE, LOCK=NONE;
 CREATE TABLE s2r_route_outcome (
   environment     VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,

@@ -57,7 +57,7 @@ list_note(enum dash_att which, int only, unsigned max_attempts)
 		    "again, or abandoned at max_attempts.";
 	default:
 		return "The latest by completion among the "
-		    DASH_RECENT_WINDOW_STR " of this status that expire last.";
+		    DASH_RECENT_WINDOW_STR " of this status that ended last.";
 	}
 }
 

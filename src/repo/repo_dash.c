@@ -61,12 +61,13 @@ enum dstmt {
 	"WHERE environment = ? AND service_key = ? AND operation_key = ? AND " \
 	"status = 'waiting_callback' LIMIT " DASH_OPEN_CAP_STR ") w " \
 	"STRAIGHT_JOIN s2r_async_execution e ON e.id = w.id "
-/* The DASH_RECENT_WINDOW of status st with the latest expires_at. */
+/* The DASH_RECENT_WINDOW of status st that ended last (ix_exec_completed
+ * read backwards, sql/013), latest first. */
 #define RECENT(st) \
-	"FROM (SELECT id FROM s2r_async_execution FORCE INDEX (ix_exec_expiry) " \
-	"WHERE status = '" st "' ORDER BY expires_at DESC, id DESC LIMIT " \
-	DASH_RECENT_WINDOW_STR ") w STRAIGHT_JOIN s2r_async_execution e ON " \
-	"e.id = w.id "
+	"FROM (SELECT id FROM s2r_async_execution FORCE INDEX " \
+	"(ix_exec_completed) WHERE status = '" st "' ORDER BY completed_at " \
+	"DESC, id DESC LIMIT " DASH_RECENT_WINDOW_STR ") w STRAIGHT_JOIN " \
+	"s2r_async_execution e ON e.id = w.id "
 /* All routes (the first parameter '') or this one. */
 #define ONLY_ROUTE \
 	"(? = '' OR (e.environment = ? AND e.service_key = ? AND " \
@@ -79,7 +80,9 @@ static const struct db_stmt_def dstmts[D__MAX] = {
 	    "SELECT id, environment, service_key, operation_key, "
 	    "retention_days, enabled FROM s2r_route WHERE id > ? "
 	    "ORDER BY id" PAGE_LIMIT, 1, "dash_routes" },
-	/* the route's waiting range of ix_exec_claim, in its order, capped */
+	/* the route's waiting range of ix_exec_claim, in its order (sql/011:
+	 * ordered by cancel_requested, id it was a filesort of every waiting
+	 * execution of the route), capped */
 	[D_ROUTE_OPEN] = {
 	    "SELECT COUNT(*), COALESCE(SUM(lease_expires_at > ?), 0), "
 	    "COALESCE(SUM(not_before > ? AND attempts > 0), 0), "
@@ -93,7 +96,8 @@ static const struct db_stmt_def dstmts[D__MAX] = {
 	    "attempts FROM "
 	    "s2r_async_execution WHERE environment = ? AND service_key = ? AND "
 	    "operation_key = ? AND status = 'waiting_callback' ORDER BY "
-	    "cancel_requested, id LIMIT " DASH_OPEN_CAP_STR ") w",
+	    "cancel_requested, priority DESC, due_at, id LIMIT "
+	    DASH_OPEN_CAP_STR ") w",
 	    1, "dash_route_open" },
 	/* the rollup's last day of the route (sql/013), by primary key; the
 	 * second sum: the intervals that started at or after the first ? */

@@ -85,11 +85,10 @@ struct dash_key {
  *   LAPSED    waiting with a lease that has lapsed, among the first
  *             DASH_OPEN_CAP waiting (of ix_exec_expiry, or the route's)
  *   FAILED, EXPIRED, ABANDONED
- *             the latest by completion among the DASH_RECENT_WINDOW of that
- *             status with the latest expires_at (ix_exec_expiry read
- *             backwards): "recent" without an index on completed_at, which
- *             every terminal transition would have to write; abandoned are
- *             the failed whose error asyncexec-expire wrote
+ *             the latest by completion (ix_exec_completed read backwards,
+ *             sql/013); of a route, those among the DASH_RECENT_WINDOW of
+ *             that status that ended last; abandoned are the failed whose
+ *             error asyncexec-expire wrote, among the window too
  */
 enum dash_att {
 	DASH_ATT_WAITING,
@@ -103,8 +102,8 @@ enum dash_att {
 
 #define DASH_ATT_ROWS		20	/* rows of one list (a page) */
 #define DASH_ATT_PAGES		100	/* ?page=0..DASH_ATT_PAGES-1 */
-#define DASH_RECENT_WINDOW	500
-#define DASH_RECENT_WINDOW_STR	"500"
+#define DASH_RECENT_WINDOW	2000
+#define DASH_RECENT_WINDOW_STR	"2000"
 #define DASH_ERR_CHARS		200	/* an error message shown, at most */
 
 /* One execution of an Attention list. */

@@ -18,10 +18,11 @@
 #include "repo_rollup.h"
 
 #define PRUNE_BATCH		10000
+/* one range of ix_exec_completed per terminal status */
 #define RANGE \
 	"FROM s2r_async_execution FORCE INDEX (ix_exec_completed) " \
-	"WHERE completed_at > ? AND completed_at <= ? AND " \
-	"status <> 'waiting_callback'"
+	"WHERE status IN ('completed', 'failed', 'expired', 'cancelled') " \
+	"AND completed_at > ? AND completed_at <= ?"
 /* the start of the 5-minute UTC interval completed_at falls in */
 #define BUCKET \
 	"DATE_FORMAT(completed_at, '%Y-%m-%d %H:00:00') + INTERVAL " \

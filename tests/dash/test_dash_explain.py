@@ -64,11 +64,16 @@ def main():
             continue
         bad = [r for r in rows if r.get("table") in BIG and
                (r.get("type") == "ALL" or r.get("key") in (None, "", "NULL"))]
+        # a sort of the big table's rows (not of a capped derived table's): every row
+        # of the range read before the first is returned (the Routes page sorted all
+        # of a route's waiting executions so after sql/011)
+        bad += [r for r in rows if r.get("table") in BIG and
+                "filesort" in r.get("Extra", "")]
         plan = "; ".join("%s %s key=%s rows=%s %s" % (r.get("table"), r.get("type"),
                                                      r.get("key"), r.get("rows"),
                                                      r.get("Extra", "")) for r in rows)
         if bad:
-            print("FAIL %s: a full scan: %s" % (name, plan))
+            print("FAIL %s: a full scan or a sort of the big table: %s" % (name, plan))
             failed += 1
         else:
             print("ok   %s: %s" % (name, plan))
