@@ -13,13 +13,15 @@
 #              INSERT): FastCGI programs from tests/bench with the same worker count
 #              behind the same nginx configuration (a second nginx on another port)
 #   asyncexec  poll_waiting, poll_completed (random among the seeded ones), submit,
+#              claim (max 1: the executions submit left; no target),
 #              complete (claims made beforehand, each request a distinct execution),
 #              lifecycle (submit, claim in batches of 10, complete, poll until done;
 #              executions per second), poll_prefill (poll_waiting again, just before the
 #              filler) and poll_5m (poll_waiting again once filler rows bring the table to
 #              5,000,000 rows); list_prefill and list_5m, the first page of the polled
 #              key's listing before and after the filler (which shares that key's lineage
-#              and route, so the page has the whole table behind it)
+#              and route, so the page has the whole table behind it); dash_PAGE, each
+#              dashboard page with the filler in place (two clients; p99 <= 100 ms)
 # Each asyncexec row follows a run of its probe (select, select#2, insert, insert#2,
 # select#3) and its ratio is taken to that neighbour. It prints one table (req/s, p50,
 # p99, errors, other% = CPU used by processes outside the bench, db_rt / db_st = database
@@ -644,6 +646,10 @@ main() {
     probe_measure insert insert
     bench_measure submit "$WARM" "$DUR" "$LUA/submit.lua" "$url" "$PRIVATE/submit.data"
     bench_report ratio submit insert 0.85
+    # claim: one waiting execution per request, the oldest of those the submit run left on
+    # ROUTE_WORK (a transaction: select, update, commit); no target, its CPU per request is
+    # what contract v3's priority order and lineage check are measured by
+    bench_measure claim "$WARM" "$DUR" "$LUA/claim.lua" "$url" "$BK" "$ROUTE_WORK"
 
     # complete: one distinct claimed execution per request, enough for the warm-up and the
     # measured run at 1.15 x the insert probe's rate (a request that makes one durable
@@ -692,6 +698,7 @@ main() {
     bench_measure "list_$((TABLE_ROWS / 1000000))m" "$WARM" "$DUR" "$LUA/list.lua" "$url" \
         "$PRIVATE/poll-waiting.data"
     bench_report ratio "list_$((TABLE_ROWS / 1000000))m" list_prefill 0.90
+    dash_measure
     RSS_BIG=$(bench_worker_rss_kib | xargs)
     rss_max=0
     for rss in $RSS_RUNS $RSS_BIG; do
@@ -702,6 +709,19 @@ main() {
     if ((rss_max > 0 && rss_max <= 8192)); then RSS_MET=yes; fi
 
     report "$rows"
+}
+
+# dash_measure — the operator dashboard's pages on the loopback server of the stack's nginx
+# (issue 21), with the big table in place: two operators' browsers (wrk -t1 -c2) for DUR
+# seconds each; target p99 <= 100 ms, no errors (rows dash_PAGE).
+dash_measure() {
+    local page mport
+    mport=$(cat "$STACK_NGINX_DIR/metrics-port")
+    for page in health routes attention tenants keys webhooks; do
+        BENCH_WRK_THREADS=1 BENCH_WRK_CONNS=2 bench_measure "dash_$page" "$WARM" "$DUR" \
+            "$LUA/get.lua" "http://127.0.0.1:$mport/dashboard/$page"
+        bench_report limit "dash_$page" 100
+    done
 }
 
 # report ROWS — the table, the notes and the JSON file.
@@ -721,6 +741,7 @@ report() {
         "$POLL_BIG" "$rows" \
         "$( ((QUICK)) && printf ' (--quick: %s rows instead of 5,000,000)' "$TABLE_ROWS")" \
         "$PREFILL_ROWS" "$POLL_BIG" "$WAITING_RATIO"
+    printf 'dash_*: GET /dashboard/PAGE on the loopback server with %s rows, wrk -t1 -c2 (two operators), target p99 <= 100 ms\n' "$rows"
     printf 'ratios: each to the probe run made right before it (select, select#2, insert, insert#2, select#3)\n'
     printf 'other%%: CPU time of processes outside this bench plus steal, in %% of all cores, during the measurement\n'
     printf 'db_rt / db_st: per request (lifecycle: per execution), statements the database received (round trips; a CALL is one) / executed (inside procedures too)\n'

@@ -21,6 +21,8 @@ other kinds are scripts/lib/bench_webhooks.py's and passed over here):
         and database counts per execution (the samples span the warm-up: scaled to DUR)
   ratio STORE NAME OF MIN [MAX_P99_MS]  NAME's rate / OF's; the target is met when it is
         at least MIN (and NAME's p99 at most MAX_P99_MS) and NAME had no errors
+  limit STORE NAME MAX_P99_MS           a target on NAME's p99 alone (no probe): met when
+        it is at most MAX_P99_MS and NAME had no errors
   get STORE NAME                        NAME's rate
   quotient STORE A B                    A's rate / B's, three decimals, or nan
   need RATE FACTOR SECONDS THREADS      requests for SECONDS at FACTOR x RATE, a multiple
@@ -226,6 +228,17 @@ def cmd_ratio(store, name, of, mn, maxp99=None):
     return 0
 
 
+def cmd_limit(store, name, maxp99):
+    """A target on p99 alone (pages with no probe to compare with): met when row NAME's
+    p99 is at most MAXP99 ms and it had no errors."""
+    rows, _ = load(store)
+    met = rows[name]['errors'] == '0' and num(rows[name]['p99']) is not None and \
+        float(rows[name]['p99']) <= float(maxp99)
+    append(store, 'ratio', dict(name=name, ratio='-', of='-', target='p99<=%sms' % maxp99,
+                                met='yes' if met else 'no'))
+    return 0
+
+
 def cmd_table(store):
     rows, _ = load(store)
     f = '%-15s %10s %9s %9s %6s %6s %6s %6s %6s  %-13s %-34s %s'
@@ -372,6 +385,7 @@ def cmd_need(rps, factor, seconds, threads):
 
 COMMANDS = {
     'wrk': cmd_wrk, 'row': cmd_row, 'lifecycle': cmd_lifecycle, 'ratio': cmd_ratio,
+    'limit': cmd_limit,
     'get': cmd_get, 'quotient': cmd_quotient, 'need': cmd_need, 'mib': cmd_mib,
     'table': cmd_table,
     'cpu-table': cmd_cpu_table, 'cluster-table': cmd_cluster_table, 'warning': cmd_warning,
