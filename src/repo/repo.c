@@ -427,14 +427,41 @@ poll_finish(struct db_cols *c, struct exec_row *r, char *status, size_t ssz,
 }
 
 /*
+ * The correlation id of execution id into out (size n; "" when it is
+ * gone). DB_ROW (also when gone) or DB_ROW_ERR.
+ */
+static int
+exec_cid(struct db *db, uint64_t id, char *out, size_t n)
+{
+	MYSQL_BIND	 p[1];
+	MYSQL_STMT	*st;
+	struct db_cols	 c;
+	int		 rc;
+
+	out[0] = '\0';
+	db_bind_u64(&p[0], &id);
+	if ((st = db_run(db, STMT_EXEC_CID, p)) == NULL)
+		return DB_ROW_ERR;
+	db_rcol(&c, 0, MYSQL_TYPE_STRING, out, n);
+	rc = db_fetch_row(st, &c);
+	mysql_stmt_free_result(st);
+	if (rc == DB_ROW)
+		db_rstr(&c, 0, out, n);
+	else
+		out[0] = '\0';
+	return rc == DB_ROW_ERR ? DB_ROW_ERR : DB_ROW;
+}
+
+/*
  * One hop of the poll read (STMT_EXEC_POLL_ID): the row of id on the
  * path's tenant and route into r; *match: it has correlation id cid;
- * *next: its replaced_by (0: none). DB_ROW, DB_ROW_NONE or DB_ROW_ERR.
+ * *next: its replaced_by (0: none); *orig: its replay_of (0: none).
+ * DB_ROW, DB_ROW_NONE or DB_ROW_ERR.
  */
 static int
 poll_hop(struct db *db, uint64_t id, const char *tenant, const char *env,
     const char *svc, const char *op, const char *cid, struct exec_row *r,
-    int *match, uint64_t *next)
+    int *match, uint64_t *next, uint64_t *orig)
 {
 	MYSQL_BIND	 p[6];
 	MYSQL_TIME	 t[5];
@@ -444,7 +471,7 @@ poll_hop(struct db *db, uint64_t id, const char *tenant, const char *env,
 	int		 rc;
 
 	*match = 0;
-	*next = 0;
+	*next = *orig = 0;
 	db_bind_str(&p[0], cid);
 	db_bind_u64(&p[1], &id);
 	db_bind_str(&p[2], tenant);
@@ -457,9 +484,7 @@ poll_hop(struct db *db, uint64_t id, const char *tenant, const char *env,
 	poll_cols(&c, r, status, sizeof(status), t);
 	db_rcol(&c, 15, MYSQL_TYPE_LONG, match, 0);
 	db_rcol(&c, 16, MYSQL_TYPE_LONGLONG, next, 0);
-	db_rcol(&c, 17, MYSQL_TYPE_STRING, r->replaced_by,
-	    sizeof(r->replaced_by));
-	db_rcol(&c, 18, MYSQL_TYPE_STRING, r->replay_of, sizeof(r->replay_of));
+	db_rcol(&c, 17, MYSQL_TYPE_LONGLONG, orig, 0);
 	rc = db_fetch_row(st, &c);
 	if (rc == DB_ROW && poll_finish(&c, r, status, sizeof(status), t) == -1)
 		rc = DB_ROW_ERR;
@@ -467,12 +492,8 @@ poll_hop(struct db *db, uint64_t id, const char *tenant, const char *env,
 		*match = !c.null[15] && *match;
 		if (c.null[16])
 			*next = 0;
-		db_rstr(&c, 17, r->replaced_by, sizeof(r->replaced_by));
-		db_rstr(&c, 18, r->replay_of, sizeof(r->replay_of));
 		if (c.null[17])
-			r->replaced_by[0] = '\0';
-		if (c.null[18])
-			r->replay_of[0] = '\0';
+			*orig = 0;
 	}
 	mysql_stmt_free_result(st);
 	return rc;
@@ -498,12 +519,12 @@ repo_exec_poll(struct db *db, uint64_t id, const char *tenant,
     const char *env, const char *svc, const char *op, const char *cid,
     struct exec_row *r)
 {
-	uint64_t	 next;
+	uint64_t	 next = 0, orig = 0;
 	int		 hop, match = 0, rc = DB_ROW_NONE;
 
 	for (hop = 0; hop <= REPLAY_HOPS; hop++) {
 		rc = poll_hop(db, id, tenant, env, svc, op, cid, r, &match,
-		    &next);
+		    &next, &orig);
 		if (rc != DB_ROW || match)
 			break;
 		rc = DB_ROW_NONE;
@@ -513,6 +534,11 @@ repo_exec_poll(struct db *db, uint64_t id, const char *tenant,
 	}
 	if (rc == DB_ROW && !match)
 		rc = DB_ROW_NONE;
+	/* the replay links' correlation ids: a read each, only where one is */
+	if (rc == DB_ROW && next != 0)
+		rc = exec_cid(db, next, r->replaced_by, sizeof(r->replaced_by));
+	if (rc == DB_ROW && orig != 0)
+		rc = exec_cid(db, orig, r->replay_of, sizeof(r->replay_of));
 	snprintf(r->cid, sizeof(r->cid), "%s", cid);
 	snprintf(r->env, sizeof(r->env), "%s", env);
 	snprintf(r->svc, sizeof(r->svc), "%s", svc);

@@ -225,18 +225,21 @@ const struct db_stmt_def repo_stmts[STMT__MAX] = {
 	/*
 	 * One hop of poll (repo_exec_poll): the row of the sealed id (or of
 	 * the replaced_by of the previous hop) on the path's tenant and
-	 * route; whether it has the path's correlation id, its replay and
-	 * the correlation ids of its replay and original (sql/011).
+	 * route; whether it has the path's correlation id, the ids of its
+	 * replay and original (sql/011). Their correlation ids are read by
+	 * STMT_EXEC_CID only where a link exists: as scalar subqueries here
+	 * they ran on every poll (the waiting poll fell from 0.80 to 0.56 of
+	 * its probe).
 	 */
 	[STMT_EXEC_POLL_ID] = {
-	    "SELECT " POLL_COLS ", correlation_id = ?, replaced_by, "
-	    "(SELECT n.correlation_id FROM s2r_async_execution n WHERE "
-	    "n.id = e.replaced_by), (SELECT o.correlation_id FROM "
-	    "s2r_async_execution o WHERE o.id = e.replay_of) "
+	    "SELECT " POLL_COLS ", correlation_id = ?, replaced_by, replay_of "
 	    "FROM s2r_async_execution e WHERE e.id = ? AND "
 	    "e.initiator_tenant_id = ? AND e.environment = ? AND "
 	    "e.service_key = ? AND e.operation_key = ?",
 	    1, "exec_poll_id" },
+	[STMT_EXEC_CID] = {
+	    "SELECT correlation_id FROM s2r_async_execution WHERE id = ?",
+	    1, "exec_cid" },
 	[STMT_MIGRATE_LOCK] = {
 	    "SELECT GET_LOCK(CONCAT('asyncexec_migrate:', DATABASE()), ?)",
 	    0, "migrate_lock" },
