@@ -18,6 +18,7 @@
 #include "repo_rollup.h"
 
 #define PRUNE_BATCH		10000
+#define ROLLUP_WINDOW_ROWS	100000	/* one transaction's executions, about */
 /* one range of ix_exec_completed per terminal status */
 #define RANGE \
 	"FROM s2r_async_execution FORCE INDEX (ix_exec_completed) " \
@@ -159,18 +160,29 @@ mark_get(struct db *db, int64_t now, int64_t *from)
 	return rc == REPO_NOTFOUND ? REPO_ERR : rc;
 }
 
-/* Counts (from, to] into the rollup and moves the mark, in the open transaction. */
+/*
+ * Counts (from, *to] into the rollup and moves the mark, in the open
+ * transaction: the whole span when it holds at most ROLLUP_WINDOW_ROWS
+ * executions (one transaction, however long the span: a first run, or
+ * a quiet night), else its first ROLLUP_WINDOW_MS (*to moves back).
+ */
 static enum repo_rc
-add_range(struct db *db, int64_t from, int64_t to, uint64_t *counted)
+add_range(struct db *db, int64_t from, int64_t *to, uint64_t *counted)
 {
 	MYSQL_BIND	 p[2];
 	MYSQL_TIME	 t[2];
 	enum repo_rc	 rc;
 
 	db_bind_time(&p[0], &t[0], from);
-	db_bind_time(&p[1], &t[1], to);
+	db_bind_time(&p[1], &t[1], *to);
 	if ((rc = count_range(db, p, counted)) != REPO_OK)
 		return rc;
+	if (*counted > ROLLUP_WINDOW_ROWS && *to > from + ROLLUP_WINDOW_MS) {
+		*to = from + ROLLUP_WINDOW_MS;
+		db_bind_time(&p[1], &t[1], *to);
+		if ((rc = count_range(db, p, counted)) != REPO_OK)
+			return rc;
+	}
 	if (*counted > 0 && db_run(db, O_ADD, p) == NULL)
 		return failed(db);
 	if (db_run(db, O_MARK_SET, &p[1]) == NULL)
@@ -179,8 +191,9 @@ add_range(struct db *db, int64_t from, int64_t to, uint64_t *counted)
 }
 
 /*
- * Counts the executions that ended after the mark, up to ROLLUP_WINDOW_MS
- * of it and no later than now - ROLLUP_LAG_MS, into s2r_route_outcome,
+ * Counts the executions that ended after the mark, no later than now -
+ * ROLLUP_LAG_MS (only ROLLUP_WINDOW_MS of it when that span holds more
+ * than ROLLUP_WINDOW_ROWS), into s2r_route_outcome,
  * moving the mark, in one transaction. *counted gets how many; *more 1
  * when the mark is still behind now - ROLLUP_LAG_MS. REPO_OK, REPO_RETRY
  * (nothing changed) or REPO_ERR.
@@ -197,8 +210,8 @@ repo_rollup_window(struct odb *o, int64_t now, uint64_t *counted, int *more)
 		return failed(o->db);
 	if ((rc = mark_get(o->db, now, &from)) != REPO_OK)
 		goto fail;
-	to = from + ROLLUP_WINDOW_MS < until ? from + ROLLUP_WINDOW_MS : until;
-	if (to > from && (rc = add_range(o->db, from, to, counted)) != REPO_OK)
+	to = until;
+	if (to > from && (rc = add_range(o->db, from, &to, counted)) != REPO_OK)
 		goto fail;
 	if (db_commit(o->db) == -1) {
 		*counted = 0;

@@ -20,7 +20,7 @@ struct odb;
 #define ROLLUP_BUCKET_MIN	5		/* a row's interval, minutes */
 #define ROLLUP_BUCKET_MS	(ROLLUP_BUCKET_MIN * 60000LL)
 #define ROLLUP_LAG_MS		60000LL		/* counted up to now - this */
-#define ROLLUP_WINDOW_MS	600000LL	/* one transaction's span */
+#define ROLLUP_WINDOW_MS	600000LL	/* a busy transaction's span */
 #define ROLLUP_START_MS		86400000LL	/* a first count goes back a day */
 #define ROLLUP_KEEP_MS		172800000LL	/* intervals kept: two days */
 
