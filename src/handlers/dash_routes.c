@@ -1,8 +1,8 @@
 /*
  * dash_routes.c - GET /dashboard/routes: every route (a page of
  * DASH_PAGE_MAX by id, ?after=ID for the next) with its waiting
- * executions (repo_dash_route_open: the first DASH_OPEN_CAP of the
- * route's range of ix_exec_claim), what ended in the last hour and day
+ * executions (repo_dash_route_open: the first DASH_OPEN_CAP and
+ * DASH_DETAIL_CAP of the route's range of ix_exec_claim), what ended in the last hour and day
  * (the rollup, repo_dash_route_ended), and this host's callback refusals.
  * A route's name links to the Attention page of that route.
  */
@@ -103,8 +103,11 @@ routes(struct ddb *d, struct buf *b, uint64_t after, int64_t now)
 	if (n == 0)
 		buf_puts(b, "<p class=\"muted\">No routes (asyncexec-admin "
 		    "route add).</p>\n");
-	dash_html(b, "<p class=\"muted\">Waiting executions are counted up to "
-	    "%d per route (shown with +).</p>\n", DASH_OPEN_CAP);
+	dash_html(b, "<p class=\"muted\">Waiting and cancel requested are "
+	    "counted among a route's first %d waiting executions in claim order "
+	    "(shown with + past that), leased, retrying, scheduled and "
+	    "claimable among its first %d, the oldest among the %d.</p>\n",
+	    DASH_OPEN_CAP, DASH_DETAIL_CAP, DASH_OPEN_CAP);
 	if (n > DASH_PAGE_MAX)
 		dash_html(b, "<p class=\"more\"><a href=\"routes?after=%llu\">"
 		    "Next routes</a></p>\n",

@@ -68,6 +68,10 @@ enum dstmt {
 	"(ix_exec_completed) WHERE status = '" st "' ORDER BY completed_at " \
 	"DESC, id DESC LIMIT " DASH_RECENT_WINDOW_STR ") w STRAIGHT_JOIN " \
 	"s2r_async_execution e ON e.id = w.id "
+/* Route ?/?/?'s waiting executions (the equality prefix of ix_exec_claim). */
+#define ROUTE_WAITING \
+	"WHERE environment = ? AND service_key = ? AND operation_key = ? AND " \
+	"status = 'waiting_callback' "
 /* All routes (the first parameter '') or this one. */
 #define ONLY_ROUTE \
 	"(? = '' OR (e.environment = ? AND e.service_key = ? AND " \
@@ -80,24 +84,33 @@ static const struct db_stmt_def dstmts[D__MAX] = {
 	    "SELECT id, environment, service_key, operation_key, "
 	    "retention_days, enabled FROM s2r_route WHERE id > ? "
 	    "ORDER BY id" PAGE_LIMIT, 1, "dash_routes" },
-	/* the route's waiting range of ix_exec_claim, in its order (sql/011:
-	 * ordered by cancel_requested, id it was a filesort of every waiting
-	 * execution of the route), capped */
+	/*
+	 * The route's waiting range of ix_exec_claim: its first DASH_OPEN_CAP
+	 * entries counted from the index alone (about 1 us an entry), the
+	 * oldest one's created_at by primary key (the lowest id not
+	 * cancel-requested among them), and the rows of its first
+	 * DASH_DETAIL_CAP in the index's order read for the rest (about 4 us
+	 * a row; ordered by cancel_requested, id it was a filesort of every
+	 * waiting execution of the route, sql/011)
+	 */
 	[D_ROUTE_OPEN] = {
-	    "SELECT COUNT(*), COALESCE(SUM(lease_expires_at > ?), 0), "
-	    "COALESCE(SUM(not_before > ? AND attempts > 0), 0), "
+	    "SELECT a.n, d.leased, d.retrying, d.claimable, a.cancel, "
+	    "(SELECT created_at FROM s2r_async_execution WHERE id = a.oldest), "
+	    "d.scheduled FROM (SELECT COUNT(*) AS n, COALESCE(SUM("
+	    "cancel_requested), 0) AS cancel, MIN(IF(cancel_requested = 0, id, "
+	    "NULL)) AS oldest FROM (SELECT cancel_requested, id FROM "
+	    "s2r_async_execution FORCE INDEX (ix_exec_claim) " ROUTE_WAITING
+	    "LIMIT " DASH_OPEN_CAP_STR ") x) a JOIN (SELECT "
+	    "COALESCE(SUM(lease_expires_at > ?), 0) AS leased, "
+	    "COALESCE(SUM(not_before > ? AND attempts > 0), 0) AS retrying, "
 	    "COALESCE(SUM(cancel_requested "
 	    "= 0 AND (lease_expires_at IS NULL OR lease_expires_at <= ?) AND "
-	    "(not_before IS NULL OR not_before <= ?)), 0), "
-	    "COALESCE(SUM(cancel_requested), 0), "
-	    "MIN(IF(cancel_requested = 0, created_at, NULL)), "
-	    "COALESCE(SUM(not_before > ? AND attempts = 0), 0) FROM (SELECT "
-	    "lease_expires_at, not_before, cancel_requested, created_at, "
-	    "attempts FROM "
-	    "s2r_async_execution WHERE environment = ? AND service_key = ? AND "
-	    "operation_key = ? AND status = 'waiting_callback' ORDER BY "
-	    "cancel_requested, priority DESC, due_at, id LIMIT "
-	    DASH_OPEN_CAP_STR ") w",
+	    "(not_before IS NULL OR not_before <= ?)), 0) AS claimable, "
+	    "COALESCE(SUM(not_before > ? AND attempts = 0), 0) AS scheduled "
+	    "FROM (SELECT lease_expires_at, not_before, cancel_requested, "
+	    "attempts FROM s2r_async_execution FORCE INDEX (ix_exec_claim) "
+	    ROUTE_WAITING "ORDER BY cancel_requested, priority DESC, due_at, id "
+	    "LIMIT " DASH_DETAIL_CAP_STR ") y) d",
 	    1, "dash_route_open" },
 	/* the rollup's last day of the route (sql/013), by primary key; the
 	 * second sum: the intervals that started at or after the first ? */
@@ -180,7 +193,7 @@ static const struct db_stmt_def dstmts[D__MAX] = {
 
 static const char *const dparams[D__MAX] = {
 	[D_ROUTES] = "n",
-	[D_ROUTE_OPEN] = "tttttsss",
+	[D_ROUTE_OPEN] = "ssstttttsss",
 	[D_ROUTE_ENDED] = "tssst",
 	[D_EXEC] = "n",
 	[D_KEYS] = "n",
@@ -280,14 +293,14 @@ repo_dash_routes(struct ddb *d, uint64_t after, struct dash_route *r,
 }
 
 /*
- * Route r's waiting executions (the first DASH_OPEN_CAP of its range)
- * at time now into o. REPO_OK or REPO_ERR.
+ * Route r's waiting executions at time now into o (struct dash_open:
+ * which ones each figure counts). REPO_OK or REPO_ERR.
  */
 enum repo_rc
 repo_dash_route_open(struct ddb *d, const struct dash_route *r, int64_t now,
     struct dash_open *o)
 {
-	MYSQL_BIND		 p[8];
+	MYSQL_BIND		 p[11];
 	MYSQL_TIME		 t[6];
 	MYSQL_STMT		*st;
 	struct db_cols		 c;
@@ -295,11 +308,13 @@ repo_dash_route_open(struct ddb *d, const struct dash_route *r, int64_t now,
 	int			 i, rc;
 
 	memset(o, 0, sizeof(*o));
+	for (i = 0; i <= 8; i += 8) {	/* the two ranges' route */
+		db_bind_str(&p[i], r->env);
+		db_bind_str(&p[i + 1], r->svc);
+		db_bind_str(&p[i + 2], r->op);
+	}
 	for (i = 0; i < 5; i++)
-		db_bind_time(&p[i], &t[i], now);
-	db_bind_str(&p[5], r->env);
-	db_bind_str(&p[6], r->svc);
-	db_bind_str(&p[7], r->op);
+		db_bind_time(&p[3 + i], &t[i], now);
 	if ((st = db_run(d->db, D_ROUTE_OPEN, p)) == NULL)
 		return REPO_ERR;
 	for (i = 0; i < 5; i++)

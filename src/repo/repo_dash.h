@@ -28,7 +28,9 @@ struct ddb;
 
 #define DASH_PAGE_MAX		50	/* rows of a list page */
 #define DASH_OPEN_CAP		10000	/* waiting executions counted per route */
-#define DASH_OPEN_CAP_STR	"10000"
+#define DASH_OPEN_CAP_STR	API_STR(DASH_OPEN_CAP)
+#define DASH_DETAIL_CAP		1000	/* of them read for the rest */
+#define DASH_DETAIL_CAP_STR	API_STR(DASH_DETAIL_CAP)
 #define DASH_LABEL_MAX		512	/* s2r_api_key.label: 128 utf8mb4 */
 #define DASH_KEY_ROUTES		8	/* a backend key's routes shown */
 
@@ -42,7 +44,11 @@ struct dash_route {
 	int		 enabled;
 };
 
-/* A route's waiting executions, the first DASH_OPEN_CAP of them. */
+/*
+ * A route's waiting executions: waiting, cancel_requested and oldest_ms
+ * of the first DASH_OPEN_CAP in claim order (ix_exec_claim), the others
+ * of the first DASH_DETAIL_CAP.
+ */
 struct dash_open {
 	unsigned	 waiting;	/* capped at DASH_OPEN_CAP */
 	unsigned	 leased;	/* a lease that has not lapsed */
@@ -103,7 +109,7 @@ enum dash_att {
 #define DASH_ATT_ROWS		20	/* rows of one list (a page) */
 #define DASH_ATT_PAGES		100	/* ?page=0..DASH_ATT_PAGES-1 */
 #define DASH_RECENT_WINDOW	2000
-#define DASH_RECENT_WINDOW_STR	"2000"
+#define DASH_RECENT_WINDOW_STR	API_STR(DASH_RECENT_WINDOW)
 #define DASH_ERR_CHARS		200	/* an error message shown, at most */
 
 /* One execution of an Attention list. */
@@ -134,7 +140,7 @@ struct dash_tenant {
 #define DASH_WH_HOST_MAX	255	/* scheme://host[:port] shown */
 #define DASH_WH_REASON_MAX	1020	/* disabled_reason: 255 utf8mb4 */
 #define DASH_DELIVERY_CAP	10000	/* deliveries counted per state */
-#define DASH_DELIVERY_CAP_STR	"10000"
+#define DASH_DELIVERY_CAP_STR	API_STR(DASH_DELIVERY_CAP)
 
 /*
  * A webhook endpoint as the operator sees it: its URL's scheme, host and

@@ -475,6 +475,40 @@ def route_row_figures(html, route):
           repr(cells))
 
 
+def big_route(metrics):
+    """A route with 1,500 waiting executions (rows written as submit writes them): 1..1000
+    due and unclaimed, 1001..1495 leased, 1496..1500 cancel-requested, the first two hours
+    old. The page counts waiting and cancel requested among the first DASH_OPEN_CAP in
+    claim order, the rest among the first DASH_DETAIL_CAP (1000): leased 0, claimable
+    1000; the oldest is the first one."""
+    sfx = "%d%d" % (os.getpid(), int(time.time()))
+    route = "dashbig%s/svc/op" % sfx
+    admin("route", "add", route)
+    e, s_, o = route.split("/")
+    sql("INSERT INTO s2r_async_execution (correlation_id, environment, service_key, "
+        "operation_key, status, request_payload, request_sha256, initiator_tenant_id, "
+        "initiator_key_hash, poll_token_hash, attempts, lease_expires_at, "
+        "cancel_requested, created_at, updated_at, due_at, expires_at) "
+        "SELECT CONCAT('big-', seq), '%s', '%s', '%s', 'waiting_callback', '{}', "
+        "UNHEX(SHA2('big', 256)), 'dash-big', UNHEX(SHA2('big-key', 256)), "
+        "UNHEX(SHA2('big-token', 256)), seq > 1000 AND seq <= 1495, "
+        "IF(seq > 1000 AND seq <= 1495, UTC_TIMESTAMP(3) + INTERVAL 1 HOUR, NULL), "
+        "seq > 1495, UTC_TIMESTAMP(3) - INTERVAL (7200 - seq) SECOND, UTC_TIMESTAMP(3), "
+        "UTC_TIMESTAMP(3) - INTERVAL (7200 - seq) SECOND, UTC_TIMESTAMP(3) + INTERVAL 1 DAY "
+        "FROM seq_1_to_1500" % (e, s_, o))
+    st, h, body = req(metrics, "GET", routes_page(metrics, route))
+    html = body.decode("utf-8", "replace")
+    m = re.search(r"<tr><td><a [^>]*>%s</a></td>(.*?)</tr>" % re.escape(route), html)
+    if not check(st == 200 and m is not None, "routes: a row for " + route):
+        return
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", m.group(1))
+    # enabled, retention, waiting, leased, retrying, scheduled, claimable, cancel, oldest
+    check(cells[2:8] == ["1500", "0", "0", "0", "1000", "5"],
+          "routes: 1,500 waiting: leased and claimable among the first 1000", repr(cells))
+    check(cells[8] in ("1 h 59 m", "2 h 0 m"), "routes: the oldest of 1,500", repr(cells))
+    check("first 1000" in html and "first 10000" in html, "routes: the caps are stated")
+
+
 def browser_pages(metrics, shots, route, done_id, waiting_id, marks, att):
     with cdp.Browser(shots) as b:
         attention_page(metrics, b, shots, att, routes_page(metrics, att["route"]))
@@ -583,6 +617,7 @@ def main():
         route, done_id, waiting_id, marks = seed()
         att = seed_attention()
         seed_tenant_webhooks(att)
+        big_route(metrics)
         detector_catches_inline_style(shots)
         headers_and_methods(metrics, done_id)
         public_refuses(pub)
