@@ -53,7 +53,8 @@ list_note(enum dash_att which, int only, unsigned max_attempts)
 		    max_attempts > 0 ? max_attempts - 1 : 0, max_attempts);
 		return b;
 	case DASH_ATT_LAPSED:
-		return "Among the first " DASH_OPEN_CAP_STR " waiting; claimable "
+		return "Among the first " DASH_DETAIL_CAP_STR " waiting (nearest "
+		    "their expiry, or of the route in claim order); claimable "
 		    "again, or abandoned at max_attempts.";
 	default:
 		return "The latest by completion among the "
