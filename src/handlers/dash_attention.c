@@ -56,10 +56,14 @@ list_note(enum dash_att which, int only, unsigned max_attempts)
 		return "Among the first " DASH_DETAIL_CAP_STR " waiting (nearest "
 		    "their expiry, or of the route in claim order); claimable "
 		    "again, or abandoned at max_attempts.";
-	default:
-		return "The latest by completion among the "
-		    DASH_RECENT_WINDOW_STR " of this status that ended last.";
+	case DASH_ATT_FAILED:
+	case DASH_ATT_EXPIRED:
+	case DASH_ATT_ABANDONED:
+	case DASH_ATT__MAX:
+		break;
 	}
+	return "The latest by completion among the " DASH_RECENT_WINDOW_STR
+	    " of this status that ended last.";
 }
 
 /* One execution's row of list which. */
