@@ -15,10 +15,11 @@
 #              initiator_lineage_id too; the lineage is a live consumer key);
 #   claim_complete
 #              BENCH_SCHEMA_N claims of one execution each (those submit left), each
-#              followed by its complete: cur's claim is contract v3's (the unlocked read of
-#              the highest priority with claimable work, then the locking select from it
-#              down, with the lineage check), ref's the single locking select of REV's
-#              binary; each claim is START TRANSACTION,
+#              followed by its complete: cur's claim is this tree's first select (one
+#              range from the highest priority down, at most CLAIM_SCAN_ROWS rows
+#              examined, with the lineage check: the work is at its head, so its second
+#              path never runs), ref's the locking select of contract v2's binary (REV
+#              before 127097e; a later REV is read as v2 too); each claim is START TRANSACTION,
 #              the select, the lease UPDATE, COMMIT, then the complete's UPDATE (the same
 #              statement in both); every claim finds the head of the queue free, as the
 #              executions it took before are completed;
@@ -42,6 +43,10 @@ N=${BENCH_SCHEMA_N:-3000}
 ROUNDS=${BENCH_SCHEMA_ROUNDS:-3}
 [[ $N =~ ^[1-9][0-9]*$ && $ROUNDS =~ ^[1-9][0-9]*$ ]] ||
     { echo "bench-schema: BENCH_SCHEMA_N and BENCH_SCHEMA_ROUNDS must be positive numbers" >&2; exit 2; }
+
+# the claim's first select examines at most this many rows (src/repo/repo_sql.h)
+SCAN=$(awk '$1 == "#define" && $2 == "CLAIM_SCAN_ROWS" { print $3 }' "$ROOT/src/repo/repo_sql.h")
+[[ $SCAN =~ ^[0-9]+$ ]] || { echo "bench-schema: no CLAIM_SCAN_ROWS in src/repo/repo_sql.h" >&2; exit 2; }
 
 stack_scratch_init "$ROOT" bench-schema
 TMP=$STACK_TMP
@@ -107,7 +112,7 @@ SQL
 # gen DB OP ROUND — the batch: its statements prepared once (server-side, as the
 # application's are), then executed once per operation.
 gen() {
-    awk -v DB="$1" -v OP="$2" -v R="$3" -v N="$N" '
+    awk -v DB="$1" -v OP="$2" -v R="$3" -v N="$N" -v SCAN="$SCAN" '
     function claimable(prio) {
         return "WHERE environment = '\''bench'\'' AND service_key = '\''svc'\'' AND " \
             "operation_key = '\''op'\'' AND status = '\''waiting_callback'\'' AND " \
@@ -144,14 +149,11 @@ gen() {
             "'\''}'\''), " h ", '\''tenant'\'', " h ", " h ", UTC_TIMESTAMP(3), " \
             "UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL 7 DAY, " h \
             (DB == "cur" ? ", 0, NULL, UTC_TIMESTAMP(3), NULL, 1" : "") ")")
-        if (DB == "cur") {
-            prepare("top", "SELECT priority INTO @p FROM s2r_async_execution e FORCE INDEX " \
-                "(ix_exec_claim) " claimable("priority IN (9, 8, 7, 6, 5, 4, 3, 2, 1, 0) " \
-                "AND " due) live " ORDER BY priority DESC, due_at, id LIMIT 1")
+        if (DB == "cur")
             prepare("sel", sel "e FORCE INDEX (ix_exec_claim) " \
-                claimable("priority <= ? AND " due) live " ORDER BY priority DESC, " \
-                "due_at, id LIMIT 1 FOR UPDATE SKIP LOCKED")
-        } else
+                claimable("priority <= 9 AND " due) live " ORDER BY priority DESC, " \
+                "due_at, id LIMIT 1 ROWS EXAMINED " SCAN " FOR UPDATE SKIP LOCKED")
+        else
             prepare("sel", sel "FORCE INDEX (ix_exec_claim) " claimable("") \
                 " ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED")
         prepare("lease", "UPDATE s2r_async_execution SET callback_token_hash = " h ", " \
@@ -168,10 +170,7 @@ gen() {
             else if (OP == "complete")
                 printf "SET @id = @done + %d;\nEXECUTE fin USING @id, @cb;\n", i
             else {
-                if (DB == "cur")
-                    print "EXECUTE top;\nSTART TRANSACTION;\nEXECUTE sel USING @p;"
-                else
-                    print "START TRANSACTION;\nEXECUTE sel;"
+                print "START TRANSACTION;\nEXECUTE sel;"
                 print "EXECUTE lease USING @id;\nCOMMIT;\nEXECUTE fin USING @id, @x;"
             }
         }

@@ -26,7 +26,7 @@ claim_free(struct claim_item *it, size_t n)
 	free(it);
 }
 
-/* Reads the rows of an executed STMT_CLAIM_SELECT into it[0..max). */
+/* Reads the rows of an executed claim select into it[0..max). */
 static int
 claim_read(MYSQL_STMT *st, struct claim_item *it, unsigned max,
     size_t budget, size_t *n)
@@ -157,17 +157,59 @@ claim_top(struct db *db, struct claim_ask *a, unsigned *prio)
 }
 
 /*
+ * Locks the claimable executions for a in the open transaction into
+ * it[0..*n): first STMT_CLAIM_FIRST, one range from the highest priority
+ * down that examines at most CLAIM_SCAN_ROWS rows; when it finds none
+ * (no work, or more than that ahead of it that is not claimable), the
+ * transaction ends and, without locks, the highest priority that has
+ * claimable work is read (none: done, with no transaction open), then a
+ * new transaction locks from it down. REPO_OK with the transaction open
+ * (*n may be 0), REPO_NOTFOUND with none open, or REPO_ERR.
+ */
+static enum repo_rc
+claim_lock(struct db *db, struct claim_ask *a, struct claim_item *it,
+    size_t *n)
+{
+	MYSQL_BIND	 p[12];
+	MYSQL_STMT	*st;
+	size_t		 budget = db_config(db)->max_result_bytes;
+	unsigned	 prio = 0;
+	enum repo_rc	 rc;
+	int		 k;
+
+	if (db_begin(db) == -1)
+		return REPO_ERR;
+	k = claimable_binds(a, NULL, p);
+	db_bind_u32(&p[k], &a->max);
+	if ((st = db_run(db, STMT_CLAIM_FIRST, p)) == NULL ||
+	    claim_read(st, it, a->max, budget, n) == -1)
+		return REPO_ERR;
+	if (*n > 0)
+		return REPO_OK;
+	db_rollback(db);	/* it holds no lock */
+	if ((rc = claim_top(db, a, &prio)) != REPO_OK)
+		return rc;
+	if (db_begin(db) == -1)
+		return REPO_ERR;
+	k = claimable_binds(a, &prio, p);
+	db_bind_u32(&p[k], &a->max);
+	if ((st = db_run(db, STMT_CLAIM_SELECT, p)) == NULL ||
+	    claim_read(st, it, a->max, budget, n) == -1)
+		return REPO_ERR;
+	return REPO_OK;
+}
+
+/*
  * Claims up to max waiting, unleased, not cancel-requested executions of
  * a route that are not past expires_at (at now), whose retry time
  * (not_before) has come and have used fewer than max_attempts attempts,
- * highest priority first, then the earliest due: first, without locks,
- * the highest priority that has such work (none: done, no transaction),
- * then from it down in one transaction whose row locks skip rows that
- * another claim holds. Rows ix_exec_claim yields that fail these filters
- * are read and skipped; asyncexec-expire sweeps the overdue and used-up
- * ones every run, so they do not pile up ahead; a retry waiting out its
- * delay is skipped as a live lease is (at most the route's executions
- * in progress or backing off).
+ * highest priority first, then the earliest due (claim_lock), in one
+ * transaction whose row locks skip rows that another claim holds. Rows
+ * ix_exec_claim yields that fail these filters are read and skipped;
+ * asyncexec-expire sweeps the overdue and used-up ones every run, so
+ * they do not pile up ahead; a retry waiting out its delay is skipped as
+ * a live lease is (at most the route's executions in progress or backing
+ * off).
  * The request payloads handed out total at most max_result_bytes (one
  * execution always), so a claim's memory is bounded whatever max is.
  * *out (caller frees with claim_free) gets the claimed items with their
@@ -179,29 +221,23 @@ claim_once(struct db *db, struct claim_ask *a, unsigned lease_seconds,
 {
 	struct claim_item *it;
 	unsigned char	(*hash)[SHA256_LEN];
-	MYSQL_BIND	 p[12];
-	MYSQL_STMT	*st;
 	size_t		 i;
-	unsigned	 prio = 0;
 	enum repo_rc	 rc;
-	int		 k;
 
 	*out = NULL;
 	*n = 0;
-	if ((rc = claim_top(db, a, &prio)) != REPO_OK)
-		return rc == REPO_NOTFOUND ? REPO_OK : REPO_ERR;
 	if ((it = calloc(a->max, sizeof(*it))) == NULL)
 		return REPO_ERR;
 	if ((hash = calloc(a->max, sizeof(*hash))) == NULL) {
 		free(it);
 		return REPO_ERR;
 	}
-	if (db_begin(db) == -1)
-		goto fail;
-	k = claimable_binds(a, &prio, p);
-	db_bind_u32(&p[k], &a->max);
-	if ((st = db_run(db, STMT_CLAIM_SELECT, p)) == NULL ||
-	    claim_read(st, it, a->max, db_config(db)->max_result_bytes, n) == -1)
+	if ((rc = claim_lock(db, a, it, n)) == REPO_NOTFOUND) {
+		free(it);
+		free(hash);
+		return REPO_OK;
+	}
+	if (rc != REPO_OK)
 		goto fail;
 	for (i = 0; i < *n; i++)
 		if (claim_take(db, &it[i], a->now + (int64_t)lease_seconds *

@@ -8,6 +8,9 @@
 
 #include "repo.h"
 
+/* rows a claim's first select (STMT_CLAIM_FIRST) examines at most */
+#define CLAIM_SCAN_ROWS		500
+
 /*
  * The outbox mark (sql/010_webhooks.sql): every statement that ends an
  * execution sets it, in that statement, to whether the tenant has an
@@ -49,6 +52,7 @@ enum stmt {
 	STMT_EXEC_ROTATE_POLL,
 	STMT_EXEC_CANCEL,
 	STMT_EXEC_REQUEST_CANCEL,
+	STMT_CLAIM_FIRST,
 	STMT_CLAIM_TOP,
 	STMT_CLAIM_SELECT,
 	STMT_CLAIM_UPDATE,

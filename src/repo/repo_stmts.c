@@ -88,6 +88,21 @@ const struct db_stmt_def repo_stmts[STMT__MAX] = {
 	"OR k.lineage_id = e.initiator_lineage_id) AND (k.revoked_at IS " \
 	"NULL OR k.revoked_at > ?))) ORDER BY priority DESC, due_at, id "
 	/*
+	 * First, one locking range from the highest priority down, as the
+	 * select below with priority PRIORITY_MAX, that examines at most
+	 * CLAIM_SCAN_ROWS rows: what it finds comes first in claim order.
+	 * Finding nothing (no work, or more than that ahead of it that is
+	 * not claimable: live leases, retries and starts not yet due), the
+	 * claim takes the two steps below.
+	 */
+	[STMT_CLAIM_FIRST] = {
+	    "SELECT id, correlation_id, initiator_tenant_id, request_payload, "
+	    "attempts, created_at FROM s2r_async_execution e "
+	    "FORCE INDEX (ix_exec_claim) " CLAIMABLE("priority <= "
+	    API_STR(PRIORITY_MAX)) "LIMIT ? ROWS EXAMINED "
+	    API_STR(CLAIM_SCAN_ROWS) " FOR UPDATE SKIP LOCKED", 0,
+	    "claim_first" },
+	/*
 	 * Without locks: the highest priority with claimable work, one
 	 * range of ix_exec_claim per priority, each up to due_at <= now +
 	 * CLAIM_CLOCK_SKEW_MS (sql/011), no entry due later than that read

@@ -302,6 +302,23 @@ def check_clock_skew(src):
     ok("asyncexec-fcgi(8): claim's clock tolerance %s s, as CLAIM_CLOCK_SKEW_MS" % n.group(1))
 
 
+def check_claim_scan(src):
+    m = re.search(r"#define\s+CLAIM_SCAN_ROWS\s+(\d+)",
+                  open(os.path.join(src, "src", "repo", "repo_sql.h"), encoding="utf-8").read())
+    page = plain(open(os.path.join(src, "scripts", "man", "asyncexec-api.7"),
+                      encoding="utf-8").read())
+    n = re.search(r"examines at most (\d+) rows", page)
+    k = re.search(r"or more than (\d+) rows ahead", page)
+    if not m or not n or not k or not n.group(1) == k.group(1) == m.group(1):
+        fail("asyncexec-api(7): a claim's first select 'examines at most N rows' and 'more "
+             "than N rows ahead' (%s, %s) must be CLAIM_SCAN_ROWS (%s) in src/repo/repo_sql.h"
+             % (n.group(1) if n else "not found", k.group(1) if k else "not found",
+                m.group(1) if m else "not found"))
+        return
+    ok("asyncexec-api(7): a claim's first select examines %s rows, as CLAIM_SCAN_ROWS"
+       % m.group(1))
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
@@ -312,6 +329,7 @@ def main():
     check_pages(src)
     check_schema(src)
     check_clock_skew(src)
+    check_claim_scan(src)
     if failures:
         print("%d failure(s)" % len(failures))
         return 1

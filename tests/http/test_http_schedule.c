@@ -26,7 +26,8 @@
  *               median claim time is at most 2 x the median of a route without them
  *               + 2 ms of absolute slack (loopback timings of 1-3 ms jitter by a few
  *               hundred microseconds on a shared 2-core machine); the same for a claim
- *               that finds nothing due. Printed; the copies are deleted afterwards.
+ *               that finds nothing due. Then the copies at priority 9, ahead of a due
+ *               one of priority 0: it is claimed. Printed; the copies are deleted.
  *
  * The database (ASYNCEXEC_TEST_CONFIG) for the clock and the fixture rows; the expiry
  * binary in ASYNCEXEC_EXPIRE (RESOURCE_LOCK asyncexec_expire).
@@ -661,9 +662,8 @@ test_deadline(void)
 static int
 cmp64(const void *a, const void *b)
 {
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return x < y ? -1 : x > y;
+	return *(const int64_t *)a < *(const int64_t *)b ? -1 :
+	    *(const int64_t *)a > *(const int64_t *)b;
 }
 
 static int64_t
@@ -688,7 +688,7 @@ test_skip(void)
 {
 	struct fx empty, full;
 	struct sub tpl, s;
-	char q[4096];
+	char q[4096], cid[1][CID_MAX] = { "" };
 	int64_t te[SAMPLES], tf[SAMPLES], ne[SAMPLES], nf[SAMPLES], t0, me, mf, mne, mnf;
 	int i, n, ok;
 
@@ -762,7 +762,17 @@ test_skip(void)
 	    mne > 0 ? (double)mnf / (double)mne : 0.0);
 	CHECK(mf <= 2 * me + SLACK_US);
 	CHECK(mnf <= 2 * mne + SLACK_US);
-	/* the copies go: nothing else should ever read them */
+	/* the copies at priority 9, ahead in claim order of a due one of priority 0: more
+	 * than the first select examines (CLAIM_SCAN_ROWS), the claim's second path finds it */
+	snprintf(q, sizeof q, "UPDATE s2r_async_execution SET priority = 9 WHERE "
+	    "initiator_tenant_id = '%s' AND due_at > NOW(3)", full.tenant);
+	sidedb_exec(db, q);
+	CHECK(submit_ok(&full, "behind", "{}", NULL, NULL, NULL, &s));
+	t0 = mono_us();
+	CHECK_EQ_INT(claim_cids(&full, 1, cid), 1);
+	CHECK_EQ_STR(cid[0], "behind");
+	printf("skip: a due one behind %d due-later ones of priority 9: claimed in %lld us\n",
+	    NSKIP, (long long)(mono_us() - t0));
 	snprintf(q, sizeof q, "DELETE FROM s2r_async_execution WHERE initiator_tenant_id = "
 	    "'%s' AND environment = '%s' AND service_key = '%s' AND operation_key = '%s'",
 	    full.tenant, full.env, full.svc, full.op);
