@@ -15,6 +15,18 @@
 
 #define CLAIM_TRIES	3	/* a claim run whole again after 1213 */
 
+/* Frees the payloads of the *n items of it (kept) and sets *n to 0. */
+static void
+claim_items_free(struct claim_item *it, size_t *n)
+{
+	size_t	 i;
+
+	for (i = 0; i < *n; i++)
+		free(it[i].request);
+	memset(it, 0, *n * sizeof(*it));
+	*n = 0;
+}
+
 /* Frees the n claimed items of it and their payloads. */
 void
 claim_free(struct claim_item *it, size_t n)
@@ -26,10 +38,14 @@ claim_free(struct claim_item *it, size_t n)
 	free(it);
 }
 
-/* Reads the rows of an executed claim select into it[0..max). */
+/*
+ * Reads the rows of an executed claim select into it[0..max). *full:
+ * it stopped at max or at the payload budget, not at the end of the
+ * rows. 0 or -1.
+ */
 static int
 claim_read(MYSQL_STMT *st, struct claim_item *it, unsigned max,
-    size_t budget, size_t *n)
+    size_t budget, size_t *n, int *full)
 {
 	struct db_cols	 c;
 	struct claim_item row;
@@ -45,10 +61,12 @@ claim_read(MYSQL_STMT *st, struct claim_item *it, unsigned max,
 	db_rcol(&c, 5, MYSQL_TYPE_DATETIME, &t, sizeof(t));
 	if (mysql_stmt_bind_result(st, c.b) != 0)
 		rc = -1;
+	*full = 1;
 	while (rc == 0 && *n < max) {
 		memset(&row, 0, sizeof(row));
 		if ((rc = mysql_stmt_fetch(st)) == MYSQL_NO_DATA) {
 			rc = 0;
+			*full = 0;
 			break;
 		}
 		if (rc != 0 && rc != MYSQL_DATA_TRUNCATED)
@@ -159,12 +177,15 @@ claim_top(struct db *db, struct claim_ask *a, unsigned *prio)
 /*
  * Locks the claimable executions for a in the open transaction into
  * it[0..*n): first STMT_CLAIM_FIRST, one range from the highest priority
- * down that examines at most CLAIM_SCAN_ROWS rows; when it finds none
- * (no work, or more than that ahead of it that is not claimable), the
- * transaction ends and, without locks, the highest priority that has
- * claimable work is read (none: done, with no transaction open), then a
- * new transaction locks from it down. REPO_OK with the transaction open
- * (*n may be 0), REPO_NOTFOUND with none open, or REPO_ERR.
+ * down that examines at most CLAIM_SCAN_ROWS rows. When it yields fewer
+ * than max (the queue ended there, or more than that ahead of the work
+ * was not claimable: live leases, retries, starts not yet due), what it
+ * took is given up, the transaction ends and, without locks, the highest
+ * priority that has claimable work is read (none: done), then a new
+ * transaction locks from it down; so fewer than max always means that
+ * no more was claimable (or the payload budget). REPO_OK with the
+ * transaction open (*n may be 0), REPO_NOTFOUND with none open, or
+ * REPO_ERR.
  */
 static enum repo_rc
 claim_lock(struct db *db, struct claim_ask *a, struct claim_item *it,
@@ -175,18 +196,21 @@ claim_lock(struct db *db, struct claim_ask *a, struct claim_item *it,
 	size_t		 budget = db_config(db)->max_result_bytes;
 	unsigned	 prio = 0;
 	enum repo_rc	 rc;
-	int		 k;
+	int		 k, full;
 
 	if (db_begin(db) == -1)
 		return REPO_ERR;
 	k = claimable_binds(a, NULL, p);
 	db_bind_u32(&p[k], &a->max);
 	if ((st = db_run(db, STMT_CLAIM_FIRST, p)) == NULL ||
-	    claim_read(st, it, a->max, budget, n) == -1)
+	    claim_read(st, it, a->max, budget, n, &full) == -1)
 		return REPO_ERR;
-	if (*n > 0)
+	if (full)
 		return REPO_OK;
-	db_rollback(db);	/* it holds no lock */
+	/* fewer than max: the queue's end, or CLAIM_SCAN_ROWS examined
+	 * (its warning does not reach the client): what it took is given up */
+	db_rollback(db);
+	claim_items_free(it, n);
 	if ((rc = claim_top(db, a, &prio)) != REPO_OK)
 		return rc;
 	if (db_begin(db) == -1)
@@ -194,7 +218,7 @@ claim_lock(struct db *db, struct claim_ask *a, struct claim_item *it,
 	k = claimable_binds(a, &prio, p);
 	db_bind_u32(&p[k], &a->max);
 	if ((st = db_run(db, STMT_CLAIM_SELECT, p)) == NULL ||
-	    claim_read(st, it, a->max, budget, n) == -1)
+	    claim_read(st, it, a->max, budget, n, &full) == -1)
 		return REPO_ERR;
 	return REPO_OK;
 }
