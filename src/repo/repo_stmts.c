@@ -90,10 +90,11 @@ const struct db_stmt_def repo_stmts[STMT__MAX] = {
 	/*
 	 * First, one locking range from the highest priority down, as the
 	 * select below with priority PRIORITY_MAX, that examines at most
-	 * CLAIM_SCAN_ROWS rows: what it finds comes first in claim order.
-	 * Finding nothing (no work, or more than that ahead of it that is
-	 * not claimable: live leases, retries and starts not yet due), the
-	 * claim takes the two steps below.
+	 * CLAIM_SCAN_ROWS rows: a full batch from it is what comes first in
+	 * claim order. Fewer than max (the queue's end, or more than that
+	 * ahead of the work that is not claimable: live leases, retries and
+	 * starts not yet due), the claim gives them up and takes the two
+	 * steps below (repo_claim.c claim_lock).
 	 */
 	[STMT_CLAIM_FIRST] = {
 	    "SELECT id, correlation_id, initiator_tenant_id, request_payload, "

@@ -226,11 +226,11 @@ explain_e(MYSQL *m, const char *sql, char *type, char *key, char *extra, size_t 
 }
 
 /*
- * The claim's two statements (src/repo/repo_stmts.c STMT_CLAIM_TOP and
- * STMT_CLAIM_SELECT, with F's route) as EXPLAIN sees them: the top, a range per priority
- * up to due_at <= now (sql/011) on ix_exec_claim, read without locks; the select, one
- * range from that priority down, in the index's order: no filesort in either. Prints the
- * plans.
+ * The claim's statements (src/repo/repo_stmts.c STMT_CLAIM_TOP and STMT_CLAIM_SELECT,
+ * whose plan with priority 9 is STMT_CLAIM_FIRST's; F's route) as EXPLAIN sees them: the
+ * top, a range per priority up to due_at <= now (sql/011) on ix_exec_claim, read without
+ * locks; the select, one range from that priority down, in the index's order: no
+ * filesort in either. Prints the plans.
  */
 static void
 check_claim_plan(MYSQL *m)
