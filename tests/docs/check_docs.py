@@ -288,35 +288,31 @@ def check_schema(src):
        % newest)
 
 
-def check_clock_skew(src):
-    m = re.search(r"#define\s+CLAIM_CLOCK_SKEW_MS\s+(\d+)",
-                  open(os.path.join(src, "src", "lib", "api.h"), encoding="utf-8").read())
-    page = plain(open(os.path.join(src, "scripts", "man", "asyncexec-fcgi.8"),
-                      encoding="utf-8").read())
-    n = re.search(r"clock is up to (\d+) s behind", page)
-    if not m or not n or int(n.group(1)) * 1000 != int(m.group(1)):
-        fail("asyncexec-fcgi(8): 'clock is up to N s behind' (%s) must be CLAIM_CLOCK_SKEW_MS "
-             "(%s ms) in src/lib/api.h" % (n.group(1) if n else "not found",
-                                          m.group(1) if m else "not found"))
+def check_page_constant(src, header, name, page, phrases, per_unit=1):
+    """Each phrase (a regex with one number) of man page page states the constant name of
+    src/header, in units of per_unit (1000: the page says seconds, the header ms)."""
+    m = re.search(r"#define\s+%s\s+(\d+)" % name,
+                  open(os.path.join(src, header), encoding="utf-8").read())
+    text = plain(open(os.path.join(src, "scripts", "man", page), encoding="utf-8").read())
+    said = [re.search(p, text) for p in phrases]
+    if not m or not all(said) or any(int(n.group(1)) * per_unit != int(m.group(1))
+                                     for n in said):
+        fail("%s: %s (%s) must state %s (%s) of %s" % (
+            page, ", ".join("'%s'" % p for p in phrases),
+            ", ".join(n.group(1) if n else "not found" for n in said), name,
+            m.group(1) if m else "not found", header))
         return
-    ok("asyncexec-fcgi(8): claim's clock tolerance %s s, as CLAIM_CLOCK_SKEW_MS" % n.group(1))
+    ok("%s: %s, as %s" % (page, ", ".join(n.group(0) for n in said), name))
+
+
+def check_clock_skew(src):
+    check_page_constant(src, "src/lib/api.h", "CLAIM_CLOCK_SKEW_MS", "asyncexec-fcgi.8",
+                        [r"clock is up to (\d+) s behind"], 1000)
 
 
 def check_claim_scan(src):
-    m = re.search(r"#define\s+CLAIM_SCAN_ROWS\s+(\d+)",
-                  open(os.path.join(src, "src", "repo", "repo_sql.h"), encoding="utf-8").read())
-    page = plain(open(os.path.join(src, "scripts", "man", "asyncexec-api.7"),
-                      encoding="utf-8").read())
-    n = re.search(r"examines at most (\d+) rows", page)
-    k = re.search(r"or more than (\d+) rows ahead", page)
-    if not m or not n or not k or not n.group(1) == k.group(1) == m.group(1):
-        fail("asyncexec-api(7): a claim's first select 'examines at most N rows' and 'more "
-             "than N rows ahead' (%s, %s) must be CLAIM_SCAN_ROWS (%s) in src/repo/repo_sql.h"
-             % (n.group(1) if n else "not found", k.group(1) if k else "not found",
-                m.group(1) if m else "not found"))
-        return
-    ok("asyncexec-api(7): a claim's first select examines %s rows, as CLAIM_SCAN_ROWS"
-       % m.group(1))
+    check_page_constant(src, "src/repo/repo_sql.h", "CLAIM_SCAN_ROWS", "asyncexec-api.7",
+                        [r"examines at most (\d+) rows", r"or more than (\d+) rows ahead"])
 
 
 def main():
