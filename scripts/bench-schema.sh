@@ -126,10 +126,12 @@ gen() {
     }
     BEGIN {
         h = "UNHEX(SHA2('\''x'\'', 256))"
-        live = " AND (e.initiator_lineage_id IS NULL OR EXISTS (SELECT 1 FROM " \
-            "s2r_api_key k WHERE (k.id = e.initiator_lineage_id OR k.lineage_id = " \
-            "e.initiator_lineage_id) AND (k.revoked_at IS NULL OR k.revoked_at > " \
-            "UTC_TIMESTAMP(3))))"
+        live = " AND (e.initiator_lineage_id IS NULL OR (SELECT 1 FROM s2r_api_key " \
+            "lk0 FORCE INDEX (PRIMARY) WHERE lk0.id = e.initiator_lineage_id AND " \
+            "(lk0.revoked_at IS NULL OR lk0.revoked_at > UTC_TIMESTAMP(3)) LIMIT 1) IS NOT " \
+            "NULL OR (SELECT 1 FROM s2r_api_key lk FORCE INDEX (ix_key_lineage) WHERE " \
+            "lk.lineage_id = e.initiator_lineage_id AND (lk.revoked_at IS NULL OR " \
+            "lk.revoked_at > UTC_TIMESTAMP(3)) LIMIT 1) IS NOT NULL)"
         due = "due_at <= UTC_TIMESTAMP(3) + INTERVAL 5 SECOND AND "
         sel = "SELECT id, correlation_id, initiator_tenant_id, request_payload, attempts, " \
             "created_at INTO @id, @cid, @t, @req, @att, @ca FROM s2r_async_execution "

@@ -16,6 +16,10 @@
 #include "repo_admin.h"
 #include "repo_revoke.h"
 
+/* tries of a write that a deadlock undid (REPO_RETRY): another session
+ * writing the same index ranges at the same moment */
+#define ADMIN_TRIES	3
+
 /* Parses a decimal in [min, max] into *v; 0 or -1. */
 int
 admin_uint_arg(const char *s, long min, long max, long *v)
@@ -177,10 +181,11 @@ int
 cmd_route_add(struct ctx *c)
 {
 	struct opts	*o = c->o;
-	int		 rc;
+	int		 i, rc;
 
-	rc = repo_route_add(c->db, o->env, o->svc, o->op, (unsigned)o->num,
-	    clock_now_ms());
+	for (i = 0, rc = REPO_RETRY; rc == REPO_RETRY && i < ADMIN_TRIES; i++)
+		rc = repo_route_add(c->db, o->env, o->svc, o->op,
+		    (unsigned)o->num, clock_now_ms());
 	if (rc == REPO_DUP && o->val[O_IFNE] != NULL) {
 		printf("route %s exists\n", o->pos[0]);
 		return 0;
@@ -244,43 +249,63 @@ cmd_key_create(struct ctx *c)
 	unsigned char	 hash[SHA256_LEN];
 	char		 key[3 + SECRET_B64_LEN + 1];
 	uint64_t	 id;
+	enum repo_rc	 rc = REPO_RETRY;
+	int		 i;
 
-	if (crypto_new_secret("ak_", key, sizeof(key), hash) == -1 ||
-	    repo_key_add(c->db, 0, c->o->val[O_TENANT], c->o->val[O_LABEL],
-	    hash, clock_now_ms(), &id) != REPO_OK)
+	if (crypto_new_secret("ak_", key, sizeof(key), hash) == -1)
+		return 1;
+	for (i = 0; rc == REPO_RETRY && i < ADMIN_TRIES; i++)
+		rc = repo_key_add(c->db, 0, c->o->val[O_TENANT],
+		    c->o->val[O_LABEL], hash, clock_now_ms(), &id);
+	if (rc != REPO_OK)
 		return 1;
 	printf("%s\n", key);
 	return 0;
 }
 
-/* Stores a backend key serving the options' routes in one transaction. */
-static int
-backend_key_store(struct ctx *c, const unsigned char *hash)
+/*
+ * Stores a backend key serving the options' routes in one transaction.
+ * REPO_OK, REPO_RETRY (a deadlock undid it) or REPO_ERR.
+ */
+static enum repo_rc
+backend_key_tx(struct ctx *c, const unsigned char *hash)
 {
 	struct opts	*o = c->o;
 	struct route_row rt;
 	uint64_t	 id;
-	int		 i, rc;
+	enum repo_rc	 rc;
+	int		 i;
 
-	if (repo_tx_begin(c->db) != REPO_OK ||
-	    repo_key_add(c->db, 1, NULL, o->val[O_LABEL], hash, clock_now_ms(),
-	    &id) != REPO_OK)
+	if ((rc = repo_tx_begin(c->db)) != REPO_OK ||
+	    (rc = repo_key_add(c->db, 1, NULL, o->val[O_LABEL], hash,
+	    clock_now_ms(), &id)) != REPO_OK)
 		goto fail;
 	for (i = 0; i < o->nroutes; i++) {
 		valid_route_triple(o->routes[i], o->env, o->svc, o->op);
 		rc = repo_route_get(c->db, o->env, o->svc, o->op, &rt);
 		if (rc == REPO_NOTFOUND)
 			admin_fail("no route %s", o->routes[i]);
-		if (rc != REPO_OK ||
-		    repo_backend_route_add(c->db, id, rt.id) == REPO_ERR)
+		if (rc != REPO_OK || ((rc = repo_backend_route_add(c->db, id,
+		    rt.id)) != REPO_OK && rc != REPO_DUP))
 			goto fail;
 	}
-	if (repo_tx_commit(c->db) != REPO_OK)
-		goto fail;
-	return 0;
+	if ((rc = repo_tx_commit(c->db)) == REPO_OK)
+		return REPO_OK;
 fail:
 	repo_tx_rollback(c->db);
-	return -1;
+	return rc == REPO_RETRY ? REPO_RETRY : REPO_ERR;
+}
+
+/* The key stored (backend_key_tx, tried again after a deadlock): 0, or -1. */
+static int
+backend_key_store(struct ctx *c, const unsigned char *hash)
+{
+	enum repo_rc	 rc = REPO_RETRY;
+	int		 i;
+
+	for (i = 0; rc == REPO_RETRY && i < ADMIN_TRIES; i++)
+		rc = backend_key_tx(c, hash);
+	return rc == REPO_OK ? 0 : -1;
 }
 
 int

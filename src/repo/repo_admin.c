@@ -24,13 +24,27 @@
 	"version INT UNSIGNED NOT NULL PRIMARY KEY, " \
 	"applied_at DATETIME(3) NOT NULL) ENGINE=InnoDB"
 
-/* Runs an insert; REPO_OK, REPO_DUP or REPO_ERR. */
+/* What a failed insert's error answers: REPO_DUP, REPO_RETRY or REPO_ERR. */
+static enum repo_rc
+insert_failed(struct db *db)
+{
+	switch (db_errno(db)) {
+	case ER_DUP_ENTRY:
+		return REPO_DUP;
+	case ER_LOCK_DEADLOCK:
+	case ER_LOCK_WAIT_TIMEOUT:
+		return REPO_RETRY;
+	}
+	return REPO_ERR;
+}
+
+/* Runs an insert; REPO_OK, REPO_DUP, REPO_RETRY (deadlock) or REPO_ERR. */
 static enum repo_rc
 insert(struct db *db, enum stmt id, MYSQL_BIND *p)
 {
 	if (db_run(db, id, p) != NULL)
 		return REPO_OK;
-	return db_errno(db) == ER_DUP_ENTRY ? REPO_DUP : REPO_ERR;
+	return insert_failed(db);
 }
 
 /*
@@ -202,7 +216,7 @@ fail:
 	return rc;
 }
 
-/* Adds an enabled route. REPO_OK, REPO_DUP (exists) or REPO_ERR. */
+/* Adds an enabled route. REPO_OK, REPO_DUP (exists), REPO_RETRY or REPO_ERR. */
 enum repo_rc
 repo_route_add(struct db *db, const char *env, const char *svc,
     const char *op, unsigned retention_days, int64_t now)
@@ -220,7 +234,8 @@ repo_route_add(struct db *db, const char *env, const char *svc,
 
 /*
  * Stores a key hash (tenant NULL for backend keys, label may be NULL);
- * *id gets the new key's id. REPO_OK, REPO_DUP or REPO_ERR.
+ * *id gets the new key's id. REPO_OK, REPO_DUP, REPO_RETRY (a deadlock
+ * undid the transaction) or REPO_ERR.
  */
 enum repo_rc
 repo_key_add(struct db *db, int backend, const char *tenant,
@@ -236,12 +251,12 @@ repo_key_add(struct db *db, int backend, const char *tenant,
 	db_bind_str(&p[3], label);
 	db_bind_time(&p[4], &t, now);
 	if ((st = db_run(db, STMT_KEY_ADD, p)) == NULL)
-		return db_errno(db) == ER_DUP_ENTRY ? REPO_DUP : REPO_ERR;
+		return insert_failed(db);
 	*id = mysql_stmt_insert_id(st);
 	return REPO_OK;
 }
 
-/* Lets backend key key_id serve route route_id. REPO_OK/DUP/ERR. */
+/* Lets backend key key_id serve route route_id. REPO_OK/DUP/RETRY/ERR. */
 enum repo_rc
 repo_backend_route_add(struct db *db, uint64_t key_id, uint64_t route_id)
 {

@@ -148,7 +148,9 @@ claimable_binds(struct claim_ask *a, const unsigned *prio, MYSQL_BIND *p)
 	db_bind_time(&p[i++], &a->t[2], a->now);	/* expires_at */
 	db_bind_time(&p[i++], &a->t[3], a->now);	/* not_before */
 	db_bind_u32(&p[i++], &a->max_attempts);
-	db_bind_time(&p[i++], &a->t[4], a->now);	/* a live key of the lineage */
+	/* a live key of the lineage: its first key, or a rotated one */
+	db_bind_time(&p[i++], &a->t[4], a->now);
+	db_bind_time(&p[i++], &a->t[4], a->now);
 	return i;
 }
 

@@ -1,11 +1,13 @@
 /*
  * repo_sql.h - statement ids, private to the repository (repo*.c).
  *
- * repo layer: the repo folder only.
+ * repo layer: the repo folder only (and tests/db/test_claim_plan.c, which
+ * EXPLAINs the claim statements of repo_stmts).
  */
 #ifndef ASYNCEXEC_REPO_SQL_H
 #define ASYNCEXEC_REPO_SQL_H
 
+#include "db.h"
 #include "repo.h"
 
 /* rows a claim's first select (STMT_CLAIM_FIRST) examines at most */
@@ -26,8 +28,14 @@
  * because no key of its submitter's lineage is live any more (key
  * revoke, or the end of a rotation's grace), and the test whether
  * lineage l (an SQL expression) has a live key at times ? and ? (the
- * same: a key with lineage_id = l on ix_key_lineage, or the first key,
- * id = l, when a schema-6 binary left its lineage_id NULL).
+ * same): its first key (id = l, whatever its lineage_id: NULL, or l
+ * after migration 7) by primary key, and only when that one is revoked
+ * a rotated one (lineage_id = l) on ix_key_lineage. One probe each,
+ * never a scan of the keys (tests/db/test_claim_plan.c): the claim asks
+ * it of every entry it examines. Scalar subqueries, not EXISTS: the
+ * server may turn an EXISTS into an IN and answer it by materializing
+ * every live key's lineage, a scan of the keys per statement (seen as
+ * MATERIALIZED ... ALL in the claim's plan).
  */
 #define REVOKED_ERROR \
 	"'{\"code\":\"initiator_revoked\",\"message\":\"not run: the key " \
@@ -35,12 +43,11 @@
 	"key of its lineage is live; submit the work again, under a new " \
 	"correlation id, with a live key\"}'"
 #define LINEAGE_LIVE(l) \
-	"(EXISTS (SELECT 1 FROM s2r_api_key lk FORCE INDEX (ix_key_lineage) " \
-	"WHERE lk.lineage_id = " l " AND (lk.revoked_at IS NULL OR " \
-	"lk.revoked_at > ?)) OR EXISTS (SELECT 1 FROM s2r_api_key lk0 FORCE " \
-	"INDEX (PRIMARY) WHERE " \
-	"lk0.id = " l " AND lk0.lineage_id IS NULL AND (lk0.revoked_at IS " \
-	"NULL OR lk0.revoked_at > ?)))"
+	"((SELECT 1 FROM s2r_api_key lk0 FORCE INDEX (PRIMARY) WHERE " \
+	"lk0.id = " l " AND (lk0.revoked_at IS NULL OR lk0.revoked_at > ?) " \
+	"LIMIT 1) IS NOT NULL OR (SELECT 1 FROM s2r_api_key lk FORCE INDEX " \
+	"(ix_key_lineage) WHERE lk.lineage_id = " l " AND (lk.revoked_at IS " \
+	"NULL OR lk.revoked_at > ?) LIMIT 1) IS NOT NULL)"
 
 enum stmt {
 	STMT_KEY_BY_HASH,

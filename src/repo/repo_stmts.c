@@ -83,10 +83,9 @@ const struct db_stmt_def repo_stmts[STMT__MAX] = {
 	prio " AND due_at <= ? AND " \
 	"(lease_expires_at IS NULL OR lease_expires_at <= ?) " \
 	"AND expires_at > ? AND (not_before IS NULL OR not_before <= ?) " \
-	"AND attempts < ? AND (e.initiator_lineage_id IS NULL OR EXISTS " \
-	"(SELECT 1 FROM s2r_api_key k WHERE (k.id = e.initiator_lineage_id " \
-	"OR k.lineage_id = e.initiator_lineage_id) AND (k.revoked_at IS " \
-	"NULL OR k.revoked_at > ?))) ORDER BY priority DESC, due_at, id "
+	"AND attempts < ? AND (e.initiator_lineage_id IS NULL OR " \
+	LINEAGE_LIVE("e.initiator_lineage_id") ") ORDER BY priority DESC, " \
+	"due_at, id "
 	/*
 	 * First, one locking range from the highest priority down, as the
 	 * select below with priority PRIORITY_MAX, that examines at most

@@ -188,74 +188,6 @@ row(MYSQL *m, int i, char *status, size_t sl, int *tok_null, char *le, size_t ll
 	mysql_free_result(res);
 }
 
-/* The claimable condition of src/repo/repo_stmts.c (CLAIMABLE) for F's route. */
-#define CLAIMABLE_FMT \
-	"WHERE environment = '%s' AND service_key = '%s' AND operation_key = '%s' AND " \
-	"status = 'waiting_callback' AND cancel_requested = 0 AND %s AND due_at <= " \
-	"UTC_TIMESTAMP(3) AND (lease_expires_at IS NULL OR lease_expires_at <= NOW(3)) " \
-	"AND expires_at > NOW(3) AND (not_before IS NULL OR not_before <= NOW(3)) AND " \
-	"attempts < %ld AND (e.initiator_lineage_id IS NULL OR EXISTS (SELECT 1 FROM " \
-	"s2r_api_key k WHERE (k.id = e.initiator_lineage_id OR k.lineage_id = " \
-	"e.initiator_lineage_id) AND (k.revoked_at IS NULL OR k.revoked_at > NOW(3)))) " \
-	"ORDER BY priority DESC, due_at, id "
-
-/* EXPLAIN of sql on m: the table e's access type and key, and the Extra column. */
-static void
-explain_e(MYSQL *m, const char *sql, char *type, char *key, char *extra, size_t len)
-{
-	MYSQL_RES *res;
-	MYSQL_ROW w;
-	MYSQL_FIELD *fl;
-	unsigned i, nf;
-
-	type[0] = key[0] = extra[0] = '\0';
-	sidedb_exec(m, sql);
-	res = mysql_store_result(m);
-	nf = res ? mysql_num_fields(res) : 0;
-	fl = res ? mysql_fetch_fields(res) : NULL;
-	w = res ? mysql_fetch_row(res) : NULL;	/* the first row: e */
-	for (i = 0; w != NULL && i < nf; i++) {
-		char *to = strcmp(fl[i].name, "type") == 0 ? type :
-		    strcmp(fl[i].name, "key") == 0 ? key :
-		    strcmp(fl[i].name, "Extra") == 0 ? extra : NULL;
-
-		if (to != NULL)
-			snprintf(to, len, "%s", w[i] ? w[i] : "");
-	}
-	mysql_free_result(res);
-}
-
-/*
- * The claim's statements (src/repo/repo_stmts.c STMT_CLAIM_TOP and STMT_CLAIM_SELECT,
- * whose plan with priority 9 is STMT_CLAIM_FIRST's; F's route) as EXPLAIN sees them: the
- * top, a range per priority up to due_at <= now (sql/011) on ix_exec_claim, read without
- * locks; the select, one range from that priority down, in the index's order: no
- * filesort in either. Prints the plans.
- */
-static void
-check_claim_plan(MYSQL *m)
-{
-	char q[2048], type[64], key[64], extra[256];
-
-	snprintf(q, sizeof q, "EXPLAIN SELECT priority FROM s2r_async_execution e FORCE "
-	    "INDEX (ix_exec_claim) " CLAIMABLE_FMT "LIMIT 1", F.env, F.svc, F.op,
-	    "priority IN (9, 8, 7, 6, 5, 4, 3, 2, 1, 0)", max_attempts);
-	explain_e(m, q, type, key, extra, sizeof type);
-	CHECK_EQ_STR(key, "ix_exec_claim");
-	CHECK_EQ_STR(type, "range");
-	CHECK(strstr(extra, "filesort") == NULL);
-	printf("claim top plan: type %s, key %s, extra %s\n", type, key, extra);
-	snprintf(q, sizeof q, "EXPLAIN SELECT id, correlation_id, initiator_tenant_id, "
-	    "request_payload, attempts, created_at FROM s2r_async_execution e FORCE INDEX "
-	    "(ix_exec_claim) " CLAIMABLE_FMT "LIMIT 10 FOR UPDATE SKIP LOCKED", F.env, F.svc,
-	    F.op, "priority <= 9", max_attempts);
-	explain_e(m, q, type, key, extra, sizeof type);
-	CHECK_EQ_STR(key, "ix_exec_claim");
-	CHECK_EQ_STR(type, "range");
-	CHECK(strstr(extra, "filesort") == NULL);
-	printf("claim select plan: type %s, key %s, extra %s\n", type, key, extra);
-}
-
 /* Expiry runs until no execution of the route waits (bounded). 1 when none does. */
 static int
 expire_rest(MYSQL *m)
@@ -319,7 +251,6 @@ main(void)
 	max_attempts = config_long("max_attempts", 5);
 	fx_setup(&F, "retry-race");
 	m = sidedb_open(&cfg);
-	check_claim_plan(m);
 	prepare(m);
 	next_fail = 0;
 	pthread_create(&ex, NULL, expirer, NULL);
