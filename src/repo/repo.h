@@ -26,7 +26,7 @@
 struct config;
 struct db;
 
-#define SCHEMA_VERSION	13	/* the newest migration in sql/ */
+#define SCHEMA_VERSION	14	/* the newest migration in sql/ */
 
 enum repo_rc {
 	REPO_ERR = -1,

@@ -1,12 +1,19 @@
 /*
  * The claim's statements as the repository sends them (src/repo/repo_stmts.c:
  * STMT_CLAIM_FIRST, STMT_CLAIM_TOP, STMT_CLAIM_SELECT; the text read from repo_stmts, not
- * a copy), EXPLAINed on the real MariaDB (ASYNCEXEC_TEST_CONFIG) with KEYS consumer keys
- * in s2r_api_key: the executions are read as one range of ix_exec_claim with no filesort
- * and no temporary table, and no table of any part of the statement is scanned (type
- * ALL), the lineage check on the keys included: a claim examines up to CLAIM_SCAN_ROWS
- * entries, and a scan of the keys per entry made each claim cost that times the number of
- * keys. Prints the plans.
+ * a copy) on the real MariaDB (ASYNCEXEC_TEST_CONFIG).
+ *
+ * Plans: EXPLAINed with KEYS consumer keys in s2r_api_key, the executions are read as one
+ * range of ix_exec_claim with no filesort and no temporary table, and no table of any
+ * part of the statement is scanned (type ALL), the lineage check on the keys included: a
+ * claim examines up to CLAIM_SCAN_ROWS entries, and a scan of the keys per entry made
+ * each claim cost that times the number of keys. Prints the plans.
+ *
+ * Live leases: a route of its own with LEASED claimed executions (lease an hour ahead)
+ * ahead of one due, unclaimed one; the locking select from priority 9 (STMT_CLAIM_SELECT)
+ * returns that one, and the lease test of the entries ahead ran on the index entries
+ * (sql/014: index condition pushdown): the session's Handler_icp_match grows by at most
+ * a few, not by LEASED (each entry whose row had to be read to see its lease).
  */
 #include <mysql.h>
 #include <stdio.h>
@@ -21,29 +28,34 @@
 
 #define KEYS		2000
 #define KEYS_STEP	200
+#define LEASED		2000
 
 static struct config	 cfg;
 static MYSQL		*side;
 static char		 label[32];
+static char		 env[32] = "'plan'";	/* quoted, for the placeholders */
 
-/* the integer placeholders, by the text before them; any other ? is a time */
+/* the placeholders that are not times, by the text before them; any other ? is now */
 static const struct {
 	const char	*before;
 	const char	*value;
-} ints[] = {
+} vals[] = {
 	{ "LIMIT ", "10" },
 	{ "attempts < ", "5" },
 	{ "priority <= ", "9" },
+	{ "environment = ", env },
+	{ "service_key = ", "'svc'" },
+	{ "operation_key = ", "'op'" },
 };
 
 /*
- * "EXPLAIN " and sql into q with each ? replaced by a value of its kind (ints[], else a
- * time: a string the route's columns compare with as well). 0, or -1 when q is too small.
+ * prefix and sql into q with each ? replaced by its value (vals[], else the database's
+ * UTC now). 0, or -1 when q is too small.
  */
 static int
-explain_text(const char *sql, char *q, size_t len)
+fill_text(const char *prefix, const char *sql, char *q, size_t len)
 {
-	size_t		 i, n = (size_t)snprintf(q, len, "EXPLAIN ");
+	size_t		 i, n = (size_t)snprintf(q, len, "%s", prefix);
 	const char	*v;
 
 	for (; *sql != '\0'; sql++) {
@@ -53,12 +65,12 @@ explain_text(const char *sql, char *q, size_t len)
 			q[n++] = *sql;
 			continue;
 		}
-		v = "'2026-12-02 07:00:00.000'";
-		for (i = 0; i < sizeof(ints) / sizeof(ints[0]); i++)
-			if (n >= strlen(ints[i].before) && strncmp(q + n -
-			    strlen(ints[i].before), ints[i].before,
-			    strlen(ints[i].before)) == 0)
-				v = ints[i].value;
+		v = "UTC_TIMESTAMP(3)";
+		for (i = 0; i < sizeof(vals) / sizeof(vals[0]); i++)
+			if (n >= strlen(vals[i].before) && strncmp(q + n -
+			    strlen(vals[i].before), vals[i].before,
+			    strlen(vals[i].before)) == 0)
+				v = vals[i].value;
 		if (n + strlen(v) >= len)
 			return -1;
 		memcpy(q + n, v, strlen(v));
@@ -77,7 +89,7 @@ check_plan(enum stmt id)
 	MYSQL_ROW	 w;
 	int		 rows = 0, claim = 0;
 
-	CHECK_EQ_INT(explain_text(repo_stmts[id].sql, q, sizeof(q)), 0);
+	CHECK_EQ_INT(fill_text("EXPLAIN ", repo_stmts[id].sql, q, sizeof(q)), 0);
 	side_sql(side, q);
 	res = mysql_store_result(side);
 	CHECK(res != NULL && mysql_num_fields(res) >= 10);
@@ -103,6 +115,67 @@ check_plan(enum stmt id)
 	CHECK_EQ_INT(claim, 1);
 }
 
+/* The session's status counter name. */
+static long long
+status(const char *name)
+{
+	char		 q[128];
+	MYSQL_RES	*res;
+	MYSQL_ROW	 w;
+	long long	 v = -1;
+
+	snprintf(q, sizeof(q), "SHOW SESSION STATUS LIKE '%s'", name);
+	side_sql(side, q);
+	res = mysql_store_result(side);
+	if (res != NULL && (w = mysql_fetch_row(res)) != NULL && w[1] != NULL)
+		v = atoll(w[1]);
+	mysql_free_result(res);
+	return v;
+}
+
+/* LEASED live leases ahead of one due execution: the select reads their leases on the
+ * index (see the top). */
+static void
+check_live_leases(void)
+{
+	static char	 q[16384];
+	MYSQL_RES	*res;
+	MYSQL_ROW	 w;
+	long long	 icp;
+	char		 got[64] = "";
+
+	snprintf(q, sizeof(q), "INSERT INTO s2r_async_execution (correlation_id, "
+	    "environment, service_key, operation_key, status, request_payload, "
+	    "request_sha256, initiator_tenant_id, initiator_key_hash, poll_token_hash, "
+	    "callback_token_hash, attempts, lease_expires_at, created_at, updated_at, "
+	    "expires_at, due_at) SELECT IF(seq > %d, 'due', CONCAT('leased-', seq)), %s, "
+	    "'svc', 'op', 'waiting_callback', '{}', UNHEX(SHA2(seq, 256)), 'plan', "
+	    "UNHEX(SHA2('k', 256)), UNHEX(SHA2(CONCAT('p', seq), 256)), IF(seq > %d, NULL, "
+	    "UNHEX(SHA2('cb', 256))), seq <= %d, IF(seq > %d, NULL, UTC_TIMESTAMP(3) + "
+	    "INTERVAL 1 HOUR), UTC_TIMESTAMP(3), UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + "
+	    "INTERVAL 1 DAY, UTC_TIMESTAMP(3) - INTERVAL 1 MINUTE FROM seq_1_to_%d",
+	    LEASED, env, LEASED, LEASED, LEASED, LEASED + 1);
+	side_sql(side, q);
+	side_sql(side, "START TRANSACTION");
+	icp = status("Handler_icp_match");
+	CHECK_EQ_INT(fill_text("", repo_stmts[STMT_CLAIM_SELECT].sql, q, sizeof(q)), 0);
+	side_sql(side, q);
+	res = mysql_store_result(side);
+	if (res != NULL && (w = mysql_fetch_row(res)) != NULL && w[1] != NULL)
+		snprintf(got, sizeof(got), "%s", w[1]);
+	CHECK(res != NULL && mysql_num_rows(res) == 1);
+	mysql_free_result(res);
+	icp = status("Handler_icp_match") - icp;
+	side_sql(side, "ROLLBACK");
+	printf("live leases: %d ahead, the select got %s, Handler_icp_match +%lld\n",
+	    LEASED, got, icp);
+	CHECK_EQ_STR(got, "due");
+	CHECK(icp >= 1 && icp <= 5);
+	snprintf(q, sizeof(q), "DELETE FROM s2r_async_execution WHERE environment = %s",
+	    env);
+	side_sql(side, q);
+}
+
 int
 main(void)
 {
@@ -116,6 +189,7 @@ main(void)
 	}
 	side = side_open(&cfg, NULL);
 	snprintf(label, sizeof(label), "claim-plan-%ld", (long)getpid());
+	snprintf(env, sizeof(env), "'plan%ld'", (long)getpid());
 	/* in statements of KEYS_STEP keys, so that other tests' key writes wait less */
 	for (i = 0; i < KEYS; i += KEYS_STEP) {
 		snprintf(q, sizeof(q), "INSERT INTO s2r_api_key (kind, key_hash, tenant_id, "
@@ -129,6 +203,7 @@ main(void)
 	check_plan(STMT_CLAIM_FIRST);
 	check_plan(STMT_CLAIM_TOP);
 	check_plan(STMT_CLAIM_SELECT);
+	check_live_leases();
 	snprintf(q, sizeof(q), "DELETE FROM s2r_api_key WHERE label = '%s'", label);
 	side_sql(side, q);
 	mysql_close(side);
