@@ -453,70 +453,17 @@ exec_cid(struct db *db, uint64_t id, char *out, size_t n)
 }
 
 /*
- * Binds the four payload columns from column base on: result, error,
- * progress, last_error (read by payload_fetch).
- */
-static void
-payload_cols(struct db_cols *c, unsigned base)
-{
-	unsigned	 i;
-
-	for (i = 0; i < 4; i++)
-		db_rcol(c, base + i, MYSQL_TYPE_BLOB, NULL, 0);
-}
-
-/*
- * Copies the fetched payload columns from base on into r: result,
- * error, progress (has_progress), and last_error when r->status is
- * waiting (has_last_error). DB_ROW, or DB_ROW_ERR (out of memory or the
- * connection failed; r's payloads freed).
- */
-static int
-payload_fetch(MYSQL_STMT *st, struct db_cols *c, unsigned base,
-    struct exec_row *r)
-{
-	int	 rc = DB_ROW;
-
-	if (!c->null[base] && db_fetch_blob(st, &c->b[base], base,
-	    c->len[base], &r->result, &r->result_len) == -1)
-		rc = DB_ROW_ERR;
-	if (rc == DB_ROW && !c->null[base + 1] && db_fetch_blob(st,
-	    &c->b[base + 1], base + 1, c->len[base + 1], &r->error,
-	    &r->error_len) == -1)
-		rc = DB_ROW_ERR;
-	if (rc == DB_ROW && (r->has_progress = !c->null[base + 2]) &&
-	    db_fetch_blob(st, &c->b[base + 2], base + 2, c->len[base + 2],
-	    &r->progress, &r->progress_len) == -1)
-		rc = DB_ROW_ERR;
-	if (rc == DB_ROW && (r->has_last_error = !c->null[base + 3] &&
-	    r->status == ST_WAITING) && db_fetch_blob(st, &c->b[base + 3],
-	    base + 3, c->len[base + 3], &r->last_error,
-	    &r->last_error_len) == -1)
-		rc = DB_ROW_ERR;
-	if (rc == DB_ROW_ERR)
-		exec_row_free(r);
-	return rc;
-}
-
-/* The path of a poll: what each hop of it binds (poll_hop). */
-struct poll_path {
-	const char		*tenant, *env, *svc, *op, *cid;
-	const struct poll_proof	*proof;
-};
-
-/*
  * One hop of the poll read (STMT_EXEC_POLL_ID): the row of id on the
- * path's tenant and route into r, with its payloads when the path's
- * correlation id and the proof's hashes match in the statement
- * (r->payloads); *match: it has the path's correlation id; *next: its
- * replaced_by (0: none); *orig: its replay_of (0: none). DB_ROW,
- * DB_ROW_NONE or DB_ROW_ERR (r's payloads freed).
+ * path's tenant and route into r; *match: it has correlation id cid;
+ * *next: its replaced_by (0: none); *orig: its replay_of (0: none).
+ * DB_ROW, DB_ROW_NONE or DB_ROW_ERR.
  */
 static int
-poll_hop(struct db *db, uint64_t id, const struct poll_path *w,
-    struct exec_row *r, int *match, uint64_t *next, uint64_t *orig)
+poll_hop(struct db *db, uint64_t id, const char *tenant, const char *env,
+    const char *svc, const char *op, const char *cid, struct exec_row *r,
+    int *match, uint64_t *next, uint64_t *orig)
 {
-	MYSQL_BIND	 p[10];
+	MYSQL_BIND	 p[6];
 	MYSQL_TIME	 t[5];
 	MYSQL_STMT	*st;
 	struct db_cols	 c;
@@ -525,30 +472,22 @@ poll_hop(struct db *db, uint64_t id, const struct poll_path *w,
 
 	*match = 0;
 	*next = *orig = 0;
-	memset(r, 0, sizeof(*r));
-	db_bind_str(&p[0], w->cid);
-	db_bind_str(&p[1], w->cid);
-	db_bind_blob(&p[2], w->proof->token, SHA256_LEN);
-	db_bind_blob(&p[3], w->proof->key, SHA256_LEN);
-	db_bind_blob(&p[4], w->proof->lineage, SHA256_LEN);
-	db_bind_u64(&p[5], &id);
-	db_bind_str(&p[6], w->tenant);
-	db_bind_str(&p[7], w->env);
-	db_bind_str(&p[8], w->svc);
-	db_bind_str(&p[9], w->op);
+	db_bind_str(&p[0], cid);
+	db_bind_u64(&p[1], &id);
+	db_bind_str(&p[2], tenant);
+	db_bind_str(&p[3], env);
+	db_bind_str(&p[4], svc);
+	db_bind_str(&p[5], op);
 	if ((st = db_run(db, STMT_EXEC_POLL_ID, p)) == NULL)
 		return DB_ROW_ERR;
+	memset(r, 0, sizeof(*r));
 	poll_cols(&c, r, status, sizeof(status), t);
 	db_rcol(&c, 15, MYSQL_TYPE_LONG, match, 0);
 	db_rcol(&c, 16, MYSQL_TYPE_LONGLONG, next, 0);
 	db_rcol(&c, 17, MYSQL_TYPE_LONGLONG, orig, 0);
-	db_rcol(&c, 18, MYSQL_TYPE_LONG, &r->payloads, 0);
-	payload_cols(&c, 19);
 	rc = db_fetch_row(st, &c);
 	if (rc == DB_ROW && poll_finish(&c, r, status, sizeof(status), t) == -1)
 		rc = DB_ROW_ERR;
-	if (rc == DB_ROW && r->payloads)
-		rc = payload_fetch(st, &c, 19, r);
 	if (rc == DB_ROW) {
 		*match = !c.null[15] && *match;
 		if (c.null[16])
@@ -561,35 +500,33 @@ poll_hop(struct db *db, uint64_t id, const struct poll_path *w,
 }
 
 /*
- * The poll read, by primary key: what poll and cancel compare and show
- * (id, status, the initiator's key and token hashes, cancel flag,
- * timestamps, the replay links), and the payloads only where proof's
- * hashes match the row's in the statement (r->payloads), so that a row
- * that exists costs what a missing one costs until the caller's hashes
- * match (the caller compares them again, in constant time). The row of the sealed id
+ * The poll read, by primary key: only what poll and cancel compare and
+ * show (id, status, the initiator's key and token hashes, cancel flag,
+ * timestamps, the replay links), never the payloads, so that a row that
+ * exists costs what a missing one costs until the caller's hashes have
+ * matched (then repo_exec_payload reads them). The row of the sealed id
  * must have the path's tenant and route; when it has another
  * correlation id, its replaced_by is followed (replay, sql/011: the
  * replay carries the original's poll-token hash), at most REPLAY_HOPS
  * times, until the path's correlation id. What is read depends on the
  * sealed id alone (the caller's own executions), never on whether the
  * path's correlation id exists. r's names are copied from the
- * arguments. REPO_OK (free r with exec_row_free), REPO_NOTFOUND or
- * REPO_ERR (nothing to free either way).
+ * arguments; r->result and r->error stay NULL. REPO_OK, REPO_NOTFOUND
+ * or REPO_ERR.
  */
 enum repo_rc
 repo_exec_poll(struct db *db, uint64_t id, const char *tenant,
     const char *env, const char *svc, const char *op, const char *cid,
-    const struct poll_proof *proof, struct exec_row *r)
+    struct exec_row *r)
 {
-	const struct poll_path w = { tenant, env, svc, op, cid, proof };
 	uint64_t	 next = 0, orig = 0;
 	int		 hop, match = 0, rc = DB_ROW_NONE;
 
 	for (hop = 0; hop <= REPLAY_HOPS; hop++) {
-		rc = poll_hop(db, id, &w, r, &match, &next, &orig);
+		rc = poll_hop(db, id, tenant, env, svc, op, cid, r, &match,
+		    &next, &orig);
 		if (rc != DB_ROW || match)
 			break;
-		exec_row_free(r);
 		rc = DB_ROW_NONE;
 		if (next == 0)
 			break;
@@ -607,17 +544,15 @@ repo_exec_poll(struct db *db, uint64_t id, const char *tenant,
 	snprintf(r->svc, sizeof(r->svc), "%s", svc);
 	snprintf(r->op, sizeof(r->op), "%s", op);
 	snprintf(r->tenant, sizeof(r->tenant), "%s", tenant);
-	if (rc != DB_ROW)
-		exec_row_free(r);
 	return rc == DB_ROW ? REPO_OK :
 	    rc == DB_ROW_NONE ? REPO_NOTFOUND : REPO_ERR;
 }
 
 /*
  * Reads the result, error and progress payloads of execution r->id
- * into r (after repo_exec_poll matched without them), and last_error
- * when r->status is waiting. REPO_OK (free r with exec_row_free),
- * REPO_NOTFOUND (purged meanwhile) or REPO_ERR.
+ * into r (after repo_exec_poll matched), and last_error when r->status
+ * is waiting. REPO_OK (free r with exec_row_free), REPO_NOTFOUND
+ * (purged meanwhile) or REPO_ERR.
  */
 enum repo_rc
 repo_exec_payload(struct db *db, struct exec_row *r)
@@ -630,12 +565,27 @@ repo_exec_payload(struct db *db, struct exec_row *r)
 	db_bind_u64(&p[0], &r->id);
 	if ((st = db_run(db, STMT_EXEC_PAYLOAD, p)) == NULL)
 		return REPO_ERR;
-	payload_cols(&c, 0);
+	db_rcol(&c, 0, MYSQL_TYPE_BLOB, NULL, 0);
+	db_rcol(&c, 1, MYSQL_TYPE_BLOB, NULL, 0);
+	db_rcol(&c, 2, MYSQL_TYPE_BLOB, NULL, 0);
+	db_rcol(&c, 3, MYSQL_TYPE_BLOB, NULL, 0);
 	rc = db_fetch_row(st, &c);
-	if (rc == DB_ROW)
-		rc = payload_fetch(st, &c, 0, r);
+	if (rc == DB_ROW && !c.null[0] && db_fetch_blob(st, &c.b[0], 0, c.len[0],
+	    &r->result, &r->result_len) == -1)
+		rc = DB_ROW_ERR;
+	if (rc == DB_ROW && !c.null[1] && db_fetch_blob(st, &c.b[1], 1, c.len[1],
+	    &r->error, &r->error_len) == -1)
+		rc = DB_ROW_ERR;
+	if (rc == DB_ROW && (r->has_progress = !c.null[2]) && db_fetch_blob(st,
+	    &c.b[2], 2, c.len[2], &r->progress, &r->progress_len) == -1)
+		rc = DB_ROW_ERR;
+	if (rc == DB_ROW && (r->has_last_error = !c.null[3] &&
+	    r->status == ST_WAITING) && db_fetch_blob(st, &c.b[3], 3,
+	    c.len[3], &r->last_error, &r->last_error_len) == -1)
+		rc = DB_ROW_ERR;
 	mysql_stmt_free_result(st);
-	r->payloads = rc == DB_ROW;
+	if (rc == DB_ROW_ERR)
+		exec_row_free(r);
 	return rc == DB_ROW ? REPO_OK :
 	    rc == DB_ROW_NONE ? REPO_NOTFOUND : REPO_ERR;
 }

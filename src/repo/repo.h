@@ -104,16 +104,6 @@ struct exec_row {
 	 * execution's replay and of its original; "" when none */
 	char		 replaced_by[CID_MAX_LEN + 1];
 	char		 replay_of[CID_MAX_LEN + 1];
-	/* poll: the payloads came with the row (the caller's hashes
-	 * matched in the statement too); 0: repo_exec_payload reads them */
-	int		 payloads;
-};
-
-/* What a poll's caller presents (SHA-256 each): repo_exec_poll */
-struct poll_proof {
-	unsigned char	 token[SHA256_LEN];	/* the poll token's secret */
-	unsigned char	 key[SHA256_LEN];	/* the consumer key */
-	unsigned char	 lineage[SHA256_LEN];	/* the key's lineage identity */
 };
 
 #define PROGRESS_SCHEMA		8	/* progress, retries, the winner */
@@ -192,7 +182,7 @@ enum repo_rc	repo_exec_by_key(struct db *, const char *tenant, const char *env,
 enum repo_rc	repo_exec_by_id(struct db *, uint64_t, int64_t now, struct exec_row *);
 enum repo_rc	repo_exec_poll(struct db *, uint64_t id, const char *tenant,
 	    const char *env, const char *svc, const char *op, const char *cid,
-	    const struct poll_proof *, struct exec_row *);
+	    struct exec_row *);
 enum repo_rc	repo_exec_payload(struct db *, struct exec_row *);
 enum repo_rc	repo_exec_rotate_poll(struct db *, uint64_t, const unsigned char *);
 enum repo_rc	repo_exec_cancel(struct db *, uint64_t, int64_t now);

@@ -18,13 +18,13 @@ _Static_assert(PRIORITY_MAX == 9, "STMT_CLAIM_SELECT lists the priorities");
 	"error_payload, progress_payload, last_error, priority, not_before, " \
 	"sched_hash"
 #define EXEC_NCOLS	24
-/* what poll and cancel compare and show of row e (see repo_exec_poll) */
+/* what poll and cancel read first: no payloads (see repo_exec_poll) */
 #define POLL_COLS \
-	"e.id, e.status, e.initiator_key_hash, e.poll_token_hash, " \
-	"e.cancel_requested, e.created_at, e.updated_at, e.completed_at, " \
-	"e.expires_at, e.initiator_lineage, e.attempts, " \
-	"e.progress_payload IS NOT NULL, (e.status = 'waiting_callback' AND " \
-	"e.last_error IS NOT NULL), e.priority, e.not_before"
+	"id, status, initiator_key_hash, poll_token_hash, cancel_requested, " \
+	"created_at, updated_at, completed_at, expires_at, initiator_lineage, " \
+	"attempts, progress_payload IS NOT NULL, " \
+	"(status = 'waiting_callback' AND last_error IS NOT NULL), priority, " \
+	"not_before"
 
 const struct db_stmt_def repo_stmts[STMT__MAX] = {
 	[STMT_KEY_BY_HASH] = {
@@ -244,22 +244,13 @@ const struct db_stmt_def repo_stmts[STMT__MAX] = {
 	 * replay and original (sql/011). Their correlation ids are read by
 	 * STMT_EXEC_CID only where a link exists: as scalar subqueries here
 	 * they ran on every poll (the waiting poll fell from 0.80 to 0.56 of
-	 * its probe). The payloads come from p, the same row joined by a
-	 * key that is its id only when the path's correlation id, the poll
-	 * token hash and the key's lineage (or, without one, key) hash match
-	 * (else 0, no row): an outsider's poll reads no payload page, and
-	 * the caller's poll needs no second statement. The caller still
-	 * compares the hashes itself, in constant time (view_find).
+	 * its probe).
 	 */
 	[STMT_EXEC_POLL_ID] = {
-	    "SELECT " POLL_COLS ", e.correlation_id = ?, e.replaced_by, "
-	    "e.replay_of, p.id IS NOT NULL, p.result_payload, p.error_payload, "
-	    "p.progress_payload, p.last_error FROM s2r_async_execution e "
-	    "LEFT JOIN s2r_async_execution p ON p.id = IF(e.correlation_id = ? "
-	    "AND e.poll_token_hash = ? AND IF(e.initiator_lineage IS NULL, "
-	    "e.initiator_key_hash = ?, e.initiator_lineage = ?), e.id, 0) "
-	    "WHERE e.id = ? AND e.initiator_tenant_id = ? AND e.environment = ? "
-	    "AND e.service_key = ? AND e.operation_key = ?",
+	    "SELECT " POLL_COLS ", correlation_id = ?, replaced_by, replay_of "
+	    "FROM s2r_async_execution e WHERE e.id = ? AND "
+	    "e.initiator_tenant_id = ? AND e.environment = ? AND "
+	    "e.service_key = ? AND e.operation_key = ?",
 	    1, "exec_poll_id" },
 	[STMT_EXEC_CID] = {
 	    "SELECT correlation_id FROM s2r_async_execution WHERE id = ?",

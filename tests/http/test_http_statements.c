@@ -23,9 +23,9 @@
 #define CACHED_KINDS	4	/* key, route, backend grant, tenant quota */
 
 /*
- * The round trips of one request of each hot path: a poll reads the payloads in its one
- * statement, only where the caller's hashes match there (so that an outsider never costs
- * their read); complete reads the row before its compare-and-set.
+ * The round trips of one request of each hot path: a completed poll reads the
+ * payloads in a second statement, once the caller's hashes matched (so that an
+ * outsider never costs their read); complete reads the row before its compare-and-set.
  */
 enum phase { PH_SUBMIT, PH_POLL_WAITING, PH_COMPLETE, PH_POLL_COMPLETED, PH__MAX };
 static const struct {
@@ -35,7 +35,7 @@ static const struct {
 	[PH_SUBMIT] = { "submit", 1 },
 	[PH_POLL_WAITING] = { "poll, waiting", 1 },
 	[PH_COMPLETE] = { "complete", 2 },
-	[PH_POLL_COMPLETED] = { "poll, completed", 1 },
+	[PH_POLL_COMPLETED] = { "poll, completed", 2 },
 };
 
 static struct fx F;
