@@ -73,6 +73,23 @@ repo_close(struct db *db)
 	db_free(db);
 }
 
+/*
+ * What the error of a failed statement or COMMIT answers: REPO_RETRY
+ * when a deadlock (1213, also a Galera certification failure) or a lock
+ * wait timeout undid the transaction, so that running it again whole may
+ * succeed; else REPO_ERR.
+ */
+enum repo_rc
+repo_failed(struct db *db)
+{
+	switch (db_errno(db)) {
+	case ER_LOCK_DEADLOCK:
+	case ER_LOCK_WAIT_TIMEOUT:
+		return REPO_RETRY;
+	}
+	return REPO_ERR;
+}
+
 /* Maps a failed write to REPO_DUP or REPO_ERR. */
 static enum repo_rc
 write_failed(struct db *db)

@@ -28,14 +28,7 @@
 static enum repo_rc
 insert_failed(struct db *db)
 {
-	switch (db_errno(db)) {
-	case ER_DUP_ENTRY:
-		return REPO_DUP;
-	case ER_LOCK_DEADLOCK:
-	case ER_LOCK_WAIT_TIMEOUT:
-		return REPO_RETRY;
-	}
-	return REPO_ERR;
+	return db_errno(db) == ER_DUP_ENTRY ? REPO_DUP : repo_failed(db);
 }
 
 /* Runs an insert; REPO_OK, REPO_DUP, REPO_RETRY (deadlock) or REPO_ERR. */

@@ -51,6 +51,10 @@ enum dstmt {
 	"e.initiator_tenant_id, e.created_at, " at ", e.attempts, " \
 	"LEFT(JSON_VALUE(" ERR_DOC ", '$.code'), 64), IF(? = 1, " \
 	"LEFT(JSON_VALUE(" ERR_DOC ", '$.message'), 200), NULL) "
+/* Route ?/?/?'s waiting executions (the equality prefix of ix_exec_claim). */
+#define ROUTE_WAITING \
+	"WHERE environment = ? AND service_key = ? AND operation_key = ? AND " \
+	"status = 'waiting_callback' "
 /*
  * The first cap waiting executions: all (nearest expiry first) or a
  * route's (in claim order); each of their rows is read when the
@@ -62,8 +66,7 @@ enum dstmt {
 	cap ") w STRAIGHT_JOIN s2r_async_execution e ON e.id = w.id "
 #define WAIT_ROUTE(cap) \
 	"FROM (SELECT id FROM s2r_async_execution FORCE INDEX (ix_exec_claim) " \
-	"WHERE environment = ? AND service_key = ? AND operation_key = ? AND " \
-	"status = 'waiting_callback' LIMIT " cap ") w " \
+	ROUTE_WAITING "LIMIT " cap ") w " \
 	"STRAIGHT_JOIN s2r_async_execution e ON e.id = w.id "
 /* The DASH_RECENT_WINDOW of status st that ended last (ix_exec_completed
  * read backwards, sql/013), latest first. */
@@ -72,10 +75,6 @@ enum dstmt {
 	"(ix_exec_completed) WHERE status = '" st "' ORDER BY completed_at " \
 	"DESC, id DESC LIMIT " DASH_RECENT_WINDOW_STR ") w STRAIGHT_JOIN " \
 	"s2r_async_execution e ON e.id = w.id "
-/* Route ?/?/?'s waiting executions (the equality prefix of ix_exec_claim). */
-#define ROUTE_WAITING \
-	"WHERE environment = ? AND service_key = ? AND operation_key = ? AND " \
-	"status = 'waiting_callback' "
 /* All routes (the first parameter '') or this one. */
 #define ONLY_ROUTE \
 	"(? = '' OR (e.environment = ? AND e.service_key = ? AND " \

@@ -27,8 +27,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <mysqld_error.h>
-
 #include "config.h"
 #include "db.h"
 #include "log.h"
@@ -343,15 +341,11 @@ fetch_ids(MYSQL_STMT *st, unsigned limit, uint64_t *ids, size_t *n,
 static enum repo_rc
 applied(struct db *db, enum xstmt id, MYSQL_STMT *st, unsigned *changed)
 {
-	unsigned	 e;
-
 	if (st != NULL) {
 		*changed = (unsigned)db_affected(db, id);
 		return REPO_OK;
 	}
-	e = db_errno(db);
-	return e == ER_LOCK_DEADLOCK || e == ER_LOCK_WAIT_TIMEOUT ?
-	    REPO_RETRY : REPO_ERR;
+	return repo_failed(db);
 }
 
 /* Renders ids as a JSON array "[1,2,3]" into a new buffer (caller frees). */

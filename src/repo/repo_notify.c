@@ -6,12 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <mysqld_error.h>
-
 #include "config.h"
 #include "db.h"
 #include "log.h"
 #include "repo_notify.h"
+#include "repo_sql.h"
 
 #define NOTIFY_CAP_STR		"100000"	/* NOTIFY_GAUGE_CAP */
 #define TERMINAL_IN \
@@ -182,11 +181,10 @@ repo_notify_event_name(enum notify_event ev)
 static enum repo_rc
 failed(struct ndb *n)
 {
-	unsigned	 e = db_errno(n->db);
+	enum repo_rc	 rc = repo_failed(n->db);
 
 	db_rollback(n->db);
-	return e == ER_LOCK_DEADLOCK || e == ER_LOCK_WAIT_TIMEOUT ?
-	    REPO_RETRY : REPO_ERR;
+	return rc;
 }
 
 /* Begins a transaction (connecting if need be). 0 or -1. */

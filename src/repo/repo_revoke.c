@@ -19,8 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <mysqld_error.h>
-
 #include "db.h"
 #include "repo.h"
 #include "repo_revoke.h"
@@ -98,16 +96,6 @@ repo_revoke_close(struct rvdb *r)
 	free(r);
 }
 
-/* REPO_RETRY after a deadlock or lock wait timeout, else REPO_ERR. */
-static enum repo_rc
-failed(struct db *db)
-{
-	unsigned	 e = db_errno(db);
-
-	return e == ER_LOCK_DEADLOCK || e == ER_LOCK_WAIT_TIMEOUT ?
-	    REPO_RETRY : REPO_ERR;
-}
-
 /* Runs a one-row, one-integer query into *v. REPO_OK/NOTFOUND/RETRY/ERR. */
 static enum repo_rc
 one_u64(struct db *db, enum rstmt id, MYSQL_BIND *p, uint64_t *v)
@@ -118,7 +106,7 @@ one_u64(struct db *db, enum rstmt id, MYSQL_BIND *p, uint64_t *v)
 
 	*v = 0;
 	if ((st = db_run(db, id, p)) == NULL)
-		return failed(db);
+		return repo_failed(db);
 	db_rcol(&c, 0, MYSQL_TYPE_LONGLONG, v, 0);
 	rc = db_fetch_row(st, &c);
 	mysql_stmt_free_result(st);
@@ -150,7 +138,7 @@ waiting_batch(struct db *db, uint64_t lineage, int64_t now, uint64_t *after,
 	db_bind_time(&p[2], &t, now);
 	db_bind_u32(&p[3], &lim);
 	if ((st = db_run(db, RSTMT_WAITING, p)) == NULL)
-		return failed(db);
+		return repo_failed(db);
 	db_rcol(&c, 0, MYSQL_TYPE_LONGLONG, &id, 0);
 	ids[0] = '[';
 	while ((rc = db_fetch_row(st, &c)) == DB_ROW && len + 22 < sz) {
@@ -180,7 +168,7 @@ fail_batch(struct db *db, const char *ids, uint64_t lineage, int64_t now,
 	db_bind_time(&p[5], &t[3], now);
 	db_bind_time(&p[6], &t[4], now);
 	if (db_run(db, RSTMT_FAIL, p) == NULL)
-		return failed(db);
+		return repo_failed(db);
 	*changed += (unsigned long)db_affected(db, RSTMT_FAIL);
 	return REPO_OK;
 }
@@ -203,7 +191,7 @@ revoke_tx(struct db *db, uint64_t id, int64_t now, struct revoke_outcome *out)
 	db_bind_time(&p[1], &t, now);
 	db_bind_u64(&p[2], &id);
 	if (db_run(db, RSTMT_KEY_REVOKE, p) == NULL)
-		return failed(db);
+		return repo_failed(db);
 	db_bind_u64(&p[0], &out->lineage);
 	db_bind_time(&p[1], &t, now);
 	db_bind_u64(&p[2], &out->lineage);

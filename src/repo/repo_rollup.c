@@ -11,11 +11,10 @@
  */
 #include <stdlib.h>
 
-#include <mysqld_error.h>
-
 #include "api.h"
 #include "db.h"
 #include "repo_rollup.h"
+#include "repo_sql.h"
 
 #define PRUNE_BATCH		10000
 #define ROLLUP_WINDOW_ROWS	100000	/* one transaction's executions, about */
@@ -96,16 +95,6 @@ repo_rollup_close(struct odb *o)
 	free(o);
 }
 
-/* REPO_RETRY after a deadlock or lock wait timeout, else REPO_ERR. */
-static enum repo_rc
-failed(struct db *db)
-{
-	unsigned	 e = db_errno(db);
-
-	return e == ER_LOCK_DEADLOCK || e == ER_LOCK_WAIT_TIMEOUT ?
-	    REPO_RETRY : REPO_ERR;
-}
-
 /*
  * Statement id's one DATETIME column into *ms, or none (*ms unchanged:
  * REPO_NOTFOUND). REPO_OK, REPO_NOTFOUND, REPO_RETRY or REPO_ERR.
@@ -119,7 +108,7 @@ one_time(struct db *db, enum ostmt id, int64_t *ms)
 	int		 rc;
 
 	if ((st = db_run(db, id, NULL)) == NULL)
-		return failed(db);
+		return repo_failed(db);
 	db_rcol(&c, 0, MYSQL_TYPE_DATETIME, &t, sizeof(t));
 	rc = db_fetch_row(st, &c);
 	mysql_stmt_free_result(st);
@@ -138,7 +127,7 @@ count_range(struct db *db, MYSQL_BIND *p, uint64_t *n)
 	int		 rc;
 
 	if ((st = db_run(db, O_COUNT, p)) == NULL)
-		return failed(db);
+		return repo_failed(db);
 	db_rcol(&c, 0, MYSQL_TYPE_LONGLONG, n, 0);
 	rc = db_fetch_row(st, &c);
 	mysql_stmt_free_result(st);
@@ -155,7 +144,7 @@ mark_get(struct db *db, int64_t now, int64_t *from)
 
 	db_bind_time(&p[0], &t, now - ROLLUP_START_MS);
 	if (db_run(db, O_MARK_INIT, p) == NULL)
-		return failed(db);
+		return repo_failed(db);
 	rc = one_time(db, O_MARK_GET, from);
 	return rc == REPO_NOTFOUND ? REPO_ERR : rc;
 }
@@ -184,9 +173,9 @@ add_range(struct db *db, int64_t from, int64_t *to, uint64_t *counted)
 			return rc;
 	}
 	if (*counted > 0 && db_run(db, O_ADD, p) == NULL)
-		return failed(db);
+		return repo_failed(db);
 	if (db_run(db, O_MARK_SET, &p[1]) == NULL)
-		return failed(db);
+		return repo_failed(db);
 	return REPO_OK;
 }
 
@@ -207,7 +196,7 @@ repo_rollup_window(struct odb *o, int64_t now, uint64_t *counted, int *more)
 	*counted = 0;
 	*more = 0;
 	if (db_begin(o->db) == -1)
-		return failed(o->db);
+		return repo_failed(o->db);
 	if ((rc = mark_get(o->db, now, &from)) != REPO_OK)
 		goto fail;
 	to = until;
@@ -215,7 +204,7 @@ repo_rollup_window(struct odb *o, int64_t now, uint64_t *counted, int *more)
 		goto fail;
 	if (db_commit(o->db) == -1) {
 		*counted = 0;
-		return failed(o->db);
+		return repo_failed(o->db);
 	}
 	*more = to > from && to < until;
 	return REPO_OK;

@@ -147,5 +147,8 @@ enum repo_rc	repo_show_fetch(MYSQL_STMT *, struct exec_admin *);
 
 /* A statement without results, decided on the rows it matched. */
 enum repo_rc	repo_cas(struct db *, enum stmt, MYSQL_BIND *);
+/* A failed statement or COMMIT: REPO_RETRY (run the transaction again)
+ * or REPO_ERR. */
+enum repo_rc	repo_failed(struct db *);
 
 #endif
