@@ -8,9 +8,9 @@
 -- with 20,000 executions in flight on a route, 84 ms of the server's time
 -- per claim. As the index's last column the lease is tested on the entry
 -- (index condition pushdown, tests/db/test_claim_plan.c): 16 ms there, and
--- no row read. A claim, a heartbeat, a retryable failure and the expiry
--- (which set lease_expires_at) now move the execution's entry of this
--- index; nothing reads it in another order.
+-- no row read. A claim, a heartbeat, a retryable failure and an
+-- operator's requeue (which set lease_expires_at) now move the
+-- execution's entry of this index; nothing reads it in another order.
 --
 -- Indexes only: a binary of schema 10 to 13 runs unchanged on it.
 ALTER TABLE s2r_async_execution
