@@ -20,6 +20,15 @@
  * writing the same index ranges at the same moment */
 #define ADMIN_TRIES	3
 
+/* A write that lock conflicts undid ADMIN_TRIES times: says so. 1. */
+static int
+busy_fail(void)
+{
+	return admin_fail("other sessions held the rows this write needs "
+	    "through %d tries (a deadlock or lock wait timeout each); nothing "
+	    "was changed: run the command again", ADMIN_TRIES);
+}
+
 /* Parses a decimal in [min, max] into *v; 0 or -1. */
 int
 admin_uint_arg(const char *s, long min, long max, long *v)
@@ -192,6 +201,8 @@ cmd_route_add(struct ctx *c)
 	}
 	if (rc == REPO_DUP)
 		return admin_fail("route %s already exists", o->pos[0]);
+	if (rc == REPO_RETRY)
+		return busy_fail();
 	if (rc != REPO_OK)
 		return 1;
 	printf("route %s added (retention %ld days)\n", o->pos[0], o->num);
@@ -257,6 +268,8 @@ cmd_key_create(struct ctx *c)
 	for (i = 0; rc == REPO_RETRY && i < ADMIN_TRIES; i++)
 		rc = repo_key_add(c->db, 0, c->o->val[O_TENANT],
 		    c->o->val[O_LABEL], hash, clock_now_ms(), &id);
+	if (rc == REPO_RETRY)
+		return busy_fail();
 	if (rc != REPO_OK)
 		return 1;
 	printf("%s\n", key);
@@ -305,6 +318,8 @@ backend_key_store(struct ctx *c, const unsigned char *hash)
 
 	for (i = 0; rc == REPO_RETRY && i < ADMIN_TRIES; i++)
 		rc = backend_key_tx(c, hash);
+	if (rc == REPO_RETRY)
+		busy_fail();
 	return rc == REPO_OK ? 0 : -1;
 }
 
