@@ -45,6 +45,10 @@ unsigned	 db_errno(const struct db *);
 const struct config *db_config(const struct db *);
 int		 db_lost(const struct db *);
 int		 db_conflict(const struct db *);
+/* Records and logs why fetching the rows of st failed (an error the
+ * server sent while they streamed, a deadlock say, is the connection's),
+ * so that db_conflict and db_lost answer for it. */
+void		 db_fetch_failed(struct db *, MYSQL_STMT *);
 int		 db_sync_reads(struct db *, int on);
 int		 db_node_state(struct db *, struct db_node *);
 int		 db_node(const struct db *);

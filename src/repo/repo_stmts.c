@@ -92,8 +92,8 @@ const struct db_stmt_def repo_stmts[STMT__MAX] = {
 	 * CLAIM_SCAN_ROWS rows: a full batch from it is what comes first in
 	 * claim order. Fewer than max (the queue's end, or more than that
 	 * ahead of the work that is not claimable: live leases, retries and
-	 * starts not yet due), the claim gives them up and takes the two
-	 * steps below (repo_claim.c claim_lock).
+	 * starts not yet due), the claim takes the two steps below, in the
+	 * same transaction when it locked some (repo_claim.c claim_lock).
 	 */
 	[STMT_CLAIM_FIRST] = {
 	    "SELECT id, correlation_id, initiator_tenant_id, request_payload, "
@@ -108,7 +108,7 @@ const struct db_stmt_def repo_stmts[STMT__MAX] = {
 	 * CLAIM_CLOCK_SKEW_MS (sql/011), no entry due later than that read
 	 * (one due within it is claimable when it has no start, not_before
 	 * NULL: its submitting host's clock ran ahead). Nothing: the claim
-	 * is over, with no transaction.
+	 * is over, its transaction rolled back.
 	 */
 	[STMT_CLAIM_TOP] = {
 	    "SELECT priority FROM s2r_async_execution e FORCE INDEX "
