@@ -28,8 +28,7 @@ loopback server:
   - the label renders escaped (no raw <script>, the entities present);
   - no page holds a key, a token, a hash of one, a payload marker;
   - the public server answers 404 for every dashboard path;
-  - page timings (50 GETs each): the median under 500 ms and the slowest under 2 s (a
-    sanity bound; the speed target is scripts/bench.sh's), printed.
+  - page timings (50 GETs each): p50 and p99, printed.
 Closing line "N passed, N failed".
 """
 import hashlib
@@ -590,14 +589,6 @@ def public_refuses(pub):
               "public server: GET %s is 404" % path, str(st))
 
 
-# A sanity bound, not the speed target (scripts/bench.sh: p99 <= 100 ms on the big table):
-# it catches a page that went from milliseconds to seconds. The slowest of the n GETs is
-# what the suite's neighbours disturb (--sanitize on 2 cores beside notify_race: the
-# routes page's slowest of 50 took 602 ms, its median 222 ms), so it gets the wider bound.
-TIMING_MEDIAN_S = 0.5
-TIMING_MAX_S = 2.0
-
-
 def timings(metrics, done_id, att, n=50):
     for path in ("/dashboard/health", "/dashboard/routes", "/dashboard/keys",
                  "/dashboard/attention", "/dashboard/attention?route=" + att["route"],
@@ -609,13 +600,10 @@ def timings(metrics, done_id, att, n=50):
             st, h, body = req(metrics, "GET", path)
             t.append(time.perf_counter() - t0)
         t.sort()
-        med, slowest = t[len(t) // 2], t[-1]
-        check(med < TIMING_MEDIAN_S, "%s: median %.1f ms under %d ms"
-              % (path, med * 1000, TIMING_MEDIAN_S * 1000))
-        check(slowest < TIMING_MAX_S, "%s: slowest %.1f ms under %d ms"
-              % (path, slowest * 1000, TIMING_MAX_S * 1000))
-        print("ok   timing %s: median %.1f ms, slowest %.1f ms (%d GETs)"
-              % (path, med * 1000, slowest * 1000, n))
+        p99 = t[min(len(t) - 1, int(len(t) * 0.99))]
+        check(p99 < 0.5, "%s: p99 %.1f ms under 500 ms" % (path, p99 * 1000))
+        print("ok   timing %s: p50 %.1f ms, p99 %.1f ms (%d GETs)"
+              % (path, t[len(t) // 2] * 1000, p99 * 1000, n))
 
 
 def main():
