@@ -170,10 +170,12 @@ cmp_double(const void *a, const void *b)
 
 /*
  * No timing oracle: another key of the tenant polling an existing execution that holds a
- * ~4 MiB result, with a well-formed token of either form (a bare 43-character secret, or
- * its own sealed token), takes as long as polling an id that does not exist. Samples are
- * taken in adjacent pairs (existing, unknown) so that drift of the machine's load hits
- * both alike; the median of the pairs' differences must be within 1 ms + 25 % of the
+ * ~4 MiB result, with a well-formed token of any form (a bare 43-character secret, its
+ * own sealed token, or the execution's own token, which seals the execution's id, so
+ * that the row is read and only the key's lineage differs), takes as long as polling an
+ * id that does not exist (the first two forms' unknown correlation id; for the third,
+ * the bare form's, which reads no row). Samples are taken in adjacent pairs (existing,
+ * unknown) so that drift of the machine's load hits both alike; the median of the pairs' differences must be within 1 ms + 25 % of the
  * unknown side's median (reading and sending the 4 MiB row costs several ms, far outside
  * that). A median of differences is not moved by a burst of load that slows a few pairs,
  * as two separate medians are (seen with the other core busy: 0.74 vs 1.95 ms).
@@ -189,7 +191,8 @@ test_timing_oracle(void)
 	struct sub s, mine;
 	struct claim c;
 	char *result;
-	const char *tok[2];
+	const char *tok[3];
+	static const char *const form[3] = { "bare", "sealed", "the execution's own" };
 	int st, k, bad = 0;
 
 	fx_setup(&G, "polltime");
@@ -216,11 +219,13 @@ test_timing_oracle(void)
 	}
 	tok[0] = mine.token + 22;	/* bare secret form */
 	tok[1] = mine.token;		/* sealed form, another execution's id */
-	for (k = 0; k < 2; k++) {
+	tok[2] = s.token;		/* sealed form, this execution's id */
+	for (k = 0; k < 3; k++) {
 		for (i = 0; i < N; i++) {
 			hit[i] = poll_ms(&G, out.same_tenant_key, s.cid, tok[k], &st);
 			bad += st != 404;
-			miss[i] = poll_ms(&G, out.same_tenant_key, out.unknown_cid, tok[k], &st);
+			miss[i] = poll_ms(&G, out.same_tenant_key, out.unknown_cid,
+			    tok[k < 2 ? k : 0], &st);
 			bad += st != 404;
 			diff[i] = hit[i] - miss[i];
 		}
@@ -231,7 +236,7 @@ test_timing_oracle(void)
 		mm = miss[N / 2];
 		md = diff[N / 2];
 		fprintf(stderr, "  timing (%s token): existing %.3f ms, unknown %.3f ms (medians), "
-		    "median difference %.3f ms\n", k ? "sealed" : "bare", mh, mm, md);
+		    "median difference %.3f ms\n", form[k], mh, mm, md);
 		CHECK(md < 1.0 + 0.25 * mm && -md < 1.0 + 0.25 * mm);
 	}
 	CHECK_EQ_INT(bad, 0);
