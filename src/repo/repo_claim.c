@@ -95,24 +95,43 @@ claim_read(struct db *db, MYSQL_STMT *st, struct claim_item *it,
 }
 
 /*
- * Gives claimed item it a fresh callback token (its hash into hash) and
- * lease. 0 or -1.
+ * Gives claimed items it[0..k) (1 <= k <= CLAIM_LEASE_ROWS) fresh
+ * callback tokens (their hashes into hash[0..k)) and the lease, in one
+ * UPDATE (STMT_CLAIM_LEASES, the last item repeated in the slots past
+ * k; STMT_CLAIM_UPDATE for one item). The rows are this transaction's
+ * (locked by the select), so it matches all k. 0 or -1.
  */
 static int
-claim_take(struct db *db, struct claim_item *it, int64_t lease_until,
-    unsigned char *hash)
+claim_take(struct db *db, struct claim_item *it, size_t k, int64_t lease_until,
+    unsigned char (*hash)[SHA256_LEN])
 {
-	MYSQL_BIND	 p[3];
+	MYSQL_BIND	 p[3 * CLAIM_LEASE_ROWS + 1];
 	MYSQL_TIME	 t;
+	size_t		 i, j;
 
-	if (crypto_new_secret("", it->token, sizeof(it->token), hash) == -1)
+	for (i = 0; i < k; i++) {
+		if (crypto_new_secret("", it[i].token, sizeof(it[i].token),
+		    hash[i]) == -1)
+			return -1;
+		it[i].attempt++;
+		it[i].lease_expires_at = lease_until;
+	}
+	if (k == 1) {
+		db_bind_blob(&p[0], hash[0], SHA256_LEN);
+		db_bind_time(&p[1], &t, lease_until);
+		db_bind_u64(&p[2], &it[0].id);
+		return repo_cas(db, STMT_CLAIM_UPDATE, p) == REPO_OK ? 0 : -1;
+	}
+	for (i = 0; i < CLAIM_LEASE_ROWS; i++) {
+		j = i < k ? i : k - 1;
+		db_bind_u64(&p[2 * i], &it[j].id);
+		db_bind_blob(&p[2 * i + 1], hash[j], SHA256_LEN);
+		db_bind_u64(&p[2 * CLAIM_LEASE_ROWS + 1 + i], &it[j].id);
+	}
+	db_bind_time(&p[2 * CLAIM_LEASE_ROWS], &t, lease_until);
+	if (db_run(db, STMT_CLAIM_LEASES, p) == NULL)
 		return -1;
-	it->attempt++;
-	it->lease_expires_at = lease_until;
-	db_bind_blob(&p[0], hash, SHA256_LEN);
-	db_bind_time(&p[1], &t, lease_until);
-	db_bind_u64(&p[2], &it->id);
-	return repo_cas(db, STMT_CLAIM_UPDATE, p) == REPO_OK ? 0 : -1;
+	return db_affected(db, STMT_CLAIM_LEASES) == (int)k ? 0 : -1;
 }
 
 /* What a claim asks for; the binds of the claimable condition use it. */
@@ -254,7 +273,7 @@ claim_once(struct db *db, struct claim_ask *a, unsigned lease_seconds,
 {
 	struct claim_item *it;
 	unsigned char	(*hash)[SHA256_LEN];
-	size_t		 i;
+	size_t		 i, k;
 	enum repo_rc	 rc;
 
 	*out = NULL;
@@ -272,10 +291,12 @@ claim_once(struct db *db, struct claim_ask *a, unsigned lease_seconds,
 	}
 	if (rc != REPO_OK)
 		goto fail;
-	for (i = 0; i < *n; i++)
-		if (claim_take(db, &it[i], a->now + (int64_t)lease_seconds *
-		    1000, hash[i]) == -1)
+	for (i = 0; i < *n; i += k) {
+		k = *n - i < CLAIM_LEASE_ROWS ? *n - i : CLAIM_LEASE_ROWS;
+		if (claim_take(db, &it[i], k, a->now + (int64_t)lease_seconds *
+		    1000, &hash[i]) == -1)
 			goto fail;
+	}
 	/* COMMIT's answer lost: hand out only what the row shows committed */
 	if (db_commit(db) == -1 && (!db_lost(db) ||
 	    repo_claim_outcome(db, it, (const unsigned char (*)[SHA256_LEN])

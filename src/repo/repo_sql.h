@@ -14,6 +14,17 @@
 #define CLAIM_SCAN_ROWS		500
 
 /*
+ * Executions that one UPDATE of a claim leases (STMT_CLAIM_LEASES: as
+ * many WHEN pairs and IN items, LEASE_ROWS below; db_claim_plan counts
+ * its placeholders against this).
+ */
+#define CLAIM_LEASE_ROWS	10
+#define LEASE_WHEN2	" WHEN ? THEN ? WHEN ? THEN ?"
+#define LEASE_WHEN	LEASE_WHEN2 LEASE_WHEN2 LEASE_WHEN2 LEASE_WHEN2 \
+			LEASE_WHEN2
+#define LEASE_ROWS	"?, ?, ?, ?, ?, ?, ?, ?, ?, ?"
+
+/*
  * The outbox mark (sql/010_webhooks.sql): every statement that ends an
  * execution sets it, in that statement, to whether the tenant has an
  * enabled webhook endpoint; t names the execution table as the statement
@@ -63,6 +74,7 @@ enum stmt {
 	STMT_CLAIM_TOP,
 	STMT_CLAIM_SELECT,
 	STMT_CLAIM_UPDATE,
+	STMT_CLAIM_LEASES,
 	STMT_HEARTBEAT,
 	STMT_SCHEMA_VERSION,
 	STMT_ROUTE_ADD,

@@ -132,6 +132,11 @@ const struct db_stmt_def repo_stmts[STMT__MAX] = {
 	    "UPDATE s2r_async_execution SET callback_token_hash = ?, "
 	    "lease_expires_at = ?, attempts = attempts + 1 WHERE id = ?",
 	    0, "claim_update" },
+	/* the items of one claim, up to CLAIM_LEASE_ROWS (the last repeated) */
+	[STMT_CLAIM_LEASES] = {
+	    "UPDATE s2r_async_execution SET callback_token_hash = CASE id"
+	    LEASE_WHEN " END, lease_expires_at = ?, attempts = attempts + 1 "
+	    "WHERE id IN (" LEASE_ROWS ")", 0, "claim_leases" },
 	[STMT_HEARTBEAT] = {
 	    "UPDATE s2r_async_execution SET lease_expires_at = ? WHERE id = ? "
 	    "AND status = 'waiting_callback' AND callback_token_hash = ?",

@@ -1,13 +1,14 @@
 /*
  * The claim's statements as the repository sends them (src/repo/repo_stmts.c:
- * STMT_CLAIM_FIRST, STMT_CLAIM_TOP, STMT_CLAIM_SELECT; the text read from repo_stmts, not
- * a copy) on the real MariaDB (ASYNCEXEC_TEST_CONFIG).
+ * STMT_CLAIM_FIRST, STMT_CLAIM_TOP, STMT_CLAIM_SELECT, STMT_CLAIM_LEASES; the text read
+ * from repo_stmts, not a copy) on the real MariaDB (ASYNCEXEC_TEST_CONFIG).
  *
  * Plans: EXPLAINed with KEYS consumer keys in s2r_api_key, the executions are read as one
  * range of ix_exec_claim with no filesort and no temporary table, and no table of any
  * part of the statement is scanned (type ALL), the lineage check on the keys included: a
  * claim examines up to CLAIM_SCAN_ROWS entries, and a scan of the keys per entry made
- * each claim cost that times the number of keys. Prints the plans.
+ * each claim cost that times the number of keys. The lease UPDATE has the placeholders
+ * of CLAIM_LEASE_ROWS executions and reads them by primary key. Prints the plans.
  *
  * Live leases: a route of its own with LEASED claimed executions (lease an hour ahead)
  * ahead of one due, unclaimed one; the locking select from priority 9 (STMT_CLAIM_SELECT)
@@ -115,6 +116,39 @@ check_plan(enum stmt id)
 	CHECK_EQ_INT(claim, 1);
 }
 
+/*
+ * The claim's lease UPDATE (STMT_CLAIM_LEASES): CLAIM_LEASE_ROWS WHEN pairs, the lease
+ * and CLAIM_LEASE_ROWS ids, so 3 * CLAIM_LEASE_ROWS + 1 placeholders; EXPLAINed (every
+ * placeholder 1), the rows are read by primary key (a range of the ids), not scanned.
+ */
+static void
+check_leases(void)
+{
+	static char	 q[16384];
+	const char	*p = repo_stmts[STMT_CLAIM_LEASES].sql;
+	MYSQL_RES	*res;
+	MYSQL_ROW	 w;
+	size_t		 n = 0, qn = (size_t)snprintf(q, sizeof(q), "EXPLAIN ");
+
+	for (; *p != '\0' && qn + 2 < sizeof(q); p++) {
+		n += *p == '?';
+		q[qn++] = *p == '?' ? '1' : *p;
+	}
+	q[qn] = '\0';
+	CHECK_EQ_INT((int)n, 3 * CLAIM_LEASE_ROWS + 1);
+	side_sql(side, q);
+	res = mysql_store_result(side);
+	w = res != NULL ? mysql_fetch_row(res) : NULL;
+	CHECK(w != NULL && w[3] != NULL && w[5] != NULL);
+	if (w != NULL && w[3] != NULL && w[5] != NULL) {
+		printf("%s plan: type %s, key %s\n", repo_stmts[STMT_CLAIM_LEASES].name,
+		    w[3], w[5]);
+		CHECK_EQ_STR(w[3], "range");
+		CHECK_EQ_STR(w[5], "PRIMARY");
+	}
+	mysql_free_result(res);
+}
+
 /* The session's status counter name. */
 static long long
 status(const char *name)
@@ -203,6 +237,7 @@ main(void)
 	check_plan(STMT_CLAIM_FIRST);
 	check_plan(STMT_CLAIM_TOP);
 	check_plan(STMT_CLAIM_SELECT);
+	check_leases();
 	check_live_leases();
 	snprintf(q, sizeof(q), "DELETE FROM s2r_api_key WHERE label = '%s'", label);
 	side_sql(side, q);

@@ -4,10 +4,11 @@
  * test's own root session holds a row lock the worker's statement must wait
  * for, finds that statement in information_schema.processlist, and then
  *
- *   1. KILL CONNECTION during a claim, after the first of its two UPDATEs
- *      (a test trigger makes the second one wait on a lock, "gate", that the
- *      test holds): 503, nothing of the claim committed, the next claim
- *      (on a rebuilt connection) gets both with attempt 1;
+ *   1. KILL CONNECTION during a claim of two, while its lease UPDATE has
+ *      changed the first row (a test trigger makes the second row's update
+ *      wait on a lock, "gate", that the test holds): 503, nothing of the
+ *      claim committed, the next claim (on a rebuilt connection) gets both
+ *      with attempt 1;
  *   2. KILL CONNECTION during a finalization (the test holds the row): 503
  *      or 200 (retried whole); either way exactly one complete wins;
  *   3. 1205: the gate held past the session's innodb_lock_wait_timeout:

@@ -29,15 +29,22 @@
  * The last phase's request is a submit and then a claim with max 2 that gets just that
  * one (the queue holds nothing else): the claim's first select yields fewer than max, so
  * it reads the top priority and selects again, in one transaction: START TRANSACTION,
- * the first select, the top read, the select, the lease, COMMIT.
+ * the first select, the top read, the select, the lease, COMMIT. In the last, three
+ * submits and a claim with max 3 that gets them: START TRANSACTION, the select, one
+ * UPDATE that leases the three, COMMIT (an UPDATE per execution before: 9). It runs
+ * N / 2 times on a route of its own (B), so that the live leases it leaves ahead stay
+ * under what the first select examines (CLAIM_SCAN_ROWS, 500: past it every claim
+ * takes the second path, 6 round trips).
  */
 enum phase {
-	PH_SUBMIT, PH_POLL_WAITING, PH_COMPLETE, PH_POLL_COMPLETED, PH_CLAIM_SHORT, PH__MAX
+	PH_SUBMIT, PH_POLL_WAITING, PH_COMPLETE, PH_POLL_COMPLETED, PH_CLAIM_SHORT,
+	PH_CLAIM_BATCH, PH__MAX
 };
 static const struct {
 	const char	*name;
 	long		 per_request;
 	long		 cached;	/* cached items its requests use */
+	int		 requests;	/* 0: N */
 } phases[PH__MAX] = {
 	[PH_SUBMIT] = { "submit", 1, CACHED_KINDS },
 	[PH_POLL_WAITING] = { "poll, waiting", 1, CACHED_KINDS },
@@ -46,9 +53,11 @@ static const struct {
 	/* both keys: the consumer's and the backend's */
 	[PH_CLAIM_SHORT] = { "submit, then a claim of fewer than max", 1 + 6,
 	    CACHED_KINDS + 1 },
+	[PH_CLAIM_BATCH] = { "3 submits, then a claim of the 3", 3 + 4,
+	    CACHED_KINDS + 1, N / 2 },
 };
 
-static struct fx F;
+static struct fx F, B;
 static struct config cfg;
 static MYSQL *side;
 static struct sub subs[N];
@@ -99,6 +108,31 @@ claim_short(int i)
 	return ok;
 }
 
+/* Three submits, then a claim with max 3 that gets the three; 1 when it did. */
+static int
+claim_batch(void)
+{
+	struct http_resp r;
+	struct json_object *o;
+	struct sub s[3];
+	struct claim c;
+	int ok = 1, i, j, mine = 0;
+
+	for (i = 0; i < 3; i++)
+		ok = ok && fx_submit_ok(&B, NULL, "{\"batch\":1}", &s[i]);
+	ok = ok && fx_claim(&B, B.bkey, "{\"max\":3}", &r) == 200;
+	if (!ok)
+		return 0;
+	o = json_body(&r);
+	for (i = 0; i < 3 && jlen(o, "executions") == 3; i++)
+		for (j = 0; j < 3; j++)
+			mine += fx_claim_item(o, (size_t)i, &c) &&
+			    strcmp(c.cid, s[j].cid) == 0;
+	json_object_put(o);
+	http_resp_free(&r);
+	return mine == 3;
+}
+
 /* Sends request i of phase p; 1 when it got its success status. */
 static int
 one(enum phase p, int i)
@@ -118,6 +152,8 @@ one(enum phase p, int i)
 		return fx_complete(&F, &claims[i], "{\"ok\":true}") == 200;
 	case PH_CLAIM_SHORT:
 		return claim_short(i);
+	case PH_CLAIM_BATCH:
+		return claim_batch();
 	case PH__MAX:
 		break;
 	}
@@ -177,21 +213,21 @@ run_phase(enum phase p)
 {
 	long before, after, got, want, allowance;
 	double t0, secs;
-	int i, bad = 0;
+	int i, bad = 0, n = phases[p].requests ? phases[p].requests : N;
 	unsigned ttl = cfg.cache_ttl_seconds > 0 ? cfg.cache_ttl_seconds : 1;
 
 	before = questions();
 	t0 = now_s();
-	for (i = 0; i < N; i++)
+	for (i = 0; i < n; i++)
 		bad += !one(p, i);
 	secs = now_s() - t0;
 	after = questions();
 	got = after - before - 1;	/* the second read */
-	want = (long)N * phases[p].per_request;
+	want = (long)n * phases[p].per_request;
 	allowance = app_workers() * phases[p].cached *
 	    ((long)(secs / ttl) + 2);
 	printf("statements: %s: %ld round trips for %d requests (%.2f each; want %ld, "
-	    "caches may add %ld), %.2f s\n", phases[p].name, got, N, (double)got / N,
+	    "caches may add %ld), %.2f s\n", phases[p].name, got, n, (double)got / n,
 	    phases[p].per_request, allowance, secs);
 	CHECK_EQ_INT(bad, 0);
 	CHECK(got >= want);
@@ -209,6 +245,7 @@ main(void)
 	sidedb_init(&cfg);
 	side = sidedb_open(&cfg);
 	fx_setup(&F, "stmts");
+	fx_setup(&B, "stmtsb");
 	/* warm every worker's caches: one of each path per worker, twice over */
 	for (long i = 0; i < 2 * app_workers(); i++) {
 		CHECK(fx_submit_claim(&F, "{\"warm\":1}", &w, &c));
@@ -217,6 +254,8 @@ main(void)
 		CHECK_EQ_INT(fx_complete(&F, &c, "1"), 200);
 		CHECK_EQ_INT(fx_poll(&F, F.ckey, w.cid, w.token, NULL, &r), 200);
 		http_resp_free(&r);
+		CHECK(fx_submit_claim(&B, "{\"warm\":1}", &w, &c));
+		CHECK_EQ_INT(fx_complete(&B, &c, "1"), 200);
 	}
 	for (p = 0; p < PH__MAX; p++) {
 		if (p == PH_COMPLETE)
@@ -224,6 +263,7 @@ main(void)
 		run_phase(p);
 	}
 	fx_free(&F);
+	fx_free(&B);
 	mysql_close(side);
 	return check_done("http_statements");
 }
