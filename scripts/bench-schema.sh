@@ -3,7 +3,13 @@
 # the claim of this tree against those of an earlier revision, on one server, side by side.
 #
 #   scripts/bench-schema.sh REV     (BENCH_SCHEMA_N operations per batch, default 3000;
-#                                    BENCH_SCHEMA_ROUNDS rounds, default 3)
+#                                    BENCH_SCHEMA_ROUNDS rounds, default 3;
+#                                    BENCH_SCHEMA_DROP="KEY ..." secondary keys of
+#                                    s2r_async_execution dropped from "cur" before the
+#                                    load: what an index costs to submit and complete,
+#                                    with REV = HEAD; not ix_exec_claim, which cur's
+#                                    claim forces; the claim row is then meaningless, ref
+#                                    running contract v2's select, see below)
 #
 # Starts a throwaway private MariaDB (state in a temporary directory, removed at the end),
 # creates two databases, "ref" from REV's sql/*.sql and "cur" from this tree's, each with
@@ -43,6 +49,9 @@ N=${BENCH_SCHEMA_N:-3000}
 ROUNDS=${BENCH_SCHEMA_ROUNDS:-3}
 [[ $N =~ ^[1-9][0-9]*$ && $ROUNDS =~ ^[1-9][0-9]*$ ]] ||
     { echo "bench-schema: BENCH_SCHEMA_N and BENCH_SCHEMA_ROUNDS must be positive numbers" >&2; exit 2; }
+DROP=${BENCH_SCHEMA_DROP:-}
+[[ $DROP =~ ^[a-z_[:space:]]*$ ]] ||
+    { echo "bench-schema: BENCH_SCHEMA_DROP: key names (a-z and _), separated by spaces" >&2; exit 2; }
 
 # the claim's first select examines at most this many rows (src/repo/repo_sql.h)
 SCAN=$(awk '$1 == "#define" && $2 == "CLAIM_SCAN_ROWS" { print $3 }' "$ROOT/src/repo/repo_sql.h")
@@ -202,6 +211,11 @@ main() {
     stack_db_start "$port"
     schema ref ref_sql
     schema cur cur_sql
+    for k in $DROP; do
+        sql cur -e "ALTER TABLE s2r_async_execution DROP KEY $k" ||
+            stack_die "BENCH_SCHEMA_DROP: s2r_async_execution has no key $k"
+        stack_log "cur: $k dropped"
+    done
     load ref
     load cur
     : >"$RECORDS"
