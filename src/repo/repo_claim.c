@@ -108,6 +108,7 @@ claim_take(struct db *db, struct claim_item *it, size_t k, int64_t lease_until,
 	MYSQL_BIND	 p[3 * CLAIM_LEASE_ROWS + 1];
 	MYSQL_TIME	 t;
 	size_t		 i, j;
+	int		 n;
 
 	for (i = 0; i < k; i++) {
 		if (crypto_new_secret("", it[i].token, sizeof(it[i].token),
@@ -131,7 +132,11 @@ claim_take(struct db *db, struct claim_item *it, size_t k, int64_t lease_until,
 	db_bind_time(&p[2 * CLAIM_LEASE_ROWS], &t, lease_until);
 	if (db_run(db, STMT_CLAIM_LEASES, p) == NULL)
 		return -1;
-	return db_affected(db, STMT_CLAIM_LEASES) == (int)k ? 0 : -1;
+	if ((n = db_affected(db, STMT_CLAIM_LEASES)) == (int)k)
+		return 0;
+	log_error("claim: the lease UPDATE matched %d of the %zu executions "
+	    "it had locked: the claim is rolled back", n, k);
+	return -1;
 }
 
 /* What a claim asks for; the binds of the claimable condition use it. */
