@@ -175,9 +175,9 @@ cmp_double(const void *a, const void *b)
  * that the row is read and only the key's lineage differs), takes as long as polling an
  * id that does not exist (the first two forms' unknown correlation id; for the third,
  * the bare form's, which reads no row). Samples are taken in adjacent pairs (existing,
- * unknown) so that drift of the machine's load hits both alike; the median of the pairs' differences must be within 1 ms + 25 % of the
- * unknown side's median (reading and sending the 4 MiB row costs several ms, far outside
- * that). A median of differences is not moved by a burst of load that slows a few pairs,
+ * unknown) so that drift of the machine's load hits both alike; the median of the pairs'
+ * differences must be within 1 ms + 25 % of the unknown side's median (reading and
+ * sending the 4 MiB row costs several ms, far outside that). A median of differences is not moved by a burst of load that slows a few pairs,
  * as two separate medians are (seen with the other core busy: 0.74 vs 1.95 ms).
  */
 static void

@@ -26,7 +26,7 @@
  * The round trips of one request of each hot path: a completed poll reads the
  * payloads in a second statement, once the caller's hashes matched (so that an
  * outsider never costs their read); complete reads the row before its compare-and-set.
- * The last phase's request is a submit and then a claim with max 2 that gets just that
+ * The fifth phase's request is a submit and then a claim with max 2 that gets just that
  * one (the queue holds nothing else): the claim's first select yields fewer than max, so
  * it reads the top priority and selects again, in one transaction: START TRANSACTION,
  * the first select, the top read, the select, the lease, COMMIT. In the last, three
@@ -124,10 +124,10 @@ claim_batch(void)
 	if (!ok)
 		return 0;
 	o = json_body(&r);
-	for (i = 0; i < 3 && jlen(o, "executions") == 3; i++)
+	for (i = 0; i < 3 && jlen(o, "executions") == 3 &&
+	    fx_claim_item(o, (size_t)i, &c); i++)
 		for (j = 0; j < 3; j++)
-			mine += fx_claim_item(o, (size_t)i, &c) &&
-			    strcmp(c.cid, s[j].cid) == 0;
+			mine += strcmp(c.cid, s[j].cid) == 0;
 	json_object_put(o);
 	http_resp_free(&r);
 	return mine == 3;
