@@ -198,12 +198,44 @@ claim_top(struct db *db, struct claim_ask *a, unsigned *prio)
 	    REPO_ERR;
 }
 
+/* How the first select of a claim that yielded fewer than max ended. */
+enum scan_end {
+	SCAN_END_QUEUE,		/* at the end of the claimable entries */
+	SCAN_END_LIMIT,		/* maybe at CLAIM_SCAN_ROWS: any warning */
+	SCAN_END_ERR
+};
+
+/*
+ * Asks the session for the warnings of the statement just run, the
+ * first select: SCAN_END_QUEUE when there are none, SCAN_END_LIMIT when
+ * there are any (1931, or another: the two steps are right either way),
+ * SCAN_END_ERR when the question failed.
+ */
+static enum scan_end
+claim_scan_end(struct db *db)
+{
+	MYSQL_STMT	*st;
+	struct db_cols	 c;
+	long long	 warnings = 0;
+	int		 rc;
+
+	if ((st = db_run(db, STMT_CLAIM_WARNINGS, NULL)) == NULL)
+		return SCAN_END_ERR;
+	db_rcol(&c, 0, MYSQL_TYPE_LONGLONG, &warnings, 0);
+	rc = db_fetch_row(st, &c);
+	mysql_stmt_free_result(st);
+	if (rc != DB_ROW)
+		return SCAN_END_ERR;
+	return warnings == 0 ? SCAN_END_QUEUE : SCAN_END_LIMIT;
+}
+
 /*
  * Locks the claimable executions for a in the open transaction into
  * it[0..*n): first STMT_CLAIM_FIRST, one range from the highest priority
  * down that examines at most CLAIM_SCAN_ROWS rows. When it yields fewer
- * than max (the queue ended there, or more than that ahead of the work
- * was not claimable: live leases, retries, starts not yet due), the
+ * than max and ended at the queue's end (no warning), that is all. When
+ * it was cut at the limit (more than that ahead of the work was not
+ * claimable: live leases, retries, starts not yet due), the
  * highest priority that has claimable work is read without locks (none:
  * done), then STMT_CLAIM_SELECT locks from it down, in the same
  * transaction when the first select locked rows (they are this
@@ -234,8 +266,18 @@ claim_lock(struct db *db, struct claim_ask *a, struct claim_item *it,
 		return REPO_ERR;
 	if (full)
 		return REPO_OK;
-	/* fewer than max: the queue's end, or CLAIM_SCAN_ROWS examined
-	 * (its warning does not reach the client); the select below returns
+	switch (claim_scan_end(db)) {
+	case SCAN_END_QUEUE:
+		if (*n > 0)
+			return REPO_OK;
+		db_rollback(db);
+		return REPO_NOTFOUND;
+	case SCAN_END_LIMIT:
+		break;
+	case SCAN_END_ERR:
+		return REPO_ERR;
+	}
+	/* cut at CLAIM_SCAN_ROWS: the select below returns
 	 * what it took again, so only the copies go. Nothing taken: the
 	 * transaction ends first (the row the limit stopped at may still be
 	 * locked; 64 claimers past live leases deadlocked 10 times in 1,116

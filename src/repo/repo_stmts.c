@@ -90,10 +90,12 @@ const struct db_stmt_def repo_stmts[STMT__MAX] = {
 	 * First, one locking range from the highest priority down, as the
 	 * select below with priority PRIORITY_MAX, that examines at most
 	 * CLAIM_SCAN_ROWS rows: a full batch from it is what comes first in
-	 * claim order. Fewer than max (the queue's end, or more than that
-	 * ahead of the work that is not claimable: live leases, retries and
-	 * starts not yet due), the claim takes the two steps below, in the
-	 * same transaction when it locked some (repo_claim.c claim_lock).
+	 * claim order. Fewer than max without a warning: the queue ended
+	 * there, and they are all there is. Fewer with the warning of the
+	 * limit (more than that ahead of the work that is not claimable:
+	 * live leases, retries and starts not yet due), the claim takes the
+	 * two steps below, in the same transaction when it locked some
+	 * (repo_claim.c claim_lock).
 	 */
 	[STMT_CLAIM_FIRST] = {
 	    "SELECT id, correlation_id, initiator_tenant_id, request_payload, "
@@ -102,6 +104,15 @@ const struct db_stmt_def repo_stmts[STMT__MAX] = {
 	    API_STR(PRIORITY_MAX)) "LIMIT ? ROWS EXAMINED "
 	    API_STR(CLAIM_SCAN_ROWS) " FOR UPDATE SKIP LOCKED", 0,
 	    "claim_first" },
+	/*
+	 * The warnings of the first select, when it yielded fewer than max:
+	 * none, and it ended at the queue's end; CLAIM_SCAN_ROWS reached
+	 * raises 1931, which the binary protocol does not carry to the
+	 * client (mysql_stmt_warning_count reads 0) but the session keeps.
+	 * Never re-run on a new connection: that session has no warnings.
+	 */
+	[STMT_CLAIM_WARNINGS] = {
+	    "SELECT @@warning_count", 0, "claim_warnings" },
 	/*
 	 * Without locks: the highest priority with claimable work, one
 	 * range of ix_exec_claim per priority, each up to due_at <= now +
