@@ -312,7 +312,7 @@ def check_clock_skew(src):
 
 def check_claim_scan(src):
     check_page_constant(src, "src/repo/repo_sql.h", "CLAIM_SCAN_ROWS", "asyncexec-api.7",
-                        [r"examines at most (\d+) rows", r"or more than (\d+) rows ahead"])
+                        [r"examines at most (\d+) rows", r"cut it \(more than (\d+) rows ahead"])
 
 
 def main():
