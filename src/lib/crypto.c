@@ -36,10 +36,28 @@ b64url_value(char c)
 	return p != NULL ? (int)(p - b64) : -1;
 }
 
+/*
+ * SHA-256 of n bytes at p into out. The digest is fetched once per
+ * process and its context reused (SHA256() fetches both on every call:
+ * 0.40 against 0.10 us here, and every request hashes four to six
+ * times); the processes are single-threaded. Without them, SHA256().
+ */
 void
 crypto_sha256(const void *p, size_t n, unsigned char out[SHA256_LEN])
 {
-	SHA256(p, n, out);
+	static EVP_MD	*md;
+	static EVP_MD_CTX *ctx;
+	unsigned int	 len;
+
+	if (md == NULL && (md = EVP_MD_fetch(NULL, "SHA256", NULL)) != NULL &&
+	    (ctx = EVP_MD_CTX_new()) == NULL) {
+		EVP_MD_free(md);
+		md = NULL;
+	}
+	if (md == NULL || EVP_DigestInit_ex2(ctx, md, NULL) != 1 ||
+	    EVP_DigestUpdate(ctx, p, n) != 1 ||
+	    EVP_DigestFinal_ex(ctx, out, &len) != 1 || len != SHA256_LEN)
+		SHA256(p, n, out);
 }
 
 /* Fills p with n cryptographically random bytes; 0 or -1. */
