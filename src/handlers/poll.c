@@ -43,9 +43,10 @@ handle_poll(struct app *app, struct req *req, struct resp *resp)
 
 	if ((e = view_find(app, req, &r)) != HERR_OK)
 		return e;
-	/* the payloads only now that the caller proved to be the initiator */
-	if ((r.status == ST_COMPLETED || r.status == ST_FAILED ||
-	    r.has_progress || r.has_last_error) &&
+	/* the payloads only now that the caller proved to be the initiator,
+	 * unless a small one came with the row (matched there too) */
+	if (!r.payloads && (r.status == ST_COMPLETED || r.status ==
+	    ST_FAILED || r.has_progress || r.has_last_error) &&
 	    (rc = repo_exec_payload(app->db, &r)) != REPO_OK)
 		return rc == REPO_ERR ? HERR_UNAVAILABLE : HERR_NOT_FOUND;
 	view_status(&resp->body, &r);

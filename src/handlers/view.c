@@ -150,40 +150,40 @@ token_split(struct app *app, const char *tok, uint64_t *id)
  * by a schema-6 binary, needs the initiator's key hash), and the token
  * secret's hash must match. Every mismatch gives the same
  * HERR_NOT_FOUND after the same comparisons.
- * On HERR_OK, r is filled without its payloads (repo_exec_payload
- * reads them; free r with exec_row_free).
+ * On HERR_OK, r is filled, with an ended execution's small payload
+ * when the statement matched the hashes as well (r->payloads; else
+ * repo_exec_payload reads them; free r with exec_row_free).
  */
 enum herr
 view_find(struct app *app, struct req *req, struct exec_row *r)
 {
 	static const unsigned char dummy[SHA256_LEN];
-	unsigned char	 khash[SHA256_LEN], thash[SHA256_LEN];
-	unsigned char	 lhash[SHA256_LEN];
+	struct poll_proof pf;
 	struct key_row	 key;
 	const char	*tok = req->poll_token ? req->poll_token : "";
 	uint64_t	 id;
 	enum herr	 e;
 	int		 rc, found, ok, bykey, bylin;
 
-	if ((e = auth_key(app, req, KEY_CONSUMER, &key, khash)) != HERR_OK)
+	if ((e = auth_key(app, req, KEY_CONSUMER, &key, pf.key)) != HERR_OK)
 		return e;
 	if (lookup_idkey(app) != REPO_OK)
 		return HERR_UNAVAILABLE;
-	auth_lineage(&key, lhash);
+	auth_lineage(&key, pf.lineage);
 	tok = token_split(app, tok, &id);
-	crypto_sha256(tok, strlen(tok), thash);
+	crypto_sha256(tok, strlen(tok), pf.token);
 	rc = repo_exec_poll(app->db, id, key.tenant, req->env, req->svc,
-	    req->op, req->cid, r);
+	    req->op, req->cid, &pf, r);
 	if (rc == REPO_ERR)
 		return HERR_UNAVAILABLE;
 	found = rc == REPO_OK;
 	bykey = crypto_equal(found && !r->key_hash_null ? r->key_hash : dummy,
-	    khash, SHA256_LEN);
+	    pf.key, SHA256_LEN);
 	bylin = crypto_equal(found && !r->lineage_null ? r->lineage : dummy,
-	    lhash, SHA256_LEN);
+	    pf.lineage, SHA256_LEN);
 	ok = found && !r->lineage_null ? bylin : bykey;
 	ok &= crypto_equal(found && !r->poll_hash_null ? r->poll_hash : dummy,
-	    thash, SHA256_LEN);
+	    pf.token, SHA256_LEN);
 	ok &= found && !r->key_hash_null && !r->poll_hash_null &&
 	    !r->tenant_null && valid_secret(tok, "");
 	if (!ok) {

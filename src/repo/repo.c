@@ -469,18 +469,49 @@ exec_cid(struct db *db, uint64_t id, char *out, size_t n)
 	return rc == DB_ROW_ERR ? DB_ROW_ERR : DB_ROW;
 }
 
+/* The path of a poll: what each hop of it binds (poll_hop). */
+struct poll_path {
+	const char		*tenant, *env, *svc, *op, *cid;
+	const struct poll_proof	*proof;
+};
+
 /*
- * One hop of the poll read (STMT_EXEC_POLL_ID): the row of id on the
- * path's tenant and route into r; *match: it has correlation id cid;
- * *next: its replaced_by (0: none); *orig: its replay_of (0: none).
- * DB_ROW, DB_ROW_NONE or DB_ROW_ERR.
+ * Takes the fetched payload_inline (column col) of an ended execution
+ * into r->result or r->error (r->payloads) when the statement gave it
+ * and r needs no other payload (no progress). DB_ROW, or DB_ROW_ERR
+ * (out of memory or the connection failed).
  */
 static int
-poll_hop(struct db *db, uint64_t id, const char *tenant, const char *env,
-    const char *svc, const char *op, const char *cid, struct exec_row *r,
-    int *match, uint64_t *next, uint64_t *orig)
+poll_inline(MYSQL_STMT *st, struct db_cols *c, unsigned col,
+    struct exec_row *r)
 {
-	MYSQL_BIND	 p[6];
+	char	**out = r->status == ST_COMPLETED ? &r->result : &r->error;
+	size_t	 *len = r->status == ST_COMPLETED ? &r->result_len :
+		    &r->error_len;
+
+	if (c->null[col] || r->has_progress ||
+	    (r->status != ST_COMPLETED && r->status != ST_FAILED))
+		return DB_ROW;
+	if (db_fetch_blob(st, &c->b[col], col, c->len[col], out, len) == -1)
+		return DB_ROW_ERR;
+	r->payloads = 1;
+	return DB_ROW;
+}
+
+/*
+ * One hop of the poll read (STMT_EXEC_POLL_ID): the row of id on the
+ * path's tenant and route into r, with its ended payload when the
+ * statement matched the proof's hashes and had its copy (r->payloads:
+ * only on the hop that matches, the others are dropped);
+ * *match: it has the path's correlation id; *next: its replaced_by
+ * (0: none); *orig: its replay_of (0: none). DB_ROW, DB_ROW_NONE or
+ * DB_ROW_ERR.
+ */
+static int
+poll_hop(struct db *db, uint64_t id, const struct poll_path *w,
+    struct exec_row *r, int *match, uint64_t *next, uint64_t *orig)
+{
+	MYSQL_BIND	 p[8];
 	MYSQL_TIME	 t[5];
 	MYSQL_STMT	*st;
 	struct db_cols	 c;
@@ -489,22 +520,27 @@ poll_hop(struct db *db, uint64_t id, const char *tenant, const char *env,
 
 	*match = 0;
 	*next = *orig = 0;
-	db_bind_str(&p[0], cid);
-	db_bind_u64(&p[1], &id);
-	db_bind_str(&p[2], tenant);
-	db_bind_str(&p[3], env);
-	db_bind_str(&p[4], svc);
-	db_bind_str(&p[5], op);
+	memset(r, 0, sizeof(*r));
+	db_bind_str(&p[0], w->cid);
+	db_bind_blob(&p[1], w->proof->token, SHA256_LEN);
+	db_bind_blob(&p[2], w->proof->lineage, SHA256_LEN);
+	db_bind_u64(&p[3], &id);
+	db_bind_str(&p[4], w->tenant);
+	db_bind_str(&p[5], w->env);
+	db_bind_str(&p[6], w->svc);
+	db_bind_str(&p[7], w->op);
 	if ((st = db_run(db, STMT_EXEC_POLL_ID, p)) == NULL)
 		return DB_ROW_ERR;
-	memset(r, 0, sizeof(*r));
 	poll_cols(&c, r, status, sizeof(status), t);
 	db_rcol(&c, 15, MYSQL_TYPE_LONG, match, 0);
 	db_rcol(&c, 16, MYSQL_TYPE_LONGLONG, next, 0);
 	db_rcol(&c, 17, MYSQL_TYPE_LONGLONG, orig, 0);
+	db_rcol(&c, 18, MYSQL_TYPE_BLOB, NULL, 0);
 	rc = db_fetch_row(st, &c);
 	if (rc == DB_ROW && poll_finish(&c, r, status, sizeof(status), t) == -1)
 		rc = DB_ROW_ERR;
+	if (rc == DB_ROW)
+		rc = poll_inline(st, &c, 18, r);
 	if (rc == DB_ROW) {
 		*match = !c.null[15] && *match;
 		if (c.null[16])
@@ -517,33 +553,39 @@ poll_hop(struct db *db, uint64_t id, const char *tenant, const char *env,
 }
 
 /*
- * The poll read, by primary key: only what poll and cancel compare and
- * show (id, status, the initiator's key and token hashes, cancel flag,
- * timestamps, the replay links), never the payloads, so that a row that
- * exists costs what a missing one costs until the caller's hashes have
- * matched (then repo_exec_payload reads them). The row of the sealed id
- * must have the path's tenant and route; when it has another
- * correlation id, its replaced_by is followed (replay, sql/011: the
- * replay carries the original's poll-token hash), at most REPLAY_HOPS
- * times, until the path's correlation id. What is read depends on the
- * sealed id alone (the caller's own executions), never on whether the
- * path's correlation id exists. r's names are copied from the
- * arguments; r->result and r->error stay NULL. REPO_OK, REPO_NOTFOUND
- * or REPO_ERR.
+ * The poll read, by primary key: what poll and cancel compare and show
+ * (id, status, the initiator's key and token hashes, cancel flag,
+ * timestamps, the replay links), never the payload columns, so that a
+ * row that exists costs what a missing one costs until the caller's
+ * hashes have matched (then repo_exec_payload reads them); only an
+ * ended execution's copy of a small payload (payload_inline, in the row
+ * already read) comes with it, where proof's token and lineage hashes
+ * match in the statement (r->payloads; the caller compares them again,
+ * in constant time; a row without a lineage, from before sql/007, never
+ * gives it). The row of the sealed id must have the path's tenant and
+ * route; when it has another correlation id, its replaced_by is
+ * followed (replay, sql/011: the replay carries the original's
+ * poll-token hash), at most REPLAY_HOPS times, until the path's
+ * correlation id. What is read depends on the sealed id alone (the
+ * caller's own executions), never on whether the path's correlation id
+ * exists. r's names are copied from the arguments. REPO_OK (free r with
+ * exec_row_free), REPO_NOTFOUND or REPO_ERR (nothing to free either
+ * way).
  */
 enum repo_rc
 repo_exec_poll(struct db *db, uint64_t id, const char *tenant,
     const char *env, const char *svc, const char *op, const char *cid,
-    struct exec_row *r)
+    const struct poll_proof *proof, struct exec_row *r)
 {
+	const struct poll_path w = { tenant, env, svc, op, cid, proof };
 	uint64_t	 next = 0, orig = 0;
 	int		 hop, match = 0, rc = DB_ROW_NONE;
 
 	for (hop = 0; hop <= REPLAY_HOPS; hop++) {
-		rc = poll_hop(db, id, tenant, env, svc, op, cid, r, &match,
-		    &next, &orig);
+		rc = poll_hop(db, id, &w, r, &match, &next, &orig);
 		if (rc != DB_ROW || match)
 			break;
+		exec_row_free(r);
 		rc = DB_ROW_NONE;
 		if (next == 0)
 			break;
@@ -561,6 +603,8 @@ repo_exec_poll(struct db *db, uint64_t id, const char *tenant,
 	snprintf(r->svc, sizeof(r->svc), "%s", svc);
 	snprintf(r->op, sizeof(r->op), "%s", op);
 	snprintf(r->tenant, sizeof(r->tenant), "%s", tenant);
+	if (rc != DB_ROW)
+		exec_row_free(r);
 	return rc == DB_ROW ? REPO_OK :
 	    rc == DB_ROW_NONE ? REPO_NOTFOUND : REPO_ERR;
 }

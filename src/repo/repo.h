@@ -26,7 +26,15 @@
 struct config;
 struct db;
 
-#define SCHEMA_VERSION	14	/* the newest migration in sql/ */
+#define SCHEMA_VERSION	15	/* the newest migration in sql/ */
+
+/*
+ * The longest result or error (bytes, as received) that a callback ending
+ * an execution also stores in the row's payload_inline (migration 15), so
+ * that a poll gets it in its one statement; longer ones only in
+ * result_payload or error_payload, which a poll reads in a second one.
+ */
+#define REPO_INLINE_MAX		1024
 
 enum repo_rc {
 	REPO_ERR = -1,
@@ -104,10 +112,23 @@ struct exec_row {
 	 * execution's replay and of its original; "" when none */
 	char		 replaced_by[CID_MAX_LEN + 1];
 	char		 replay_of[CID_MAX_LEN + 1];
+	/* poll: the ended execution's payload came with the row (its copy
+	 * in payload_inline, the caller's token and lineage hashes matched
+	 * in the statement too, no progress); 0: repo_exec_payload reads
+	 * the payloads */
+	int		 payloads;
+};
+
+/* What a poll's caller presents (SHA-256 each): repo_exec_poll */
+struct poll_proof {
+	unsigned char	 token[SHA256_LEN];	/* the poll token's secret */
+	unsigned char	 key[SHA256_LEN];	/* the consumer key */
+	unsigned char	 lineage[SHA256_LEN];	/* the key's lineage identity */
 };
 
 #define PROGRESS_SCHEMA		8	/* progress, retries, the winner */
 #define SCHEDULE_SCHEMA		11	/* priority, the start, replay links */
+#define INLINE_SCHEMA		15	/* payload_inline: the poll's one statement */
 #define REPLAY_HOPS		8	/* poll follows at most this many
 					 * replaced_by links */
 /* progress: at most this many bytes as sent (else 413) */
@@ -182,7 +203,7 @@ enum repo_rc	repo_exec_by_key(struct db *, const char *tenant, const char *env,
 enum repo_rc	repo_exec_by_id(struct db *, uint64_t, int64_t now, struct exec_row *);
 enum repo_rc	repo_exec_poll(struct db *, uint64_t id, const char *tenant,
 	    const char *env, const char *svc, const char *op, const char *cid,
-	    struct exec_row *);
+	    const struct poll_proof *, struct exec_row *);
 enum repo_rc	repo_exec_payload(struct db *, struct exec_row *);
 enum repo_rc	repo_exec_rotate_poll(struct db *, uint64_t, const unsigned char *);
 enum repo_rc	repo_exec_cancel(struct db *, uint64_t, int64_t now);

@@ -126,10 +126,12 @@ repo_exec_winner(struct db *db, uint64_t id, unsigned char *tokhash,
  * Finalizes execution id to status to (completed, failed or cancelled)
  * with payload (the result value or the error object as sent; unused for
  * cancelled, which also needs a pending cancel request) in one
- * compare-and-set UPDATE on status and callback token; winhash (the
- * SHA-256 of the callback's verb and body) is stored beside the token
- * hash, so that the winner repeating itself can be recognised. REPO_OK for the
- * one winner, REPO_NOTFOUND for every loser, REPO_ERR. When the answer
+ * compare-and-set UPDATE on status and callback token (a payload of at
+ * most REPO_INLINE_MAX bytes goes to payload_inline too, for the poll's
+ * one statement); winhash (the SHA-256 of the callback's verb and body)
+ * is stored beside the token hash, so that the winner repeating itself
+ * can be recognised. REPO_OK for the one winner, REPO_NOTFOUND for
+ * every loser, REPO_ERR. When the answer
  * to the UPDATE is lost, or it lost a conflict (1213, Galera: another
  * node's write certified first), the row is read again: this callback's
  * outcome there is a win; still waiting under this token, the UPDATE is
@@ -140,18 +142,22 @@ repo_finalize_win(struct db *db, uint64_t id, const unsigned char *tokhash,
     enum exec_status to, const char *payload, size_t len,
     const unsigned char *winhash, int64_t now)
 {
-	MYSQL_BIND	 p[6], *q = to == ST_CANCELLED ? p + 1 : p;
+	MYSQL_BIND	 p[7], *q = to == ST_CANCELLED ? p + 2 : p;
 	MYSQL_TIME	 t[2];
 	enum stmt	 sid = to == ST_CANCELLED ? STMT_FIN_CANCELLED :
 			    to == ST_COMPLETED ? STMT_FIN_COMPLETE : STMT_FIN_FAIL;
 	int		 rc, tries;
 
 	db_bind_blob(&p[0], payload ? payload : "", payload ? len : 0);
-	db_bind_blob(&p[1], winhash, SHA256_LEN);
-	db_bind_time(&p[2], &t[0], now);
-	db_bind_time(&p[3], &t[1], now);
-	db_bind_u64(&p[4], &id);
-	db_bind_blob(&p[5], tokhash, SHA256_LEN);
+	if (payload != NULL && len <= REPO_INLINE_MAX)
+		db_bind_blob(&p[1], payload, len);	/* payload_inline */
+	else
+		db_bind_str(&p[1], NULL);
+	db_bind_blob(&p[2], winhash, SHA256_LEN);
+	db_bind_time(&p[3], &t[0], now);
+	db_bind_time(&p[4], &t[1], now);
+	db_bind_u64(&p[5], &id);
+	db_bind_blob(&p[6], tokhash, SHA256_LEN);
 	for (tries = 0; tries < 2; tries++) {
 		if ((rc = repo_cas(db, sid, q)) != REPO_ERR ||
 		    (!db_lost(db) && !db_conflict(db)))

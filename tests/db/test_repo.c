@@ -288,6 +288,141 @@ finalize_once(void)
 	CHECK(repo_exec_request_cancel(db, id, now) == REPO_NOTFOUND);
 }
 
+/* The first column of the first row of query q on a side connection. */
+static long
+raw_long(const char *q)
+{
+	MYSQL		*m = mysql_init(NULL);
+	MYSQL_RES	*res;
+	MYSQL_ROW	 w;
+	long		 v = -1;
+
+	CHECK(mysql_real_connect(m, cfg.db_socket[0] ? NULL : cfg.db_host,
+	    cfg.db_user, cfg.db_password, cfg.db_name, cfg.db_port,
+	    cfg.db_socket[0] ? cfg.db_socket : NULL, 0) != NULL);
+	if (mysql_query(m, q) == 0 && (res = mysql_store_result(m)) != NULL) {
+		if ((w = mysql_fetch_row(res)) != NULL && w[0] != NULL)
+			v = strtol(w[0], NULL, 10);
+		mysql_free_result(res);
+	}
+	mysql_close(m);
+	return v;
+}
+
+/*
+ * Submits cid on route op (key ckey), claims it and ends it as to with
+ * payload p (n bytes), after a progress report when progress is set;
+ * tok gets the poll token, pf what its poller presents.
+ */
+static void
+ended(const char *op, const char *cid, enum exec_status to, const char *p,
+    size_t n, int progress, char *tok, struct poll_proof *pf)
+{
+	struct claim_item *it;
+	struct key_row	 kr;
+	unsigned char	 h[SHA256_LEN];
+	int64_t		 now = clock_now_ms();
+
+	submit(tenant, ckey, op, cid, tok);
+	CHECK(claim(op, 1, now, &it) == 1);
+	crypto_sha256(it[0].token, strlen(it[0].token), h);
+	if (progress)
+		CHECK(repo_heartbeat_progress(db, it[0].id, h, now + 60000,
+		    "7", 1, now) == REPO_OK);
+	CHECK_EQ_INT(finish(it[0].id, h, to, p, n, now), 1);
+	claim_free(it, 1);
+	crypto_sha256(ckey, strlen(ckey), pf->key);
+	CHECK(repo_key_by_hash(db, pf->key, &kr) == REPO_OK);
+	auth_lineage(&kr, pf->lineage);
+	crypto_sha256(tok + SEALED_B64_LEN, SECRET_B64_LEN, pf->token);
+}
+
+/* The id that poll token tok seals. */
+static uint64_t
+unseal(const char *tok)
+{
+	unsigned char	 key[IDKEY_LEN];
+	size_t		 len = 0;
+	uint64_t	 id = 0;
+
+	CHECK(repo_secret_get(db, "poll_token_id_key", key, sizeof(key),
+	    &len) == REPO_OK && len == IDKEY_LEN);
+	CHECK(crypto_id_open(key, tok, &id) == 0);
+	return id;
+}
+
+/*
+ * Migration 15: a callback's payload of at most REPO_INLINE_MAX bytes
+ * comes with the poll's row (r.payloads), only where the poller's
+ * token and key hashes match in the statement; a larger one, one of an
+ * execution with progress, and any payload for a wrong token do not
+ * (the handler reads them in a second statement, or answers 404).
+ */
+static void
+inline_payload(void)
+{
+	static char	 big[REPO_INLINE_MAX + 2];
+	char		 tok[POLL_TOKEN_LEN + 1];
+	struct poll_proof pf, wrong;
+	struct exec_row	 r;
+
+	CHECK_EQ_INT(raw_long("SELECT CHARACTER_MAXIMUM_LENGTH FROM "
+	    "information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND "
+	    "TABLE_NAME = 's2r_async_execution' AND "
+	    "COLUMN_NAME = 'payload_inline'"), REPO_INLINE_MAX);
+	memset(big, '7', sizeof(big) - 1);
+	/* exactly REPO_INLINE_MAX bytes, completed: with the row */
+	ended("inl", "inl-1", ST_COMPLETED, big, REPO_INLINE_MAX, 0, tok, &pf);
+	CHECK(repo_exec_poll(db, unseal(tok), tenant, env, svc, "inl",
+	    "inl-1", &pf, &r) == REPO_OK);
+	CHECK(r.payloads && r.status == ST_COMPLETED &&
+	    r.result_len == REPO_INLINE_MAX &&
+	    memcmp(r.result, big, REPO_INLINE_MAX) == 0 && r.error == NULL);
+	exec_row_free(&r);
+	/* the same row for a wrong token, or another key: no payload */
+	wrong = pf;
+	wrong.token[0] ^= 1;
+	CHECK(repo_exec_poll(db, unseal(tok), tenant, env, svc, "inl",
+	    "inl-1", &wrong, &r) == REPO_OK);
+	CHECK(!r.payloads && r.result == NULL);
+	exec_row_free(&r);
+	wrong = pf;
+	wrong.lineage[0] ^= 1;
+	CHECK(repo_exec_poll(db, unseal(tok), tenant, env, svc, "inl",
+	    "inl-1", &wrong, &r) == REPO_OK);
+	CHECK(!r.payloads && r.result == NULL);
+	exec_row_free(&r);
+	/* a row without a lineage (before sql/007): read in a second
+	 * statement, the key hash compared by view_find */
+	raw_sql("UPDATE s2r_async_execution SET initiator_lineage = NULL "
+	    "WHERE correlation_id = 'inl-1'");
+	CHECK(repo_exec_poll(db, unseal(tok), tenant, env, svc, "inl",
+	    "inl-1", &pf, &r) == REPO_OK);
+	CHECK(!r.payloads && r.result == NULL && r.lineage_null);
+	exec_row_free(&r);
+	/* one byte more: not with the row */
+	ended("inl", "inl-2", ST_COMPLETED, big, REPO_INLINE_MAX + 1, 0, tok,
+	    &pf);
+	CHECK(repo_exec_poll(db, unseal(tok), tenant, env, svc, "inl",
+	    "inl-2", &pf, &r) == REPO_OK);
+	CHECK(!r.payloads && r.result == NULL && r.status == ST_COMPLETED);
+	exec_row_free(&r);
+	/* a failure's error object */
+	ended("inl", "inl-3", ST_FAILED, "{\"message\":\"m\"}", 15, 0, tok,
+	    &pf);
+	CHECK(repo_exec_poll(db, unseal(tok), tenant, env, svc, "inl",
+	    "inl-3", &pf, &r) == REPO_OK);
+	CHECK(r.payloads && r.status == ST_FAILED && r.error_len == 15 &&
+	    memcmp(r.error, "{\"message\":\"m\"}", 15) == 0);
+	exec_row_free(&r);
+	/* progress reported: the poll needs it too, so none comes alone */
+	ended("inl", "inl-4", ST_COMPLETED, "5", 1, 1, tok, &pf);
+	CHECK(repo_exec_poll(db, unseal(tok), tenant, env, svc, "inl",
+	    "inl-4", &pf, &r) == REPO_OK);
+	CHECK(!r.payloads && r.has_progress && r.result == NULL);
+	exec_row_free(&r);
+}
+
 static void
 cancel_rules(void)
 {
@@ -458,6 +593,7 @@ main(void)
 	idkey_rules();
 	lookup_rules();
 	finalize_once();
+	inline_payload();
 	cancel_rules();
 	concurrent_claims();
 	migrate_lock();

@@ -15,7 +15,9 @@ usage: check_docs.py SOURCE_DIR ADMIN_BINARY
      without a warning (groff -man -ww -z, when groff is installed) and the deployment
      guide still marks its blocks ('.\\" deploy-block' in asyncexec-ops.7);
   5. SCHEMA_VERSION (src/repo/repo.h) is the newest migration of sql/, and
-     asyncexec-ops(7) says "This build needs schema version N." with that N.
+     asyncexec-ops(7) says "This build needs schema version N." with that N;
+  6. the man pages' figures of a header's constant state it: the claim's clock tolerance
+     and first select's rows, the size of the payload a poll gets with its row.
 
 Each failure names the document and the fact; exit 1 when there is one.
 """
@@ -295,8 +297,8 @@ def check_page_constant(src, header, name, page, phrases, per_unit=1):
                   open(os.path.join(src, header), encoding="utf-8").read())
     text = plain(open(os.path.join(src, "scripts", "man", page), encoding="utf-8").read())
     said = [re.search(p, text) for p in phrases]
-    if not m or not all(said) or any(int(n.group(1)) * per_unit != int(m.group(1))
-                                     for n in said):
+    if not m or not all(said) or any(
+            int(n.group(1).replace(",", "")) * per_unit != int(m.group(1)) for n in said):
         fail("%s: %s (%s) must state %s (%s) of %s" % (
             page, ", ".join("'%s'" % p for p in phrases),
             ", ".join(n.group(1) if n else "not found" for n in said), name,
@@ -315,6 +317,14 @@ def check_claim_scan(src):
                         [r"examines at most (\d+) rows", r"cut it \(more than (\d+) rows ahead"])
 
 
+def check_inline(src):
+    check_page_constant(src, "src/repo/repo.h", "REPO_INLINE_MAX", "asyncexec-api.7",
+                        [r"A result or error of at most ([\d,]+) bytes comes with"])
+    check_page_constant(src, "src/repo/repo.h", "REPO_INLINE_MAX", "asyncexec-ops.7",
+                        [r"VARBINARY\((\d+)\)", r"error of at most ([\d,]+) bytes stores",
+                         r"at most ([\d,]+) bytes more per ended execution"])
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
@@ -326,6 +336,7 @@ def main():
     check_schema(src)
     check_clock_skew(src)
     check_claim_scan(src)
+    check_inline(src)
     if failures:
         print("%d failure(s)" % len(failures))
         return 1

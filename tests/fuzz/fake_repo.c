@@ -394,15 +394,17 @@ repo_exec_by_id(struct db *db, uint64_t id, int64_t now, struct exec_row *r)
 	return row_out(e, now, r);
 }
 
-/* As repo.c: by id, which must have these names; without the payloads. */
+/* As repo.c: by id, which must have these names; without the payloads
+ * (r->payloads 0: the handler's repo_exec_payload path). */
 int
 repo_exec_poll(struct db *db, uint64_t id, const char *tenant,
     const char *env, const char *svc, const char *op, const char *cid,
-    struct exec_row *r)
+    const struct poll_proof *proof, struct exec_row *r)
 {
 	struct fexec	*e;
 
 	(void)db;
+	(void)proof;
 	if (fake_failing())
 		return REPO_ERR;
 	if ((e = fake_by_id(id)) == NULL ||
@@ -410,6 +412,7 @@ repo_exec_poll(struct db *db, uint64_t id, const char *tenant,
 		return REPO_NOTFOUND;
 	*r = e->row;
 	r->result = r->error = r->progress = r->last_error = NULL;
+	r->payloads = 0;
 	r->has_progress = e->row.progress != NULL;
 	r->has_last_error = e->row.status == ST_WAITING &&
 	    e->row.last_error != NULL;

@@ -17,15 +17,19 @@
 
 #include "check.h"
 #include "fixture.h"
+#include "repo.h"
 #include "sidedb.h"
 
 #define N		200	/* requests per phase */
 #define CACHED_KINDS	4	/* key, route, backend grant, tenant quota */
 
 /*
- * The round trips of one request of each hot path: a completed poll reads the
- * payloads in a second statement, once the caller's hashes matched (so that an
- * outsider never costs their read); complete reads the row before its compare-and-set.
+ * The round trips of one request of each hot path: complete reads the row before its
+ * compare-and-set. A completed poll gets the result with the row when the result is at
+ * most REPO_INLINE_MAX bytes (the complete phase's are exactly that) and the caller's
+ * hashes match in the statement (an outsider never costs its read); a larger one is
+ * read in a second statement, once the caller's hashes matched (the poll_large phase,
+ * results one byte over, N / 4 of them).
  * The fifth phase's request is a submit and then a claim with max 2 that gets just that
  * one (the queue holds nothing else): the claim's first select yields fewer than max and
  * no warning (it was not cut at CLAIM_SCAN_ROWS), so that one is all there is:
@@ -38,8 +42,8 @@
  * takes the second path: 7 round trips or more).
  */
 enum phase {
-	PH_SUBMIT, PH_POLL_WAITING, PH_COMPLETE, PH_POLL_COMPLETED, PH_CLAIM_SHORT,
-	PH_CLAIM_BATCH, PH__MAX
+	PH_SUBMIT, PH_POLL_WAITING, PH_COMPLETE, PH_POLL_COMPLETED, PH_POLL_LARGE,
+	PH_CLAIM_SHORT, PH_CLAIM_BATCH, PH__MAX
 };
 static const struct {
 	const char	*name;
@@ -50,7 +54,9 @@ static const struct {
 	[PH_SUBMIT] = { "submit", 1, CACHED_KINDS },
 	[PH_POLL_WAITING] = { "poll, waiting", 1, CACHED_KINDS },
 	[PH_COMPLETE] = { "complete", 2, CACHED_KINDS },
-	[PH_POLL_COMPLETED] = { "poll, completed", 2, CACHED_KINDS },
+	[PH_POLL_COMPLETED] = { "poll, completed", 1, CACHED_KINDS },
+	[PH_POLL_LARGE] = { "poll, completed, result over the inline size", 2,
+	    CACHED_KINDS, N / 4 },
 	/* both keys: the consumer's and the backend's */
 	[PH_CLAIM_SHORT] = { "submit, then a claim of fewer than max", 1 + 5,
 	    CACHED_KINDS + 1 },
@@ -61,8 +67,32 @@ static const struct {
 static struct fx F, B;
 static struct config cfg;
 static MYSQL *side;
-static struct sub subs[N];
+static struct sub subs[N], large[N / 4];
 static struct claim claims[N];
+/* JSON strings of REPO_INLINE_MAX bytes and one more, quotes included */
+static char result_inline[REPO_INLINE_MAX + 1], result_large[REPO_INLINE_MAX + 2];
+
+/* Fills out with a JSON string of n bytes (n >= 2) and a NUL. */
+static void
+json_string_of(char *out, size_t n)
+{
+	memset(out, 'r', n);
+	out[0] = out[n - 1] = '"';
+	out[n] = '\0';
+}
+
+/* N / 4 executions completed with result_large (not counted); 1 when all were. */
+static int
+complete_large(void)
+{
+	struct claim c;
+	int i, ok = 1;
+
+	for (i = 0; i < N / 4 && ok; i++)
+		ok = fx_submit_claim(&F, "{\"large\":1}", &large[i], &c) &&
+		    fx_complete(&F, &c, result_large) == 200;
+	return ok;
+}
 
 /* The server's Questions counter (this read included). */
 static long
@@ -147,10 +177,17 @@ one(enum phase p, int i)
 	case PH_POLL_WAITING:
 	case PH_POLL_COMPLETED:
 		st = fx_poll(&F, F.ckey, subs[i].cid, subs[i].token, NULL, &r);
+		st = st == 200 && (p == PH_POLL_WAITING ||
+		    strstr(r.body, result_inline) != NULL) ? 200 : -1;
+		http_resp_free(&r);
+		return st == 200;
+	case PH_POLL_LARGE:
+		st = fx_poll(&F, F.ckey, large[i].cid, large[i].token, NULL, &r);
+		st = st == 200 && strstr(r.body, result_large) != NULL ? 200 : -1;
 		http_resp_free(&r);
 		return st == 200;
 	case PH_COMPLETE:
-		return fx_complete(&F, &claims[i], "{\"ok\":true}") == 200;
+		return fx_complete(&F, &claims[i], result_inline) == 200;
 	case PH_CLAIM_SHORT:
 		return claim_short(i);
 	case PH_CLAIM_BATCH:
@@ -243,6 +280,8 @@ main(void)
 	struct claim c;
 	enum phase p;
 
+	json_string_of(result_inline, REPO_INLINE_MAX);
+	json_string_of(result_large, REPO_INLINE_MAX + 1);
 	sidedb_init(&cfg);
 	side = sidedb_open(&cfg);
 	fx_setup(&F, "stmts");
@@ -261,6 +300,8 @@ main(void)
 	for (p = 0; p < PH__MAX; p++) {
 		if (p == PH_COMPLETE)
 			CHECK(claim_all());
+		if (p == PH_POLL_LARGE)
+			CHECK(complete_large());
 		run_phase(p);
 	}
 	fx_free(&F);

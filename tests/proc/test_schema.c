@@ -68,11 +68,12 @@ check_behind(int v)
 		/* a poll needs the versioned poll-token keys (migration 5),
 		 * the key lineage (migration 7: the key lookup reads it) and
 		 * the progress columns (migration 8), the scheduling ones
-		 * (migration 11): 503 before them, a
-		 * plain 404 for the unknown id after them */
+		 * (migration 11) and payload_inline (migration 15): 503
+		 * before them, a plain 404 for the unknown id after them */
 		status = get("/v1/executions/e/s/o/x", NULL, 0);
 		CHECK_EQ_INT(status, v < POLL_KEY_SCHEMA || v < LINEAGE_SCHEMA ||
-		    v < PROGRESS_SCHEMA || v < SCHEDULE_SCHEMA ? 503 : 404);
+		    v < PROGRESS_SCHEMA || v < SCHEDULE_SCHEMA ||
+		    v < INLINE_SCHEMA ? 503 : 404);
 	}
 	/* the public /readyz says not ready, nothing more; the reason is in /readyz/detail */
 	CHECK(strstr(body, "schema") == NULL);
