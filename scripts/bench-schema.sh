@@ -21,8 +21,8 @@
 #              initiator_lineage_id too; the lineage is a live consumer key);
 #   claim_complete
 #              BENCH_SCHEMA_N claims of one execution each (those submit left), each
-#              followed by its complete: cur's claim is this tree's first select (one
-#              range from the highest priority down, at most CLAIM_SCAN_ROWS rows
+#              followed by its complete: cur's claim is this tree's first select (the
+#              route's queue from the highest priority down, at most CLAIM_SCAN_ROWS rows
 #              examined, with the lineage check: the work is at its head, so its second
 #              path never runs), ref's the locking select of contract v2's binary (REV
 #              before 127097e; a later REV is read as v2 too); each claim is START TRANSACTION,

@@ -149,19 +149,16 @@ struct claim_ask {
 
 /*
  * Binds the claimable condition (repo_stmts.c CLAIMABLE) for a into
- * p[0..]; with prio, the "priority <= ?" of the locking select too.
- * The number of binds.
+ * p[0..]. The number of binds.
  */
 static int
-claimable_binds(struct claim_ask *a, const unsigned *prio, MYSQL_BIND *p)
+claimable_binds(struct claim_ask *a, MYSQL_BIND *p)
 {
 	int	 i = 0;
 
 	db_bind_str(&p[i++], a->env);
 	db_bind_str(&p[i++], a->svc);
 	db_bind_str(&p[i++], a->op);
-	if (prio != NULL)
-		db_bind_u32(&p[i++], prio);
 	/* due_at: work submitted without a start (not_before NULL) on a
 	 * host whose clock runs ahead is due too; a start waits for
 	 * not_before itself */
@@ -177,21 +174,22 @@ claimable_binds(struct claim_ask *a, const unsigned *prio, MYSQL_BIND *p)
 }
 
 /*
- * The highest priority with claimable work into *prio, read without
- * locks. REPO_OK, REPO_NOTFOUND (nothing claimable) or REPO_ERR.
+ * Whether the route has claimable work, read without locks: REPO_OK,
+ * REPO_NOTFOUND (nothing claimable) or REPO_ERR.
  */
 static enum repo_rc
-claim_top(struct db *db, struct claim_ask *a, unsigned *prio)
+claim_top(struct db *db, struct claim_ask *a)
 {
 	MYSQL_BIND	 p[10];
 	MYSQL_STMT	*st;
 	struct db_cols	 c;
+	unsigned	 prio;
 	int		 rc;
 
-	claimable_binds(a, NULL, p);
+	claimable_binds(a, p);
 	if ((st = db_run(db, STMT_CLAIM_TOP, p)) == NULL)
 		return REPO_ERR;
-	db_rcol(&c, 0, MYSQL_TYPE_LONG, prio, 0);
+	db_rcol(&c, 0, MYSQL_TYPE_LONG, &prio, 0);
 	rc = db_fetch_row(st, &c);
 	mysql_stmt_free_result(st);
 	return rc == DB_ROW ? REPO_OK : rc == DB_ROW_NONE ? REPO_NOTFOUND :
@@ -231,20 +229,18 @@ claim_scan_end(struct db *db)
 
 /*
  * Locks the claimable executions for a in the open transaction into
- * it[0..*n): first STMT_CLAIM_FIRST, one range from the highest priority
- * down that examines at most CLAIM_SCAN_ROWS rows. When it yields fewer
- * than max and ended at the queue's end (no warning), that is all. When
- * it was cut at the limit (more than that ahead of the work was not
- * claimable: live leases, retries, starts not yet due), the
- * highest priority that has claimable work is read without locks (none:
- * done), then STMT_CLAIM_SELECT locks from it down, in the same
- * transaction when the first select locked rows (they are this
- * transaction's and still claimable, so that priority is at least
- * theirs and the select returns them again in their place, with what
- * follows), else in a new one; so fewer
- * than max always means that no more was claimable (or the payload
- * budget). REPO_OK with the transaction open (*n may be 0),
- * REPO_NOTFOUND with none open, or REPO_ERR.
+ * it[0..*n): first STMT_CLAIM_FIRST, the route's queue from the highest
+ * priority down, examining at most CLAIM_SCAN_ROWS rows. When it yields
+ * fewer than max and ended at the queue's end (no warning), that is all.
+ * When it was cut at the limit (more than that ahead of the work was not
+ * claimable: live leases, retries, starts not yet due), whether any work
+ * is claimable is read without locks (none: done), then STMT_CLAIM_SELECT
+ * locks without the limit, in the same transaction when the first select
+ * locked rows (they are this transaction's and still claimable, so the
+ * select returns them again in their place, with what follows), else in
+ * a new one; so fewer than max always means that no more was claimable
+ * (or the payload budget). REPO_OK with the transaction open (*n may be
+ * 0), REPO_NOTFOUND with none open, or REPO_ERR.
  */
 static enum repo_rc
 claim_lock(struct db *db, struct claim_ask *a, struct claim_item *it,
@@ -253,13 +249,12 @@ claim_lock(struct db *db, struct claim_ask *a, struct claim_item *it,
 	MYSQL_BIND	 p[12];
 	MYSQL_STMT	*st;
 	size_t		 budget = db_config(db)->max_result_bytes;
-	unsigned	 prio = 0;
 	enum repo_rc	 rc;
 	int		 k, full, locked;
 
 	if (db_begin(db) == -1)
 		return REPO_ERR;
-	k = claimable_binds(a, NULL, p);
+	k = claimable_binds(a, p);
 	db_bind_u32(&p[k], &a->max);
 	if ((st = db_run(db, STMT_CLAIM_FIRST, p)) == NULL ||
 	    claim_read(db, st, it, a->max, budget, n, &full) == -1)
@@ -286,11 +281,10 @@ claim_lock(struct db *db, struct claim_ask *a, struct claim_item *it,
 	claim_items_free(it, n);
 	if (!locked)
 		db_rollback(db);
-	if ((rc = claim_top(db, a, &prio)) == REPO_NOTFOUND)
+	if ((rc = claim_top(db, a)) == REPO_NOTFOUND)
 		db_rollback(db);
 	if (rc != REPO_OK || (!locked && db_begin(db) == -1))
 		return rc != REPO_OK ? rc : REPO_ERR;
-	k = claimable_binds(a, &prio, p);
 	db_bind_u32(&p[k], &a->max);
 	if ((st = db_run(db, STMT_CLAIM_SELECT, p)) == NULL ||
 	    claim_read(db, st, it, a->max, budget, n, &full) == -1)

@@ -7,7 +7,7 @@
  * become unclaimed later (a lapsed lease, a retryable failure) and those
  * submitted inside the cache TTL after the revocation are failed by
  * asyncexec-expire's revoked step (repo_expire.c); claim never hands any
- * of them out (STMT_CLAIM_SELECT).
+ * of them out (repo_stmts.c CLAIMABLE).
  *
  * The waiting executions are read without locks through ix_exec_lineage
  * (one range: the lineage, waiting, in id order) and failed by primary

@@ -73,22 +73,29 @@ const struct db_stmt_def repo_stmts[STMT__MAX] = {
 	    "cancel_requested = 1 WHERE id = ? AND status = 'waiting_callback'",
 	    0, "exec_request_cancel" },
 	/*
-	 * The claimable condition of both claim statements (the route first);
-	 * a lineage without a live key (revoked, also inside the cache TTL)
-	 * is never handed out; the key rows are read without locks.
+	 * The claimable condition of the claim statements (the route first),
+	 * prio empty or " AND " a condition on priority; a lineage without a
+	 * live key (revoked, also inside the cache TTL) is never handed out;
+	 * the key rows are read without locks.
 	 */
 #define CLAIMABLE(prio) \
 	"WHERE environment = ? AND service_key = ? AND operation_key = ? " \
-	"AND status = 'waiting_callback' AND cancel_requested = 0 AND " \
-	prio " AND due_at <= ? AND " \
+	"AND status = 'waiting_callback' AND cancel_requested = 0" prio \
+	" AND due_at <= ? AND " \
 	"(lease_expires_at IS NULL OR lease_expires_at <= ?) " \
 	"AND expires_at > ? AND (not_before IS NULL OR not_before <= ?) " \
 	"AND attempts < ? AND (e.initiator_lineage_id IS NULL OR " \
 	LINEAGE_LIVE("e.initiator_lineage_id") ") ORDER BY priority DESC, " \
 	"due_at, id "
 	/*
-	 * First, one locking range from the highest priority down, as the
-	 * select below with priority PRIORITY_MAX, that examines at most
+	 * The two locking selects read the route's claimable entries as an
+	 * exact prefix of ix_exec_claim (EXPLAIN type ref, no condition on
+	 * priority): past the prefix InnoDB only gap-locks the next entry. A
+	 * range (priority <= ?) locked that entry, the next route's head,
+	 * until COMMIT, and that route's claims skipped it (SKIP LOCKED) and
+	 * came back empty while it waited (tests/db/test_claim_plan.c).
+	 *
+	 * First, the queue from the highest priority down, examining at most
 	 * CLAIM_SCAN_ROWS rows: a full batch from it is what comes first in
 	 * claim order. Fewer than max without a warning: the queue ended
 	 * there, and they are all there is. Fewer with the warning of the
@@ -100,8 +107,7 @@ const struct db_stmt_def repo_stmts[STMT__MAX] = {
 	[STMT_CLAIM_FIRST] = {
 	    "SELECT id, correlation_id, initiator_tenant_id, request_payload, "
 	    "attempts, created_at FROM s2r_async_execution e "
-	    "FORCE INDEX (ix_exec_claim) " CLAIMABLE("priority <= "
-	    API_STR(PRIORITY_MAX)) "LIMIT ? ROWS EXAMINED "
+	    "FORCE INDEX (ix_exec_claim) " CLAIMABLE("") "LIMIT ? ROWS EXAMINED "
 	    API_STR(CLAIM_SCAN_ROWS) " FOR UPDATE SKIP LOCKED", 0,
 	    "claim_first" },
 	/*
@@ -114,30 +120,29 @@ const struct db_stmt_def repo_stmts[STMT__MAX] = {
 	[STMT_CLAIM_WARNINGS] = {
 	    "SELECT @@warning_count", 0, "claim_warnings" },
 	/*
-	 * Without locks: the highest priority with claimable work, one
+	 * Without locks: whether the route has claimable work at all, one
 	 * range of ix_exec_claim per priority, each up to due_at <= now +
 	 * CLAIM_CLOCK_SKEW_MS (sql/011), no entry due later than that read
 	 * (one due within it is claimable when it has no start, not_before
 	 * NULL: its submitting host's clock ran ahead). Nothing: the claim
-	 * is over, its transaction rolled back.
+	 * is over, its transaction rolled back, without the locking select.
 	 */
 	[STMT_CLAIM_TOP] = {
 	    "SELECT priority FROM s2r_async_execution e FORCE INDEX "
-	    "(ix_exec_claim) " CLAIMABLE("priority IN (9, 8, 7, 6, 5, 4, 3, 2, "
-	    "1, 0)") "LIMIT 1", 1, "claim_top" },
+	    "(ix_exec_claim) " CLAIMABLE(" AND priority IN (9, 8, 7, 6, 5, 4, "
+	    "3, 2, 1, 0)") "LIMIT 1", 1, "claim_top" },
 	/*
-	 * Then one range from that priority down, in index order (no
-	 * filesort), rows another claim holds skipped. Not the ranges per
-	 * priority with their due_at bound, locking: such a scan waits on
-	 * the first entry past an empty range (the next priority's head,
-	 * which other claims hold) in spite of SKIP LOCKED, and 16 claimers
-	 * racing for one route deadlocked (1213 in 71 of 2,400 claims; 0
-	 * this way).
+	 * Then the first select without its limit of rows examined, in index
+	 * order (no filesort), rows another claim holds skipped. Not ranges
+	 * per priority with their due_at bound: such a scan waits on the
+	 * first entry past an empty range (the next priority's head, which
+	 * other claims hold) in spite of SKIP LOCKED, and 16 claimers racing
+	 * for one route deadlocked (1213 in 71 of 2,400 claims; 0 this way).
 	 */
 	[STMT_CLAIM_SELECT] = {
 	    "SELECT id, correlation_id, initiator_tenant_id, request_payload, "
 	    "attempts, created_at FROM s2r_async_execution e "
-	    "FORCE INDEX (ix_exec_claim) " CLAIMABLE("priority <= ?")
+	    "FORCE INDEX (ix_exec_claim) " CLAIMABLE("")
 	    "LIMIT ? FOR UPDATE SKIP LOCKED", 0, "claim_select" },
 	[STMT_CLAIM_UPDATE] = {
 	    "UPDATE s2r_async_execution SET callback_token_hash = ?, "

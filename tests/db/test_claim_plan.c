@@ -3,18 +3,29 @@
  * STMT_CLAIM_FIRST, STMT_CLAIM_TOP, STMT_CLAIM_SELECT, STMT_CLAIM_LEASES; the text read
  * from repo_stmts, not a copy) on the real MariaDB (ASYNCEXEC_TEST_CONFIG).
  *
- * Plans: EXPLAINed with KEYS consumer keys in s2r_api_key, the executions are read as one
- * range of ix_exec_claim with no filesort and no temporary table, and no table of any
+ * Plans: EXPLAINed with KEYS consumer keys in s2r_api_key, the executions are read on
+ * ix_exec_claim (the locking selects as an exact prefix, type ref; the read without locks
+ * as a range) with no filesort and no temporary table, and no table of any
  * part of the statement is scanned (type ALL), the lineage check on the keys included: a
  * claim examines up to CLAIM_SCAN_ROWS entries, and a scan of the keys per entry made
  * each claim cost that times the number of keys. The lease UPDATE has the placeholders
  * of CLAIM_LEASE_ROWS executions and reads them by primary key. Prints the plans.
  *
  * Live leases: a route of its own with LEASED claimed executions (lease an hour ahead)
- * ahead of one due, unclaimed one; the locking select from priority 9 (STMT_CLAIM_SELECT)
- * returns that one, and the lease test of the entries ahead ran on the index entries
+ * ahead of one due, unclaimed one; the second locking select (STMT_CLAIM_SELECT) returns
+ * that one, and the lease test of the entries ahead ran on the index entries
  * (sql/014: index condition pushdown): the session's Handler_icp_match grows by at most
  * a few, not by LEASED (each entry whose row had to be read to see its lease).
+ *
+ * Neighbours: two routes next to each other in ix_exec_claim, one due execution each.
+ * A claim of the first (its locking select, STMT_CLAIM_FIRST, then STMT_CLAIM_SELECT,
+ * each fewer than max: it reads to the end of its route's entries) holds its transaction
+ * open; meanwhile repo_claim of the second must hand out the second's execution. A range
+ * scan locks the first entry past its range (the neighbour's head), and SKIP LOCKED made
+ * the neighbour's claim come back empty while its work waited (tests/http
+ * http_examples_worker beside the other claims of the suite). So the locking selects read
+ * the route as an exact prefix of the index (EXPLAIN type ref), which only gap-locks the
+ * entry past it.
  */
 #include <mysql.h>
 #include <stdio.h>
@@ -23,6 +34,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "clock.h"
 #include "config.h"
 #include "db_fixture.h"
 #include "repo_sql.h"
@@ -35,6 +47,7 @@ static struct config	 cfg;
 static MYSQL		*side;
 static char		 label[32];
 static char		 env[32] = "'plan'";	/* quoted, for the placeholders */
+static char		 svc[32] = "'svc'";	/* quoted; the route's service */
 
 /* the placeholders that are not times, by the text before them; any other ? is now */
 static const struct {
@@ -45,7 +58,7 @@ static const struct {
 	{ "attempts < ", "5" },
 	{ "priority <= ", "9" },
 	{ "environment = ", env },
-	{ "service_key = ", "'svc'" },
+	{ "service_key = ", svc },
 	{ "operation_key = ", "'op'" },
 };
 
@@ -107,7 +120,9 @@ check_plan(enum stmt id)
 		CHECK(strstr(extra, "temporary") == NULL);
 		if (strcmp(table, "e") == 0) {
 			claim++;
-			CHECK_EQ_STR(type, "range");
+			/* the locking selects: the route as an exact prefix */
+			CHECK_EQ_STR(type, strstr(repo_stmts[id].sql,
+			    "FOR UPDATE") != NULL ? "ref" : "range");
 			CHECK_EQ_STR(key, "ix_exec_claim");
 		}
 	}
@@ -210,6 +225,61 @@ check_live_leases(void)
 	side_sql(side, q);
 }
 
+/*
+ * One due, unclaimed execution (correlation id cid) on route env/service/op, for
+ * the neighbours.
+ */
+static void
+add_due(const char *service, const char *cid)
+{
+	char	 q[2048];
+
+	snprintf(q, sizeof(q), "INSERT INTO s2r_async_execution (correlation_id, "
+	    "environment, service_key, operation_key, status, request_payload, "
+	    "request_sha256, initiator_tenant_id, initiator_key_hash, poll_token_hash, "
+	    "attempts, created_at, updated_at, expires_at, due_at) VALUES ('%s', %s, "
+	    "'%s', 'op', 'waiting_callback', '{}', UNHEX(SHA2('%s', 256)), 'plan', "
+	    "UNHEX(SHA2('k', 256)), UNHEX(SHA2('p%s', 256)), 0, UTC_TIMESTAMP(3), "
+	    "UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL 1 DAY, UTC_TIMESTAMP(3) - "
+	    "INTERVAL 1 MINUTE)", cid, env, service, cid, cid);
+	side_sql(side, q);
+}
+
+/* Neighbours (see the top), the first route's claim holding its select id. */
+static void
+check_neighbours(enum stmt id)
+{
+	static char	 q[16384];
+	struct claim_item *it = NULL;
+	struct db	*db = repo_open(&cfg, 0);
+	MYSQL_RES	*res;
+	char		 bare[32];
+	size_t		 n = 0;
+
+	snprintf(bare, sizeof(bare), "%.*s", (int)strlen(env) - 2, env + 1);
+	add_due("nb-a", "a-head");
+	add_due("nb-b", "b-head");
+	snprintf(svc, sizeof(svc), "'nb-a'");
+	side_sql(side, "START TRANSACTION");
+	CHECK_EQ_INT(fill_text("", repo_stmts[id].sql, q, sizeof(q)), 0);
+	side_sql(side, q);
+	res = mysql_store_result(side);
+	CHECK(res != NULL && mysql_num_rows(res) == 1);
+	mysql_free_result(res);
+	CHECK(db != NULL && repo_claim(db, bare, "nb-b", "op", 1, 60, 5,
+	    clock_now_ms(), &it, &n) == REPO_OK);
+	printf("neighbours: %s of nb-a holds its transaction, the claim of nb-b got "
+	    "%zu: %s\n", repo_stmts[id].name, n, n == 1 ? it[0].cid : "none");
+	CHECK(n == 1 && strcmp(it[0].cid, "b-head") == 0);
+	claim_free(it, n);
+	side_sql(side, "ROLLBACK");
+	repo_close(db);
+	snprintf(svc, sizeof(svc), "'svc'");
+	snprintf(q, sizeof(q), "DELETE FROM s2r_async_execution WHERE environment = %s",
+	    env);
+	side_sql(side, q);
+}
+
 int
 main(void)
 {
@@ -239,6 +309,8 @@ main(void)
 	check_plan(STMT_CLAIM_SELECT);
 	check_leases();
 	check_live_leases();
+	check_neighbours(STMT_CLAIM_FIRST);
+	check_neighbours(STMT_CLAIM_SELECT);
 	snprintf(q, sizeof(q), "DELETE FROM s2r_api_key WHERE label = '%s'", label);
 	side_sql(side, q);
 	mysql_close(side);
