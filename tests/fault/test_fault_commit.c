@@ -346,5 +346,10 @@ main(void)
 	f_log_show(logpath, 0, 40);
 	mysql_close(m);
 	fx_free(&F);
+	(void)unlink(logpath);
+	(void)unlink(sock);
+	snprintf(logpath, sizeof logpath, "%s/app.conf", dir);
+	(void)unlink(logpath);
+	(void)rmdir(dir);
 	return check_done("fault_commit");
 }

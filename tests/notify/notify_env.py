@@ -6,6 +6,7 @@ answers by path (as tests/webhook/receiver.mjs does) and records every request; 
 Standard Webhooks signature checked here with Python's hmac, independently of the C code.
 Every wait has a deadline.
 """
+import atexit
 import base64
 import hashlib
 import hmac
@@ -14,6 +15,7 @@ import http.server
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import ssl
@@ -102,7 +104,7 @@ _KEYED = {}
 def keyed_config():
     """The test configuration plus a webhook_key_file of this test's own (0640)."""
     if "conf" not in _KEYED:
-        d = tempfile.mkdtemp(prefix="test-notify-key.")
+        d = tmpdir("test-notify-key.")
         key = os.path.join(d, "webhook.key")
         fd = os.open(key, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o640)
         os.write(fd, base64.b64encode(os.urandom(32)) + b"\n")
@@ -376,8 +378,11 @@ class Sender:
             return ""
 
 
-def tmpdir():
-    return tempfile.mkdtemp(prefix="test-notify.")
+def tmpdir(prefix="test-notify."):
+    """A temporary directory, removed when the test exits."""
+    d = tempfile.mkdtemp(prefix=prefix)
+    atexit.register(shutil.rmtree, d, True)
+    return d
 
 
 def deliveries(endpoint_id, status=None):

@@ -168,4 +168,5 @@ scratch_drop(struct scratch *s)
 
 	snprintf(sql, sizeof(sql), "DROP DATABASE IF EXISTS %s", s->db);
 	(void)scratch_sql(s, sql);
+	remove_tmpdir();
 }

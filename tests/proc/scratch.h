@@ -42,7 +42,8 @@ int	scratch_stop(struct scratch *);
 int	scratch_request(const struct scratch *, const char *method,
 	    const char *uri, const char *auth, const char *token,
 	    const char *body, char *out, size_t size);
-/* Drops the database. */
+/* Drops the database and removes the test's temporary directory (the
+ * config, the log). */
 void	scratch_drop(struct scratch *);
 
 #endif
