@@ -162,7 +162,7 @@ gen() {
             (DB == "cur" ? ", 0, NULL, UTC_TIMESTAMP(3), NULL, 1" : "") ")")
         if (DB == "cur")
             prepare("sel", sel "e FORCE INDEX (ix_exec_claim) " \
-                claimable("priority <= 9 AND " due) live " ORDER BY priority DESC, " \
+                claimable(due) live " ORDER BY priority DESC, " \
                 "due_at, id LIMIT 1 ROWS EXAMINED " SCAN " FOR UPDATE SKIP LOCKED")
         else
             prepare("sel", sel "FORCE INDEX (ix_exec_claim) " claimable("") \

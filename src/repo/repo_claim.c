@@ -3,6 +3,8 @@
  * executions of a route (SKIP LOCKED), gives each a new callback token
  * and lease, and hands them out only after its COMMIT succeeded.
  */
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +16,8 @@
 #include "repo_sql.h"
 
 #define CLAIM_TRIES	3	/* a claim run whole again after 1213 */
+#define CLAIM_LOCK_TRIES 8	/* locking statements of the second path */
+#define CLAIM_IDS_PER_MAX 4	/* its ids read, per execution wanted */
 
 /* Frees the payloads of the *n items of it (kept) and sets *n to 0. */
 static void
@@ -39,9 +43,9 @@ claim_free(struct claim_item *it, size_t n)
 }
 
 /*
- * Reads the rows of an executed claim select into it[0..max). *full:
- * it stopped at max or at the payload budget, not at the end of the
- * rows. 0 or -1.
+ * Reads the rows of an executed claim select into it[*n..max), the
+ * payloads of it[0..*n) counted against the budget. *full: it stopped at
+ * max or at the payload budget, not at the end of the rows. 0 or -1.
  */
 static int
 claim_read(struct db *db, MYSQL_STMT *st, struct claim_item *it,
@@ -50,8 +54,11 @@ claim_read(struct db *db, MYSQL_STMT *st, struct claim_item *it,
 	struct db_cols	 c;
 	struct claim_item row;
 	MYSQL_TIME	 t;
-	size_t		 total = 0;
+	size_t		 total = 0, i;
 	int		 rc = 0;
+
+	for (i = 0; i < *n; i++)
+		total += it[i].request_len;
 
 	db_rcol(&c, 0, MYSQL_TYPE_LONGLONG, &row.id, 0);
 	db_rcol(&c, 1, MYSQL_TYPE_STRING, row.cid, sizeof(row.cid));
@@ -174,26 +181,95 @@ claimable_binds(struct claim_ask *a, MYSQL_BIND *p)
 }
 
 /*
- * Whether the route has claimable work, read without locks: REPO_OK,
- * REPO_NOTFOUND (nothing claimable) or REPO_ERR.
+ * The first claimable ids for a in claim order, read without locks
+ * (STMT_CLAIM_IDS): up to CLAIM_IDS_PER_MAX times a->max into
+ * ids[0..*k). 0 or -1.
  */
-static enum repo_rc
-claim_top(struct db *db, struct claim_ask *a)
+static int
+claim_ids(struct db *db, struct claim_ask *a, uint64_t *ids, size_t *k)
 {
-	MYSQL_BIND	 p[10];
+	MYSQL_BIND	 p[11];
 	MYSQL_STMT	*st;
 	struct db_cols	 c;
-	unsigned	 prio;
+	uint64_t	 id;
+	unsigned	 lim = CLAIM_IDS_PER_MAX * a->max;
 	int		 rc;
 
-	claimable_binds(a, p);
-	if ((st = db_run(db, STMT_CLAIM_TOP, p)) == NULL)
-		return REPO_ERR;
-	db_rcol(&c, 0, MYSQL_TYPE_LONG, &prio, 0);
-	rc = db_fetch_row(st, &c);
+	db_bind_u32(&p[claimable_binds(a, p)], &lim);
+	if ((st = db_run(db, STMT_CLAIM_IDS, p)) == NULL)
+		return -1;
+	db_rcol(&c, 0, MYSQL_TYPE_LONGLONG, &id, 0);
+	*k = 0;
+	while ((rc = db_fetch_row(st, &c)) == DB_ROW &&
+	    *k < CLAIM_IDS_PER_MAX * CLAIM_MAX)
+		ids[(*k)++] = id;
 	mysql_stmt_free_result(st);
-	return rc == DB_ROW ? REPO_OK : rc == DB_ROW_NONE ? REPO_NOTFOUND :
-	    REPO_ERR;
+	return rc == DB_ROW_ERR ? -1 : 0;
+}
+
+/*
+ * Locks ids[0..k) (k <= CLAIM_MAX) by primary key where still claimable
+ * (STMT_CLAIM_LOCK, rows another claim holds skipped), appended to
+ * it[*n..a->max) in the order of ids. *full as claim_read. 0 or -1.
+ */
+static int
+claim_lock_ids(struct db *db, struct claim_ask *a, const uint64_t *ids,
+    size_t k, struct claim_item *it, size_t *n, int *full)
+{
+	char		 json[CLAIM_MAX * 21 + 3];
+	MYSQL_BIND	 p[11];
+	MYSQL_STMT	*st;
+	size_t		 i, len = 0;
+
+	json[len++] = '[';
+	for (i = 0; i < k && i < CLAIM_MAX; i++)
+		len += (size_t)snprintf(json + len, sizeof(json) - len, "%s%llu",
+		    i > 0 ? "," : "", (unsigned long long)ids[i]);
+	json[len++] = ']';
+	json[len] = '\0';
+	db_bind_str(&p[0], json);
+	claimable_binds(a, p + 1);
+	if ((st = db_run(db, STMT_CLAIM_LOCK, p)) == NULL)
+		return -1;
+	return claim_read(db, st, it, a->max, db_config(db)->max_result_bytes,
+	    n, full);
+}
+
+/*
+ * The second path of a claim: the first CLAIM_IDS_PER_MAX times max
+ * claimable ids, read without locks outside a transaction (nothing
+ * claimable costs none), then locked by primary key (claim_lock_ids) in
+ * a new one, in their order, as many at a time as are still wanted,
+ * until a->max are locked, the payload budget is reached, the ids end,
+ * or CLAIM_LOCK_TRIES statements ran (the rest: other claims held them).
+ * REPO_OK with the transaction open and *n > 0, REPO_NOTFOUND (nothing
+ * taken) with none open, or REPO_ERR.
+ */
+static enum repo_rc
+claim_by_ids(struct db *db, struct claim_ask *a, struct claim_item *it,
+    size_t *n)
+{
+	uint64_t	 ids[CLAIM_IDS_PER_MAX * CLAIM_MAX];
+	size_t		 k, at, want;
+	int		 full = 0, tries = 0;
+
+	if (claim_ids(db, a, ids, &k) == -1)
+		return REPO_ERR;
+	if (k == 0)
+		return REPO_NOTFOUND;
+	if (db_begin(db) == -1)
+		return REPO_ERR;
+	for (at = 0; at < k && !full && tries < CLAIM_LOCK_TRIES; at += want) {
+		want = a->max - *n < k - at ? a->max - *n : k - at;
+		if (claim_lock_ids(db, a, ids + at, want, it, n, &full) == -1)
+			return REPO_ERR;
+		full = full || *n == a->max;
+		tries++;
+	}
+	if (*n > 0)
+		return REPO_OK;
+	db_rollback(db);
+	return REPO_NOTFOUND;
 }
 
 /* How the first select of a claim that yielded fewer than max ended. */
@@ -228,19 +304,17 @@ claim_scan_end(struct db *db)
 }
 
 /*
- * Locks the claimable executions for a in the open transaction into
- * it[0..*n): first STMT_CLAIM_FIRST, the route's queue from the highest
- * priority down, examining at most CLAIM_SCAN_ROWS rows. When it yields
- * fewer than max and ended at the queue's end (no warning), that is all.
- * When it was cut at the limit (more than that ahead of the work was not
- * claimable: live leases, retries, starts not yet due), whether any work
- * is claimable is read without locks (none: done), then STMT_CLAIM_SELECT
- * locks without the limit, in the same transaction when the first select
- * locked rows (they are this transaction's and still claimable, so the
- * select returns them again in their place, with what follows), else in
- * a new one; so fewer than max always means that no more was claimable
- * (or the payload budget). REPO_OK with the transaction open (*n may be
- * 0), REPO_NOTFOUND with none open, or REPO_ERR.
+ * Locks the claimable executions for a in a transaction into it[0..*n):
+ * first STMT_CLAIM_FIRST, the route's queue from the highest priority
+ * down as an exact prefix of ix_exec_claim, examining at most
+ * CLAIM_SCAN_ROWS rows. When it yields fewer than max and ended at the
+ * queue's end (no warning), that is all. When it was cut at the limit
+ * (more than that ahead of the work was not claimable: live leases,
+ * retries, starts not yet due), its transaction ends and claim_by_ids
+ * takes them by primary key in a new one; so fewer than max means that
+ * no more was claimable, or the payload budget, or other claims held the
+ * rest. REPO_OK with the transaction open and *n > 0, REPO_NOTFOUND
+ * (nothing taken) with none open, or REPO_ERR.
  */
 static enum repo_rc
 claim_lock(struct db *db, struct claim_ask *a, struct claim_item *it,
@@ -249,8 +323,7 @@ claim_lock(struct db *db, struct claim_ask *a, struct claim_item *it,
 	MYSQL_BIND	 p[12];
 	MYSQL_STMT	*st;
 	size_t		 budget = db_config(db)->max_result_bytes;
-	enum repo_rc	 rc;
-	int		 k, full, locked;
+	int		 k, full;
 
 	if (db_begin(db) == -1)
 		return REPO_ERR;
@@ -272,24 +345,13 @@ claim_lock(struct db *db, struct claim_ask *a, struct claim_item *it,
 	case SCAN_END_ERR:
 		return REPO_ERR;
 	}
-	/* cut at CLAIM_SCAN_ROWS: the select below returns
-	 * what it took again, so only the copies go. Nothing taken: the
-	 * transaction ends first (the row the limit stopped at may still be
-	 * locked; 64 claimers past live leases deadlocked 10 times in 1,116
-	 * claims holding it) */
-	locked = *n > 0;
+	/* cut at CLAIM_SCAN_ROWS: what it took and examined is let go (a
+	 * range of locks ahead of the work: 64 claimers past live leases
+	 * deadlocked 10 times in 1,116 claims holding it), and the second
+	 * path locks by primary key only */
 	claim_items_free(it, n);
-	if (!locked)
-		db_rollback(db);
-	if ((rc = claim_top(db, a)) == REPO_NOTFOUND)
-		db_rollback(db);
-	if (rc != REPO_OK || (!locked && db_begin(db) == -1))
-		return rc != REPO_OK ? rc : REPO_ERR;
-	db_bind_u32(&p[k], &a->max);
-	if ((st = db_run(db, STMT_CLAIM_SELECT, p)) == NULL ||
-	    claim_read(db, st, it, a->max, budget, n, &full) == -1)
-		return REPO_ERR;
-	return REPO_OK;
+	db_rollback(db);
+	return claim_by_ids(db, a, it, n);
 }
 
 /*

@@ -76,7 +76,7 @@ const struct db_stmt_def repo_stmts[STMT__MAX] = {
 	 * The claimable condition of the claim statements (the route first),
 	 * prio empty or " AND " a condition on priority; a lineage without a
 	 * live key (revoked, also inside the cache TTL) is never handed out;
-	 * the key rows are read without locks.
+	 * the key rows are read without locks. CLAIM_ORDER is claim order.
 	 */
 #define CLAIMABLE(prio) \
 	"WHERE environment = ? AND service_key = ? AND operation_key = ? " \
@@ -85,31 +85,32 @@ const struct db_stmt_def repo_stmts[STMT__MAX] = {
 	"(lease_expires_at IS NULL OR lease_expires_at <= ?) " \
 	"AND expires_at > ? AND (not_before IS NULL OR not_before <= ?) " \
 	"AND attempts < ? AND (e.initiator_lineage_id IS NULL OR " \
-	LINEAGE_LIVE("e.initiator_lineage_id") ") ORDER BY priority DESC, " \
-	"due_at, id "
+	LINEAGE_LIVE("e.initiator_lineage_id") ") "
+#define CLAIM_ORDER	"ORDER BY priority DESC, due_at, id "
 	/*
-	 * The two locking selects read the route's claimable entries as an
-	 * exact prefix of ix_exec_claim (EXPLAIN type ref, no condition on
-	 * priority): past the prefix InnoDB only gap-locks the next entry. A
-	 * range (priority <= ?) locked that entry, the next route's head,
-	 * until COMMIT, and that route's claims skipped it (SKIP LOCKED) and
-	 * came back empty while it waited (tests/db/test_claim_plan.c).
+	 * No locking read of a claim is a range of ix_exec_claim: InnoDB
+	 * locks the first entry past a range until COMMIT, and past a
+	 * route's claimable entries that is the next route's head, which
+	 * that route's claims then skipped (SKIP LOCKED), coming back empty
+	 * while it waited (tests/db/test_claim_plan.c, neighbours).
 	 *
-	 * First, the queue from the highest priority down, examining at most
-	 * CLAIM_SCAN_ROWS rows: a full batch from it is what comes first in
-	 * claim order. Fewer than max without a warning: the queue ended
-	 * there, and they are all there is. Fewer with the warning of the
-	 * limit (more than that ahead of the work that is not claimable:
-	 * live leases, retries and starts not yet due), the claim takes the
-	 * two steps below, in the same transaction when it locked some
-	 * (repo_claim.c claim_lock).
+	 * First, the route's queue from the highest priority down as an
+	 * exact prefix of ix_exec_claim (EXPLAIN type ref, no condition on
+	 * priority: past the prefix InnoDB only gap-locks the next entry),
+	 * examining at most CLAIM_SCAN_ROWS rows: a full batch from it is
+	 * what comes first in claim order. Fewer than max without a
+	 * warning: the queue ended there, and they are all there is. Fewer
+	 * with the warning of the limit (more than that ahead of the work
+	 * that is not claimable: live leases, retries and starts not yet
+	 * due), the claim takes the two steps below, in the same
+	 * transaction when it locked some (repo_claim.c claim_lock).
 	 */
 	[STMT_CLAIM_FIRST] = {
 	    "SELECT id, correlation_id, initiator_tenant_id, request_payload, "
 	    "attempts, created_at FROM s2r_async_execution e "
-	    "FORCE INDEX (ix_exec_claim) " CLAIMABLE("") "LIMIT ? ROWS EXAMINED "
-	    API_STR(CLAIM_SCAN_ROWS) " FOR UPDATE SKIP LOCKED", 0,
-	    "claim_first" },
+	    "FORCE INDEX (ix_exec_claim) " CLAIMABLE("") CLAIM_ORDER
+	    "LIMIT ? ROWS EXAMINED " API_STR(CLAIM_SCAN_ROWS)
+	    " FOR UPDATE SKIP LOCKED", 0, "claim_first" },
 	/*
 	 * The warnings of the first select, when it yielded fewer than max:
 	 * none, and it ended at the queue's end; CLAIM_SCAN_ROWS reached
@@ -120,30 +121,31 @@ const struct db_stmt_def repo_stmts[STMT__MAX] = {
 	[STMT_CLAIM_WARNINGS] = {
 	    "SELECT @@warning_count", 0, "claim_warnings" },
 	/*
-	 * Without locks: whether the route has claimable work at all, one
-	 * range of ix_exec_claim per priority, each up to due_at <= now +
-	 * CLAIM_CLOCK_SKEW_MS (sql/011), no entry due later than that read
-	 * (one due within it is claimable when it has no start, not_before
-	 * NULL: its submitting host's clock ran ahead). Nothing: the claim
-	 * is over, its transaction rolled back, without the locking select.
+	 * Then, without locks, the first claimable ids in claim order (a few
+	 * times max: repo_claim.c claim_by_ids): one range of ix_exec_claim
+	 * per priority, each up to due_at <= now + CLAIM_CLOCK_SKEW_MS
+	 * (sql/011), so no entry due later than that is read (one due within
+	 * it is claimable when it has no start, not_before NULL: its
+	 * submitting host's clock ran ahead), and live leases are tested on
+	 * the entries (sql/014).
 	 */
-	[STMT_CLAIM_TOP] = {
-	    "SELECT priority FROM s2r_async_execution e FORCE INDEX "
-	    "(ix_exec_claim) " CLAIMABLE(" AND priority IN (9, 8, 7, 6, 5, 4, "
-	    "3, 2, 1, 0)") "LIMIT 1", 1, "claim_top" },
+	[STMT_CLAIM_IDS] = {
+	    "SELECT id FROM s2r_async_execution e FORCE INDEX (ix_exec_claim) "
+	    CLAIMABLE(" AND priority IN (9, 8, 7, 6, 5, 4, 3, 2, 1, 0)")
+	    CLAIM_ORDER "LIMIT ?", 1, "claim_ids" },
 	/*
-	 * Then the first select without its limit of rows examined, in index
-	 * order (no filesort), rows another claim holds skipped. Not ranges
-	 * per priority with their due_at bound: such a scan waits on the
-	 * first entry past an empty range (the next priority's head, which
-	 * other claims hold) in spite of SKIP LOCKED, and 16 claimers racing
-	 * for one route deadlocked (1213 in 71 of 2,400 claims; 0 this way).
+	 * And those ids (a JSON array) locked by primary key: record locks
+	 * only, no range. The claimable condition is tested again on the
+	 * rows as committed, rows another claim holds are skipped, and the
+	 * rest come in the array's order (a sort of at most CLAIM_MAX rows).
 	 */
-	[STMT_CLAIM_SELECT] = {
-	    "SELECT id, correlation_id, initiator_tenant_id, request_payload, "
-	    "attempts, created_at FROM s2r_async_execution e "
-	    "FORCE INDEX (ix_exec_claim) " CLAIMABLE("")
-	    "LIMIT ? FOR UPDATE SKIP LOCKED", 0, "claim_select" },
+	[STMT_CLAIM_LOCK] = {
+	    "SELECT e.id, correlation_id, initiator_tenant_id, "
+	    "request_payload, attempts, created_at FROM JSON_TABLE(?, '$[*]' "
+	    "COLUMNS (ord FOR ORDINALITY, jid BIGINT UNSIGNED PATH '$')) j "
+	    "STRAIGHT_JOIN s2r_async_execution e FORCE INDEX (PRIMARY) ON "
+	    "e.id = j.jid " CLAIMABLE("") "ORDER BY j.ord FOR UPDATE SKIP "
+	    "LOCKED", 0, "claim_lock" },
 	[STMT_CLAIM_UPDATE] = {
 	    "UPDATE s2r_async_execution SET callback_token_hash = ?, "
 	    "lease_expires_at = ?, attempts = attempts + 1 WHERE id = ?",

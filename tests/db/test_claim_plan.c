@@ -1,31 +1,35 @@
 /*
  * The claim's statements as the repository sends them (src/repo/repo_stmts.c:
- * STMT_CLAIM_FIRST, STMT_CLAIM_TOP, STMT_CLAIM_SELECT, STMT_CLAIM_LEASES; the text read
+ * STMT_CLAIM_FIRST, STMT_CLAIM_IDS, STMT_CLAIM_LOCK, STMT_CLAIM_LEASES; the text read
  * from repo_stmts, not a copy) on the real MariaDB (ASYNCEXEC_TEST_CONFIG).
  *
- * Plans: EXPLAINed with KEYS consumer keys in s2r_api_key, the executions are read on
- * ix_exec_claim (the locking selects as an exact prefix, type ref; the read without locks
- * as a range) with no filesort and no temporary table, and no table of any
- * part of the statement is scanned (type ALL), the lineage check on the keys included: a
- * claim examines up to CLAIM_SCAN_ROWS entries, and a scan of the keys per entry made
- * each claim cost that times the number of keys. The lease UPDATE has the placeholders
- * of CLAIM_LEASE_ROWS executions and reads them by primary key. Prints the plans.
+ * Plans: EXPLAINed with KEYS consumer keys in s2r_api_key. The first select reads the
+ * route as an exact prefix of ix_exec_claim (type ref), the ids without locks as ranges
+ * of it (type range), neither with a filesort; the second path's locking select reads
+ * the executions by primary key (eq_ref) behind the JSON array of ids (table j, the only
+ * table read whole, and the only sort: the array's order). No temporary table, and no
+ * other table of any part of a statement is scanned (type ALL), the lineage check on
+ * the keys included: a claim examines up to CLAIM_SCAN_ROWS entries, and a scan of the
+ * keys per entry made each claim cost that times the number of keys. The lease UPDATE
+ * has the placeholders of CLAIM_LEASE_ROWS executions and reads them by primary key.
+ * Prints the plans.
  *
  * Live leases: a route of its own with LEASED claimed executions (lease an hour ahead)
- * ahead of one due, unclaimed one; the second locking select (STMT_CLAIM_SELECT) returns
- * that one, and the lease test of the entries ahead ran on the index entries
- * (sql/014: index condition pushdown): the session's Handler_icp_match grows by at most
- * a few, not by LEASED (each entry whose row had to be read to see its lease).
+ * ahead of two due, unclaimed ones; the read of the ids (STMT_CLAIM_IDS) returns the
+ * two, the first first, and the lease test of the entries ahead ran on the index
+ * entries (sql/014: index condition pushdown): the session's Handler_icp_match grows by
+ * at most a few, not by LEASED (each entry whose row had to be read to see its lease).
+ * While another transaction holds the first, repo_claim of the route (its first select
+ * cut at CLAIM_SCAN_ROWS, then the second path) hands out the second; then the first;
+ * then none.
  *
  * Neighbours: two routes next to each other in ix_exec_claim, one due execution each.
- * A claim of the first (its locking select, STMT_CLAIM_FIRST, then STMT_CLAIM_SELECT,
- * each fewer than max: it reads to the end of its route's entries) holds its transaction
- * open; meanwhile repo_claim of the second must hand out the second's execution. A range
- * scan locks the first entry past its range (the neighbour's head), and SKIP LOCKED made
- * the neighbour's claim come back empty while its work waited (tests/http
- * http_examples_worker beside the other claims of the suite). So the locking selects read
- * the route as an exact prefix of the index (EXPLAIN type ref), which only gap-locks the
- * entry past it.
+ * A claim of the first holds its transaction open after each locking select
+ * (STMT_CLAIM_FIRST: fewer than max, so it read to the end of its route's entries;
+ * STMT_CLAIM_LOCK); meanwhile repo_claim of the second must hand out the second's
+ * execution. A locking range scan locks the first entry past its range, the neighbour's
+ * head, and SKIP LOCKED made the neighbour's claim come back empty while its work waited
+ * (http_examples_worker beside the other claims of the suite, in .ci/run).
  */
 #include <mysql.h>
 #include <stdio.h>
@@ -48,6 +52,7 @@ static MYSQL		*side;
 static char		 label[32];
 static char		 env[32] = "'plan'";	/* quoted, for the placeholders */
 static char		 svc[32] = "'svc'";	/* quoted; the route's service */
+static char		 ids[32] = "'[1]'";	/* quoted; the JSON array of ids */
 
 /* the placeholders that are not times, by the text before them; any other ? is now */
 static const struct {
@@ -55,6 +60,7 @@ static const struct {
 	const char	*value;
 } vals[] = {
 	{ "LIMIT ", "10" },
+	{ "JSON_TABLE(", ids },
 	{ "attempts < ", "5" },
 	{ "priority <= ", "9" },
 	{ "environment = ", env },
@@ -115,15 +121,16 @@ check_plan(enum stmt id)
 		printf("%s plan: %s %s, type %s, key %s, extra %s\n",
 		    repo_stmts[id].name, w[1] ? w[1] : "", table, type, key, extra);
 		rows++;
-		CHECK(strcmp(type, "ALL") != 0);
-		CHECK(strstr(extra, "filesort") == NULL);
+		CHECK(strcmp(type, "ALL") != 0 || strcmp(table, "j") == 0);
+		CHECK(strstr(extra, "filesort") == NULL || (id == STMT_CLAIM_LOCK &&
+		    strcmp(table, "j") == 0));
 		CHECK(strstr(extra, "temporary") == NULL);
 		if (strcmp(table, "e") == 0) {
 			claim++;
-			/* the locking selects: the route as an exact prefix */
-			CHECK_EQ_STR(type, strstr(repo_stmts[id].sql,
-			    "FOR UPDATE") != NULL ? "ref" : "range");
-			CHECK_EQ_STR(key, "ix_exec_claim");
+			CHECK_EQ_STR(type, id == STMT_CLAIM_FIRST ? "ref" :
+			    id == STMT_CLAIM_IDS ? "range" : "eq_ref");
+			CHECK_EQ_STR(key, id == STMT_CLAIM_LOCK ? "PRIMARY" :
+			    "ix_exec_claim");
 		}
 	}
 	mysql_free_result(res);
@@ -182,6 +189,30 @@ status(const char *name)
 	return v;
 }
 
+/*
+ * The correlation id that repo_claim of route env/service/op (max 1) hands out ("none"
+ * when none), its claim committed.
+ */
+static const char *
+claim_one(const char *service)
+{
+	static char	 cid[CID_MAX_LEN + 1];
+	struct claim_item *it = NULL;
+	struct db	*db = repo_open(&cfg, 0);
+	char		 bare[32];
+	size_t		 n = 0;
+
+	snprintf(bare, sizeof(bare), "%.*s", (int)strlen(env) - 2, env + 1);
+	snprintf(cid, sizeof(cid), "none");
+	CHECK(db != NULL && repo_claim(db, bare, service, "op", 1, 60, 5,
+	    clock_now_ms(), &it, &n) == REPO_OK);
+	if (n == 1)
+		snprintf(cid, sizeof(cid), "%s", it[0].cid);
+	claim_free(it, n);
+	repo_close(db);
+	return cid;
+}
+
 /* LEASED live leases ahead of one due execution: the select reads their leases on the
  * index (see the top). */
 static void
@@ -191,35 +222,53 @@ check_live_leases(void)
 	MYSQL_RES	*res;
 	MYSQL_ROW	 w;
 	long long	 icp;
-	char		 got[64] = "";
+	char		 got[64] = "", first[64];
 
 	snprintf(q, sizeof(q), "INSERT INTO s2r_async_execution (correlation_id, "
 	    "environment, service_key, operation_key, status, request_payload, "
 	    "request_sha256, initiator_tenant_id, initiator_key_hash, poll_token_hash, "
 	    "callback_token_hash, attempts, lease_expires_at, created_at, updated_at, "
-	    "expires_at, due_at) SELECT IF(seq > %d, 'due', CONCAT('leased-', seq)), %s, "
+	    "expires_at, due_at) SELECT IF(seq > %d, CONCAT('due-', seq - %d), "
+	    "CONCAT('leased-', seq)), %s, "
 	    "'svc', 'op', 'waiting_callback', '{}', UNHEX(SHA2(seq, 256)), 'plan', "
 	    "UNHEX(SHA2('k', 256)), UNHEX(SHA2(CONCAT('p', seq), 256)), IF(seq > %d, NULL, "
 	    "UNHEX(SHA2('cb', 256))), seq <= %d, IF(seq > %d, NULL, UTC_TIMESTAMP(3) + "
 	    "INTERVAL 1 HOUR), UTC_TIMESTAMP(3), UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + "
 	    "INTERVAL 1 DAY, UTC_TIMESTAMP(3) - INTERVAL 1 MINUTE FROM seq_1_to_%d",
-	    LEASED, env, LEASED, LEASED, LEASED, LEASED + 1);
+	    LEASED, LEASED, env, LEASED, LEASED, LEASED, LEASED + 2);
 	side_sql(side, q);
-	side_sql(side, "START TRANSACTION");
 	icp = status("Handler_icp_match");
-	CHECK_EQ_INT(fill_text("", repo_stmts[STMT_CLAIM_SELECT].sql, q, sizeof(q)), 0);
+	CHECK_EQ_INT(fill_text("", repo_stmts[STMT_CLAIM_IDS].sql, q, sizeof(q)), 0);
 	side_sql(side, q);
 	res = mysql_store_result(side);
-	if (res != NULL && (w = mysql_fetch_row(res)) != NULL && w[1] != NULL)
-		snprintf(got, sizeof(got), "%s", w[1]);
-	CHECK(res != NULL && mysql_num_rows(res) == 1);
+	if (res != NULL && (w = mysql_fetch_row(res)) != NULL && w[0] != NULL)
+		snprintf(got, sizeof(got), "%s", w[0]);
+	CHECK(res != NULL && mysql_num_rows(res) == 2);
 	mysql_free_result(res);
 	icp = status("Handler_icp_match") - icp;
-	side_sql(side, "ROLLBACK");
-	printf("live leases: %d ahead, the select got %s, Handler_icp_match +%lld\n",
+	snprintf(first, sizeof(first), "%s", got[0] != '\0' ? got : "0");
+	snprintf(q, sizeof(q), "SELECT correlation_id FROM s2r_async_execution WHERE "
+	    "id = %s", first);
+	side_sql(side, q);
+	res = mysql_store_result(side);
+	got[0] = '\0';
+	if (res != NULL && (w = mysql_fetch_row(res)) != NULL && w[0] != NULL)
+		snprintf(got, sizeof(got), "%s", w[0]);
+	mysql_free_result(res);
+	printf("live leases: %d ahead, the ids read got %s, Handler_icp_match +%lld\n",
 	    LEASED, got, icp);
-	CHECK_EQ_STR(got, "due");
+	CHECK_EQ_STR(got, "due-1");
 	CHECK(icp >= 1 && icp <= 5);
+	/* the second path skips what another transaction holds and goes on */
+	snprintf(q, sizeof(q), "SELECT id FROM s2r_async_execution WHERE id = %s FOR "
+	    "UPDATE", first);
+	side_sql(side, "START TRANSACTION");
+	side_sql(side, q);
+	mysql_free_result(mysql_store_result(side));
+	CHECK_EQ_STR(claim_one("svc"), "due-2");
+	side_sql(side, "ROLLBACK");
+	CHECK_EQ_STR(claim_one("svc"), "due-1");
+	CHECK_EQ_STR(claim_one("svc"), "none");
 	snprintf(q, sizeof(q), "DELETE FROM s2r_async_execution WHERE environment = %s",
 	    env);
 	side_sql(side, q);
@@ -250,15 +299,19 @@ static void
 check_neighbours(enum stmt id)
 {
 	static char	 q[16384];
-	struct claim_item *it = NULL;
-	struct db	*db = repo_open(&cfg, 0);
 	MYSQL_RES	*res;
-	char		 bare[32];
-	size_t		 n = 0;
+	MYSQL_ROW	 w;
+	const char	*got;
 
-	snprintf(bare, sizeof(bare), "%.*s", (int)strlen(env) - 2, env + 1);
 	add_due("nb-a", "a-head");
 	add_due("nb-b", "b-head");
+	snprintf(q, sizeof(q), "SELECT id FROM s2r_async_execution WHERE environment = "
+	    "%s AND correlation_id = 'a-head'", env);
+	side_sql(side, q);
+	res = mysql_store_result(side);
+	if (res != NULL && (w = mysql_fetch_row(res)) != NULL && w[0] != NULL)
+		snprintf(ids, sizeof(ids), "'[%s]'", w[0]);
+	mysql_free_result(res);
 	snprintf(svc, sizeof(svc), "'nb-a'");
 	side_sql(side, "START TRANSACTION");
 	CHECK_EQ_INT(fill_text("", repo_stmts[id].sql, q, sizeof(q)), 0);
@@ -266,15 +319,13 @@ check_neighbours(enum stmt id)
 	res = mysql_store_result(side);
 	CHECK(res != NULL && mysql_num_rows(res) == 1);
 	mysql_free_result(res);
-	CHECK(db != NULL && repo_claim(db, bare, "nb-b", "op", 1, 60, 5,
-	    clock_now_ms(), &it, &n) == REPO_OK);
+	got = claim_one("nb-b");
 	printf("neighbours: %s of nb-a holds its transaction, the claim of nb-b got "
-	    "%zu: %s\n", repo_stmts[id].name, n, n == 1 ? it[0].cid : "none");
-	CHECK(n == 1 && strcmp(it[0].cid, "b-head") == 0);
-	claim_free(it, n);
+	    "%s\n", repo_stmts[id].name, got);
+	CHECK_EQ_STR(got, "b-head");
 	side_sql(side, "ROLLBACK");
-	repo_close(db);
 	snprintf(svc, sizeof(svc), "'svc'");
+	snprintf(ids, sizeof(ids), "'[1]'");
 	snprintf(q, sizeof(q), "DELETE FROM s2r_async_execution WHERE environment = %s",
 	    env);
 	side_sql(side, q);
@@ -305,12 +356,12 @@ main(void)
 	side_sql(side, "ANALYZE TABLE s2r_api_key");
 	mysql_free_result(mysql_store_result(side));
 	check_plan(STMT_CLAIM_FIRST);
-	check_plan(STMT_CLAIM_TOP);
-	check_plan(STMT_CLAIM_SELECT);
+	check_plan(STMT_CLAIM_IDS);
+	check_plan(STMT_CLAIM_LOCK);
 	check_leases();
 	check_live_leases();
 	check_neighbours(STMT_CLAIM_FIRST);
-	check_neighbours(STMT_CLAIM_SELECT);
+	check_neighbours(STMT_CLAIM_LOCK);
 	snprintf(q, sizeof(q), "DELETE FROM s2r_api_key WHERE label = '%s'", label);
 	side_sql(side, q);
 	mysql_close(side);

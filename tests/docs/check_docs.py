@@ -315,6 +315,10 @@ def check_clock_skew(src):
 def check_claim_scan(src):
     check_page_constant(src, "src/repo/repo_sql.h", "CLAIM_SCAN_ROWS", "asyncexec-api.7",
                         [r"examines at most (\d+) rows", r"cut it \(more than (\d+) rows ahead"])
+    check_page_constant(src, "src/repo/repo_claim.c", "CLAIM_IDS_PER_MAX", "asyncexec-api.7",
+                        [r"reads the first (\d+) \S+ max claimable ids"])
+    check_page_constant(src, "src/repo/repo_claim.c", "CLAIM_LOCK_TRIES", "asyncexec-api.7",
+                        [r"still wanted, in at most (\d+) statements"])
 
 
 def check_inline(src):
