@@ -16,8 +16,9 @@
 #include "repo_sql.h"
 
 #define CLAIM_TRIES	3	/* a claim run whole again after 1213 */
-#define CLAIM_LOCK_TRIES 8	/* locking statements of the second path */
-#define CLAIM_IDS_PER_MAX 4	/* its ids read, per execution wanted */
+#define CLAIM_PATH_STMTS 8	/* statements of the second path at most */
+#define CLAIM_IDS_PER_MAX 4	/* ids it reads per execution wanted */
+#define CLAIM_IDS_RACE	64	/* and for claims racing for the same */
 
 /* Frees the payloads of the *n items of it (kept) and sets *n to 0. */
 static void
@@ -180,96 +181,130 @@ claimable_binds(struct claim_ask *a, MYSQL_BIND *p)
 	return i;
 }
 
+/* The ids a read of the second path asks for: a few per execution
+ * wanted, and room for as many claims racing for the same ones. */
+#define CLAIM_IDS(max)	(CLAIM_IDS_PER_MAX * (max) + CLAIM_IDS_RACE)
+#define CLAIM_IDS_MAX	CLAIM_IDS(CLAIM_MAX)
+
 /*
- * The first claimable ids for a in claim order, read without locks
- * (STMT_CLAIM_IDS): up to CLAIM_IDS_PER_MAX times a->max into
- * ids[0..*k). 0 or -1.
+ * Claimable ids for a in claim order from position offset, read without
+ * locks (STMT_CLAIM_IDS): up to CLAIM_IDS(a->max) into ids[0..*k). 0 or
+ * -1.
  */
 static int
-claim_ids(struct db *db, struct claim_ask *a, uint64_t *ids, size_t *k)
+claim_ids(struct db *db, struct claim_ask *a, unsigned offset, uint64_t *ids,
+    size_t *k)
 {
-	MYSQL_BIND	 p[11];
+	MYSQL_BIND	 p[12];
 	MYSQL_STMT	*st;
 	struct db_cols	 c;
 	uint64_t	 id;
-	unsigned	 lim = CLAIM_IDS_PER_MAX * a->max;
-	int		 rc;
+	unsigned	 lim = CLAIM_IDS(a->max);
+	int		 i, rc;
 
-	db_bind_u32(&p[claimable_binds(a, p)], &lim);
+	i = claimable_binds(a, p);
+	db_bind_u32(&p[i++], &lim);
+	db_bind_u32(&p[i], &offset);
 	if ((st = db_run(db, STMT_CLAIM_IDS, p)) == NULL)
 		return -1;
 	db_rcol(&c, 0, MYSQL_TYPE_LONGLONG, &id, 0);
 	*k = 0;
-	while ((rc = db_fetch_row(st, &c)) == DB_ROW &&
-	    *k < CLAIM_IDS_PER_MAX * CLAIM_MAX)
+	while ((rc = db_fetch_row(st, &c)) == DB_ROW && *k < CLAIM_IDS_MAX)
 		ids[(*k)++] = id;
 	mysql_stmt_free_result(st);
 	return rc == DB_ROW_ERR ? -1 : 0;
 }
 
 /*
- * Locks ids[0..k) (k <= CLAIM_MAX) by primary key where still claimable
- * (STMT_CLAIM_LOCK, rows another claim holds skipped), appended to
+ * Locks the first executions of ids[0..k) (k <= CLAIM_IDS_MAX) that are
+ * still claimable and that no other claim holds, by primary key
+ * (STMT_CLAIM_LOCK), up to the a->max - *n still wanted, appended to
  * it[*n..a->max) in the order of ids. *full as claim_read. 0 or -1.
  */
 static int
 claim_lock_ids(struct db *db, struct claim_ask *a, const uint64_t *ids,
     size_t k, struct claim_item *it, size_t *n, int *full)
 {
-	char		 json[CLAIM_MAX * 21 + 3];
-	MYSQL_BIND	 p[11];
+	MYSQL_BIND	 p[12];
 	MYSQL_STMT	*st;
-	size_t		 i, len = 0;
+	char		*json;
+	size_t		 i, len = 0, size = k * 21 + 3;
+	unsigned	 want = a->max - (unsigned)*n;
+	int		 rc;
 
+	if ((json = malloc(size)) == NULL)
+		return -1;
 	json[len++] = '[';
-	for (i = 0; i < k && i < CLAIM_MAX; i++)
-		len += (size_t)snprintf(json + len, sizeof(json) - len, "%s%llu",
+	for (i = 0; i < k; i++)
+		len += (size_t)snprintf(json + len, size - len, "%s%llu",
 		    i > 0 ? "," : "", (unsigned long long)ids[i]);
 	json[len++] = ']';
 	json[len] = '\0';
 	db_bind_str(&p[0], json);
-	claimable_binds(a, p + 1);
-	if ((st = db_run(db, STMT_CLAIM_LOCK, p)) == NULL)
-		return -1;
-	return claim_read(db, st, it, a->max, db_config(db)->max_result_bytes,
-	    n, full);
+	db_bind_u32(&p[1 + claimable_binds(a, p + 1)], &want);
+	rc = (st = db_run(db, STMT_CLAIM_LOCK, p)) == NULL ? -1 :
+	    claim_read(db, st, it, a->max, db_config(db)->max_result_bytes, n,
+	    full);
+	free(json);
+	return rc;
+}
+
+/* Whether id is among ids[0..k). */
+static int
+claim_has(const uint64_t *ids, size_t k, uint64_t id)
+{
+	while (k > 0)
+		if (ids[--k] == id)
+			return 1;
+	return 0;
 }
 
 /*
- * The second path of a claim: the first CLAIM_IDS_PER_MAX times max
- * claimable ids, read without locks outside a transaction (nothing
- * claimable costs none), then locked by primary key (claim_lock_ids) in
- * a new one, in their order, as many at a time as are still wanted,
- * until a->max are locked, the payload budget is reached, the ids end,
- * or CLAIM_LOCK_TRIES statements ran (the rest: other claims held them).
- * REPO_OK with the transaction open and *n > 0, REPO_NOTFOUND (nothing
- * taken) with none open, or REPO_ERR.
+ * The second path of a claim. The first CLAIM_IDS(max) claimable ids,
+ * read without locks outside a transaction (nothing claimable costs
+ * none), are locked by primary key (claim_lock_ids) in a new one, as many
+ * as are wanted. When other claims held some and the read was full,
+ * the next pages of the queue as the transaction sees it (one snapshot)
+ * follow, without the ids tried already. Until a->max are locked, the
+ * payload budget is reached, the ids end, or CLAIM_PATH_STMTS statements
+ * ran. REPO_OK with the transaction open and *n > 0, REPO_NOTFOUND
+ * (nothing taken) with none open, or REPO_ERR.
  */
 static enum repo_rc
 claim_by_ids(struct db *db, struct claim_ask *a, struct claim_item *it,
     size_t *n)
 {
-	uint64_t	 ids[CLAIM_IDS_PER_MAX * CLAIM_MAX];
-	size_t		 k, at, want;
-	int		 full = 0, tries = 0;
+	uint64_t	*first, *ids;
+	size_t		 k0, k, i, m;
+	unsigned	 offset = 0;
+	int		 full = 0, stmts = 2;
+	enum repo_rc	 rc = REPO_ERR;
 
-	if (claim_ids(db, a, ids, &k) == -1)
+	first = calloc(2 * CLAIM_IDS_MAX, sizeof(*first));
+	if (first == NULL)
 		return REPO_ERR;
-	if (k == 0)
-		return REPO_NOTFOUND;
-	if (db_begin(db) == -1)
-		return REPO_ERR;
-	for (at = 0; at < k && !full && tries < CLAIM_LOCK_TRIES; at += want) {
-		want = a->max - *n < k - at ? a->max - *n : k - at;
-		if (claim_lock_ids(db, a, ids + at, want, it, n, &full) == -1)
-			return REPO_ERR;
-		full = full || *n == a->max;
-		tries++;
+	ids = first + CLAIM_IDS_MAX;
+	if (claim_ids(db, a, 0, first, &k0) == -1 || (k0 > 0 &&
+	    (db_begin(db) == -1 || claim_lock_ids(db, a, first, k0, it, n,
+	    &full) == -1)))
+		goto out;
+	for (k = k0; !full && *n < a->max && k == CLAIM_IDS(a->max) &&
+	    stmts + 2 <= CLAIM_PATH_STMTS; offset += (unsigned)k) {
+		if (claim_ids(db, a, offset, ids, &k) == -1)
+			goto out;
+		for (i = m = 0; i < k; i++)
+			if (!claim_has(first, k0, ids[i]))
+				ids[m++] = ids[i];
+		if (m > 0 && claim_lock_ids(db, a, ids, m, it, n, &full) == -1)
+			goto out;
+		stmts += m > 0 ? 2 : 1;
 	}
-	if (*n > 0)
-		return REPO_OK;
-	db_rollback(db);
-	return REPO_NOTFOUND;
+	rc = *n > 0 ? REPO_OK : REPO_NOTFOUND;
+	if (rc == REPO_NOTFOUND && k0 > 0)
+		db_rollback(db);
+out:
+	free(first);
+	return rc;
 }
 
 /* How the first select of a claim that yielded fewer than max ended. */

@@ -121,9 +121,9 @@ const struct db_stmt_def repo_stmts[STMT__MAX] = {
 	[STMT_CLAIM_WARNINGS] = {
 	    "SELECT @@warning_count", 0, "claim_warnings" },
 	/*
-	 * Then, without locks, the first claimable ids in claim order (a few
-	 * times max: repo_claim.c claim_by_ids): one range of ix_exec_claim
-	 * per priority, each up to due_at <= now + CLAIM_CLOCK_SKEW_MS
+	 * Then, without locks, claimable ids in claim order, a page at a
+	 * time (repo_claim.c claim_by_ids): one range of ix_exec_claim per
+	 * priority, each up to due_at <= now + CLAIM_CLOCK_SKEW_MS
 	 * (sql/011), so no entry due later than that is read (one due within
 	 * it is claimable when it has no start, not_before NULL: its
 	 * submitting host's clock ran ahead), and live leases are tested on
@@ -132,20 +132,20 @@ const struct db_stmt_def repo_stmts[STMT__MAX] = {
 	[STMT_CLAIM_IDS] = {
 	    "SELECT id FROM s2r_async_execution e FORCE INDEX (ix_exec_claim) "
 	    CLAIMABLE(" AND priority IN (9, 8, 7, 6, 5, 4, 3, 2, 1, 0)")
-	    CLAIM_ORDER "LIMIT ?", 1, "claim_ids" },
+	    CLAIM_ORDER "LIMIT ? OFFSET ?", 1, "claim_ids" },
 	/*
-	 * And those ids (a JSON array) locked by primary key: record locks
-	 * only, no range. The claimable condition is tested again on the
-	 * rows as committed, rows another claim holds are skipped, and the
-	 * rest come in the array's order (a sort of at most CLAIM_MAX rows).
+	 * And the first LIMIT of those ids (a JSON array, read first: the
+	 * nested loop keeps its order, db_claim_plan) locked by primary key:
+	 * record locks only, no range, no sort. The claimable condition is
+	 * tested again on the rows as committed, and rows another claim
+	 * holds are skipped; the ids past the limit are not read.
 	 */
 	[STMT_CLAIM_LOCK] = {
 	    "SELECT e.id, correlation_id, initiator_tenant_id, "
 	    "request_payload, attempts, created_at FROM JSON_TABLE(?, '$[*]' "
-	    "COLUMNS (ord FOR ORDINALITY, jid BIGINT UNSIGNED PATH '$')) j "
-	    "STRAIGHT_JOIN s2r_async_execution e FORCE INDEX (PRIMARY) ON "
-	    "e.id = j.jid " CLAIMABLE("") "ORDER BY j.ord FOR UPDATE SKIP "
-	    "LOCKED", 0, "claim_lock" },
+	    "COLUMNS (jid BIGINT UNSIGNED PATH '$')) j STRAIGHT_JOIN "
+	    "s2r_async_execution e FORCE INDEX (PRIMARY) ON e.id = j.jid "
+	    CLAIMABLE("") "LIMIT ? FOR UPDATE SKIP LOCKED", 0, "claim_lock" },
 	[STMT_CLAIM_UPDATE] = {
 	    "UPDATE s2r_async_execution SET callback_token_hash = ?, "
 	    "lease_expires_at = ?, attempts = attempts + 1 WHERE id = ?",

@@ -316,9 +316,11 @@ def check_claim_scan(src):
     check_page_constant(src, "src/repo/repo_sql.h", "CLAIM_SCAN_ROWS", "asyncexec-api.7",
                         [r"examines at most (\d+) rows", r"cut it \(more than (\d+) rows ahead"])
     check_page_constant(src, "src/repo/repo_claim.c", "CLAIM_IDS_PER_MAX", "asyncexec-api.7",
-                        [r"reads the first (\d+) \S+ max claimable ids"])
-    check_page_constant(src, "src/repo/repo_claim.c", "CLAIM_LOCK_TRIES", "asyncexec-api.7",
-                        [r"still wanted, in at most (\d+) statements"])
+                        [r"reads the first (\d+) \S+ max \+ \d+ claimable ids"])
+    check_page_constant(src, "src/repo/repo_claim.c", "CLAIM_IDS_RACE", "asyncexec-api.7",
+                        [r"reads the first \d+ \S+ max \+ (\d+) claimable ids"])
+    check_page_constant(src, "src/repo/repo_claim.c", "CLAIM_PATH_STMTS", "asyncexec-api.7",
+                        [r"in at most (\d+) statements in all"])
 
 
 def check_inline(src):
