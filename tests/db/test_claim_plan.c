@@ -233,7 +233,7 @@ check_lock_order(const char *id1)
 	side_sql(side, q);
 	res = mysql_store_result(side);
 	if (res != NULL && (w = mysql_fetch_row(res)) != NULL && w[0] != NULL)
-		snprintf(ids, sizeof(ids), "'[%s,%s]'", w[0], id1);
+		snprintf(ids, sizeof(ids), "'[%.20s,%.20s]'", w[0], id1);
 	mysql_free_result(res);
 	for (i = 0; i < 2; i++) {
 		snprintf(limit, sizeof(limit), i == 0 ? "10" : "1");
@@ -359,7 +359,7 @@ check_neighbours(enum stmt id)
 	side_sql(side, q);
 	res = mysql_store_result(side);
 	if (res != NULL && (w = mysql_fetch_row(res)) != NULL && w[0] != NULL)
-		snprintf(ids, sizeof(ids), "'[%s]'", w[0]);
+		snprintf(ids, sizeof(ids), "'[%.20s]'", w[0]);
 	mysql_free_result(res);
 	snprintf(svc, sizeof(svc), "'nb-a'");
 	side_sql(side, "START TRANSACTION");
