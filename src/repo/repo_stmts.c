@@ -102,8 +102,8 @@ const struct db_stmt_def repo_stmts[STMT__MAX] = {
 	 * warning: the queue ended there, and they are all there is. Fewer
 	 * with the warning of the limit (more than that ahead of the work
 	 * that is not claimable: live leases, retries and starts not yet
-	 * due), the claim takes the two steps below, in the same
-	 * transaction when it locked some (repo_claim.c claim_lock).
+	 * due), its transaction ends and the claim takes the two steps
+	 * below (repo_claim.c claim_by_ids).
 	 */
 	[STMT_CLAIM_FIRST] = {
 	    "SELECT id, correlation_id, initiator_tenant_id, request_payload, "

@@ -23,6 +23,10 @@
  * CLAIM_SCAN_ROWS, then the second path) hands out the second; then the first; then
  * none.
  *
+ * Pages: behind the live leases, 100 due ones whose first 90 another transaction holds:
+ * the second path's first read of ids (68 for a claim of one) holds nothing it can lock,
+ * and its next pages reach due-91 (none without them).
+ *
  * Neighbours: two routes next to each other in ix_exec_claim, one due execution each.
  * A claim of the first holds its transaction open after each locking select
  * (STMT_CLAIM_FIRST: fewer than max, so it read to the end of its route's entries;
@@ -46,6 +50,8 @@
 #define KEYS		2000
 #define KEYS_STEP	200
 #define LEASED		2000
+#define DUE_MANY	100	/* due ones behind them (check_pages) */
+#define DUE_HELD	90	/* of which another transaction holds the first */
 
 static struct config	 cfg;
 static MYSQL		*side;
@@ -261,6 +267,63 @@ check_lock_order(const char *id1)
 	snprintf(limit, sizeof(limit), "10");
 }
 
+/*
+ * Pages: LEASED live leases ahead of DUE_MANY due executions whose first DUE_HELD another
+ * transaction holds (by primary key, each id named). The first select is cut, the second
+ * path's first read of ids (4 x 1 + 64 of them: all held) yields nothing it can lock,
+ * and its next pages must reach due-(DUE_HELD + 1); without them the claim was empty.
+ */
+static void
+check_pages(void)
+{
+	static char	 q[16384];
+	MYSQL_RES	*res;
+	MYSQL_ROW	 w;
+	const char	*got;
+	char		 want[32];
+	size_t		 len;
+
+	snprintf(q, sizeof(q), "INSERT INTO s2r_async_execution (correlation_id, "
+	    "environment, service_key, operation_key, status, request_payload, "
+	    "request_sha256, initiator_tenant_id, initiator_key_hash, poll_token_hash, "
+	    "callback_token_hash, attempts, lease_expires_at, created_at, updated_at, "
+	    "expires_at, due_at) SELECT IF(seq > %d, CONCAT('due-', seq - %d), "
+	    "CONCAT('leased-', seq)), %s, 'pages', 'op', 'waiting_callback', '{}', "
+	    "UNHEX(SHA2(seq, 256)), 'plan', UNHEX(SHA2('k', 256)), UNHEX(SHA2(CONCAT('p', "
+	    "seq), 256)), IF(seq > %d, NULL, UNHEX(SHA2('cb', 256))), seq <= %d, IF(seq > "
+	    "%d, NULL, UTC_TIMESTAMP(3) + INTERVAL 1 HOUR), UTC_TIMESTAMP(3), "
+	    "UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL 1 DAY, UTC_TIMESTAMP(3) - "
+	    "INTERVAL 1 MINUTE + INTERVAL seq MICROSECOND FROM seq_1_to_%d", LEASED, LEASED,
+	    env, LEASED, LEASED, LEASED, LEASED + DUE_MANY);
+	side_sql(side, q);
+	snprintf(q, sizeof(q), "SELECT id FROM s2r_async_execution WHERE environment = %s "
+	    "AND service_key = 'pages' AND correlation_id LIKE 'due-%%' ORDER BY due_at, id "
+	    "LIMIT %d", env, DUE_HELD);
+	side_sql(side, q);
+	res = mysql_store_result(side);
+	len = (size_t)snprintf(q, sizeof(q), "SELECT id FROM s2r_async_execution WHERE "
+	    "id IN (0");
+	while (res != NULL && (w = mysql_fetch_row(res)) != NULL && len + 24 < sizeof(q))
+		len += (size_t)snprintf(q + len, sizeof(q) - len, ",%.20s", w[0]);
+	mysql_free_result(res);
+	snprintf(q + len, sizeof(q) - len, ") FOR UPDATE");
+	side_sql(side, "START TRANSACTION");
+	side_sql(side, q);
+	res = mysql_store_result(side);
+	CHECK(res != NULL && mysql_num_rows(res) == DUE_HELD);
+	mysql_free_result(res);
+	snprintf(want, sizeof(want), "due-%d", DUE_HELD + 1);
+	got = claim_one("pages");
+	printf("pages: %d of %d due ones held behind %d live leases, the claim got %s\n",
+	    DUE_HELD, DUE_MANY, LEASED, got);
+	CHECK_EQ_STR(got, want);
+	side_sql(side, "ROLLBACK");
+	CHECK_EQ_STR(claim_one("pages"), "due-1");
+	snprintf(q, sizeof(q), "DELETE FROM s2r_async_execution WHERE environment = %s",
+	    env);
+	side_sql(side, q);
+}
+
 /* LEASED live leases ahead of one due execution: the select reads their leases on the
  * index (see the top). */
 static void
@@ -409,6 +472,7 @@ main(void)
 	check_plan(STMT_CLAIM_LOCK);
 	check_leases();
 	check_live_leases();
+	check_pages();
 	check_neighbours(STMT_CLAIM_FIRST);
 	check_neighbours(STMT_CLAIM_LOCK);
 	snprintf(q, sizeof(q), "DELETE FROM s2r_api_key WHERE label = '%s'", label);
