@@ -1,9 +1,13 @@
 /*
  * Unit tests: SHA-256, base64url, constant-time compare, secrets, sealed ids,
  * HKDF-SHA256 (RFC 5869) and the keys of one purpose each, AES-256-GCM.
+ * SHA-256 from several threads at once (the repository is used from threads:
+ * db_repo's racing claims): each thread's digests equal OpenSSL's SHA256().
  */
+#include <openssl/sha.h>
 #include <stdio.h>
 #include <string.h>
+#include <threads.h>
 
 #include "check.h"
 #include "crypto.h"
@@ -229,10 +233,50 @@ aead(void)
 	CHECK(crypto_aead_open(key, "ad", 2, a, sizeof(a), out) == AEAD_FORGED);
 }
 
+#define SHA_THREADS	8
+#define SHA_ROUNDS	20000
+
+/* SHA_ROUNDS digests of inputs of thread *arg; the number that differed. */
+static int
+sha_thread(void *arg)
+{
+	unsigned char	 h[SHA256_LEN], want[SHA256_LEN];
+	char		 in[64];
+	int		 i, bad = 0, n;
+
+	for (i = 0; i < SHA_ROUNDS; i++) {
+		n = snprintf(in, sizeof(in), "thread %d input %d", *(int *)arg, i);
+		crypto_sha256(in, (size_t)n, h);
+		SHA256((const unsigned char *)in, (size_t)n, want);
+		bad += memcmp(h, want, SHA256_LEN) != 0;
+	}
+	return bad;
+}
+
+static void
+sha_threads(void)
+{
+	thrd_t		 t[SHA_THREADS];
+	int		 id[SHA_THREADS], i, res, bad = 0;
+
+	for (i = 0; i < SHA_THREADS; i++) {
+		id[i] = i;
+		CHECK(thrd_create(&t[i], sha_thread, &id[i]) == thrd_success);
+	}
+	for (i = 0; i < SHA_THREADS; i++) {
+		CHECK(thrd_join(t[i], &res) == thrd_success);
+		bad += res;
+	}
+	printf("sha256 in %d threads: %d of %d digests differed\n", SHA_THREADS, bad,
+	    SHA_THREADS * SHA_ROUNDS);
+	CHECK_EQ_INT(bad, 0);
+}
+
 int
 main(void)
 {
 	sha();
+	sha_threads();
 	b64();
 	secrets();
 	sealed();
