@@ -230,7 +230,9 @@ def sql(q):
         if "=" in line and not line.lstrip().startswith("#"):
             k, v = line.split("=", 1)
             c[k.strip()] = v.strip()
-    args = ["mariadb", "--batch", "--raw", "--skip-column-names", "-u",
+    # READ COMMITTED, as every fixture connection (tests/util/side.h)
+    args = ["mariadb", "--batch", "--raw", "--skip-column-names",
+            "--init-command=SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED", "-u",
             c.get("db_user", "asyncexec"), "-D", c.get("db_name", "asyncexec")]
     if c.get("db_socket"):
         args.append("--socket=" + c["db_socket"])

@@ -17,6 +17,7 @@
 #include "config.h"
 #include "crypto.h"
 #include "repo.h"
+#include "util/side.h"
 
 /* Runs fixture statement q on m; exits on failure. */
 static inline void
@@ -29,14 +30,15 @@ side_sql(MYSQL *m, const char *q)
 }
 
 /*
- * A side connection to cfg's database, then statement init (NULL:
- * none) run on it; exits on failure.
+ * A side connection to cfg's database (READ COMMITTED: util/side.h),
+ * then statement init (NULL: none) run on it; exits on failure.
  */
 static inline MYSQL *
 side_open(const struct config *cfg, const char *init)
 {
 	MYSQL	*m = mysql_init(NULL);
 
+	side_isolation(m);
 	if (mysql_real_connect(m, cfg->db_socket[0] ? NULL : cfg->db_host,
 	    cfg->db_user, cfg->db_password, cfg->db_name, cfg->db_port,
 	    cfg->db_socket[0] ? cfg->db_socket : NULL, 0) == NULL ||

@@ -34,6 +34,15 @@
  * execution. A locking range scan locks the first entry past its range, the neighbour's
  * head, and SKIP LOCKED made the neighbour's claim come back empty while its work waited
  * (http_examples_worker beside the other claims of the suite, in .ci/run).
+ *
+ * Fixtures: a fixture connection (side_open, as every test's) changes another route's
+ * rows in a statement that reads the whole table (FORCE INDEX (PRIMARY): the plan the
+ * optimizer picks when those rows are most of a small table, as http_schedule's 20,000
+ * are) and holds its transaction open; meanwhile repo_claim of a route must hand out its
+ * due execution. Under REPEATABLE READ the statement kept a lock on every row it read
+ * until COMMIT, and the claims of tests running beside it (http_examples_worker) came
+ * back empty; the fixtures' READ COMMITTED (tests/util/side.h) keeps only the rows
+ * changed.
  */
 #include <mysql.h>
 #include <stdio.h>
@@ -443,6 +452,31 @@ check_neighbours(enum stmt id)
 	side_sql(side, q);
 }
 
+/* Fixtures (see the top): a side statement that scans the table, held open. */
+static void
+check_side_scan(void)
+{
+	MYSQL		*m = side_open(&cfg, NULL);
+	char		 q[512];
+	const char	*got;
+
+	add_due("ss-b", "ss-head");
+	side_sql(m, "START TRANSACTION");
+	snprintf(q, sizeof(q), "UPDATE s2r_async_execution FORCE INDEX (PRIMARY) SET "
+	    "updated_at = UTC_TIMESTAMP(3) WHERE environment = %s AND service_key = "
+	    "'ss-a'", env);
+	side_sql(m, q);
+	got = claim_one("ss-b");
+	printf("fixtures: a side UPDATE that read the whole table holds its transaction, "
+	    "the claim of another route got %s\n", got);
+	CHECK_EQ_STR(got, "ss-head");
+	side_sql(m, "ROLLBACK");
+	mysql_close(m);
+	snprintf(q, sizeof(q), "DELETE FROM s2r_async_execution WHERE environment = %s",
+	    env);
+	side_sql(side, q);
+}
+
 int
 main(void)
 {
@@ -475,6 +509,7 @@ main(void)
 	check_pages();
 	check_neighbours(STMT_CLAIM_FIRST);
 	check_neighbours(STMT_CLAIM_LOCK);
+	check_side_scan();
 	snprintf(q, sizeof(q), "DELETE FROM s2r_api_key WHERE label = '%s'", label);
 	side_sql(side, q);
 	mysql_close(side);

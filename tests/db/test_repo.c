@@ -23,6 +23,7 @@
 #include "lookup.h"
 #include "repo.h"
 #include "repo_admin.h"
+#include "util/side.h"
 
 static struct config	 cfg;
 static struct db	*db;
@@ -36,6 +37,7 @@ raw_sql(const char *q)
 {
 	MYSQL	*m = mysql_init(NULL);
 
+	side_isolation(m);
 	if (mysql_real_connect(m, cfg.db_socket[0] ? NULL : cfg.db_host,
 	    cfg.db_user, cfg.db_password, cfg.db_name, cfg.db_port,
 	    cfg.db_socket[0] ? cfg.db_socket : NULL, 0) == NULL ||
@@ -297,6 +299,7 @@ raw_long(const char *q)
 	MYSQL_ROW	 w;
 	long		 v = -1;
 
+	side_isolation(m);
 	CHECK(mysql_real_connect(m, cfg.db_socket[0] ? NULL : cfg.db_host,
 	    cfg.db_user, cfg.db_password, cfg.db_name, cfg.db_port,
 	    cfg.db_socket[0] ? cfg.db_socket : NULL, 0) != NULL);

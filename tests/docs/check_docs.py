@@ -331,6 +331,19 @@ def check_inline(src):
                          r"at most ([\d,]+) bytes more per ended execution"])
 
 
+def check_side_init(src):
+    """The Python fixtures' --init-command is tests/util/side.h's SIDE_INIT."""
+    m = re.search(r'#define SIDE_INIT\s+"([^"]+)"', open(os.path.join(src, "tests/util/side.h")).read())
+    if not m:
+        fail("tests/util/side.h: no SIDE_INIT")
+        return
+    for f in ("tests/notify/notify_env.py", "tests/dash/test_dash.py"):
+        if m.group(1) not in open(os.path.join(src, f)).read():
+            fail("%s: its mariadb client does not run tests/util/side.h's SIDE_INIT (%s)"
+                 % (f, m.group(1)))
+    ok("fixture connections: READ COMMITTED (tests/util/side.h) in the Python helpers too")
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
@@ -343,6 +356,7 @@ def main():
     check_clock_skew(src)
     check_claim_scan(src)
     check_inline(src)
+    check_side_init(src)
     if failures:
         print("%d failure(s)" % len(failures))
         return 1

@@ -13,6 +13,7 @@
 
 #include "config.h"
 #include "httpc.h"
+#include "util/side.h"
 
 /*
  * The MySQL client library initialised and the test stack's configuration
@@ -66,6 +67,8 @@ sidedb_open(const struct config *cfg)
 	MYSQL *m = mysql_init(NULL);
 	unsigned timeout = 2;
 
+	side_isolation(m);
+
 #ifdef CONFIG_MAX_HOSTS
 	unsigned i, k, w = cfg->db_nhosts > 0 ? sidedb_writer(cfg->db_nhosts) : 0;
 
@@ -80,6 +83,7 @@ sidedb_open(const struct config *cfg)
 		}
 		mysql_close(m);
 		m = mysql_init(NULL);
+		side_isolation(m);
 	}
 	if (cfg->db_nhosts > 0) {
 		fprintf(stderr, "FATAL: database (db_hosts): %s\n", mysql_error(m));

@@ -402,6 +402,9 @@ def config_values(path=None):
     return vals
 
 
+SIDE_INIT = "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED"
+
+
 def sql(query):
     """Rows (lists of strings) of one statement run as the service's database user."""
     v = config_values()
@@ -410,7 +413,9 @@ def sql(query):
         env["MYSQL_PWD"] = open(v["db_password_file"], encoding="utf-8").readline().strip()
     elif v.get("db_password"):
         env["MYSQL_PWD"] = v["db_password"]
-    args = ["mariadb", "-N", "-B", "-u", v.get("db_user", "asyncexec")]
+    # READ COMMITTED, as every fixture connection (tests/util/side.h)
+    args = ["mariadb", "-N", "-B", "--init-command=" + SIDE_INIT, "-u",
+            v.get("db_user", "asyncexec")]
     if v.get("db_socket"):
         args.append("--socket=" + v["db_socket"])
     else:
