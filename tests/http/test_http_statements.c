@@ -242,24 +242,69 @@ app_workers(void)
 	return n;
 }
 
+#define COMS	160	/* the server's Com_ counters, at most */
+struct coms {
+	int n;
+	char name[COMS][48];
+	long v[COMS];
+};
+
+/* The server's nonzero Com_ counters into c. */
+static void
+coms_read(struct coms *c)
+{
+	MYSQL_RES *res;
+	MYSQL_ROW w;
+
+	c->n = 0;
+	sidedb_exec(side, "SHOW GLOBAL STATUS WHERE Variable_name LIKE 'Com\\_%' AND "
+	    "Value > 0");
+	res = mysql_store_result(side);
+	while (res != NULL && c->n < COMS && (w = mysql_fetch_row(res)) != NULL) {
+		snprintf(c->name[c->n], sizeof c->name[0], "%s", w[0]);
+		c->v[c->n++] = strtol(w[1], NULL, 10);
+	}
+	mysql_free_result(res);
+}
+
+/* Prints the Com_ counters that grew from a to b: what a phase over its bound sent. */
+static void
+coms_print(const struct coms *a, const struct coms *b)
+{
+	int i, j;
+	long was;
+
+	for (j = 0; j < b->n; j++) {
+		for (i = 0, was = 0; i < a->n; i++)
+			if (strcmp(a->name[i], b->name[j]) == 0)
+				was = a->v[i];
+		if (b->v[j] > was)
+			fprintf(stderr, "  %s +%ld\n", b->name[j], b->v[j] - was);
+	}
+}
+
 /*
  * Runs phase p and checks its round trips: N x the table's count, plus at most the
- * caches' refreshes while it ran.
+ * caches' refreshes while it ran. Over that, it prints the server's Com_ counters that
+ * grew meanwhile (the reads of the counters included), for the cause.
  */
 static void
 run_phase(enum phase p)
 {
+	static struct coms com[2];
 	long before, after, got, want, allowance;
 	double t0, secs;
 	int i, bad = 0, n = phases[p].requests ? phases[p].requests : N;
 	unsigned ttl = cfg.cache_ttl_seconds > 0 ? cfg.cache_ttl_seconds : 1;
 
+	coms_read(&com[0]);
 	before = questions();
 	t0 = now_s();
 	for (i = 0; i < n; i++)
 		bad += !one(p, i);
 	secs = now_s() - t0;
 	after = questions();
+	coms_read(&com[1]);
 	got = after - before - 1;	/* the second read */
 	want = (long)n * phases[p].per_request;
 	allowance = app_workers() * phases[p].cached *
@@ -270,6 +315,10 @@ run_phase(enum phase p)
 	CHECK_EQ_INT(bad, 0);
 	CHECK(got >= want);
 	CHECK(got <= want + allowance);
+	if (got > want + allowance) {
+		fprintf(stderr, "%s: the Com_ counters that grew:\n", phases[p].name);
+		coms_print(&com[0], &com[1]);
+	}
 }
 
 int
