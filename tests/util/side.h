@@ -6,7 +6,9 @@
  * changes. Under REPEATABLE READ a statement that reads the whole table (the
  * optimizer's plan when its rows are most of a small table) holds every row it read
  * until COMMIT, and the claims of tests running beside it skip those rows (SKIP
- * LOCKED) and come back empty (tests/db/test_claim_plan.c, fixtures). Header only.
+ * LOCKED) and come back empty (tests/db/test_claim_plan.c, fixtures). The sessions of
+ * the fault and cluster tests (tests/fault/fault.c, tests/cluster/cluster.c) keep the
+ * default: those tests run alone (RUN_SERIAL). Header only.
  */
 #ifndef ASYNCEXEC_TEST_SIDE_H
 #define ASYNCEXEC_TEST_SIDE_H
