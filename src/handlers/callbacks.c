@@ -18,6 +18,7 @@
 
 #include "api.h"
 #include "auth.h"
+#include "cbtoken.h"
 #include "clock.h"
 #include "config.h"
 #include "json.h"
@@ -59,7 +60,7 @@ cb_begin(struct app *app, struct req *req, struct resp *resp, size_t limit,
 {
 	unsigned char	 kh[SHA256_LEN];
 	struct key_row	 key;
-	const char	*tok = valid_secret(req->callback_token, "") ?
+	const char	*tok = cbtoken_valid(req->callback_token) ?
 			    req->callback_token : "";
 	enum herr	 e;
 
@@ -293,12 +294,61 @@ handle_heartbeat(struct app *app, struct req *req, struct resp *resp)
 	return HERR_OK;
 }
 
+/*
+ * A complete that answers from its token's facts (cbtoken.h) after one
+ * UPDATE, STMT_FIN_COMPLETE_SEALED, with result v (n bytes): *done = 1
+ * when it won (200, c released) or the database failed (503). *done = 0,
+ * c untouched, when it was not taken: a token without facts or of
+ * another id, a grant not in the worker's cache, or no match (a loser,
+ * or a cancel request or progress the facts do not give): finalize
+ * then reads the row and decides as for any callback.
+ */
+static enum herr
+complete_sealed(struct app *app, struct req *req, struct resp *resp,
+    struct cb *c, const char *v, size_t n, int *done)
+{
+	unsigned char	 wh[SHA256_LEN];
+	struct cb_facts	 f;
+	struct exec_row	 r;
+	int		 rc;
+
+	*done = 0;
+	if (cbtoken_open(req->callback_token, &f) != CBT_SEALED ||
+	    f.id != req->exec_id ||
+	    !lookup_serves_cached(app, c->key_id, f.route))
+		return HERR_OK;
+	win_hash("complete", req, wh);
+	if ((rc = repo_complete_sealed(app->db, req->exec_id, c->tokhash, v, n,
+	    wh, c->now)) == REPO_NOTFOUND)
+		return HERR_OK;
+	*done = 1;
+	cb_free(c);
+	if (rc != REPO_OK)
+		return HERR_UNAVAILABLE;
+	memset(&r, 0, sizeof(r));
+	r.id = f.id;
+	memcpy(r.cid, f.cid, sizeof(r.cid));
+	r.status = ST_COMPLETED;
+	r.created_at = f.created_at;
+	r.expires_at = f.expires_at;
+	r.updated_at = r.completed_at = c->now;
+	r.attempts = f.attempt;
+	r.priority = f.priority;
+	r.not_before = f.not_before;
+	r.result = (char *)(uintptr_t)v;
+	r.result_len = n;
+	view_status(&resp->body, &r);
+	resp_json(resp, 200);
+	return HERR_OK;
+}
+
 enum herr
 handle_complete(struct app *app, struct req *req, struct resp *resp)
 {
 	struct cb	 c;
 	const char	*v;
 	size_t		 n;
+	int		 done;
 	enum herr	 e;
 
 	if ((e = cb_begin(app, req, resp, app->cfg->max_result_bytes, 0,
@@ -309,6 +359,9 @@ handle_complete(struct app *app, struct req *req, struct resp *resp)
 		resp->detail = "the body must be {\"result\":<any JSON value>}";
 		return HERR_INVALID_REQUEST;
 	}
+	e = complete_sealed(app, req, resp, &c, v, n, &done);
+	if (done)
+		return e;
 	return finalize(app, req, resp, &c, ST_COMPLETED, "complete", v, n);
 }
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cache.h"
+#include "cbtoken.h"
 #include "clock.h"
 #include "config.h"
 #include "crypto.h"
@@ -17,7 +18,7 @@
 struct lookup {
 	struct cache	*keys;		/* key hash -> struct key_row */
 	struct cache	*routes;	/* H(route) -> struct route_row */
-	struct cache	*serves;	/* H(key id, route) -> int */
+	struct cache	*serves;	/* H(key id, cb_route) -> int */
 };
 
 /* A set of caches with the given TTL; NULL when out of memory. */
@@ -63,17 +64,16 @@ lookup_key(struct app *app, const unsigned char *hash, struct key_row *k)
 	return rc;
 }
 
-/* The cache key of a route, optionally qualified by a key id. */
+/* The routes cache's key: the route's names. */
 static void
-route_digest(uint64_t key_id, const char *env, const char *svc,
-    const char *op, unsigned char out[SHA256_LEN])
+route_digest(const char *env, const char *svc, const char *op,
+    unsigned char out[SHA256_LEN])
 {
-	char	 s[3 * (NAME_MAX_LEN + 1) + 24];
+	char	 s[3 * (NAME_MAX_LEN + 1)];
 	int	 n;
 
-	n = snprintf(s, sizeof(s), "%llu/%s/%s/%s",
-	    (unsigned long long)key_id, env, svc, op);
-	crypto_sha256(s, (size_t)n, out);
+	n = snprintf(s, sizeof(s), "%s/%s/%s", env, svc, op);
+	crypto_sha256(s, n > 0 ? (size_t)n : 0, out);
 }
 
 int
@@ -84,7 +84,7 @@ lookup_route(struct app *app, const char *env, const char *svc,
 	int64_t		 now = clock_now_ms();
 	int		 rc;
 
-	route_digest(0, env, svc, op, d);
+	route_digest(env, svc, op, d);
 	if (app->lookup != NULL && cache_get(app->lookup->routes, d, r, now))
 		return REPO_OK;
 	rc = repo_route_get(app->db, env, svc, op, r);
@@ -95,21 +95,53 @@ lookup_route(struct app *app, const char *env, const char *svc,
 	return rc;
 }
 
+/* The grants cache's key: key_id and the route's cb_route digest. */
+static void
+serves_digest(uint64_t key_id, const unsigned char route[CB_ROUTE_LEN],
+    unsigned char out[SHA256_LEN])
+{
+	unsigned char	 s[8 + CB_ROUTE_LEN];
+	int		 i;
+
+	for (i = 0; i < 8; i++)
+		s[i] = (unsigned char)(key_id >> (8 * i));
+	memcpy(s + 8, route, CB_ROUTE_LEN);
+	crypto_sha256(s, sizeof(s), out);
+}
+
 int
 lookup_serves(struct app *app, uint64_t key_id, const char *env,
     const char *svc, const char *op)
 {
-	unsigned char	 d[SHA256_LEN];
+	unsigned char	 d[SHA256_LEN], route[CB_ROUTE_LEN];
 	int64_t		 now = clock_now_ms();
 	int		 yes = 1, rc;
 
-	route_digest(key_id, env, svc, op, d);
+	cb_route(env, svc, op, route);
+	serves_digest(key_id, route, d);
 	if (app->lookup != NULL && cache_get(app->lookup->serves, d, &yes, now))
 		return REPO_OK;
 	rc = repo_backend_serves(app->db, key_id, env, svc, op);
 	if (rc == REPO_OK && app->lookup != NULL)
 		cache_put(app->lookup->serves, d, &yes, now);
 	return rc;
+}
+
+/*
+ * Whether the grants cache holds, unexpired, that key key_id serves the
+ * route whose cb_route digest is route: 1, or 0 (not cached: ask
+ * lookup_serves with the route's names).
+ */
+int
+lookup_serves_cached(struct app *app, uint64_t key_id,
+    const unsigned char route[CB_ROUTE_LEN])
+{
+	unsigned char	 d[SHA256_LEN];
+	int		 yes = 0;
+
+	serves_digest(key_id, route, d);
+	return app->lookup != NULL && cache_get(app->lookup->serves, d, &yes,
+	    clock_now_ms()) && yes;
 }
 
 /* Whether key version v of app opens tokens at now. */

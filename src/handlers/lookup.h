@@ -28,6 +28,8 @@ int		 lookup_route(struct app *, const char *env, const char *svc,
 		    const char *op, struct route_row *);
 int		 lookup_serves(struct app *, uint64_t key_id, const char *env,
 		    const char *svc, const char *op);
+int		 lookup_serves_cached(struct app *, uint64_t key_id,
+		    const unsigned char route[CB_ROUTE_LEN]);
 int		 lookup_idkey(struct app *);
 int		 lookup_idkey_live(const struct app *, unsigned version,
 		    int64_t now);

@@ -206,6 +206,13 @@ crypto_new_secret(const char *prefix, char *out, size_t outsz,
 	return 0;
 }
 
+/* Overwrites n bytes of p with zeros (not optimised away). */
+void
+crypto_cleanse(void *p, size_t n)
+{
+	OPENSSL_cleanse(p, n);
+}
+
 /* Writes a random (version 4) UUID in lowercase into out. */
 void
 crypto_uuid(char out[UUID_TEXT_LEN + 1])

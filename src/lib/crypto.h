@@ -69,6 +69,7 @@ int	crypto_hmac_sha256(const void *key, size_t keylen,
 	    const struct crypto_part *, size_t n, unsigned char out[SHA256_LEN]);
 int	crypto_random(void *, size_t);
 int	crypto_equal(const void *, const void *, size_t);
+void	crypto_cleanse(void *, size_t);
 size_t	b64url_encode(const unsigned char *, size_t, char *out, size_t outsz);
 int	b64url_decode(const char *, size_t, unsigned char *out, size_t outsz,
 	    size_t *outlen);

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "api.h"
+#include "cbtoken.h"
 #include "crypto.h"
 #include "valid.h"
 
@@ -160,9 +161,12 @@ struct claim_item {
 	int		 tenant_null;
 	char		*request;
 	size_t		 request_len;
-	char		 token[SECRET_B64_LEN + 1];
+	char		 token[CBTOKEN_MAX + 1];
 	unsigned	 attempt;
 	int64_t		 lease_expires_at, created_at;
+	/* what the token seals besides (cbtoken.h) */
+	int64_t		 expires_at, not_before;	/* not_before 0: NULL */
+	unsigned	 priority;
 };
 
 /* The database node of a connection (repo_node_state). */
@@ -229,6 +233,9 @@ enum repo_rc	repo_finalize(struct db *, uint64_t, const unsigned char *tokhash,
 	    enum exec_status to, const char *payload, size_t len, int64_t now);
 enum repo_rc	repo_finalize_win(struct db *, uint64_t, const unsigned char *tokhash,
 	    enum exec_status to, const char *payload, size_t len,
+	    const unsigned char *winhash, int64_t now);
+enum repo_rc	repo_complete_sealed(struct db *, uint64_t,
+	    const unsigned char *tokhash, const char *payload, size_t len,
 	    const unsigned char *winhash, int64_t now);
 /* retryable failures, progress, the winner (repo_callback.c) */
 enum repo_rc	repo_heartbeat_progress(struct db *, uint64_t,

@@ -74,6 +74,57 @@ repo_retry(struct db *db, uint64_t id, const unsigned char *tokhash,
 }
 
 /*
+ * Runs finalizing statement sid (one of repo_stmts.c's STMT_FIN_*: to
+ * says which) for execution id: REPO_OK for the one winner,
+ * REPO_NOTFOUND when it matched no row, REPO_ERR. When the answer to the
+ * UPDATE is lost, or it lost a conflict (1213, Galera: another node's
+ * write certified first), the row is read again: this callback's outcome
+ * there is a win; still waiting under this token, the UPDATE is run once
+ * more (a compare-and-set, so at most one of them wins).
+ */
+static enum repo_rc
+fin_cas(struct db *db, enum stmt sid, uint64_t id,
+    const unsigned char *tokhash, enum exec_status to, const char *payload,
+    size_t len, const unsigned char *winhash, int64_t now)
+{
+	MYSQL_BIND	 p[7], *q = to == ST_CANCELLED ? p + 2 : p;
+	MYSQL_TIME	 t[2];
+	int		 rc, tries;
+
+	db_bind_blob(&p[0], payload ? payload : "", payload ? len : 0);
+	if (payload != NULL && len <= REPO_INLINE_MAX)
+		db_bind_blob(&p[1], payload, len);	/* payload_inline */
+	else
+		db_bind_str(&p[1], NULL);
+	db_bind_blob(&p[2], winhash, SHA256_LEN);
+	db_bind_time(&p[3], &t[0], now);
+	db_bind_time(&p[4], &t[1], now);
+	db_bind_u64(&p[5], &id);
+	db_bind_blob(&p[6], tokhash, SHA256_LEN);
+	for (tries = 0; tries < 2; tries++) {
+		if ((rc = repo_cas(db, sid, q)) != REPO_ERR ||
+		    (!db_lost(db) && !db_conflict(db)))
+			break;
+		switch (repo_fin_outcome(db, id, tokhash, to, now)) {
+		case FIN_WON:
+			return REPO_OK;
+		case FIN_LOST:
+			return REPO_NOTFOUND;
+		case FIN_ERR:
+			return REPO_ERR;
+		case FIN_WAITING:
+			break;
+		}
+		rc = REPO_ERR;	/* still waiting: run again, or give up (503) */
+	}
+	/* a late win of a lost first attempt makes the retry lose */
+	if (rc == REPO_NOTFOUND && tries > 0 &&
+	    repo_fin_outcome(db, id, tokhash, to, now) == FIN_WON)
+		rc = REPO_OK;
+	return rc;
+}
+
+/*
  * repo_finalize_win without a winner hash (an all-zero one, which no
  * callback's hash equals): for callers that never answer a repeat.
  */
@@ -131,52 +182,31 @@ repo_exec_winner(struct db *db, uint64_t id, unsigned char *tokhash,
  * one statement); winhash (the SHA-256 of the callback's verb and body)
  * is stored beside the token hash, so that the winner repeating itself
  * can be recognised. REPO_OK for the one winner, REPO_NOTFOUND for
- * every loser, REPO_ERR. When the answer
- * to the UPDATE is lost, or it lost a conflict (1213, Galera: another
- * node's write certified first), the row is read again: this callback's
- * outcome there is a win; still waiting under this token, the UPDATE is
- * run once more (a compare-and-set, so at most one of them wins).
+ * every loser, REPO_ERR.
  */
 enum repo_rc
 repo_finalize_win(struct db *db, uint64_t id, const unsigned char *tokhash,
     enum exec_status to, const char *payload, size_t len,
     const unsigned char *winhash, int64_t now)
 {
-	MYSQL_BIND	 p[7], *q = to == ST_CANCELLED ? p + 2 : p;
-	MYSQL_TIME	 t[2];
 	enum stmt	 sid = to == ST_CANCELLED ? STMT_FIN_CANCELLED :
 			    to == ST_COMPLETED ? STMT_FIN_COMPLETE : STMT_FIN_FAIL;
-	int		 rc, tries;
 
-	db_bind_blob(&p[0], payload ? payload : "", payload ? len : 0);
-	if (payload != NULL && len <= REPO_INLINE_MAX)
-		db_bind_blob(&p[1], payload, len);	/* payload_inline */
-	else
-		db_bind_str(&p[1], NULL);
-	db_bind_blob(&p[2], winhash, SHA256_LEN);
-	db_bind_time(&p[3], &t[0], now);
-	db_bind_time(&p[4], &t[1], now);
-	db_bind_u64(&p[5], &id);
-	db_bind_blob(&p[6], tokhash, SHA256_LEN);
-	for (tries = 0; tries < 2; tries++) {
-		if ((rc = repo_cas(db, sid, q)) != REPO_ERR ||
-		    (!db_lost(db) && !db_conflict(db)))
-			break;
-		switch (repo_fin_outcome(db, id, tokhash, to, now)) {
-		case FIN_WON:
-			return REPO_OK;
-		case FIN_LOST:
-			return REPO_NOTFOUND;
-		case FIN_ERR:
-			return REPO_ERR;
-		case FIN_WAITING:
-			break;
-		}
-		rc = REPO_ERR;	/* still waiting: run again, or give up (503) */
-	}
-	/* a late win of a lost first attempt makes the retry lose */
-	if (rc == REPO_NOTFOUND && tries > 0 &&
-	    repo_fin_outcome(db, id, tokhash, to, now) == FIN_WON)
-		rc = REPO_OK;
-	return rc;
+	return fin_cas(db, sid, id, tokhash, to, payload, len, winhash, now);
+}
+
+/*
+ * repo_finalize_win of a complete with STMT_FIN_COMPLETE_SEALED: it
+ * matches only while the execution has no cancel request and no progress
+ * (its status body is then what the token's facts give). REPO_OK for the
+ * winner, REPO_NOTFOUND when it did not match (a loser, or one of those:
+ * the caller reads the row and decides), REPO_ERR.
+ */
+enum repo_rc
+repo_complete_sealed(struct db *db, uint64_t id, const unsigned char *tokhash,
+    const char *payload, size_t len, const unsigned char *winhash,
+    int64_t now)
+{
+	return fin_cas(db, STMT_FIN_COMPLETE_SEALED, id, tokhash, ST_COMPLETED,
+	    payload, len, winhash, now);
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "api.h"
+#include "cbtoken.h"
 #include "config.h"
 #include "db.h"
 #include "log.h"
@@ -54,7 +55,7 @@ claim_read(struct db *db, MYSQL_STMT *st, struct claim_item *it,
 {
 	struct db_cols	 c;
 	struct claim_item row;
-	MYSQL_TIME	 t;
+	MYSQL_TIME	 t[3];
 	size_t		 total = 0, i;
 	int		 rc = 0;
 
@@ -66,7 +67,10 @@ claim_read(struct db *db, MYSQL_STMT *st, struct claim_item *it,
 	db_rcol(&c, 2, MYSQL_TYPE_STRING, row.tenant, sizeof(row.tenant));
 	db_rcol(&c, 3, MYSQL_TYPE_BLOB, NULL, 0);
 	db_rcol(&c, 4, MYSQL_TYPE_LONG, &row.attempt, 0);
-	db_rcol(&c, 5, MYSQL_TYPE_DATETIME, &t, sizeof(t));
+	db_rcol(&c, 5, MYSQL_TYPE_DATETIME, &t[0], sizeof(t[0]));
+	db_rcol(&c, 6, MYSQL_TYPE_DATETIME, &t[1], sizeof(t[1]));
+	db_rcol(&c, 7, MYSQL_TYPE_LONG, &row.priority, 0);
+	db_rcol(&c, 8, MYSQL_TYPE_DATETIME, &t[2], sizeof(t[2]));
 	if (mysql_stmt_bind_result(st, c.b) != 0)
 		rc = -1;
 	*full = 1;
@@ -88,7 +92,9 @@ claim_read(struct db *db, MYSQL_STMT *st, struct claim_item *it,
 		db_rstr(&c, 1, row.cid, sizeof(row.cid));
 		db_rstr(&c, 2, row.tenant, sizeof(row.tenant));
 		row.tenant_null = c.null[2];
-		row.created_at = db_time_ms(&t);
+		row.created_at = db_time_ms(&t[0]);
+		row.expires_at = db_time_ms(&t[1]);
+		row.not_before = c.null[8] ? 0 : db_time_ms(&t[2]);
 		if (db_fetch_blob(st, &c.b[3], 3, c.len[3], &row.request,
 		    &row.request_len) == -1)
 			rc = -1;
@@ -102,6 +108,31 @@ claim_read(struct db *db, MYSQL_STMT *st, struct claim_item *it,
 	return rc == 0 ? 0 : -1;
 }
 
+/* What a claim asks for; the binds of the claimable condition use it. */
+struct claim_ask {
+	const char	*env, *svc, *op;
+	unsigned	 max, max_attempts;
+	int64_t		 now;
+	MYSQL_TIME	 t[5];
+	unsigned char	 route[CB_ROUTE_LEN];	/* cb_route: tokens seal it */
+};
+
+/* The facts the callback token of claimed item it seals, into *f. */
+static void
+claim_facts(const struct claim_ask *a, const struct claim_item *it,
+    struct cb_facts *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->id = it->id;
+	f->created_at = it->created_at;
+	f->expires_at = it->expires_at;
+	f->not_before = it->not_before;
+	f->attempt = it->attempt;
+	f->priority = it->priority;
+	memcpy(f->route, a->route, CB_ROUTE_LEN);
+	memcpy(f->cid, it->cid, sizeof(f->cid));
+}
+
 /*
  * Gives claimed items it[0..k) (1 <= k <= CLAIM_LEASE_ROWS) fresh
  * callback tokens (their hashes into hash[0..k)) and the lease, in one
@@ -110,20 +141,21 @@ claim_read(struct db *db, MYSQL_STMT *st, struct claim_item *it,
  * (locked by the select), so it matches all k. 0 or -1.
  */
 static int
-claim_take(struct db *db, struct claim_item *it, size_t k, int64_t lease_until,
-    unsigned char (*hash)[SHA256_LEN])
+claim_take(struct db *db, const struct claim_ask *a, struct claim_item *it,
+    size_t k, int64_t lease_until, unsigned char (*hash)[SHA256_LEN])
 {
 	MYSQL_BIND	 p[3 * CLAIM_LEASE_ROWS + 1];
 	MYSQL_TIME	 t;
+	struct cb_facts	 f;
 	size_t		 i, j;
 	int		 n;
 
 	for (i = 0; i < k; i++) {
-		if (crypto_new_secret("", it[i].token, sizeof(it[i].token),
-		    hash[i]) == -1)
-			return -1;
 		it[i].attempt++;
 		it[i].lease_expires_at = lease_until;
+		claim_facts(a, &it[i], &f);
+		if (cbtoken_new(&f, it[i].token, hash[i]) == -1)
+			return -1;
 	}
 	if (k == 1) {
 		db_bind_blob(&p[0], hash[0], SHA256_LEN);
@@ -146,14 +178,6 @@ claim_take(struct db *db, struct claim_item *it, size_t k, int64_t lease_until,
 	    "it had locked: the claim is rolled back", n, k);
 	return -1;
 }
-
-/* What a claim asks for; the binds of the claimable condition use it. */
-struct claim_ask {
-	const char	*env, *svc, *op;
-	unsigned	 max, max_attempts;
-	int64_t		 now;
-	MYSQL_TIME	 t[5];
-};
 
 /*
  * Binds the claimable condition (repo_stmts.c CLAIMABLE) for a into
@@ -431,7 +455,7 @@ claim_once(struct db *db, struct claim_ask *a, unsigned lease_seconds,
 		goto fail;
 	for (i = 0; i < *n; i += k) {
 		k = *n - i < CLAIM_LEASE_ROWS ? *n - i : CLAIM_LEASE_ROWS;
-		if (claim_take(db, &it[i], k, a->now + (int64_t)lease_seconds *
+		if (claim_take(db, a, &it[i], k, a->now + (int64_t)lease_seconds *
 		    1000, &hash[i]) == -1)
 			goto fail;
 	}
@@ -464,8 +488,11 @@ repo_claim(struct db *db, const char *env, const char *svc, const char *op,
     unsigned max, unsigned lease_seconds, unsigned max_attempts, int64_t now,
     struct claim_item **out, size_t *n)
 {
-	struct claim_ask a = { env, svc, op, max, max_attempts, now, { { 0 } } };
+	struct claim_ask a = { env, svc, op, max, max_attempts, now, { { 0 } },
+	    { 0 } };
 	int	 rc, tries;
+
+	cb_route(env, svc, op, a.route);
 
 	for (tries = 1;; tries++) {
 		rc = claim_once(db, &a, lease_seconds, out, n);

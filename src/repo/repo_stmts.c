@@ -107,7 +107,8 @@ const struct db_stmt_def repo_stmts[STMT__MAX] = {
 	 */
 	[STMT_CLAIM_FIRST] = {
 	    "SELECT id, correlation_id, initiator_tenant_id, request_payload, "
-	    "attempts, created_at FROM s2r_async_execution e "
+	    "attempts, created_at, expires_at, priority, not_before "
+	    "FROM s2r_async_execution e "
 	    "FORCE INDEX (ix_exec_claim) " CLAIMABLE("") CLAIM_ORDER
 	    "LIMIT ? ROWS EXAMINED " API_STR(CLAIM_SCAN_ROWS)
 	    " FOR UPDATE SKIP LOCKED", 0, "claim_first" },
@@ -142,7 +143,8 @@ const struct db_stmt_def repo_stmts[STMT__MAX] = {
 	 */
 	[STMT_CLAIM_LOCK] = {
 	    "SELECT e.id, correlation_id, initiator_tenant_id, "
-	    "request_payload, attempts, created_at FROM JSON_TABLE(?, '$[*]' "
+	    "request_payload, attempts, created_at, expires_at, priority, "
+	    "not_before FROM JSON_TABLE(?, '$[*]' "
 	    "COLUMNS (jid BIGINT UNSIGNED PATH '$')) j STRAIGHT_JOIN "
 	    "s2r_async_execution e FORCE INDEX (PRIMARY) ON e.id = j.jid "
 	    CLAIMABLE("") "LIMIT ? FOR UPDATE SKIP LOCKED", 0, "claim_lock" },
@@ -235,6 +237,21 @@ const struct db_stmt_def repo_stmts[STMT__MAX] = {
 	    "updated_at = ?, " SET_NOTIFY("s2r_async_execution") " WHERE id = ? "
 	    "AND status = 'waiting_callback' AND callback_token_hash = ?",
 	    0, "fin_complete" },
+	/*
+	 * The same, for a complete that answers from its token's facts
+	 * (cbtoken.h) without reading the row: it matches only while the
+	 * row's status body is what those facts and this UPDATE give (no
+	 * cancel request, no progress); else the caller reads the row and
+	 * runs STMT_FIN_COMPLETE.
+	 */
+	[STMT_FIN_COMPLETE_SEALED] = {
+	    "UPDATE s2r_async_execution SET status = 'completed', "
+	    "result_payload = ?, payload_inline = ?, winner_hash = ?, "
+	    "completed_at = ?, "
+	    "updated_at = ?, " SET_NOTIFY("s2r_async_execution") " WHERE id = ? "
+	    "AND status = 'waiting_callback' AND callback_token_hash = ? AND "
+	    "cancel_requested = 0 AND progress_payload IS NULL",
+	    0, "fin_complete_sealed" },
 	[STMT_FIN_FAIL] = {
 	    "UPDATE s2r_async_execution SET status = 'failed', "
 	    "error_payload = ?, payload_inline = ?, winner_hash = ?, "

@@ -49,7 +49,7 @@ struct round {
 	char	 tok[128], tok2[128];
 	char	 body[64];
 	long long id;
-	char	 cbtok[128];
+	char	 cbtok[128 + 1];	/* a callback token: 128 characters at most */
 };
 
 /* Sends one request of kind k and checks its status against want (and want2 when not 0).

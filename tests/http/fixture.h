@@ -28,10 +28,12 @@ struct sub {
 };
 
 /* One claimed execution. */
+#define CB_TOKEN_MAX 128	/* a callback token's characters at most */
+
 struct claim {
 	int64_t id;
 	char cid[CID_MAX];
-	char token[64];
+	char token[CB_TOKEN_MAX + 1];
 };
 
 /* Route, tenant and keys named after TAG ([a-z0-9-]) plus a unique suffix. */

@@ -102,7 +102,7 @@ long jlen(struct json_object *o, const char *path);
 /* ---- contract predicates (print the reason when false) ------------------------------ */
 
 int is_rfc3339_ms(const char *s);           /* 2026-11-30T02:20:37.123Z */
-int is_token43(const char *s);              /* 43 base64url chars, no padding */
+int is_callback_token(const char *s);      /* 43..128 base64url chars, no padding */
 int is_poll_token(const char *s);          /* 65: sealed id (22) + secret (43) */
 int is_uuid(const char *s);                 /* 8-4-4-4-12 hex */
 int is_digits(const char *s);               /* non-empty, only 0-9 */

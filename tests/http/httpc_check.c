@@ -189,9 +189,12 @@ is_b64url(const char *s, size_t n)
 }
 
 int
-is_token43(const char *s)
+is_callback_token(const char *s)
 {
-	return is_b64url(s, 43) ? 1 : say_no("a 43-char base64url token", s);
+	size_t n = s != NULL ? strlen(s) : 0;
+
+	return n >= 43 && n <= 128 && is_b64url(s, n) ? 1 :
+	    say_no("a base64url callback token of 43 to 128 characters", s);
 }
 
 int

@@ -102,7 +102,7 @@ check_item(struct json_object *o, size_t i, int k, time_t t0, time_t t1, int lea
 	CHECK_EQ_STR(jstr(o, MEMBER("service")), F.svc);
 	CHECK_EQ_STR(jstr(o, MEMBER("operation")), F.op);
 	CHECK(jget(o, MEMBER("request")) != NULL);
-	CHECK(is_token43(jstr(o, MEMBER("callbackToken"))));
+	CHECK(is_callback_token(jstr(o, MEMBER("callbackToken"))));
 	CHECK(jint(o, MEMBER("attempt"), &v) && v == 1);
 	CHECK(lease_ok(jstr(o, MEMBER("leaseExpiresAt")), t0, t1, lease));
 	CHECK_EQ_STR(jstr(o, MEMBER("createdAt")), S[k].created);

@@ -522,7 +522,7 @@ struct excl {
 	struct sub *s;
 	struct held {
 		int64_t id, lease_end;	/* the live claim's lease end (ms), 0: none */
-		char token[64], stale[64];
+		char token[CB_TOKEN_MAX + 1], stale[CB_TOKEN_MAX + 1];
 		int claims, completes, winner;
 	} *h;
 	int64_t deadline;

@@ -24,8 +24,9 @@
 #define CACHED_KINDS	4	/* key, route, backend grant, tenant quota */
 
 /*
- * The round trips of one request of each hot path: complete reads the row before its
- * compare-and-set. A completed poll gets the result with the row when the result is at
+ * The round trips of one request of each hot path: complete runs its compare-and-set
+ * alone and answers from the facts its callback token seals (a UUID correlation id fits:
+ * the phase's are the server's). A completed poll gets the result with the row when the result is at
  * most REPO_INLINE_MAX bytes (the complete phase's are exactly that) and the caller's
  * hashes match in the statement (an outsider never costs its read); a larger one is
  * read in a second statement, once the caller's hashes matched (the poll_large phase,
@@ -53,7 +54,7 @@ static const struct {
 } phases[PH__MAX] = {
 	[PH_SUBMIT] = { "submit", 1, CACHED_KINDS },
 	[PH_POLL_WAITING] = { "poll, waiting", 1, CACHED_KINDS },
-	[PH_COMPLETE] = { "complete", 2, CACHED_KINDS },
+	[PH_COMPLETE] = { "complete", 1, CACHED_KINDS },
 	[PH_POLL_COMPLETED] = { "poll, completed", 1, CACHED_KINDS },
 	[PH_POLL_LARGE] = { "poll, completed, result over the inline size", 2,
 	    CACHED_KINDS, N / 4 },

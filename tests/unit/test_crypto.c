@@ -1,6 +1,7 @@
 /*
  * Unit tests: SHA-256, base64url, constant-time compare, secrets, sealed ids,
- * HKDF-SHA256 (RFC 5869) and the keys of one purpose each, AES-256-GCM.
+ * HKDF-SHA256 (RFC 5869) and the keys of one purpose each, AES-256-GCM, and
+ * the callback token's facts (cbtoken.h): round trips, the bound, tampering.
  * SHA-256 from several threads at once (the repository is used from threads:
  * db_repo's racing claims): each thread's digests equal OpenSSL's SHA256().
  */
@@ -9,6 +10,7 @@
 #include <string.h>
 #include <threads.h>
 
+#include "cbtoken.h"
 #include "check.h"
 #include "crypto.h"
 #include "valid.h"
@@ -272,6 +274,98 @@ sha_threads(void)
 	CHECK_EQ_INT(bad, 0);
 }
 
+/* A token of f: sealed, it opens to f again; its hash is its text's. */
+static void
+cb_roundtrip(const struct cb_facts *f, size_t want_len)
+{
+	struct cb_facts	 g;
+	unsigned char	 h[SHA256_LEN], h2[SHA256_LEN];
+	char		 tok[CBTOKEN_MAX + 1];
+
+	CHECK(cbtoken_new(f, tok, h) == 0);
+	CHECK_EQ_INT((long)strlen(tok), (long)want_len);
+	CHECK(cbtoken_valid(tok));
+	crypto_sha256(tok, strlen(tok), h2);
+	CHECK(memcmp(h, h2, SHA256_LEN) == 0);
+	if (want_len == SECRET_B64_LEN) {
+		CHECK(cbtoken_open(tok, &g) == CBT_PLAIN);
+		return;
+	}
+	CHECK(cbtoken_open(tok, &g) == CBT_SEALED);
+	CHECK(g.id == f->id && g.created_at == f->created_at &&
+	    g.expires_at == f->expires_at && g.not_before == f->not_before &&
+	    g.attempt == f->attempt && g.priority == f->priority &&
+	    memcmp(g.route, f->route, CB_ROUTE_LEN) == 0);
+	CHECK_EQ_STR(g.cid, f->cid);
+}
+
+static void
+cbtokens(void)
+{
+	struct cb_facts	 f, g;
+	unsigned char	 h[SHA256_LEN], h2[SHA256_LEN];
+	char		 tok[CBTOKEN_MAX + 1], tok2[CBTOKEN_MAX + 1];
+	char		 big[CBTOKEN_MAX + 2];
+
+	memset(&f, 0, sizeof(f));
+	f.id = 0x0102030405060708ULL;
+	f.created_at = 1796256000123LL;	/* 2026-12-03 */
+	f.expires_at = f.created_at + 86400000;
+	f.attempt = 3;
+	f.priority = 9;
+	cb_route("prod", "billing", "invoice.render", f.route);
+	/* a UUID packs into 16 bytes: 95 bytes, 127 characters */
+	strcpy(f.cid, "0f8fad5b-d9cb-469f-a165-70867728950e");
+	cb_roundtrip(&f, 127);
+	f.not_before = f.created_at + 5000;
+	cb_roundtrip(&f, 127);
+	/* up to 17 bytes as they are; 96 bytes are the 128 characters */
+	strcpy(f.cid, "order-17:abcdefgh");
+	cb_roundtrip(&f, CBTOKEN_MAX);
+	strcpy(f.cid, "o");
+	cb_roundtrip(&f, 107);
+	/* what does not fit: the secret alone */
+	strcpy(f.cid, "order-18:abcdefghi");
+	cb_roundtrip(&f, SECRET_B64_LEN);
+	strcpy(f.cid, "0F8FAD5B-D9CB-469F-A165-70867728950E");
+	cb_roundtrip(&f, SECRET_B64_LEN);
+	strcpy(f.cid, "o");
+	f.attempt = 70000;
+	cb_roundtrip(&f, SECRET_B64_LEN);
+	f.attempt = 3;
+	CHECK(cbtoken_new(NULL, tok, h) == 0 && strlen(tok) == SECRET_B64_LEN);
+	/* fresh secrets: the same facts never give the same token */
+	CHECK(cbtoken_new(&f, tok, h) == 0 && cbtoken_new(&f, tok2, h2) == 0);
+	CHECK(strcmp(tok, tok2) != 0 && memcmp(h, h2, SHA256_LEN) != 0);
+	CHECK(strcmp(tok + SECRET_B64_LEN, tok2 + SECRET_B64_LEN) != 0 ||
+	    memcmp(tok, tok2, SECRET_B64_LEN) != 0);
+	/* altered facts change the hash (the claim's no longer matches) */
+	strcpy(tok2, tok);
+	tok2[60] = tok2[60] == 'A' ? 'B' : 'A';
+	crypto_sha256(tok2, strlen(tok2), h2);
+	CHECK(memcmp(h, h2, SHA256_LEN) != 0);
+	CHECK(cbtoken_open(tok2, &g) == CBT_SEALED);
+	CHECK(g.created_at != f.created_at || g.expires_at != f.expires_at);
+	/* the shape: 43..128 base64url characters */
+	memset(big, 'A', sizeof(big));
+	big[CBTOKEN_MAX + 1] = '\0';
+	CHECK(!cbtoken_valid(big));
+	big[CBTOKEN_MAX] = '\0';
+	CHECK(cbtoken_valid(big));
+	big[SECRET_B64_LEN - 1] = '\0';
+	CHECK(!cbtoken_valid(big));
+	CHECK(!cbtoken_valid(NULL));
+	strcpy(tok2, tok);
+	tok2[50] = '+';
+	CHECK(!cbtoken_valid(tok2) && cbtoken_open(tok2, &g) == CBT_PLAIN);
+	/* another layout version, or a cut token: no facts */
+	memset(big, 'A', sizeof(big));
+	big[CBTOKEN_MAX] = '\0';
+	CHECK(cbtoken_open(big, &g) == CBT_PLAIN);
+	tok[100] = '\0';
+	CHECK(cbtoken_open(tok, &g) == CBT_PLAIN);
+}
+
 int
 main(void)
 {
@@ -283,5 +377,6 @@ main(void)
 	hkdf();
 	subkeys();
 	aead();
+	cbtokens();
 	return check_done("unit_crypto");
 }

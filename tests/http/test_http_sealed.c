@@ -1,0 +1,160 @@
+/*
+ * test_http_sealed.c - complete answered from the facts its callback token seals
+ * (cbtoken.h): the 200 body of every complete is, byte for byte, the body a poll of the
+ * completed execution gives afterwards (and the body a repeat of the winner gets), for
+ * tokens with facts and without, after a retry (attempt 2, notBefore), with a priority,
+ * with progress, with a cancel request; a token whose facts were altered is not the
+ * claim's (409, nothing changes); a key that does not serve the route gets 404.
+ */
+#include "check.h"
+#include "fixture.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static struct fx F;
+
+/* Whether TOK carries facts: longer than the secret alone. */
+static int
+sealed(const struct claim *c)
+{
+	return strlen(c->token) > 43;
+}
+
+/*
+ * Completes C (of S) with RESULT and checks the 200 body against the poll that follows
+ * and against a repeat of the same complete. Returns 1 when all three agree.
+ */
+static int
+complete_agrees(const struct sub *s, const struct claim *c, const char *what)
+{
+	struct http_resp r, again;
+	char body[128], *poll;
+	int ok;
+
+	snprintf(body, sizeof body, "{\"result\":{\"case\":\"%s\"}}", what);
+	if (fx_callback(F.bkey, c->id, "complete", c->token, body, &r) != 200 ||
+	    !expect_json(&r, 200)) {
+		fprintf(stderr, "  %s: complete %d %.300s\n", what, r.status, r.body);
+		http_resp_free(&r);
+		return 0;
+	}
+	poll = fx_poll_body(&F, s);
+	fx_callback(F.bkey, c->id, "complete", c->token, body, &again);
+	ok = poll != NULL && strcmp(r.body, poll) == 0 && again.status == 200 &&
+	    strcmp(r.body, again.body) == 0 && strstr(r.body, "\"completed\"") != NULL;
+	if (!ok)
+		fprintf(stderr, "  %s: complete, poll and repeat differ:\n  %s\n  %s\n  %s\n",
+		    what, r.body, poll ? poll : "(no poll)", again.body);
+	free(poll);
+	http_resp_free(&r);
+	http_resp_free(&again);
+	return ok;
+}
+
+/* Submits BODY with CID (NULL: the server's) and EXTRA, and claims it into *c. */
+static int
+submit_claim(const char *cid, const char *extra, struct sub *s, struct claim *c)
+{
+	return fx_submit_hdr_ok(&F, cid, "{}", extra, s) && fx_claim_one(&F, c) &&
+	    strcmp(c->cid, s->cid) == 0;
+}
+
+static void
+test_bodies(void)
+{
+	struct http_resp r;
+	struct sub s;
+	struct claim c;
+	char cid[CID_MAX];
+	int i;
+
+	/* several rounds: the first of a worker reads the grant, later ones use its cache */
+	for (i = 0; i < 6; i++) {
+		CHECK(submit_claim(NULL, NULL, &s, &c));
+		CHECK(sealed(&c) && strlen(c.token) <= CB_TOKEN_MAX);
+		CHECK(complete_agrees(&s, &c, "uuid"));
+		snprintf(cid, sizeof cid, "s-17-bytes-cid-%d", i);
+		CHECK(submit_claim(cid, NULL, &s, &c));
+		CHECK(sealed(&c));
+		CHECK(complete_agrees(&s, &c, "short cid"));
+	}
+	/* a correlation id that does not fit: the secret alone, the same answers */
+	fx_cid(cid, sizeof cid, "sealed-long-correlation-id");
+	CHECK(submit_claim(cid, NULL, &s, &c));
+	CHECK_EQ_INT((long)strlen(c.token), 43);
+	CHECK(complete_agrees(&s, &c, "long cid"));
+	/* a priority */
+	CHECK(submit_claim(NULL, "X-Priority: 7", &s, &c));
+	CHECK(complete_agrees(&s, &c, "priority"));
+	/* a retry: attempt 2 and a notBefore */
+	CHECK(submit_claim(NULL, NULL, &s, &c));
+	CHECK_EQ_INT(fx_callback(F.bkey, c.id, "fail", c.token,
+	    "{\"error\":{\"message\":\"again\"},\"retryAfterSeconds\":0}", &r), 200);
+	http_resp_free(&r);
+	CHECK(fx_claim_one(&F, &c) && strcmp(c.cid, s.cid) == 0);
+	CHECK(complete_agrees(&s, &c, "retried"));
+	/* progress: the body shows it */
+	CHECK(submit_claim(NULL, NULL, &s, &c));
+	CHECK_EQ_INT(fx_callback(F.bkey, c.id, "heartbeat", c.token,
+	    "{\"progress\":{\"pct\":50}}", &r), 200);
+	http_resp_free(&r);
+	CHECK(complete_agrees(&s, &c, "progress"));
+	/* a cancel request while held: the body shows cancelRequested true */
+	CHECK(submit_claim(NULL, NULL, &s, &c));
+	CHECK_EQ_INT(fx_cancel(&F, F.ckey, s.cid, s.token, &r), 202);
+	http_resp_free(&r);
+	CHECK(complete_agrees(&s, &c, "cancel requested"));
+}
+
+/* Flips character I of TOK (base64url) into OUT. */
+static void
+flip(const char *tok, size_t i, char *out)
+{
+	strcpy(out, tok);
+	out[i] = out[i] == 'A' ? 'B' : 'A';
+}
+
+static void
+test_tampered(void)
+{
+	struct http_resp r;
+	struct sub s;
+	struct claim c;
+	struct fx g;
+	char bad[CB_TOKEN_MAX + 1], *before, *after;
+	size_t i;
+
+	CHECK(submit_claim(NULL, NULL, &s, &c));
+	CHECK(sealed(&c));
+	before = fx_poll_body(&F, &s);
+	/* each part of the facts altered in turn: never the claim's */
+	for (i = 44; i < strlen(c.token); i += 9) {
+		flip(c.token, i, bad);
+		CHECK_EQ_INT(fx_callback(F.bkey, c.id, "complete", bad,
+		    "{\"result\":\"forged\"}", &r), 409);
+		CHECK(strstr(r.body, "\"currentStatus\":\"waiting_callback\"") != NULL);
+		http_resp_free(&r);
+	}
+	/* the genuine token to a key that does not serve the route */
+	fx_setup(&g, "sealed-other");
+	CHECK_EQ_INT(fx_callback(g.bkey, c.id, "complete", c.token, "{\"result\":1}", &r),
+	    404);
+	http_resp_free(&r);
+	fx_free(&g);
+	after = fx_poll_body(&F, &s);
+	CHECK(before != NULL && after != NULL && strcmp(before, after) == 0);
+	CHECK(complete_agrees(&s, &c, "after forgeries"));
+	free(before);
+	free(after);
+}
+
+int
+main(void)
+{
+	fx_setup(&F, "sealed");
+	test_bodies();
+	test_tampered();
+	fx_free(&F);
+	return check_done("http_sealed");
+}
