@@ -121,17 +121,13 @@ repo_heartbeat(struct db *db, uint64_t id, const unsigned char *tokhash,
  * stores winhash. REPO_OK, REPO_NOTFOUND (stale token, final, or a
  * cancel nobody requested) or REPO_ERR.
  */
-int
-repo_finalize_win(struct db *db, uint64_t id, const unsigned char *tokhash,
-    enum exec_status to, const char *payload, size_t len,
-    const unsigned char *winhash, int64_t now)
+static int
+finalize(uint64_t id, const unsigned char *tokhash, enum exec_status to,
+    const char *payload, size_t len, const unsigned char *winhash, int64_t now)
 {
 	struct fexec	*e;
 	char		*copy = NULL;
 
-	(void)db;
-	if (fake_failing())
-		return REPO_ERR;
 	if (!holds(e = fake_by_id(id), tokhash) ||
 	    (to == ST_CANCELLED && !e->row.cancel_requested))
 		return REPO_NOTFOUND;
@@ -150,6 +146,38 @@ repo_finalize_win(struct db *db, uint64_t id, const unsigned char *tokhash,
 		e->row.error_len = len;
 	}
 	return REPO_OK;
+}
+
+int
+repo_finalize_win(struct db *db, uint64_t id, const unsigned char *tokhash,
+    enum exec_status to, const char *payload, size_t len,
+    const unsigned char *winhash, int64_t now)
+{
+	(void)db;
+	if (fake_failing())
+		return REPO_ERR;
+	return finalize(id, tokhash, to, payload, len, winhash, now);
+}
+
+/*
+ * repo_finalize_win of a complete that answers from its token's facts: as
+ * STMT_FIN_COMPLETE_SEALED, it matches only without a cancel request and
+ * without progress.
+ */
+int
+repo_complete_sealed(struct db *db, uint64_t id, const unsigned char *tokhash,
+    const char *payload, size_t len, const unsigned char *winhash,
+    int64_t now)
+{
+	struct fexec	*e;
+
+	(void)db;
+	if (fake_failing())
+		return REPO_ERR;
+	if (holds(e = fake_by_id(id), tokhash) &&
+	    (e->row.cancel_requested || e->row.progress != NULL))
+		return REPO_NOTFOUND;
+	return finalize(id, tokhash, ST_COMPLETED, payload, len, winhash, now);
 }
 
 /* Replaces *p (n bytes) with a copy of v; REPO_OK or REPO_ERR. */
