@@ -23,7 +23,8 @@
 #              and route, so the page has the whole table behind it); dash_PAGE, each
 #              dashboard page with the filler in place (two clients; p99 <= 100 ms)
 # Each asyncexec row follows a run of its probe (select, select#2, insert, insert#2,
-# select#3) and its ratio is taken to that neighbour. It prints one table (req/s, p50,
+# select#3, select#4) and its ratio is taken to that neighbour (poll_5m and list_5m: their
+# ratio to select#4 against poll_prefill's and list_prefill's to select#3). It prints one table (req/s, p50,
 # p99, errors, other% = CPU used by processes outside the bench, db_rt / db_st = database
 # round trips / statements executed per request, ratio to the probe, target met), the CPU
 # time per request of the application, MariaDB, nginx and wrk, and the RSS of every
@@ -364,11 +365,12 @@ SQL
     stack_log "InnoDB settled in $((SECONDS - t0)) s ($dirty dirty pages left)"
 }
 
-# probe_measure MODE NAME — run probe MODE and measure it as row NAME (wrk as for the
-# asyncexec row it is the reference of).
+# probe_measure MODE NAME [OPTION...] — run probe MODE (with bench_probe's OPTIONs) and
+# measure it as row NAME (wrk as for the asyncexec row it is the reference of).
 probe_measure() {
     local mode=$1 name=$2
-    bench_probe_start "$mode"
+    shift 2
+    bench_probe_start "$mode" "$@"
     case $mode in
         insert) bench_measure "$name" "$WARM" "$DUR" "$LUA/submit.lua" "$PURL" "$PRIVATE/submit.data" ;;
         *) bench_measure "$name" "$WARM" "$DUR" "$LUA/poll.lua" "$PURL" "$PRIVATE/poll-waiting.data" ;;
@@ -681,23 +683,29 @@ main() {
     # Big table: poll_waiting once more right before the filler goes in (poll_prefill,
     # after a select probe run), then again once the table has TABLE_ROWS rows. The target
     # is taken against poll_prefill, the neighbouring measurement of the same polls (the
-    # table then holds the seeds and what the runs above added, far below 5,000,000 rows);
-    # the ratio to poll_waiting is reported as well.
+    # table then holds the seeds and what the runs above added, far below 5,000,000 rows),
+    # each first divided by the select probe run just before it (select#3; select#4 after
+    # the filler, of the same rows: --max-id), so that the machine's speed drifting while
+    # the filler goes in (minutes) is not taken for the table's cost; the plain quotients
+    # and the ratio to poll_waiting are reported as well.
     probe_measure select select#3
     PREFILL_ROWS=$(sql_value 'SELECT COUNT(*) FROM asyncexec.s2r_async_execution')
+    PREFILL_MAX_ID=$(sql_value 'SELECT MAX(id) FROM asyncexec.s2r_async_execution')
     bench_measure poll_prefill "$WARM" "$DUR" "$LUA/poll.lua" "$url" "$PRIVATE/poll-waiting.data"
     bench_report ratio poll_prefill select#3 0.85 10
     bench_measure list_prefill "$WARM" "$DUR" "$LUA/list.lua" "$url" "$PRIVATE/poll-waiting.data"
     fill_table "$TABLE_ROWS"
     rows=$(sql_value 'SELECT COUNT(*) FROM asyncexec.s2r_async_execution')
     POLL_BIG=poll_$((TABLE_ROWS / 1000000))m
+    LIST_BIG=list_$((TABLE_ROWS / 1000000))m
+    probe_measure select select#4 --max-id "$PREFILL_MAX_ID"
     bench_measure "$POLL_BIG" "$WARM" "$DUR" "$LUA/poll.lua" "$url" "$PRIVATE/poll-waiting.data"
     WAITING_RATIO=$(bench_report quotient "$POLL_BIG" poll_waiting)
-    bench_report ratio "$POLL_BIG" poll_prefill 0.90
+    bench_report flat "$POLL_BIG" poll_prefill select#4 select#3 0.90
     # the listing's first page, its key's lineage now holding the filler too
-    bench_measure "list_$((TABLE_ROWS / 1000000))m" "$WARM" "$DUR" "$LUA/list.lua" "$url" \
-        "$PRIVATE/poll-waiting.data"
-    bench_report ratio "list_$((TABLE_ROWS / 1000000))m" list_prefill 0.90
+    bench_measure "$LIST_BIG" "$WARM" "$DUR" "$LUA/list.lua" "$url" "$PRIVATE/poll-waiting.data"
+    bench_report flat "$LIST_BIG" list_prefill select#4 select#3 0.90
+    FLAT_PLAIN="$POLL_BIG / poll_prefill = $(bench_report quotient "$POLL_BIG" poll_prefill), $LIST_BIG / list_prefill = $(bench_report quotient "$LIST_BIG" list_prefill), select#4 / select#3 = $(bench_report quotient select#4 select#3)"
     dash_measure
     RSS_BIG=$(bench_worker_rss_kib | xargs)
     rss_max=0
@@ -741,8 +749,10 @@ report() {
         "$POLL_BIG" "$rows" \
         "$( ((QUICK)) && printf ' (--quick: %s rows instead of 5,000,000)' "$TABLE_ROWS")" \
         "$PREFILL_ROWS" "$POLL_BIG" "$WAITING_RATIO"
+    printf 'flat rows: (%s / select#4) / (poll_prefill / select#3), the same for %s and list_prefill; select#4 selects the rows select#3 did (ids up to %s); plain quotients: %s\n' \
+        "$POLL_BIG" "$LIST_BIG" "$PREFILL_MAX_ID" "$FLAT_PLAIN"
     printf 'dash_*: GET /dashboard/PAGE on the loopback server with %s rows, wrk -t1 -c2 (two operators), target p99 <= 100 ms\n' "$rows"
-    printf 'ratios: each to the probe run made right before it (select, select#2, insert, insert#2, select#3)\n'
+    printf 'ratios: each to the probe run made right before it (select, select#2, insert, insert#2, select#3, select#4)\n'
     printf 'other%%: CPU time of processes outside this bench plus steal, in %% of all cores, during the measurement\n'
     printf 'db_rt / db_st: per request (lifecycle: per execution), statements the database received (round trips; a CALL is one) / executed (inside procedures too)\n'
     printf 'load average (1/5/15 min) at start: %s; at end: %s\n' "$LOAD_START" "$(cut -d' ' -f1-3 /proc/loadavg)"

@@ -151,13 +151,15 @@ bench_measure() {
 
 bench_probe_pid() { stack_pid_from_file "$BENCH_PROBE_PIDFILE" bench_probe; }
 
-# bench_probe_start MODE — start the probe program on BENCH_PROBE_SOCK; wait for the socket.
+# bench_probe_start MODE [OPTION...] — start the probe program on BENCH_PROBE_SOCK with
+# OPTIONs (--max-id N); wait for the socket.
 bench_probe_start() {
     local mode=$1 rc=0
+    shift
     rm -f "$BENCH_PROBE_SOCK"
-    stack_log "starting probe '$mode' (log $BENCH_PROBE_LOG)"
+    stack_log "starting probe '$mode' $* (log $BENCH_PROBE_LOG)"
     stack_spawn "$BENCH_PROBE_LOG" "$BENCH_TOOLS/bench_probe" --config "$STACK_CONF" \
-        --listen "$BENCH_PROBE_SOCK" "$mode"
+        --listen "$BENCH_PROBE_SOCK" "$@" "$mode"
     printf '%s\n' "$STACK_SPAWNED_PID" >"$BENCH_PROBE_PIDFILE"
     stack_wait_ready 30 "$STACK_SPAWNED_PID" test -S "$BENCH_PROBE_SOCK" || rc=$?
     if ((rc != 0)); then

@@ -21,6 +21,9 @@ other kinds are scripts/lib/bench_webhooks.py's and passed over here):
         and database counts per execution (the samples span the warm-up: scaled to DUR)
   ratio STORE NAME OF MIN [MAX_P99_MS]  NAME's rate / OF's; the target is met when it is
         at least MIN (and NAME's p99 at most MAX_P99_MS) and NAME had no errors
+  flat STORE NAME OF PROBE OFPROBE MIN  (NAME's rate / PROBE's) / (OF's / OFPROBE's): NAME
+        against OF, each per its own probe run (the machine's drift between them taken
+        out); met when at least MIN and NAME had no errors
   limit STORE NAME MAX_P99_MS           a target on NAME's p99 alone (no probe): met when
         it is at most MAX_P99_MS and NAME had no errors
   get STORE NAME                        NAME's rate
@@ -228,6 +231,18 @@ def cmd_ratio(store, name, of, mn, maxp99=None):
     return 0
 
 
+def cmd_flat(store, name, of, probe, ofprobe, mn):
+    rows, _ = load(store)
+    a, b = rate(rows, name), rate(rows, probe)
+    c, d = rate(rows, of), rate(rows, ofprobe)
+    r = quotient(a / b, c / d) if None not in (a, b, c, d) and b > 0 and d > 0 else 'nan'
+    met = r != 'nan' and float(r) >= float(mn) and rows[name]['errors'] == '0'
+    append(store, 'ratio', dict(name=name, ratio=r, of=of,
+                                target='>=%s x %s, per probe' % (mn, of),
+                                met='yes' if met else 'no'))
+    return 0
+
+
 def cmd_limit(store, name, maxp99):
     """A target on p99 alone (pages with no probe to compare with): met when row NAME's
     p99 is at most MAXP99 ms and it had no errors."""
@@ -385,7 +400,7 @@ def cmd_need(rps, factor, seconds, threads):
 
 COMMANDS = {
     'wrk': cmd_wrk, 'row': cmd_row, 'lifecycle': cmd_lifecycle, 'ratio': cmd_ratio,
-    'limit': cmd_limit,
+    'flat': cmd_flat, 'limit': cmd_limit,
     'get': cmd_get, 'quotient': cmd_quotient, 'need': cmd_need, 'mib': cmd_mib,
     'table': cmd_table,
     'cpu-table': cmd_cpu_table, 'cluster-table': cmd_cluster_table, 'warning': cmd_warning,

@@ -2,11 +2,12 @@
  * bench_probe.c - ceiling probes for scripts/bench.sh: the least a preforked libfcgi
  * program behind the same nginx can do per request, to compare asyncexec against.
  *
- *   bench_probe --config FILE --listen SOCKET hello|select|insert
+ *   bench_probe --config FILE --listen SOCKET [--max-id N] hello|select|insert
  *
  *   hello   answers every request with a fixed small JSON body (no database)
  *   select  one prepared primary-key SELECT of a random existing s2r_async_execution row
- *           per request (ids between MIN(id) and MAX(id) at start-up), answered as JSON
+ *           per request (ids between MIN(id) and MAX(id) at start-up; with --max-id, of
+ *           the rows up to id N: the same rows after more were added), answered as JSON
  *   insert  one autocommit prepared INSERT into bench_probe per request (the request body,
  *           at most 255 bytes, is the payload); answers 202 with the new id
  *
@@ -40,6 +41,7 @@
 enum mode { M_HELLO, M_SELECT, M_INSERT };
 
 static enum mode mode;
+static unsigned long long max_id;	/* select: --max-id, 0 none */
 static struct config cfg;
 static volatile sig_atomic_t stopping;
 
@@ -111,8 +113,11 @@ select_range(struct worker *w)
 	MYSQL_RES *res;
 	MYSQL_ROW row;
 
-	if (mysql_query(w->db, "SELECT COALESCE(MIN(id), 0), COALESCE(MAX(id), 0) "
-	    "FROM s2r_async_execution") != 0 || (res = mysql_store_result(w->db)) == NULL)
+	char q[160];
+
+	snprintf(q, sizeof q, "SELECT COALESCE(MIN(id), 0), COALESCE(MAX(id), 0) "
+	    "FROM s2r_async_execution WHERE id <= %llu", max_id ? max_id : ~0ULL);
+	if (mysql_query(w->db, q) != 0 || (res = mysql_store_result(w->db)) == NULL)
 		die("range: %s", mysql_error(w->db));
 	if ((row = mysql_fetch_row(res)) == NULL)
 		die("%s", "range: no row");
@@ -345,6 +350,8 @@ main(int argc, char **argv)
 			conf = argv[++a];
 		else if (strcmp(argv[a], "--listen") == 0 && a + 1 < argc)
 			sock = argv[++a];
+		else if (strcmp(argv[a], "--max-id") == 0 && a + 1 < argc)
+			max_id = strtoull(argv[++a], NULL, 10);
 		else if (argv[a][0] != '-' && m == NULL)
 			m = argv[a];
 		else
@@ -352,7 +359,7 @@ main(int argc, char **argv)
 	}
 	if (conf == NULL || sock == NULL || m == NULL) {
 		fprintf(stderr, "usage: bench_probe --config FILE --listen SOCKET "
-		    "hello|select|insert\n");
+		    "[--max-id N] hello|select|insert\n");
 		return 2;
 	}
 	if (strcmp(m, "hello") == 0)
