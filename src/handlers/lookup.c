@@ -1,7 +1,6 @@
 /*
  * lookup.c - cached reads of keys, routes and backend grants.
  */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,7 +16,7 @@
 
 struct lookup {
 	struct cache	*keys;		/* key hash -> struct key_row */
-	struct cache	*routes;	/* H(route) -> struct route_row */
+	struct cache	*routes;	/* H(0, cb_route) -> struct route_row */
 	struct cache	*serves;	/* H(key id, cb_route) -> int */
 };
 
@@ -64,40 +63,12 @@ lookup_key(struct app *app, const unsigned char *hash, struct key_row *k)
 	return rc;
 }
 
-/* The routes cache's key: the route's names. */
+/*
+ * A cache key: key_id (0 for the routes cache, whose keys are the routes
+ * alone) and the route's cb_route digest.
+ */
 static void
-route_digest(const char *env, const char *svc, const char *op,
-    unsigned char out[SHA256_LEN])
-{
-	char	 s[3 * (NAME_MAX_LEN + 1)];
-	int	 n;
-
-	n = snprintf(s, sizeof(s), "%s/%s/%s", env, svc, op);
-	crypto_sha256(s, n > 0 ? (size_t)n : 0, out);
-}
-
-int
-lookup_route(struct app *app, const char *env, const char *svc,
-    const char *op, struct route_row *r)
-{
-	unsigned char	 d[SHA256_LEN];
-	int64_t		 now = clock_now_ms();
-	int		 rc;
-
-	route_digest(env, svc, op, d);
-	if (app->lookup != NULL && cache_get(app->lookup->routes, d, r, now))
-		return REPO_OK;
-	rc = repo_route_get(app->db, env, svc, op, r);
-	/* Only enabled routes: `route enable` then works at once, like a
-	 * new route, and `route disable` within the TTL. */
-	if (rc == REPO_OK && r->enabled && app->lookup != NULL)
-		cache_put(app->lookup->routes, d, r, now);
-	return rc;
-}
-
-/* The grants cache's key: key_id and the route's cb_route digest. */
-static void
-serves_digest(uint64_t key_id, const unsigned char route[CB_ROUTE_LEN],
+cache_digest(uint64_t key_id, const unsigned char route[CB_ROUTE_LEN],
     unsigned char out[SHA256_LEN])
 {
 	unsigned char	 s[8 + CB_ROUTE_LEN];
@@ -110,6 +81,26 @@ serves_digest(uint64_t key_id, const unsigned char route[CB_ROUTE_LEN],
 }
 
 int
+lookup_route(struct app *app, const char *env, const char *svc,
+    const char *op, struct route_row *r)
+{
+	unsigned char	 d[SHA256_LEN], route[CB_ROUTE_LEN];
+	int64_t		 now = clock_now_ms();
+	int		 rc;
+
+	cb_route(env, svc, op, route);
+	cache_digest(0, route, d);
+	if (app->lookup != NULL && cache_get(app->lookup->routes, d, r, now))
+		return REPO_OK;
+	rc = repo_route_get(app->db, env, svc, op, r);
+	/* Only enabled routes: `route enable` then works at once, like a
+	 * new route, and `route disable` within the TTL. */
+	if (rc == REPO_OK && r->enabled && app->lookup != NULL)
+		cache_put(app->lookup->routes, d, r, now);
+	return rc;
+}
+
+int
 lookup_serves(struct app *app, uint64_t key_id, const char *env,
     const char *svc, const char *op)
 {
@@ -118,7 +109,7 @@ lookup_serves(struct app *app, uint64_t key_id, const char *env,
 	int		 yes = 1, rc;
 
 	cb_route(env, svc, op, route);
-	serves_digest(key_id, route, d);
+	cache_digest(key_id, route, d);
 	if (app->lookup != NULL && cache_get(app->lookup->serves, d, &yes, now))
 		return REPO_OK;
 	rc = repo_backend_serves(app->db, key_id, env, svc, op);
@@ -139,7 +130,7 @@ lookup_serves_cached(struct app *app, uint64_t key_id,
 	unsigned char	 d[SHA256_LEN];
 	int		 yes = 0;
 
-	serves_digest(key_id, route, d);
+	cache_digest(key_id, route, d);
 	return app->lookup != NULL && cache_get(app->lookup->serves, d, &yes,
 	    clock_now_ms()) && yes;
 }
