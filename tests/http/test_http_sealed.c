@@ -6,11 +6,13 @@
  * with progress, with a cancel request; a token whose facts were altered is not the
  * claim's (409, nothing changes); a key that does not serve the route gets 404.
  */
+#include "util/clock.h"
 #include "check.h"
 #include "fixture.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static struct fx F;
 
@@ -52,11 +54,46 @@ complete_agrees(const struct sub *s, const struct claim *c, const char *what)
 	return ok;
 }
 
+/*
+ * Claims F's one unclaimed execution into *c, as a worker does: again while a claim comes
+ * back empty, for CLAIM_WAIT_MS at most. An empty claim right after the submit's 202 was
+ * seen once on the Galera cluster, beside other tests (a row another session held is
+ * skipped: SKIP LOCKED); what this test checks starts after the claim. 1 when one came.
+ */
+#define CLAIM_WAIT_MS 5000
+static int
+claim_it(struct claim *c)
+{
+	const struct timespec pause = { 0, 20 * 1000000 };
+	int64_t deadline = ut_wall_ms() + CLAIM_WAIT_MS;
+	struct http_resp r;
+	struct json_object *o;
+	int got, empties = 0;
+
+	for (;;) {
+		o = NULL;
+		got = fx_claim(&F, F.bkey, "{\"max\":1}", &r) == 200 &&
+		    (o = json_body(&r)) != NULL && jlen(o, "executions") == 1 &&
+		    fx_claim_item(o, 0, c);
+		if (!got && (r.status != 200 || o == NULL || jlen(o, "executions") != 0))
+			fprintf(stderr, "  claim: %d %.300s\n", r.status, r.body ? r.body : "");
+		json_object_put(o);
+		http_resp_free(&r);
+		if (got || ut_wall_ms() >= deadline)
+			break;
+		empties++;
+		nanosleep(&pause, NULL);
+	}
+	if (empties > 0)
+		fprintf(stderr, "  %d empty claims before %s\n", empties, got ? "one" : "giving up");
+	return got;
+}
+
 /* Submits BODY with CID (NULL: the server's) and EXTRA, and claims it into *c. */
 static int
 submit_claim(const char *cid, const char *extra, struct sub *s, struct claim *c)
 {
-	return fx_submit_hdr_ok(&F, cid, "{}", extra, s) && fx_claim_one(&F, c) &&
+	return fx_submit_hdr_ok(&F, cid, "{}", extra, s) && claim_it(c) &&
 	    strcmp(c->cid, s->cid) == 0;
 }
 
@@ -92,7 +129,7 @@ test_bodies(void)
 	CHECK_EQ_INT(fx_callback(F.bkey, c.id, "fail", c.token,
 	    "{\"error\":{\"message\":\"again\"},\"retryAfterSeconds\":0}", &r), 200);
 	http_resp_free(&r);
-	CHECK(fx_claim_one(&F, &c) && strcmp(c.cid, s.cid) == 0);
+	CHECK(claim_it(&c) && strcmp(c.cid, s.cid) == 0);
 	CHECK(complete_agrees(&s, &c, "retried"));
 	/* progress: the body shows it */
 	CHECK(submit_claim(NULL, NULL, &s, &c));
