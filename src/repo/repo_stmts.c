@@ -26,6 +26,14 @@ _Static_assert(PRIORITY_MAX == 9, "STMT_CLAIM_SELECT lists the priorities");
 	"(status = 'waiting_callback' AND last_error IS NOT NULL), priority, " \
 	"not_before"
 
+/* complete's compare-and-set (STMT_FIN_COMPLETE, and _SEALED's start) */
+#define FIN_COMPLETE \
+	"UPDATE s2r_async_execution SET status = 'completed', " \
+	"result_payload = ?, payload_inline = ?, winner_hash = ?, " \
+	"completed_at = ?, " \
+	"updated_at = ?, " SET_NOTIFY("s2r_async_execution") " WHERE id = ? " \
+	"AND status = 'waiting_callback' AND callback_token_hash = ?"
+
 const struct db_stmt_def repo_stmts[STMT__MAX] = {
 	[STMT_KEY_BY_HASH] = {
 	    "SELECT id, kind = 'backend', tenant_id, revoked_at IS NOT NULL, "
@@ -230,13 +238,7 @@ const struct db_stmt_def repo_stmts[STMT__MAX] = {
 	    "WHERE id = ?", 1, "exec_payload" },
 	/* payload_inline: the payload again when at most REPO_INLINE_MAX
 	 * bytes, else NULL (repo_finalize_win; sql/015) */
-	[STMT_FIN_COMPLETE] = {
-	    "UPDATE s2r_async_execution SET status = 'completed', "
-	    "result_payload = ?, payload_inline = ?, winner_hash = ?, "
-	    "completed_at = ?, "
-	    "updated_at = ?, " SET_NOTIFY("s2r_async_execution") " WHERE id = ? "
-	    "AND status = 'waiting_callback' AND callback_token_hash = ?",
-	    0, "fin_complete" },
+	[STMT_FIN_COMPLETE] = { FIN_COMPLETE, 0, "fin_complete" },
 	/*
 	 * The same, for a complete that answers from its token's facts
 	 * (cbtoken.h) without reading the row: it matches only while the
@@ -245,12 +247,7 @@ const struct db_stmt_def repo_stmts[STMT__MAX] = {
 	 * runs STMT_FIN_COMPLETE.
 	 */
 	[STMT_FIN_COMPLETE_SEALED] = {
-	    "UPDATE s2r_async_execution SET status = 'completed', "
-	    "result_payload = ?, payload_inline = ?, winner_hash = ?, "
-	    "completed_at = ?, "
-	    "updated_at = ?, " SET_NOTIFY("s2r_async_execution") " WHERE id = ? "
-	    "AND status = 'waiting_callback' AND callback_token_hash = ? AND "
-	    "cancel_requested = 0 AND progress_payload IS NULL",
+	    FIN_COMPLETE " AND cancel_requested = 0 AND progress_payload IS NULL",
 	    0, "fin_complete_sealed" },
 	[STMT_FIN_FAIL] = {
 	    "UPDATE s2r_async_execution SET status = 'failed', "
