@@ -9,13 +9,17 @@
 #                                    load: what an index costs to submit and complete,
 #                                    with REV = HEAD; not ix_exec_claim, which cur's
 #                                    claim forces; the claim row is then meaningless, ref
-#                                    running contract v2's select, see below)
+#                                    running contract v2's select, see below;
+#                                    BENCH_SCHEMA_MARK=0: cur's complete sets notify = 0
+#                                    instead of the webhook mark's subquery: what the mark
+#                                    costs, with REV = HEAD)
 #
 # Starts a throwaway private MariaDB (state in a temporary directory, removed at the end),
 # creates two databases, "ref" from REV's sql/*.sql and "cur" from this tree's, each with
 # 100,000 executions of another route in it, and then, round after round, ref first, then
-# cur, sends through one mariadb client session (autocommit; each statement prepared once
-# per batch and executed with its values, as the application's are):
+# cur, sends through one mariadb client session (autocommit, READ COMMITTED as the
+# application's sessions are, src/db/db.c; each statement prepared once per batch and
+# executed with its values, as the application's are):
 #   submit     BENCH_SCHEMA_N submit INSERTs into s2r_async_execution, with the columns
 #              the binary of that schema writes (cur: priority, due_at, sched_hash and
 #              initiator_lineage_id too; the lineage is a live consumer key);
@@ -29,7 +33,9 @@
 #              the select, the lease UPDATE, COMMIT, then the complete's UPDATE (the same
 #              statement in both); every claim finds the head of the queue free, as the
 #              executions it took before are completed;
-#   complete   BENCH_SCHEMA_N completes of executions loaded as claimed (the same UPDATE).
+#   complete   BENCH_SCHEMA_N completes of executions loaded as claimed (the same UPDATE:
+#              status, result, payload_inline where the schema has it, winner, times and
+#              the webhook mark, src/repo/repo_stmts.c FIN_COMPLETE).
 # For each batch it records the CPU time of mariadbd per operation, including the 2 s after
 # the batch (InnoDB's purge of what it left behind); claim = claim_complete - complete of
 # the same round. The table (per round, the median, cur / ref) is
@@ -50,6 +56,8 @@ ROUNDS=${BENCH_SCHEMA_ROUNDS:-3}
 [[ $N =~ ^[1-9][0-9]*$ && $ROUNDS =~ ^[1-9][0-9]*$ ]] ||
     { echo "bench-schema: BENCH_SCHEMA_N and BENCH_SCHEMA_ROUNDS must be positive numbers" >&2; exit 2; }
 DROP=${BENCH_SCHEMA_DROP:-}
+MARK=${BENCH_SCHEMA_MARK:-1}
+[[ $MARK == [01] ]] || { echo "bench-schema: BENCH_SCHEMA_MARK must be 0 or 1" >&2; exit 2; }
 [[ $DROP =~ ^[a-z_[:space:]]*$ ]] ||
     { echo "bench-schema: BENCH_SCHEMA_DROP: key names (a-z and _), separated by spaces" >&2; exit 2; }
 
@@ -118,10 +126,19 @@ ANALYZE TABLE s2r_async_execution, s2r_api_key;
 SQL
 }
 
+# has_column DB COLUMN — 1 when DB's s2r_async_execution has COLUMN, else 0.
+has_column() {
+    sql -N -e "SELECT COUNT(*) FROM information_schema.columns WHERE table_schema = '$1'
+        AND table_name = 's2r_async_execution' AND column_name = '$2'"
+}
+
 # gen DB OP ROUND — the batch: its statements prepared once (server-side, as the
 # application's are), then executed once per operation.
 gen() {
-    awk -v DB="$1" -v OP="$2" -v R="$3" -v N="$N" -v SCAN="$SCAN" '
+    local mark=1
+    [[ $1 == cur ]] && mark=$MARK
+    awk -v DB="$1" -v OP="$2" -v R="$3" -v N="$N" -v SCAN="$SCAN" -v MARK="$mark" \
+        -v INLINE="$(has_column "$1" payload_inline)" '
     function claimable(prio) {
         return "WHERE environment = '\''bench'\'' AND service_key = '\''svc'\'' AND " \
             "operation_key = '\''op'\'' AND status = '\''waiting_callback'\'' AND " \
@@ -144,12 +161,14 @@ gen() {
         due = "due_at <= UTC_TIMESTAMP(3) + INTERVAL 5 SECOND AND "
         sel = "SELECT id, correlation_id, initiator_tenant_id, request_payload, attempts, " \
             "created_at INTO @id, @cid, @t, @req, @att, @ca FROM s2r_async_execution "
+        res = "'\''{\"ok\":true}'\''"
+        mark = MARK ? "EXISTS (SELECT 1 FROM s2r_webhook_endpoint w WHERE w.tenant_id " \
+            "= s2r_async_execution.initiator_tenant_id AND w.enabled = 1)" : "0"
         prepare("fin", "UPDATE s2r_async_execution SET status = '\''completed'\'', " \
-            "result_payload = '\''{\"ok\":true}'\'', winner_hash = " h ", completed_at = " \
-            "UTC_TIMESTAMP(3), updated_at = UTC_TIMESTAMP(3), notify = EXISTS (SELECT 1 FROM " \
-            "s2r_webhook_endpoint w WHERE w.tenant_id = " \
-            "s2r_async_execution.initiator_tenant_id AND w.enabled = 1) WHERE id = ? AND " \
-            "status = '\''waiting_callback'\'' AND callback_token_hash = UNHEX(SHA2(?, 256))")
+            "result_payload = " res ", " (INLINE ? "payload_inline = " res ", " : "") \
+            "winner_hash = " h ", completed_at = UTC_TIMESTAMP(3), updated_at = " \
+            "UTC_TIMESTAMP(3), notify = " mark " WHERE id = ? AND status = " \
+            "'\''waiting_callback'\'' AND callback_token_hash = UNHEX(SHA2(?, 256))")
         prepare("ins", "INSERT INTO s2r_async_execution (correlation_id, environment, " \
             "service_key, operation_key, status, request_payload, request_sha256, " \
             "initiator_tenant_id, initiator_key_hash, poll_token_hash, created_at, " \
@@ -174,6 +193,7 @@ gen() {
             print "SET @done = (SELECT id FROM s2r_async_execution WHERE correlation_id = " \
                 "'\''done-1'\'' AND initiator_tenant_id = '\''tenant'\'' AND environment = " \
                 "'\''done'\'' AND service_key = '\''svc'\'' AND operation_key = '\''op'\'') - 1;"
+        print "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED;"
         print "SET @x = '\''x'\'', @cb = '\''cb'\'';"
         for (i = (R - 1) * N + 1; i <= R * N; i++) {
             if (OP == "submit")
@@ -211,6 +231,7 @@ main() {
     stack_db_start "$port"
     schema ref ref_sql
     schema cur cur_sql
+    ((MARK)) || stack_log "cur: complete without the webhook mark (notify = 0)"
     for k in $DROP; do
         sql cur -e "ALTER TABLE s2r_async_execution DROP KEY $k" ||
             stack_die "BENCH_SCHEMA_DROP: s2r_async_execution has no key $k"
