@@ -2,7 +2,7 @@
 # scripts/bench.sh — throughput and latency of asyncexec against ceiling probes, measured
 # in one run on this machine (loopback, wrk with 2 threads and 64 connections).
 #
-#   scripts/bench.sh [--quick] [--json FILE] [--strict] [--perf]
+#   scripts/bench.sh [--quick] [--json FILE] [--strict] [--perf] [--buffer-pool SIZE]
 #   scripts/bench.sh --cluster [--quick] [--json FILE] [--perf]
 #   scripts/bench.sh --webhooks [--quick] [--json FILE] [--strict]
 #
@@ -23,8 +23,9 @@
 #              and route, so the page has the whole table behind it); dash_PAGE, each
 #              dashboard page with the filler in place (two clients; p99 <= 100 ms)
 # Each asyncexec row follows a run of its probe (select, select#2, insert, insert#2,
-# select#3, select#4) and its ratio is taken to that neighbour (poll_5m and list_5m: their
-# ratio to select#4 against poll_prefill's and list_prefill's to select#3). It prints one table (req/s, p50,
+# select#3, select#4, select#5, select#6) and its ratio is taken to that neighbour (poll_5m:
+# its ratio to select#4 against poll_prefill's to select#3; list_5m: its ratio to select#6
+# against list_prefill's to select#5). It prints one table (req/s, p50,
 # p99, errors, other% = CPU used by processes outside the bench, db_rt / db_st = database
 # round trips / statements executed per request, ratio to the probe, target met), the CPU
 # time per request of the application, MariaDB, nginx and wrk, and the RSS of every
@@ -37,6 +38,10 @@
 #   --quick   3 s per measurement (1 s warm-up), fewer seeds, 1,000,000-row table for
 #             poll_5m (reported as such); finishes in under 2 minutes on 2 cores
 #   --strict  exit 4 when a target is missed
+#   --buffer-pool SIZE
+#             start the private MariaDB with innodb_buffer_pool_size = SIZE (a number with
+#             M or G) instead of MariaDB's default, 128M; the report's "MariaDB:" line says
+#             what the server ran with
 #   --perf    also profile every measured run system-wide (perf record -a -g, 999 Hz):
 #             BENCH_OUT/NAME.perf.data and a summary by process and symbol in
 #             BENCH_OUT/NAME.perf.txt; the sampling costs throughput, so the figures of a
@@ -101,6 +106,7 @@ WEBHOOKS=0
 BENCH_PERF=0
 STRICT=0
 JSON=
+BUFFER_POOL=
 while (($#)); do
     case $1 in
         --quick) QUICK=1 ;;
@@ -108,6 +114,10 @@ while (($#)); do
         --webhooks) WEBHOOKS=1 ;;
         --strict) STRICT=1 ;;
         --perf) BENCH_PERF=1 ;;
+        --buffer-pool)
+            (($# >= 2)) || { echo "bench: --buffer-pool needs a size" >&2; exit 2; }
+            BUFFER_POOL=$2
+            shift ;;
         --json)
             (($# >= 2)) || { echo "bench: --json needs a file name" >&2; exit 2; }
             JSON=$2
@@ -122,6 +132,14 @@ done
 if ((CLUSTER && WEBHOOKS)); then
     echo "bench: --cluster and --webhooks are separate runs" >&2
     exit 2
+fi
+if [[ -n $BUFFER_POOL ]]; then
+    [[ $BUFFER_POOL =~ ^[1-9][0-9]*[MG]$ ]] ||
+        { echo "bench: --buffer-pool SIZE: a number with M or G, such as 1G" >&2; exit 2; }
+    ((CLUSTER)) && { echo "bench: --buffer-pool is for the one-server runs, not --cluster" >&2; exit 2; }
+    # read by stack_db_start (scripts/lib/stack.sh)
+    # shellcheck disable=SC2034
+    STACK_DB_OPTS=(--innodb-buffer-pool-size="$BUFFER_POOL")
 fi
 if ((CLUSTER && STRICT)); then
     echo "bench: --strict has no targets to enforce with --cluster" >&2
@@ -619,6 +637,7 @@ main() {
     HTTP_PORT=$(free_port_except "$DB_PORT")
     PROBE_PORT=$(free_port_except "$DB_PORT" "$HTTP_PORT")
     fresh_stack
+    DB_SETTINGS=$(db_settings)
     provision
     WORKERS=$(awk -F= '$1 ~ /^[[:space:]]*workers[[:space:]]*$/ { gsub(/[[:space:]]/, "", $2); print $2 }' "$STACK_CONF")
     url=http://127.0.0.1:$HTTP_PORT
@@ -693,6 +712,7 @@ main() {
     PREFILL_MAX_ID=$(sql_value 'SELECT MAX(id) FROM asyncexec.s2r_async_execution')
     bench_measure poll_prefill "$WARM" "$DUR" "$LUA/poll.lua" "$url" "$PRIVATE/poll-waiting.data"
     bench_report ratio poll_prefill select#3 0.85 10
+    probe_measure select select#5 --max-id "$PREFILL_MAX_ID"
     bench_measure list_prefill "$WARM" "$DUR" "$LUA/list.lua" "$url" "$PRIVATE/poll-waiting.data"
     fill_table "$TABLE_ROWS"
     rows=$(sql_value 'SELECT COUNT(*) FROM asyncexec.s2r_async_execution')
@@ -702,10 +722,12 @@ main() {
     bench_measure "$POLL_BIG" "$WARM" "$DUR" "$LUA/poll.lua" "$url" "$PRIVATE/poll-waiting.data"
     WAITING_RATIO=$(bench_report quotient "$POLL_BIG" poll_waiting)
     bench_report flat "$POLL_BIG" poll_prefill select#4 select#3 0.90
-    # the listing's first page, its key's lineage now holding the filler too
+    # the listing's first page, its key's lineage now holding the filler too; its own
+    # probe runs right before it, as select#5 did before list_prefill
+    probe_measure select select#6 --max-id "$PREFILL_MAX_ID"
     bench_measure "$LIST_BIG" "$WARM" "$DUR" "$LUA/list.lua" "$url" "$PRIVATE/poll-waiting.data"
-    bench_report flat "$LIST_BIG" list_prefill select#4 select#3 0.90
-    FLAT_PLAIN="$POLL_BIG / poll_prefill = $(bench_report quotient "$POLL_BIG" poll_prefill), $LIST_BIG / list_prefill = $(bench_report quotient "$LIST_BIG" list_prefill), select#4 / select#3 = $(bench_report quotient select#4 select#3)"
+    bench_report flat "$LIST_BIG" list_prefill select#6 select#5 0.90
+    FLAT_PLAIN="$POLL_BIG / poll_prefill = $(bench_report quotient "$POLL_BIG" poll_prefill), $LIST_BIG / list_prefill = $(bench_report quotient "$LIST_BIG" list_prefill), select#4 / select#3 = $(bench_report quotient select#4 select#3), select#6 / select#5 = $(bench_report quotient select#6 select#5)"
     dash_measure
     RSS_BIG=$(bench_worker_rss_kib | xargs)
     rss_max=0
@@ -740,6 +762,7 @@ report() {
     printf '\nasyncexec benchmark (%s): wrk -t%s -c%s, %s s per measurement after %s s warm-up, %s workers, 127.0.0.1\n\n' \
         "$MODE" "$BENCH_WRK_THREADS" "$BENCH_WRK_CONNS" "$DUR" "$WARM" "$WORKERS"
     bench_report table
+    printf '\nMariaDB: %s\n' "$DB_SETTINGS"
     printf '\nCPU per request in microseconds, by process (lifecycle: per execution, warm-up included pro rata):\n'
     bench_report cpu-table
     printf '\nworker RSS (KiB): %s after lifecycle, %s after %s; max %s MiB (target <= 8 MiB: %s)\n' \
@@ -749,10 +772,10 @@ report() {
         "$POLL_BIG" "$rows" \
         "$( ((QUICK)) && printf ' (--quick: %s rows instead of 5,000,000)' "$TABLE_ROWS")" \
         "$PREFILL_ROWS" "$POLL_BIG" "$WAITING_RATIO"
-    printf 'flat rows: (%s / select#4) / (poll_prefill / select#3), the same for %s and list_prefill; select#4 selects the rows select#3 did (ids up to %s); plain quotients: %s\n' \
+    printf 'flat rows: (%s / select#4) / (poll_prefill / select#3), (%s / select#6) / (list_prefill / select#5); select#4, select#5 and select#6 select the rows select#3 did (ids up to %s); plain quotients: %s\n' \
         "$POLL_BIG" "$LIST_BIG" "$PREFILL_MAX_ID" "$FLAT_PLAIN"
     printf 'dash_*: GET /dashboard/PAGE on the loopback server with %s rows, wrk -t1 -c2 (two operators), target p99 <= 100 ms\n' "$rows"
-    printf 'ratios: each to the probe run made right before it (select, select#2, insert, insert#2, select#3, select#4)\n'
+    printf 'ratios: each to the probe run made right before it (select, select#2, insert, insert#2, select#3, select#4, select#5, select#6)\n'
     printf 'other%%: CPU time of processes outside this bench plus steal, in %% of all cores, during the measurement\n'
     printf 'db_rt / db_st: per request (lifecycle: per execution), statements the database received (round trips; a CALL is one) / executed (inside procedures too)\n'
     printf 'load average (1/5/15 min) at start: %s; at end: %s\n' "$LOAD_START" "$(cut -d' ' -f1-3 /proc/loadavg)"
@@ -771,7 +794,7 @@ report() {
         n:wrk.threads="$BENCH_WRK_THREADS" n:wrk.connections="$BENCH_WRK_CONNS" \
         n:wrk.duration_s="$DUR" n:wrk.warmup_s="$WARM" n:workers="$WORKERS" \
         n:seeded.waiting="$WAITING" n:seeded.completed="$COMPLETED" \
-        s:big_table.row="$POLL_BIG" n:big_table.rows="$rows" \
+        s:big_table.row="$POLL_BIG" n:big_table.rows="$rows" s:db_settings="$DB_SETTINGS" \
         n:big_table.prefill_rows="$PREFILL_ROWS" n:big_table.ratio_to_poll_waiting="$WAITING_RATIO" \
         s:load_average.start="$LOAD_START" s:load_average.end="$(cut -d' ' -f1-3 /proc/loadavg)" \
         rows:results kv:lifecycle="$LIFE" \

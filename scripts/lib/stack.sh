@@ -289,7 +289,8 @@ stack_db_init() {
 }
 
 # stack_db_start PORT — start the private server (TCP on 127.0.0.1:PORT and a unix socket)
-# unless it runs already; return once it answers ping.
+# unless it runs already, with the options of the array STACK_DB_OPTS too, if set (bench.sh
+# --buffer-pool); return once it answers ping.
 stack_db_start() {
     local port=$1 pid rc=0
     if pid=$(stack_db_pid); then
@@ -308,7 +309,8 @@ stack_db_start() {
         --datadir="$STACK_DB_DATA" --socket="$STACK_DB_SOCK" --port="$port" \
         --bind-address=127.0.0.1 --skip-name-resolve --user=root \
         --pid-file="$STACK_DB_PIDFILE" --log-error="$STACK_DB_ERR" \
-        --character-set-server=utf8mb4 --collation-server=utf8mb4_general_ci
+        --character-set-server=utf8mb4 --collation-server=utf8mb4_general_ci \
+        ${STACK_DB_OPTS[@]+"${STACK_DB_OPTS[@]}"}
     stack_wait_ready "$STACK_DB_START_TIMEOUT" "$STACK_SPAWNED_PID" stack_db_ping || rc=$?
     ((rc == 0)) && return 0
     stack_tail "$STACK_DB_ERR"
