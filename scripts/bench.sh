@@ -36,7 +36,7 @@
 # scripts/lib/bench_report.py's.
 #
 #   --quick   3 s per measurement (1 s warm-up), fewer seeds, 1,000,000-row table for
-#             poll_5m (reported as such); about 3.5 minutes on 2 cores
+#             poll_5m (reported as such); about 3 minutes on 2 cores (176-198 s)
 #   --strict  exit 4 when a target is missed
 #   --buffer-pool SIZE
 #             start the private MariaDB with innodb_buffer_pool_size = SIZE (a number with
