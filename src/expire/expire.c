@@ -186,18 +186,6 @@ static const struct rule rules[EXPIRE_STEP__MAX] = {
 	/* EXPIRE_STEP_ROLLUP has a loop of its own: step_rollup */
 };
 
-/* Sleeps ms milliseconds. */
-static void
-sleep_ms(unsigned ms)
-{
-	struct timespec	 ts;
-
-	ts.tv_sec = ms / 1000;
-	ts.tv_nsec = (long)(ms % 1000) * 1000000L;
-	while (nanosleep(&ts, &ts) == -1)
-		continue;
-}
-
 /*
  * Counts a retry and waits before it: a jittered pause of 50-100 % of
  * *base, which then doubles up to EXPIRE_RETRY_CAP_MS.
@@ -211,7 +199,7 @@ retry_pause(struct run *run, int k, unsigned *base)
 	wait = *base / 2 + (unsigned)rand_r(&run->seed) % (*base / 2 + 1);
 	log_warn("expire: batch undone by a deadlock or lock wait "
 	    "timeout; retry %d in %u ms", k + 1, wait);
-	sleep_ms(wait);
+	clock_sleep_ms(wait);
 	*base = *base * 2 > EXPIRE_RETRY_CAP_MS ? EXPIRE_RETRY_CAP_MS :
 	    *base * 2;
 }

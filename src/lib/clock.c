@@ -163,3 +163,15 @@ clock_parse_rfc3339(const char *s, int64_t *ms)
 	*ms = clock_civil_ms(&c) - (int64_t)off * 60000;
 	return 0;
 }
+
+/* Sleeps ms milliseconds (the rest again after a signal). */
+void
+clock_sleep_ms(unsigned ms)
+{
+	struct timespec	 ts;
+
+	ts.tv_sec = ms / 1000;
+	ts.tv_nsec = (long)(ms % 1000) * 1000000L;
+	while (nanosleep(&ts, &ts) == -1)
+		continue;
+}

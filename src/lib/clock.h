@@ -20,6 +20,7 @@ struct clock_civil {
 
 int64_t	clock_now_ms(void);
 int64_t	clock_mono_ms(void);
+void	clock_sleep_ms(unsigned ms);
 void	clock_civil(int64_t ms, struct clock_civil *);
 int64_t	clock_civil_ms(const struct clock_civil *);
 int	clock_parse_rfc3339(const char *, int64_t *ms);
