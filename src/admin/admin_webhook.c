@@ -254,6 +254,17 @@ add_str(struct json_object *obj, const char *k, const char *s)
 	    json_object_new_string(s) : NULL);
 }
 
+/*
+ * Waits until every worker's reading that no endpoint is enabled is older
+ * than WEBHOOK_SEEN_MS (lib/webhook.h), counted from the commit that just
+ * enabled one: from then on a request's terminal transition marks.
+ */
+static void
+wait_seen(void)
+{
+	clock_sleep_ms(WEBHOOK_SEEN_MS + WEBHOOK_SEEN_SLACK_MS);
+}
+
 /* add's output: id and secret (stdout, or one JSON object), a note on stderr.
  * 0 or 1. */
 static int
@@ -323,6 +334,8 @@ cmd_wh_add(struct ctx *c)
 		rc = repo_webhook_add(c->wdb, &n, clock_now_ms(), &id);
 	}
 	webhook_url_check(o->val[O_URL], &plain, &why);
+	if (rc == REPO_OK)
+		wait_seen();
 	rc = rc == REPO_OK ? added(c, id, secret, plain) : 1;
 	explicit_bzero(secret, sizeof(secret));
 	explicit_bzero(sealed, sizeof(sealed));
@@ -437,6 +450,8 @@ set_enabled(struct ctx *c, int enabled)
 		return no_endpoint(id);
 	if (rc != REPO_OK)
 		return 1;
+	if (enabled)
+		wait_seen();
 	if (enabled)
 		return result(c, "id", NULL, 0, "enabled", 1, "webhook endpoint "
 		    "%llu enabled\n", (unsigned long long)id);

@@ -197,7 +197,7 @@ finalize(struct app *app, struct req *req, struct resp *resp, struct cb *c,
 		return e;
 	win_hash(verb, req, wh);
 	rc = repo_finalize_win(app->db, req->exec_id, c->tokhash, to, p, n,
-	    wh, c->now);
+	    wh, lookup_mark(app), c->now);
 	cb_free(c);
 	if (rc != REPO_OK) {
 		exec_row_free(&r);
@@ -319,7 +319,7 @@ complete_sealed(struct app *app, struct req *req, struct resp *resp,
 		return HERR_OK;
 	win_hash("complete", req, wh);
 	if ((rc = repo_complete_sealed(app->db, req->exec_id, c->tokhash, v, n,
-	    wh, c->now)) == REPO_NOTFOUND)
+	    wh, lookup_mark(app), c->now)) == REPO_NOTFOUND)
 		return HERR_OK;
 	*done = 1;
 	cb_free(c);

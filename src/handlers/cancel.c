@@ -7,6 +7,7 @@
  */
 #include "clock.h"
 #include "handlers.h"
+#include "lookup.h"
 
 /* Re-reads execution id and answers with status (200/202) or 409. */
 static enum herr
@@ -47,7 +48,7 @@ handle_cancel(struct app *app, struct req *req, struct resp *resp)
 	exec_row_free(&r);
 	if (st != ST_WAITING)
 		return answer(app, resp, id, 0, now);
-	if ((rc = repo_exec_cancel(app->db, id, now)) == REPO_OK)
+	if ((rc = repo_exec_cancel(app->db, id, lookup_mark(app), now)) == REPO_OK)
 		return answer(app, resp, id, 200, now);
 	if (rc == REPO_ERR)
 		return HERR_UNAVAILABLE;

@@ -1,5 +1,6 @@
 /*
- * lookup.c - cached reads of keys, routes and backend grants.
+ * lookup.c - cached reads of keys, routes and backend grants, and of
+ * whether any webhook endpoint is enabled.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include "crypto.h"
 #include "log.h"
 #include "lookup.h"
+#include "webhook.h"
 
 #define LOOKUP_SLOTS	1024
 
@@ -165,6 +167,31 @@ idkeys_install(struct app *app, const struct poll_key_row *k, size_t n,
 	app->idkey_version = (unsigned)newest;
 	memcpy(app->idkey, app->pkey[newest].key, IDKEY_LEN);
 	return 0;
+}
+
+/*
+ * How the request's terminal transition sets the outbox mark: MARK_NONE
+ * while the worker's reading that no endpoint is enabled anywhere is
+ * younger than WEBHOOK_SEEN_MS (the reading's time is taken before the
+ * read, so it sees every endpoint committed before then), else it reads
+ * again; MARK_ASK when one is enabled, the read failed, or caches are
+ * off (cache_ttl_seconds = 0: every transition asks).
+ */
+enum repo_mark
+lookup_mark(struct app *app)
+{
+	int64_t		 now = clock_mono_ms();
+	int		 any;
+
+	if (app->cfg->cache_ttl_seconds == 0)
+		return MARK_ASK;
+	if (app->hooks_read == 0 || now - app->hooks_read >= WEBHOOK_SEEN_MS) {
+		if (repo_hooks_any(app->db, &any) != REPO_OK)
+			return MARK_ASK;
+		app->hooks_none = !any;
+		app->hooks_read = now;
+	}
+	return app->hooks_none ? MARK_NONE : MARK_ASK;
 }
 
 /*

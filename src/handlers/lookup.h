@@ -8,6 +8,9 @@
  * (a key's revocation time is cached with it, so the end of a rotation's
  * grace, asyncexec-admin key rotate, takes effect on time). Each returns
  * REPO_OK, REPO_NOTFOUND or REPO_ERR like the repository calls they wrap.
+ * lookup_mark is how the request's terminal transition sets the webhook
+ * outbox mark: MARK_NONE while the worker read, less than WEBHOOK_SEEN_MS
+ * ago, that no endpoint is enabled anywhere.
  *
  * handlers layer: the handlers and the worker (serve).
  */
@@ -30,6 +33,7 @@ int		 lookup_serves(struct app *, uint64_t key_id, const char *env,
 		    const char *svc, const char *op);
 int		 lookup_serves_cached(struct app *, uint64_t key_id,
 		    const unsigned char route[CB_ROUTE_LEN]);
+enum repo_mark	 lookup_mark(struct app *);
 int		 lookup_idkey(struct app *);
 int		 lookup_idkey_live(const struct app *, unsigned version,
 		    int64_t now);

@@ -30,6 +30,10 @@ struct app {
 	 * (version idkey_version, the newest live one) seals new tokens,
 	 * pkey[v] opens tokens of version v while live */
 	unsigned char		 idkey[IDKEY_LEN];
+	/* lookup_mark: no endpoint was enabled at hooks_read (clock_mono_ms,
+	 * taken before the read; 0: never read) */
+	int			 hooks_none;
+	int64_t			 hooks_read;
 	int			 idkey_ok;
 	unsigned		 idkey_version;
 	int64_t			 idkeys_read;	/* ms */

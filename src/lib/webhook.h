@@ -38,6 +38,16 @@
 #define WEBHOOK_SECRET_MAX	(sizeof(WEBHOOK_SECRET_PREFIX) - 1 + \
 				    WEBHOOK_B64_LEN(WEBHOOK_KEY_MAX))
 #define WEBHOOK_SIG_LEN		(3 + WEBHOOK_B64_LEN(32))	/* "v1,..." */
+/*
+ * How long a worker trusts its reading that no endpoint is enabled
+ * anywhere (handlers/lookup.c lookup_mark): meanwhile its requests end
+ * executions without the outbox mark's subquery. asyncexec-admin webhook
+ * add and enable return WEBHOOK_SEEN_MS + WEBHOOK_SEEN_SLACK_MS after
+ * their commit (the slack: a Galera node applying it late), so that an
+ * execution ended by a request that starts after they return is marked.
+ */
+#define WEBHOOK_SEEN_MS		1000
+#define WEBHOOK_SEEN_SLACK_MS	250
 /* a sealed secret: nonce, ciphertext, tag (secret_sealed VARBINARY(128)) */
 #define WEBHOOK_SEALED_MAX	(WEBHOOK_KEY_MAX + AEAD_OVERHEAD)
 #define WEBHOOK_KEYFILE_BYTES	32	/* random bytes in webhook_key_file */

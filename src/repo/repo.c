@@ -680,11 +680,13 @@ repo_exec_rotate_poll(struct db *db, uint64_t id, const unsigned char *hash)
 }
 
 /*
- * Cancels a waiting execution that no live lease holds. REPO_OK when it
- * became cancelled, REPO_NOTFOUND when it is claimed or terminal.
+ * Cancels a waiting execution that no live lease holds, the outbox mark
+ * set as mark says. REPO_OK when it became cancelled, REPO_NOTFOUND when
+ * it is claimed or terminal, REPO_ERR.
  */
 enum repo_rc
-repo_exec_cancel(struct db *db, uint64_t id, int64_t now)
+repo_exec_cancel(struct db *db, uint64_t id, enum repo_mark mark,
+    int64_t now)
 {
 	MYSQL_BIND	 p[4];
 	MYSQL_TIME	 t[3];
@@ -693,7 +695,29 @@ repo_exec_cancel(struct db *db, uint64_t id, int64_t now)
 	db_bind_time(&p[1], &t[1], now);
 	db_bind_u64(&p[2], &id);
 	db_bind_time(&p[3], &t[2], now);
-	return repo_cas(db, STMT_EXEC_CANCEL, p);
+	return repo_cas(db, mark == MARK_NONE ? STMT_EXEC_CANCEL_NONE :
+	    STMT_EXEC_CANCEL, p);
+}
+
+/*
+ * Whether any webhook endpoint is enabled: *any 1 or 0. REPO_OK or
+ * REPO_ERR.
+ */
+enum repo_rc
+repo_hooks_any(struct db *db, int *any)
+{
+	MYSQL_STMT	*st;
+	struct db_cols	 c;
+	enum repo_rc	 rc;
+	int		 one;
+
+	if ((st = db_run(db, STMT_HOOKS_ANY, NULL)) == NULL)
+		return REPO_ERR;
+	db_rcol(&c, 0, MYSQL_TYPE_LONG, &one, 0);
+	if ((rc = fetch_one(st, &c)) == REPO_ERR)
+		return REPO_ERR;
+	*any = rc == REPO_OK;
+	return REPO_OK;
 }
 
 /* Sets cancel_requested on a waiting execution. REPO_NOTFOUND: terminal. */

@@ -46,6 +46,18 @@ enum repo_rc {
 	REPO_RETRY = 4		/* deadlock or lock wait timeout undid it: run again */
 };
 
+/*
+ * How a request's terminal transition sets the webhook outbox mark
+ * (sql/010): MARK_ASK asks the database in the statement whether the
+ * tenant has an enabled endpoint; MARK_NONE, for a caller that read
+ * lately that no endpoint is enabled anywhere (handlers/lookup.c
+ * lookup_mark, WEBHOOK_SEEN_MS), leaves the question out.
+ */
+enum repo_mark {
+	MARK_ASK,
+	MARK_NONE
+};
+
 enum exec_status {
 	ST_WAITING,
 	ST_COMPLETED,
@@ -210,7 +222,9 @@ enum repo_rc	repo_exec_poll(struct db *, uint64_t id, const char *tenant,
 	    const struct poll_proof *, struct exec_row *);
 enum repo_rc	repo_exec_payload(struct db *, struct exec_row *);
 enum repo_rc	repo_exec_rotate_poll(struct db *, uint64_t, const unsigned char *);
-enum repo_rc	repo_exec_cancel(struct db *, uint64_t, int64_t now);
+enum repo_rc	repo_exec_cancel(struct db *, uint64_t, enum repo_mark,
+	    int64_t now);
+enum repo_rc	repo_hooks_any(struct db *, int *any);
 enum repo_rc	repo_exec_request_cancel(struct db *, uint64_t, int64_t now);
 /* one item of a listing (repo_list.c): no payload, no secret */
 struct list_item {
@@ -233,10 +247,10 @@ enum repo_rc	repo_finalize(struct db *, uint64_t, const unsigned char *tokhash,
 	    enum exec_status to, const char *payload, size_t len, int64_t now);
 enum repo_rc	repo_finalize_win(struct db *, uint64_t, const unsigned char *tokhash,
 	    enum exec_status to, const char *payload, size_t len,
-	    const unsigned char *winhash, int64_t now);
+	    const unsigned char *winhash, enum repo_mark, int64_t now);
 enum repo_rc	repo_complete_sealed(struct db *, uint64_t,
 	    const unsigned char *tokhash, const char *payload, size_t len,
-	    const unsigned char *winhash, int64_t now);
+	    const unsigned char *winhash, enum repo_mark, int64_t now);
 /* retryable failures, progress, the winner (repo_callback.c) */
 enum repo_rc	repo_heartbeat_progress(struct db *, uint64_t,
 	    const unsigned char *tokhash, int64_t lease_until,

@@ -135,7 +135,7 @@ repo_finalize(struct db *db, uint64_t id, const unsigned char *tokhash,
 	static const unsigned char none[SHA256_LEN];
 
 	return repo_finalize_win(db, id, tokhash, to, payload, len, none,
-	    now);
+	    MARK_ASK, now);
 }
 
 /*
@@ -181,16 +181,20 @@ repo_exec_winner(struct db *db, uint64_t id, unsigned char *tokhash,
  * most REPO_INLINE_MAX bytes goes to payload_inline too, for the poll's
  * one statement); winhash (the SHA-256 of the callback's verb and body)
  * is stored beside the token hash, so that the winner repeating itself
- * can be recognised. REPO_OK for the one winner, REPO_NOTFOUND for
- * every loser, REPO_ERR.
+ * can be recognised; mark says how the outbox mark is set. REPO_OK for
+ * the one winner, REPO_NOTFOUND for every loser, REPO_ERR.
  */
 enum repo_rc
 repo_finalize_win(struct db *db, uint64_t id, const unsigned char *tokhash,
     enum exec_status to, const char *payload, size_t len,
-    const unsigned char *winhash, int64_t now)
+    const unsigned char *winhash, enum repo_mark mark, int64_t now)
 {
-	enum stmt	 sid = to == ST_CANCELLED ? STMT_FIN_CANCELLED :
-			    to == ST_COMPLETED ? STMT_FIN_COMPLETE : STMT_FIN_FAIL;
+	int		 none = mark == MARK_NONE;
+	enum stmt	 sid = to == ST_CANCELLED ? (none ?
+			    STMT_FIN_CANCELLED_NONE : STMT_FIN_CANCELLED) :
+			    to == ST_COMPLETED ? (none ? STMT_FIN_COMPLETE_NONE :
+			    STMT_FIN_COMPLETE) : none ? STMT_FIN_FAIL_NONE :
+			    STMT_FIN_FAIL;
 
 	return fin_cas(db, sid, id, tokhash, to, payload, len, winhash, now);
 }
@@ -205,8 +209,9 @@ repo_finalize_win(struct db *db, uint64_t id, const unsigned char *tokhash,
 enum repo_rc
 repo_complete_sealed(struct db *db, uint64_t id, const unsigned char *tokhash,
     const char *payload, size_t len, const unsigned char *winhash,
-    int64_t now)
+    enum repo_mark mark, int64_t now)
 {
-	return fin_cas(db, STMT_FIN_COMPLETE_SEALED, id, tokhash, ST_COMPLETED,
-	    payload, len, winhash, now);
+	return fin_cas(db, mark == MARK_NONE ? STMT_FIN_COMPLETE_SEALED_NONE :
+	    STMT_FIN_COMPLETE_SEALED, id, tokhash, ST_COMPLETED, payload, len,
+	    winhash, now);
 }

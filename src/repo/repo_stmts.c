@@ -26,13 +26,38 @@ _Static_assert(PRIORITY_MAX == 9, "STMT_CLAIM_SELECT lists the priorities");
 	"(status = 'waiting_callback' AND last_error IS NOT NULL), priority, " \
 	"not_before"
 
-/* complete's compare-and-set (STMT_FIN_COMPLETE, and _SEALED's start) */
-#define FIN_COMPLETE \
+/*
+ * The terminal transitions of the request paths, each with the outbox
+ * mark m: SET_NOTIFY, or NOTIFY_NONE in the _NONE twin (repo_sql.h).
+ * FIN_COMPLETE is complete's compare-and-set (STMT_FIN_COMPLETE, and
+ * _SEALED's start).
+ */
+#define EXEC_T	"s2r_async_execution"
+#define FIN_COMPLETE(m) \
 	"UPDATE s2r_async_execution SET status = 'completed', " \
 	"result_payload = ?, payload_inline = ?, winner_hash = ?, " \
 	"completed_at = ?, " \
-	"updated_at = ?, " SET_NOTIFY("s2r_async_execution") " WHERE id = ? " \
+	"updated_at = ?, " m " WHERE id = ? " \
 	"AND status = 'waiting_callback' AND callback_token_hash = ?"
+#define FIN_SEALED(m) \
+	FIN_COMPLETE(m) " AND cancel_requested = 0 AND progress_payload IS NULL"
+#define FIN_FAIL(m) \
+	"UPDATE s2r_async_execution SET status = 'failed', " \
+	"error_payload = ?, payload_inline = ?, winner_hash = ?, " \
+	"completed_at = ?, " \
+	"updated_at = ?, " m " WHERE id = ? " \
+	"AND status = 'waiting_callback' AND callback_token_hash = ?"
+#define FIN_CANCELLED(m) \
+	"UPDATE s2r_async_execution SET status = 'cancelled', " \
+	"winner_hash = ?, completed_at = ?, updated_at = ?, " \
+	m " WHERE id = ? " \
+	"AND status = 'waiting_callback' AND callback_token_hash = ? AND " \
+	"cancel_requested = 1"
+#define EXEC_CANCEL(m) \
+	"UPDATE s2r_async_execution SET status = 'cancelled', " \
+	"completed_at = ?, updated_at = ?, " m " WHERE id = ? AND " \
+	"status = 'waiting_callback' AND (callback_token_hash IS NULL OR " \
+	"lease_expires_at IS NULL OR lease_expires_at <= ?)"
 
 const struct db_stmt_def repo_stmts[STMT__MAX] = {
 	[STMT_KEY_BY_HASH] = {
@@ -68,13 +93,10 @@ const struct db_stmt_def repo_stmts[STMT__MAX] = {
 	[STMT_EXEC_ROTATE_POLL] = {
 	    "UPDATE s2r_async_execution SET poll_token_hash = ? WHERE id = ?",
 	    1, "exec_rotate_poll" },
-	[STMT_EXEC_CANCEL] = {
-	    "UPDATE s2r_async_execution SET status = 'cancelled', "
-	    "completed_at = ?, updated_at = ?, " SET_NOTIFY("s2r_async_execution")
-	    " WHERE id = ? AND "
-	    "status = 'waiting_callback' AND (callback_token_hash IS NULL OR "
-	    "lease_expires_at IS NULL OR lease_expires_at <= ?)",
-	    0, "exec_cancel" },
+	[STMT_EXEC_CANCEL] = { EXEC_CANCEL(SET_NOTIFY(EXEC_T)), 0,
+	    "exec_cancel" },
+	[STMT_EXEC_CANCEL_NONE] = { EXEC_CANCEL(NOTIFY_NONE), 0,
+	    "exec_cancel_none" },
 	[STMT_EXEC_REQUEST_CANCEL] = {
 	    "UPDATE s2r_async_execution SET updated_at = CASE WHEN "
 	    "cancel_requested = 0 THEN ? ELSE updated_at END, "
@@ -238,7 +260,10 @@ const struct db_stmt_def repo_stmts[STMT__MAX] = {
 	    "WHERE id = ?", 1, "exec_payload" },
 	/* payload_inline: the payload again when at most REPO_INLINE_MAX
 	 * bytes, else NULL (repo_finalize_win; sql/015) */
-	[STMT_FIN_COMPLETE] = { FIN_COMPLETE, 0, "fin_complete" },
+	[STMT_FIN_COMPLETE] = { FIN_COMPLETE(SET_NOTIFY(EXEC_T)), 0,
+	    "fin_complete" },
+	[STMT_FIN_COMPLETE_NONE] = { FIN_COMPLETE(NOTIFY_NONE), 0,
+	    "fin_complete_none" },
 	/*
 	 * The same, for a complete that answers from its token's facts
 	 * (cbtoken.h) without reading the row: it matches only while the
@@ -246,22 +271,20 @@ const struct db_stmt_def repo_stmts[STMT__MAX] = {
 	 * cancel request, no progress); else the caller reads the row and
 	 * runs STMT_FIN_COMPLETE.
 	 */
-	[STMT_FIN_COMPLETE_SEALED] = {
-	    FIN_COMPLETE " AND cancel_requested = 0 AND progress_payload IS NULL",
-	    0, "fin_complete_sealed" },
-	[STMT_FIN_FAIL] = {
-	    "UPDATE s2r_async_execution SET status = 'failed', "
-	    "error_payload = ?, payload_inline = ?, winner_hash = ?, "
-	    "completed_at = ?, "
-	    "updated_at = ?, " SET_NOTIFY("s2r_async_execution") " WHERE id = ? "
-	    "AND status = 'waiting_callback' AND callback_token_hash = ?",
-	    0, "fin_fail" },
-	[STMT_FIN_CANCELLED] = {
-	    "UPDATE s2r_async_execution SET status = 'cancelled', "
-	    "winner_hash = ?, completed_at = ?, updated_at = ?, "
-	    SET_NOTIFY("s2r_async_execution") " WHERE id = ? "
-	    "AND status = 'waiting_callback' AND callback_token_hash = ? AND "
-	    "cancel_requested = 1", 0, "fin_cancelled" },
+	[STMT_FIN_COMPLETE_SEALED] = { FIN_SEALED(SET_NOTIFY(EXEC_T)), 0,
+	    "fin_complete_sealed" },
+	[STMT_FIN_COMPLETE_SEALED_NONE] = { FIN_SEALED(NOTIFY_NONE), 0,
+	    "fin_complete_sealed_none" },
+	[STMT_FIN_FAIL] = { FIN_FAIL(SET_NOTIFY(EXEC_T)), 0, "fin_fail" },
+	[STMT_FIN_FAIL_NONE] = { FIN_FAIL(NOTIFY_NONE), 0, "fin_fail_none" },
+	[STMT_FIN_CANCELLED] = { FIN_CANCELLED(SET_NOTIFY(EXEC_T)), 0,
+	    "fin_cancelled" },
+	[STMT_FIN_CANCELLED_NONE] = { FIN_CANCELLED(NOTIFY_NONE), 0,
+	    "fin_cancelled_none" },
+	/* is any webhook endpoint enabled (enum repo_mark) */
+	[STMT_HOOKS_ANY] = {
+	    "SELECT 1 FROM s2r_webhook_endpoint WHERE enabled = 1 LIMIT 1", 1,
+	    "hooks_any" },
 	/* a retryable failure: the claim ends, the retry waits (migration 8) */
 	[STMT_FIN_RETRY] = {
 	    "UPDATE s2r_async_execution SET callback_token_hash = NULL, "

@@ -204,7 +204,7 @@ expire_boundaries(void)
 	/* a second run finds nothing; a terminal state never changes */
 	r = run(opts(now, S(EXPIRE)));
 	CHECK_EQ_INT(r.count[EXPIRE_STEP_EXPIRE], 0);
-	CHECK(repo_exec_cancel(db, eq, now) == REPO_NOTFOUND);
+	CHECK(repo_exec_cancel(db, eq, MARK_ASK, now) == REPO_NOTFOUND);
 	CHECK(repo_finalize(db, eq, h, ST_COMPLETED, "1", 1, now) ==
 	    REPO_NOTFOUND);
 	wipe();
@@ -276,7 +276,7 @@ finish(const char *op, uint64_t id, enum exec_status st, int64_t now)
 {
 	tok_id = 0;
 	if (st == ST_CANCELLED) {
-		CHECK(repo_exec_cancel(db, id, now) == REPO_OK);
+		CHECK(repo_exec_cancel(db, id, MARK_ASK, now) == REPO_OK);
 		return;
 	}
 	/* claimed before it was due (claim skips overdue ones) */

@@ -286,7 +286,7 @@ finalize_once(void)
 	CHECK(r.status == ST_COMPLETED && r.result_len == 4 &&
 	    memcmp(r.result, "1.10", 4) == 0 && r.completed_at == now);
 	exec_row_free(&r);
-	CHECK(repo_exec_cancel(db, id, now) == REPO_NOTFOUND);
+	CHECK(repo_exec_cancel(db, id, MARK_ASK, now) == REPO_NOTFOUND);
 	CHECK(repo_exec_request_cancel(db, id, now) == REPO_NOTFOUND);
 }
 
@@ -437,7 +437,7 @@ cancel_rules(void)
 	submit(tenant, ckey, "can", "can-1", tok);
 	CHECK(find(ckey, tok, "can-1", &r) == HERR_NOT_FOUND);	/* op differs */
 	CHECK(claim("can", 1, now, &it) == 1);
-	CHECK(repo_exec_cancel(db, it[0].id, now) == REPO_NOTFOUND);
+	CHECK(repo_exec_cancel(db, it[0].id, MARK_ASK, now) == REPO_NOTFOUND);
 	CHECK(repo_exec_request_cancel(db, it[0].id, now) == REPO_OK);
 	CHECK(repo_exec_by_id(db, it[0].id, now, &r) == REPO_OK);
 	CHECK(r.cancel_requested && r.claimed && r.status == ST_WAITING);
@@ -448,7 +448,7 @@ cancel_rules(void)
 	claim_free(it, 0);
 	submit(tenant, ckey, "can", "can-2", tok);
 	CHECK(claim("can", 1, now, &it) == 1);
-	CHECK(repo_exec_cancel(db, it[0].id, now + 61000) == REPO_OK);
+	CHECK(repo_exec_cancel(db, it[0].id, MARK_ASK, now + 61000) == REPO_OK);
 	claim_free(it, 1);
 }
 

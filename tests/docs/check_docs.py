@@ -331,6 +331,15 @@ def check_inline(src):
                          r"at most ([\d,]+) bytes more per ended execution"])
 
 
+def check_webhook_seen(src):
+    check_page_constant(src, "src/lib/webhook.h", "WEBHOOK_SEEN_MS", "asyncexec-admin.8",
+                        [r"wait (\d+) ms after their change is committed"])
+    check_page_constant(src, "src/lib/webhook.h", "WEBHOOK_SEEN_SLACK_MS",
+                        "asyncexec-admin.8", [r"and (\d+) ms more for a cluster node"])
+    check_page_constant(src, "src/lib/webhook.h", "WEBHOOK_SEEN_MS", "asyncexec-notify.8",
+                        [r"read, less than (\d+) ms before, that no endpoint"])
+
+
 def check_side_init(src):
     """The Python fixtures' --init-command is tests/util/side.h's SIDE_INIT."""
     m = re.search(r'#define SIDE_INIT\s+"([^"]+)"', open(os.path.join(src, "tests/util/side.h")).read())
@@ -356,6 +365,7 @@ def main():
     check_clock_skew(src)
     check_claim_scan(src)
     check_inline(src)
+    check_webhook_seen(src)
     check_side_init(src)
     if failures:
         print("%d failure(s)" % len(failures))

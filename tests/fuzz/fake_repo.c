@@ -450,11 +450,12 @@ repo_exec_rotate_poll(struct db *db, uint64_t id, const unsigned char *hash)
 
 /* Cancels a waiting execution that no live lease holds. */
 int
-repo_exec_cancel(struct db *db, uint64_t id, int64_t now)
+repo_exec_cancel(struct db *db, uint64_t id, enum repo_mark mark, int64_t now)
 {
 	struct fexec	*e;
 
 	(void)db;
+	(void)mark;
 	if (fake_failing())
 		return REPO_ERR;
 	if ((e = fake_by_id(id)) == NULL || e->row.status != ST_WAITING ||

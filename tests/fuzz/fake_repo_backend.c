@@ -151,9 +151,10 @@ finalize(uint64_t id, const unsigned char *tokhash, enum exec_status to,
 int
 repo_finalize_win(struct db *db, uint64_t id, const unsigned char *tokhash,
     enum exec_status to, const char *payload, size_t len,
-    const unsigned char *winhash, int64_t now)
+    const unsigned char *winhash, enum repo_mark mark, int64_t now)
 {
 	(void)db;
+	(void)mark;
 	if (fake_failing())
 		return REPO_ERR;
 	return finalize(id, tokhash, to, payload, len, winhash, now);
@@ -167,11 +168,12 @@ repo_finalize_win(struct db *db, uint64_t id, const unsigned char *tokhash,
 int
 repo_complete_sealed(struct db *db, uint64_t id, const unsigned char *tokhash,
     const char *payload, size_t len, const unsigned char *winhash,
-    int64_t now)
+    enum repo_mark mark, int64_t now)
 {
 	struct fexec	*e;
 
 	(void)db;
+	(void)mark;
 	if (fake_failing())
 		return REPO_ERR;
 	if (holds(e = fake_by_id(id), tokhash) &&
@@ -266,5 +268,16 @@ repo_exec_winner(struct db *db, uint64_t id, unsigned char *tokhash,
 		return REPO_NOTFOUND;
 	memcpy(tokhash, e->cb_hash, SHA256_LEN);
 	memcpy(winhash, e->win_hash, SHA256_LEN);
+	return REPO_OK;
+}
+
+/* No endpoint in the fake: every transition may leave the mark out. */
+int
+repo_hooks_any(struct db *db, int *any)
+{
+	(void)db;
+	if (fake_failing())
+		return REPO_ERR;
+	*any = 0;
 	return REPO_OK;
 }
