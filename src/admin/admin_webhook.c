@@ -450,11 +450,11 @@ set_enabled(struct ctx *c, int enabled)
 		return no_endpoint(id);
 	if (rc != REPO_OK)
 		return 1;
-	if (enabled)
+	if (enabled) {
 		wait_seen();
-	if (enabled)
 		return result(c, "id", NULL, 0, "enabled", 1, "webhook endpoint "
 		    "%llu enabled\n", (unsigned long long)id);
+	}
 	return result(c, "id", NULL, 0, "enabled", 0, "webhook endpoint %llu "
 	    "disabled: asyncexec-notify holds its pending deliveries, and "
 	    "executions that end meanwhile get none for it\n",

@@ -55,7 +55,8 @@ enum repo_rc {
  */
 enum repo_mark {
 	MARK_ASK,
-	MARK_NONE
+	MARK_NONE,
+	MARK__MAX
 };
 
 enum exec_status {

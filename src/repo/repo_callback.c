@@ -73,6 +73,17 @@ repo_retry(struct db *db, uint64_t id, const unsigned char *tokhash,
 	return REPO_ERR;
 }
 
+/* The finalizing statement of each terminal status a callback sets, by
+ * enum repo_mark. */
+static const enum stmt fin_stmts[ST__MAX][MARK__MAX] = {
+	[ST_COMPLETED] = { [MARK_ASK] = STMT_FIN_COMPLETE,
+	    [MARK_NONE] = STMT_FIN_COMPLETE_NONE },
+	[ST_FAILED] = { [MARK_ASK] = STMT_FIN_FAIL,
+	    [MARK_NONE] = STMT_FIN_FAIL_NONE },
+	[ST_CANCELLED] = { [MARK_ASK] = STMT_FIN_CANCELLED,
+	    [MARK_NONE] = STMT_FIN_CANCELLED_NONE },
+};
+
 /*
  * Runs finalizing statement sid (one of repo_stmts.c's STMT_FIN_*: to
  * says which) for execution id: REPO_OK for the one winner,
@@ -182,21 +193,18 @@ repo_exec_winner(struct db *db, uint64_t id, unsigned char *tokhash,
  * one statement); winhash (the SHA-256 of the callback's verb and body)
  * is stored beside the token hash, so that the winner repeating itself
  * can be recognised; mark says how the outbox mark is set. REPO_OK for
- * the one winner, REPO_NOTFOUND for every loser, REPO_ERR.
+ * the one winner, REPO_NOTFOUND for every loser, REPO_ERR (also for any
+ * other status to).
  */
 enum repo_rc
 repo_finalize_win(struct db *db, uint64_t id, const unsigned char *tokhash,
     enum exec_status to, const char *payload, size_t len,
     const unsigned char *winhash, enum repo_mark mark, int64_t now)
 {
-	int		 none = mark == MARK_NONE;
-	enum stmt	 sid = to == ST_CANCELLED ? (none ?
-			    STMT_FIN_CANCELLED_NONE : STMT_FIN_CANCELLED) :
-			    to == ST_COMPLETED ? (none ? STMT_FIN_COMPLETE_NONE :
-			    STMT_FIN_COMPLETE) : none ? STMT_FIN_FAIL_NONE :
-			    STMT_FIN_FAIL;
-
-	return fin_cas(db, sid, id, tokhash, to, payload, len, winhash, now);
+	if (to != ST_COMPLETED && to != ST_FAILED && to != ST_CANCELLED)
+		return REPO_ERR;	/* no callback sets it */
+	return fin_cas(db, fin_stmts[to][mark], id, tokhash, to, payload, len,
+	    winhash, now);
 }
 
 /*

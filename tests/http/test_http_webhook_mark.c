@@ -14,21 +14,13 @@
  * tests away.
  */
 #include "check.h"
+#include "util/clock.h"
 #include "webhook_admin.h"
 
 #define BATCH	48	/* transitions after add / enable */
 
 static struct fx F;
 static char others[4096];	/* ids of the endpoints disabled here, "1,2" */
-
-static double
-now_s(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 /* The tenant's terminal executions with the mark set. */
 static long long
@@ -44,10 +36,10 @@ complete_for(double secs)
 {
 	struct sub s;
 	struct claim c;
-	double t0 = now_s();
+	double t0 = ut_now_s();
 	int n = 0;
 
-	while (now_s() - t0 < secs) {
+	while (ut_now_s() - t0 < secs) {
 		CHECK(fx_submit_claim(&F, "{\"m\":0}", &s, &c));
 		CHECK_EQ_INT(fx_complete(&F, &c, "1"), 200);
 		n++;
@@ -72,10 +64,10 @@ end_after(const char *enable)
 	for (int i = 0; i < BATCH; i++)
 		CHECK(fx_submit_claim(&F, "{\"m\":1}", &s, &c[i]));
 	CHECK(fx_submit_ok(&F, NULL, "{\"m\":2}", &q));
-	t0 = now_s();
+	t0 = ut_now_s();
 	CHECK_EQ_INT(ADM("%s", enable), 0);
-	CHECK(now_s() - t0 >= WEBHOOK_SEEN_MS / 1000.0);
-	printf("%s: %.2f s\n", enable, now_s() - t0);
+	CHECK(ut_now_s() - t0 >= WEBHOOK_SEEN_MS / 1000.0);
+	printf("%s: %.2f s\n", enable, ut_now_s() - t0);
 	for (int i = 0; i < BATCH - 1; i++)
 		CHECK_EQ_INT(fx_complete(&F, &c[i], "2"), 200);
 	CHECK_EQ_INT(fx_callback(F.bkey, c[BATCH - 1].id, "fail", c[BATCH - 1].token,
