@@ -295,17 +295,19 @@ handle_heartbeat(struct app *app, struct req *req, struct resp *resp)
 }
 
 /*
- * A complete that answers from its token's facts (cbtoken.h) after one
- * UPDATE, STMT_FIN_COMPLETE_SEALED, with result v (n bytes): *done = 1
- * when it won (200, c released) or the database failed (503). *done = 0,
- * c untouched, when it was not taken: a token without facts or of
- * another id, a grant not in the worker's cache, or no match (a loser,
- * or a cancel request or progress the facts do not give): finalize
- * then reads the row and decides as for any callback.
+ * A callback verb that ends the execution with status to (payload v, n
+ * bytes: the result, the error, or none) and answers from its token's
+ * facts (cbtoken.h) after one UPDATE, the sealed twin of its statement:
+ * *done = 1 when it won (200, c released) or the database failed (503).
+ * *done = 0, c untouched, when it was not taken: a token without facts
+ * or of another id, a grant not in the worker's cache, or no match (a
+ * loser, or progress or a cancel request the facts do not give):
+ * finalize then reads the row and decides as for any callback.
  */
 static enum herr
-complete_sealed(struct app *app, struct req *req, struct resp *resp,
-    struct cb *c, const char *v, size_t n, int *done)
+end_sealed(struct app *app, struct req *req, struct resp *resp,
+    struct cb *c, enum exec_status to, const char *verb, const char *v,
+    size_t n, int *done)
 {
 	unsigned char	 wh[SHA256_LEN];
 	struct cb_facts	 f;
@@ -317,9 +319,9 @@ complete_sealed(struct app *app, struct req *req, struct resp *resp,
 	    f.id != req->exec_id ||
 	    !lookup_serves_cached(app, c->key_id, f.route))
 		return HERR_OK;
-	win_hash("complete", req, wh);
-	if ((rc = repo_complete_sealed(app->db, req->exec_id, c->tokhash, v, n,
-	    wh, lookup_mark(app), c->now)) == REPO_NOTFOUND)
+	win_hash(verb, req, wh);
+	if ((rc = repo_finalize_sealed(app->db, req->exec_id, c->tokhash, to,
+	    v, n, wh, lookup_mark(app), c->now)) == REPO_NOTFOUND)
 		return HERR_OK;
 	*done = 1;
 	cb_free(c);
@@ -328,15 +330,16 @@ complete_sealed(struct app *app, struct req *req, struct resp *resp,
 	memset(&r, 0, sizeof(r));
 	r.id = f.id;
 	memcpy(r.cid, f.cid, sizeof(r.cid));
-	r.status = ST_COMPLETED;
+	r.status = to;
 	r.created_at = f.created_at;
 	r.expires_at = f.expires_at;
 	r.updated_at = r.completed_at = c->now;
 	r.attempts = f.attempt;
 	r.priority = f.priority;
 	r.not_before = f.not_before;
-	r.result = (char *)(uintptr_t)v;
-	r.result_len = n;
+	r.cancel_requested = to == ST_CANCELLED;
+	r.result = r.error = (char *)(uintptr_t)v;
+	r.result_len = r.error_len = n;
 	view_status(&resp->body, &r);
 	resp_json(resp, 200);
 	return HERR_OK;
@@ -359,7 +362,8 @@ handle_complete(struct app *app, struct req *req, struct resp *resp)
 		resp->detail = "the body must be {\"result\":<any JSON value>}";
 		return HERR_INVALID_REQUEST;
 	}
-	e = complete_sealed(app, req, resp, &c, v, n, &done);
+	e = end_sealed(app, req, resp, &c, ST_COMPLETED, "complete", v, n,
+	    &done);
 	if (done)
 		return e;
 	return finalize(app, req, resp, &c, ST_COMPLETED, "complete", v, n);
@@ -433,11 +437,10 @@ handle_fail(struct app *app, struct req *req, struct resp *resp)
 		resp->detail = "retryAfterSeconds must be an integer 0..86400";
 		return HERR_INVALID_REQUEST;
 	}
-	if (delay >= 0) {
-		e = fail_retry(app, req, resp, &c, v, n, delay, &done);
-		if (done)
-			return e;
-	}
+	e = delay >= 0 ? fail_retry(app, req, resp, &c, v, n, delay, &done) :
+	    end_sealed(app, req, resp, &c, ST_FAILED, "fail", v, n, &done);
+	if (done)
+		return e;
 	return finalize(app, req, resp, &c, ST_FAILED, "fail", v, n);
 }
 
@@ -445,10 +448,15 @@ enum herr
 handle_cancelled(struct app *app, struct req *req, struct resp *resp)
 {
 	struct cb	 c;
+	int		 done;
 	enum herr	 e;
 
 	if ((e = cb_begin(app, req, resp, app->cfg->max_request_bytes, 0,
 	    &c)))
+		return e;
+	e = end_sealed(app, req, resp, &c, ST_CANCELLED, "cancelled", NULL, 0,
+	    &done);
+	if (done)
 		return e;
 	return finalize(app, req, resp, &c, ST_CANCELLED, "cancelled", NULL,
 	    0);

@@ -249,9 +249,10 @@ enum repo_rc	repo_finalize(struct db *, uint64_t, const unsigned char *tokhash,
 enum repo_rc	repo_finalize_win(struct db *, uint64_t, const unsigned char *tokhash,
 	    enum exec_status to, const char *payload, size_t len,
 	    const unsigned char *winhash, enum repo_mark, int64_t now);
-enum repo_rc	repo_complete_sealed(struct db *, uint64_t,
-	    const unsigned char *tokhash, const char *payload, size_t len,
-	    const unsigned char *winhash, enum repo_mark, int64_t now);
+enum repo_rc	repo_finalize_sealed(struct db *, uint64_t,
+	    const unsigned char *tokhash, enum exec_status to,
+	    const char *payload, size_t len, const unsigned char *winhash,
+	    enum repo_mark, int64_t now);
 /* retryable failures, progress, the winner (repo_callback.c) */
 enum repo_rc	repo_heartbeat_progress(struct db *, uint64_t,
 	    const unsigned char *tokhash, int64_t lease_until,

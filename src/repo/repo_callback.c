@@ -74,7 +74,7 @@ repo_retry(struct db *db, uint64_t id, const unsigned char *tokhash,
 }
 
 /* The finalizing statement of each terminal status a callback sets, by
- * enum repo_mark. */
+ * enum repo_mark, and its sealed twin (repo_finalize_sealed). */
 static const enum stmt fin_stmts[ST__MAX][MARK__MAX] = {
 	[ST_COMPLETED] = { [MARK_ASK] = STMT_FIN_COMPLETE,
 	    [MARK_NONE] = STMT_FIN_COMPLETE_NONE },
@@ -83,6 +83,21 @@ static const enum stmt fin_stmts[ST__MAX][MARK__MAX] = {
 	[ST_CANCELLED] = { [MARK_ASK] = STMT_FIN_CANCELLED,
 	    [MARK_NONE] = STMT_FIN_CANCELLED_NONE },
 };
+static const enum stmt sealed_stmts[ST__MAX][MARK__MAX] = {
+	[ST_COMPLETED] = { [MARK_ASK] = STMT_FIN_COMPLETE_SEALED,
+	    [MARK_NONE] = STMT_FIN_COMPLETE_SEALED_NONE },
+	[ST_FAILED] = { [MARK_ASK] = STMT_FIN_FAIL_SEALED,
+	    [MARK_NONE] = STMT_FIN_FAIL_SEALED_NONE },
+	[ST_CANCELLED] = { [MARK_ASK] = STMT_FIN_CANCELLED_SEALED,
+	    [MARK_NONE] = STMT_FIN_CANCELLED_SEALED_NONE },
+};
+
+/* Whether a callback sets status to: complete, fail and cancelled do. */
+static int
+callback_sets(enum exec_status to)
+{
+	return to == ST_COMPLETED || to == ST_FAILED || to == ST_CANCELLED;
+}
 
 /*
  * Runs finalizing statement sid (one of repo_stmts.c's STMT_FIN_*: to
@@ -201,25 +216,27 @@ repo_finalize_win(struct db *db, uint64_t id, const unsigned char *tokhash,
     enum exec_status to, const char *payload, size_t len,
     const unsigned char *winhash, enum repo_mark mark, int64_t now)
 {
-	if (to != ST_COMPLETED && to != ST_FAILED && to != ST_CANCELLED)
-		return REPO_ERR;	/* no callback sets it */
+	if (!callback_sets(to))
+		return REPO_ERR;
 	return fin_cas(db, fin_stmts[to][mark], id, tokhash, to, payload, len,
 	    winhash, now);
 }
 
 /*
- * repo_finalize_win of a complete with STMT_FIN_COMPLETE_SEALED: it
- * matches only while the execution has no cancel request and no progress
- * (its status body is then what the token's facts give). REPO_OK for the
- * winner, REPO_NOTFOUND when it did not match (a loser, or one of those:
- * the caller reads the row and decides), REPO_ERR.
+ * repo_finalize_win with the sealed twin of its statement: it matches
+ * only while the execution has no progress, and no cancel request (but
+ * for cancelled, which needs one), so that its status body is what the
+ * callback token's facts give. REPO_OK for the winner, REPO_NOTFOUND
+ * when it did not match (a loser, or one of those: the caller reads the
+ * row and decides), REPO_ERR (also for any other status to).
  */
 enum repo_rc
-repo_complete_sealed(struct db *db, uint64_t id, const unsigned char *tokhash,
-    const char *payload, size_t len, const unsigned char *winhash,
-    enum repo_mark mark, int64_t now)
+repo_finalize_sealed(struct db *db, uint64_t id, const unsigned char *tokhash,
+    enum exec_status to, const char *payload, size_t len,
+    const unsigned char *winhash, enum repo_mark mark, int64_t now)
 {
-	return fin_cas(db, mark == MARK_NONE ? STMT_FIN_COMPLETE_SEALED_NONE :
-	    STMT_FIN_COMPLETE_SEALED, id, tokhash, ST_COMPLETED, payload, len,
-	    winhash, now);
+	if (!callback_sets(to))
+		return REPO_ERR;
+	return fin_cas(db, sealed_stmts[to][mark], id, tokhash, to, payload,
+	    len, winhash, now);
 }

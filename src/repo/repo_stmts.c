@@ -39,8 +39,6 @@ _Static_assert(PRIORITY_MAX == 9, "STMT_CLAIM_SELECT lists the priorities");
 	"completed_at = ?, " \
 	"updated_at = ?, " m " WHERE id = ? " \
 	"AND status = 'waiting_callback' AND callback_token_hash = ?"
-#define FIN_SEALED(m) \
-	FIN_COMPLETE(m) " AND cancel_requested = 0 AND progress_payload IS NULL"
 #define FIN_FAIL(m) \
 	"UPDATE s2r_async_execution SET status = 'failed', " \
 	"error_payload = ?, payload_inline = ?, winner_hash = ?, " \
@@ -53,6 +51,19 @@ _Static_assert(PRIORITY_MAX == 9, "STMT_CLAIM_SELECT lists the priorities");
 	m " WHERE id = ? " \
 	"AND status = 'waiting_callback' AND callback_token_hash = ? AND " \
 	"cancel_requested = 1"
+/*
+ * The sealed twins, for a callback that answers from its token's facts
+ * (cbtoken.h) without reading the row: each matches only while the row's
+ * status body is what those facts and the UPDATE give (no progress, and
+ * no cancel request but for cancelled, which needs one); else the
+ * caller reads the row and runs the plain statement.
+ */
+#define NO_PROGRESS	" AND progress_payload IS NULL"
+#define FIN_SEALED(m) \
+	FIN_COMPLETE(m) " AND cancel_requested = 0" NO_PROGRESS
+#define FIN_FAIL_SEALED(m) \
+	FIN_FAIL(m) " AND cancel_requested = 0" NO_PROGRESS
+#define FIN_CANCELLED_SEALED(m)	FIN_CANCELLED(m) NO_PROGRESS
 #define EXEC_CANCEL(m) \
 	"UPDATE s2r_async_execution SET status = 'cancelled', " \
 	"completed_at = ?, updated_at = ?, " m " WHERE id = ? AND " \
@@ -264,13 +275,6 @@ const struct db_stmt_def repo_stmts[STMT__MAX] = {
 	    "fin_complete" },
 	[STMT_FIN_COMPLETE_NONE] = { FIN_COMPLETE(NOTIFY_NONE), 0,
 	    "fin_complete_none" },
-	/*
-	 * The same, for a complete that answers from its token's facts
-	 * (cbtoken.h) without reading the row: it matches only while the
-	 * row's status body is what those facts and this UPDATE give (no
-	 * cancel request, no progress); else the caller reads the row and
-	 * runs STMT_FIN_COMPLETE.
-	 */
 	[STMT_FIN_COMPLETE_SEALED] = { FIN_SEALED(SET_NOTIFY(EXEC_T)), 0,
 	    "fin_complete_sealed" },
 	[STMT_FIN_COMPLETE_SEALED_NONE] = { FIN_SEALED(NOTIFY_NONE), 0,
@@ -281,6 +285,14 @@ const struct db_stmt_def repo_stmts[STMT__MAX] = {
 	    "fin_cancelled" },
 	[STMT_FIN_CANCELLED_NONE] = { FIN_CANCELLED(NOTIFY_NONE), 0,
 	    "fin_cancelled_none" },
+	[STMT_FIN_FAIL_SEALED] = { FIN_FAIL_SEALED(SET_NOTIFY(EXEC_T)), 0,
+	    "fin_fail_sealed" },
+	[STMT_FIN_FAIL_SEALED_NONE] = { FIN_FAIL_SEALED(NOTIFY_NONE), 0,
+	    "fin_fail_sealed_none" },
+	[STMT_FIN_CANCELLED_SEALED] = { FIN_CANCELLED_SEALED(SET_NOTIFY(EXEC_T)),
+	    0, "fin_cancelled_sealed" },
+	[STMT_FIN_CANCELLED_SEALED_NONE] = { FIN_CANCELLED_SEALED(NOTIFY_NONE),
+	    0, "fin_cancelled_sealed_none" },
 	/* is any webhook endpoint enabled (enum repo_mark) */
 	[STMT_HOOKS_ANY] = {
 	    "SELECT 1 FROM s2r_webhook_endpoint WHERE enabled = 1 LIMIT 1", 1,

@@ -22,20 +22,12 @@
 #include "check.h"
 #include "config.h"
 #include "db_fixture.h"
+#include "util/clock.h"
 
 #define LOCK_WAIT_S	10	/* the connection's innodb_lock_wait_timeout */
 
 static struct config	 cfg;
 static MYSQL		*side;
-
-static double
-now_s(void)
-{
-	struct timespec	 t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 /* One integer of query q on the side connection; -1 when none. */
 static long long
@@ -78,7 +70,7 @@ main(void)
 	side_sql(side, q);
 	if (pipe(po) == -1 || pipe(pe) == -1)
 		return 1;
-	t0 = now_s();
+	t0 = ut_now_s();
 	if ((pid = fork()) == 0) {
 		dup2(po[1], 1);
 		dup2(pe[1], 2);
@@ -95,7 +87,7 @@ main(void)
 	while (f != NULL && fgets(line, sizeof(line), f) != NULL) {
 		fputs(line, stderr);
 		if (strstr(line, "error 1205 ") != NULL && timeouts++ == 0) {
-			took = now_s() - t0;
+			took = ut_now_s() - t0;
 			side_sql(side, "ROLLBACK");
 		}
 	}

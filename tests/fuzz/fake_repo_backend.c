@@ -161,14 +161,14 @@ repo_finalize_win(struct db *db, uint64_t id, const unsigned char *tokhash,
 }
 
 /*
- * repo_finalize_win of a complete that answers from its token's facts: as
- * STMT_FIN_COMPLETE_SEALED, it matches only without a cancel request and
- * without progress.
+ * repo_finalize_win with the sealed twin of its statement: it matches
+ * only without progress, and without a cancel request but for cancelled
+ * (which needs one, as finalize checks).
  */
 int
-repo_complete_sealed(struct db *db, uint64_t id, const unsigned char *tokhash,
-    const char *payload, size_t len, const unsigned char *winhash,
-    enum repo_mark mark, int64_t now)
+repo_finalize_sealed(struct db *db, uint64_t id, const unsigned char *tokhash,
+    enum exec_status to, const char *payload, size_t len,
+    const unsigned char *winhash, enum repo_mark mark, int64_t now)
 {
 	struct fexec	*e;
 
@@ -176,10 +176,10 @@ repo_complete_sealed(struct db *db, uint64_t id, const unsigned char *tokhash,
 	(void)mark;
 	if (fake_failing())
 		return REPO_ERR;
-	if (holds(e = fake_by_id(id), tokhash) &&
-	    (e->row.cancel_requested || e->row.progress != NULL))
+	if (holds(e = fake_by_id(id), tokhash) && (e->row.progress != NULL ||
+	    (to != ST_CANCELLED && e->row.cancel_requested)))
 		return REPO_NOTFOUND;
-	return finalize(id, tokhash, ST_COMPLETED, payload, len, winhash, now);
+	return finalize(id, tokhash, to, payload, len, winhash, now);
 }
 
 /* Replaces *p (n bytes) with a copy of v; REPO_OK or REPO_ERR. */

@@ -1,10 +1,10 @@
 /*
- * test_http_sealed.c - complete answered from the facts its callback token seals
- * (cbtoken.h): the 200 body of every complete is, byte for byte, the body a poll of the
- * completed execution gives afterwards (and the body a repeat of the winner gets), for
- * tokens with facts and without, after a retry (attempt 2, notBefore), with a priority,
- * with progress, with a cancel request; a token whose facts were altered is not the
- * claim's (409, nothing changes); a key that does not serve the route gets 404.
+ * test_http_sealed.c - complete, fail and cancelled answered from the facts their
+ * callback token seals (cbtoken.h): the 200 body of each is, byte for byte, the body a
+ * poll of the ended execution gives afterwards (and the body a repeat of the winner
+ * gets), for tokens with facts and without, after a retry (attempt 2, notBefore), with a
+ * priority, with progress, with a cancel request; a token whose facts were altered is not
+ * the claim's (409, nothing changes); a key that does not serve the route gets 404.
  */
 #include "util/clock.h"
 #include "check.h"
@@ -23,35 +23,63 @@ sealed(const struct claim *c)
 	return strlen(c->token) > 43;
 }
 
+/* The callbacks that end an execution, and the status each sets. */
+enum end { END_COMPLETE, END_FAIL, END_CANCELLED, END__MAX };
+static const struct {
+	const char *verb, *status;
+} ends[END__MAX] = {
+	[END_COMPLETE] = { "complete", "\"completed\"" },
+	[END_FAIL] = { "fail", "\"failed\"" },
+	[END_CANCELLED] = { "cancelled", "\"cancelled\"" },
+};
+
 /*
- * Completes C (of S) with RESULT and checks the 200 body against the poll that follows
- * and against a repeat of the same complete. Returns 1 when all three agree.
+ * Ends C (of S) with callback E (the case WHAT in its result or error) and checks the 200
+ * body against the poll that follows and against a repeat of the same callback. Returns
+ * 1 when all three agree.
  */
 static int
-complete_agrees(const struct sub *s, const struct claim *c, const char *what)
+end_agrees(const struct sub *s, const struct claim *c, enum end e, const char *what)
 {
 	struct http_resp r, again;
 	char body[128], *poll;
 	int ok;
 
-	snprintf(body, sizeof body, "{\"result\":{\"case\":\"%s\"}}", what);
-	if (fx_callback(F.bkey, c->id, "complete", c->token, body, &r) != 200 ||
+	switch (e) {
+	case END_COMPLETE:
+		snprintf(body, sizeof body, "{\"result\":{\"case\":\"%s\"}}", what);
+		break;
+	case END_FAIL:
+		snprintf(body, sizeof body, "{\"error\":{\"message\":\"%s\"}}", what);
+		break;
+	case END_CANCELLED:
+	case END__MAX:
+		snprintf(body, sizeof body, "{}");
+		break;
+	}
+	if (fx_callback(F.bkey, c->id, ends[e].verb, c->token, body, &r) != 200 ||
 	    !expect_json(&r, 200)) {
-		fprintf(stderr, "  %s: complete %d %.300s\n", what, r.status, r.body);
+		fprintf(stderr, "  %s: %s %d %.300s\n", what, ends[e].verb, r.status, r.body);
 		http_resp_free(&r);
 		return 0;
 	}
 	poll = fx_poll_body(&F, s);
-	fx_callback(F.bkey, c->id, "complete", c->token, body, &again);
+	fx_callback(F.bkey, c->id, ends[e].verb, c->token, body, &again);
 	ok = poll != NULL && strcmp(r.body, poll) == 0 && again.status == 200 &&
-	    strcmp(r.body, again.body) == 0 && strstr(r.body, "\"completed\"") != NULL;
+	    strcmp(r.body, again.body) == 0 && strstr(r.body, ends[e].status) != NULL;
 	if (!ok)
-		fprintf(stderr, "  %s: complete, poll and repeat differ:\n  %s\n  %s\n  %s\n",
-		    what, r.body, poll ? poll : "(no poll)", again.body);
+		fprintf(stderr, "  %s: %s, poll and repeat differ:\n  %s\n  %s\n  %s\n",
+		    what, ends[e].verb, r.body, poll ? poll : "(no poll)", again.body);
 	free(poll);
 	http_resp_free(&r);
 	http_resp_free(&again);
 	return ok;
+}
+
+static int
+complete_agrees(const struct sub *s, const struct claim *c, const char *what)
+{
+	return end_agrees(s, c, END_COMPLETE, what);
 }
 
 /*
@@ -144,6 +172,65 @@ test_bodies(void)
 	CHECK(complete_agrees(&s, &c, "cancel requested"));
 }
 
+/* Asks for the cancel of S (claimed: 202); 1 when it was granted. */
+static int
+cancel_request(const struct sub *s)
+{
+	struct http_resp r;
+	int st = fx_cancel(&F, F.ckey, s->cid, s->token, &r);
+
+	http_resp_free(&r);
+	return st == 202;
+}
+
+/*
+ * fail and cancelled answer from the token's facts like complete: the same cases (the
+ * cancelled ones after a cancel request, which cancelled needs).
+ */
+static void
+test_ends(void)
+{
+	struct http_resp r;
+	struct sub s;
+	struct claim c;
+	char cid[CID_MAX];
+	enum end e;
+	int i;
+
+	for (e = END_FAIL; e < END__MAX; e++) {
+		for (i = 0; i < 4; i++) {
+			CHECK(submit_claim(NULL, NULL, &s, &c));
+			CHECK(sealed(&c));
+			CHECK(e != END_CANCELLED || cancel_request(&s));
+			CHECK(end_agrees(&s, &c, e, "uuid"));
+		}
+		fx_cid(cid, sizeof cid, "sealed-long-correlation-id");
+		CHECK(submit_claim(cid, "X-Priority: 3", &s, &c));
+		CHECK_EQ_INT((long)strlen(c.token), 43);
+		CHECK(e != END_CANCELLED || cancel_request(&s));
+		CHECK(end_agrees(&s, &c, e, "long cid"));
+		CHECK(submit_claim(NULL, NULL, &s, &c));
+		CHECK_EQ_INT(fx_callback(F.bkey, c.id, "fail", c.token,
+		    "{\"error\":{\"message\":\"again\"},\"retryAfterSeconds\":0}", &r),
+		    200);
+		http_resp_free(&r);
+		CHECK(claim_it(&c) && strcmp(c.cid, s.cid) == 0);
+		CHECK(e != END_CANCELLED || cancel_request(&s));
+		CHECK(end_agrees(&s, &c, e, "retried"));
+		CHECK(submit_claim(NULL, NULL, &s, &c));
+		CHECK_EQ_INT(fx_callback(F.bkey, c.id, "heartbeat", c.token,
+		    "{\"progress\":{\"pct\":50}}", &r), 200);
+		http_resp_free(&r);
+		CHECK(e != END_CANCELLED || cancel_request(&s));
+		CHECK(end_agrees(&s, &c, e, "progress"));
+		if (e == END_FAIL) {
+			CHECK(submit_claim(NULL, NULL, &s, &c));
+			CHECK(cancel_request(&s));
+			CHECK(end_agrees(&s, &c, e, "cancel requested"));
+		}
+	}
+}
+
 /* Flips character I of TOK (base64url) into OUT. */
 static void
 flip(const char *tok, size_t i, char *out)
@@ -191,6 +278,7 @@ main(void)
 {
 	fx_setup(&F, "sealed");
 	test_bodies();
+	test_ends();
 	test_tampered();
 	fx_free(&F);
 	return check_done("http_sealed");

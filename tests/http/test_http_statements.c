@@ -21,6 +21,7 @@
 #include "repo.h"
 #include "sidedb.h"
 #include "webhook.h"
+#include "util/clock.h"
 
 #define N		200	/* requests per phase */
 #define CACHED_KINDS	4	/* key, route, backend grant, tenant quota */
@@ -33,7 +34,10 @@
  * hashes match in the statement (an outsider never costs its read); a larger one is
  * read in a second statement, once the caller's hashes matched (the poll_large phase,
  * results one byte over, N / 4 of them).
- * The fifth phase's request is a submit and then a claim with max 2 that gets just that
+ * A fail (no retryAfterSeconds) and a cancelled callback (after the consumer's cancel
+ * request) end their execution the same way: one compare-and-set, answered from the
+ * token's facts (N / 4 each, claimed and, for cancelled, cancel-requested beforehand).
+ * The claim phases' request is a submit and then a claim with max 2 that gets just that
  * one (the queue holds nothing else): the claim's first select yields fewer than max and
  * no warning (it was not cut at CLAIM_SCAN_ROWS), so that one is all there is:
  * START TRANSACTION, the first select, the warning count, the lease, COMMIT (the top
@@ -46,7 +50,7 @@
  */
 enum phase {
 	PH_SUBMIT, PH_POLL_WAITING, PH_COMPLETE, PH_POLL_COMPLETED, PH_POLL_LARGE,
-	PH_CLAIM_SHORT, PH_CLAIM_BATCH, PH__MAX
+	PH_FAIL, PH_CANCELLED, PH_CLAIM_SHORT, PH_CLAIM_BATCH, PH__MAX
 };
 static const struct {
 	const char	*name;
@@ -61,6 +65,8 @@ static const struct {
 	[PH_POLL_COMPLETED] = { "poll, completed", 1, CACHED_KINDS },
 	[PH_POLL_LARGE] = { "poll, completed, result over the inline size", 2,
 	    CACHED_KINDS, N / 4 },
+	[PH_FAIL] = { "fail", 1, CACHED_KINDS, N / 4, 1 },
+	[PH_CANCELLED] = { "cancelled", 1, CACHED_KINDS, N / 4, 1 },
 	/* both keys: the consumer's and the backend's */
 	[PH_CLAIM_SHORT] = { "submit, then a claim of fewer than max", 1 + 5,
 	    CACHED_KINDS + 1 },
@@ -72,7 +78,7 @@ static struct fx F, B;
 static struct config cfg;
 static MYSQL *side;
 static struct sub subs[N], large[N / 4];
-static struct claim claims[N];
+static struct claim claims[N], ending[2][N / 4];	/* ending: fail, cancelled */
 /* JSON strings of REPO_INLINE_MAX bytes and one more, quotes included */
 static char result_inline[REPO_INLINE_MAX + 1], result_large[REPO_INLINE_MAX + 2];
 
@@ -98,6 +104,43 @@ complete_large(void)
 	return ok;
 }
 
+/*
+ * N / 4 executions submitted and claimed into ending[k] (not counted); for the cancelled
+ * phase (k 1) each also cancel-requested by its consumer (202: it is claimed). 1 when
+ * all were.
+ */
+static int
+claim_ending(int k)
+{
+	struct http_resp r;
+	struct sub s;
+	int i, ok = 1;
+
+	for (i = 0; i < N / 4 && ok; i++) {
+		ok = fx_submit_claim(&F, "{\"ending\":1}", &s, &ending[k][i]);
+		if (ok && k == 1) {
+			ok = fx_cancel(&F, F.ckey, s.cid, s.token, &r) == 202;
+			http_resp_free(&r);
+		}
+	}
+	return ok;
+}
+
+/* A callback VERB with BODY on ending[k][i]; 1 when it got 200 with status WANT. */
+static int
+end_one(int k, int i, const char *verb, const char *body, const char *want)
+{
+	struct http_resp r;
+	char st[40];
+	int ok;
+
+	snprintf(st, sizeof st, "\"status\":\"%s\"", want);
+	ok = fx_callback(F.bkey, ending[k][i].id, verb, ending[k][i].token, body, &r) ==
+	    200 && strstr(r.body, st) != NULL;
+	http_resp_free(&r);
+	return ok;
+}
+
 /* The server's Questions counter (this read included). */
 static long
 questions(void)
@@ -112,15 +155,6 @@ questions(void)
 		n = strtol(w[1], NULL, 10);
 	mysql_free_result(res);
 	return n;
-}
-
-static double
-now_s(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
 /* A submit, then a claim with max 2 that gets that one alone; 1 when it did. */
@@ -192,6 +226,10 @@ one(enum phase p, int i)
 		return st == 200;
 	case PH_COMPLETE:
 		return fx_complete(&F, &claims[i], result_inline) == 200;
+	case PH_FAIL:
+		return end_one(0, i, "fail", "{\"error\":{\"message\":\"no\"}}", "failed");
+	case PH_CANCELLED:
+		return end_one(1, i, "cancelled", "{}", "cancelled");
 	case PH_CLAIM_SHORT:
 		return claim_short(i);
 	case PH_CLAIM_BATCH:
@@ -303,10 +341,10 @@ run_phase(enum phase p)
 
 	coms_read(&com[0]);
 	before = questions();
-	t0 = now_s();
+	t0 = ut_now_s();
 	for (i = 0; i < n; i++)
 		bad += !one(p, i);
-	secs = now_s() - t0;
+	secs = ut_now_s() - t0;
 	after = questions();
 	coms_read(&com[1]);
 	got = after - before - 1;	/* the second read */
@@ -357,6 +395,8 @@ main(void)
 			CHECK(claim_all());
 		if (p == PH_POLL_LARGE)
 			CHECK(complete_large());
+		if (p == PH_FAIL || p == PH_CANCELLED)
+			CHECK(claim_ending(p == PH_CANCELLED));
 		run_phase(p);
 	}
 	fx_free(&F);
