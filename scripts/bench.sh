@@ -23,9 +23,12 @@
 #              and route, so the page has the whole table behind it); dash_PAGE, each
 #              dashboard page with the filler in place (two clients; p99 <= 100 ms)
 # Each asyncexec row follows a run of its probe (select, select#2, insert, insert#2,
-# select#3, select#4, select#5, select#6) and its ratio is taken to that neighbour (poll_5m:
-# its ratio to select#4 against poll_prefill's to select#3; list_5m: its ratio to select#6
-# against list_prefill's to select#5). It prints one table (req/s, p50,
+# select#3, select#4, select#5, select#6) and its ratio is taken to that neighbour. The
+# four big-table rows sit between two select runs (of the same rows), and their flat ratio
+# is taken to the mean of the two (poll_5m: its ratio to select#4+select#6 against
+# poll_prefill's to select#3+select#5; list_5m: its ratio to select#6+select#8 against
+# list_prefill's to select#5+select#7), so that one probe run that dips does not decide
+# the row. It prints one table (req/s, p50,
 # p99, errors, other% = CPU used by processes outside the bench, db_rt / db_st = database
 # round trips / statements executed per request, ratio to the probe, target met), the CPU
 # time per request of the application, MariaDB, nginx and wrk, and the RSS of every
@@ -703,9 +706,10 @@ main() {
     # after a select probe run), then again once the table has TABLE_ROWS rows. The target
     # is taken against poll_prefill, the neighbouring measurement of the same polls (the
     # table then holds the seeds and what the runs above added, far below 5,000,000 rows),
-    # each first divided by the select probe run just before it (select#3; select#4 after
-    # the filler, of the same rows: --max-id), so that the machine's speed drifting while
-    # the filler goes in (minutes) is not taken for the table's cost; the plain quotients
+    # each first divided by the mean of the select probe runs right before and right after
+    # it (select#3 and select#5; select#4 and select#6 after the filler, of the same rows:
+    # --max-id), so that the machine's speed drifting while the filler goes in (minutes),
+    # or one probe run that dips, is not taken for the table's cost; the plain quotients
     # and the ratio to poll_waiting are reported as well.
     probe_measure select select#3
     PREFILL_ROWS=$(sql_value 'SELECT COUNT(*) FROM asyncexec.s2r_async_execution')
@@ -714,6 +718,7 @@ main() {
     bench_report ratio poll_prefill select#3 0.85 10
     probe_measure select select#5 --max-id "$PREFILL_MAX_ID"
     bench_measure list_prefill "$WARM" "$DUR" "$LUA/list.lua" "$url" "$PRIVATE/poll-waiting.data"
+    probe_measure select select#7 --max-id "$PREFILL_MAX_ID"
     fill_table "$TABLE_ROWS"
     rows=$(sql_value 'SELECT COUNT(*) FROM asyncexec.s2r_async_execution')
     POLL_BIG=poll_$((TABLE_ROWS / 1000000))m
@@ -721,13 +726,14 @@ main() {
     probe_measure select select#4 --max-id "$PREFILL_MAX_ID"
     bench_measure "$POLL_BIG" "$WARM" "$DUR" "$LUA/poll.lua" "$url" "$PRIVATE/poll-waiting.data"
     WAITING_RATIO=$(bench_report quotient "$POLL_BIG" poll_waiting)
-    bench_report flat "$POLL_BIG" poll_prefill select#4 select#3 0.90
-    # the listing's first page, its key's lineage now holding the filler too; its own
-    # probe runs right before it, as select#5 did before list_prefill
+    # the listing's first page, its key's lineage now holding the filler too; probe runs
+    # right before and after it, as select#5 and select#7 around list_prefill
     probe_measure select select#6 --max-id "$PREFILL_MAX_ID"
+    bench_report flat "$POLL_BIG" poll_prefill select#4+select#6 select#3+select#5 0.90
     bench_measure "$LIST_BIG" "$WARM" "$DUR" "$LUA/list.lua" "$url" "$PRIVATE/poll-waiting.data"
-    bench_report flat "$LIST_BIG" list_prefill select#6 select#5 0.90
-    FLAT_PLAIN="$POLL_BIG / poll_prefill = $(bench_report quotient "$POLL_BIG" poll_prefill), $LIST_BIG / list_prefill = $(bench_report quotient "$LIST_BIG" list_prefill), select#4 / select#3 = $(bench_report quotient select#4 select#3), select#6 / select#5 = $(bench_report quotient select#6 select#5)"
+    probe_measure select select#8 --max-id "$PREFILL_MAX_ID"
+    bench_report flat "$LIST_BIG" list_prefill select#6+select#8 select#5+select#7 0.90
+    FLAT_PLAIN="$POLL_BIG / poll_prefill = $(bench_report quotient "$POLL_BIG" poll_prefill), $LIST_BIG / list_prefill = $(bench_report quotient "$LIST_BIG" list_prefill), select#4 / select#3 = $(bench_report quotient select#4 select#3), select#6 / select#5 = $(bench_report quotient select#6 select#5), select#8 / select#7 = $(bench_report quotient select#8 select#7); per the probe before alone (the rule before the mean): $POLL_BIG $(bench_report flat-value "$POLL_BIG" poll_prefill select#4 select#3), $LIST_BIG $(bench_report flat-value "$LIST_BIG" list_prefill select#6 select#5)"
     dash_measure
     RSS_BIG=$(bench_worker_rss_kib | xargs)
     rss_max=0
@@ -772,10 +778,10 @@ report() {
         "$POLL_BIG" "$rows" \
         "$( ((QUICK)) && printf ' (--quick: %s rows instead of 5,000,000)' "$TABLE_ROWS")" \
         "$PREFILL_ROWS" "$POLL_BIG" "$WAITING_RATIO"
-    printf 'flat rows: (%s / select#4) / (poll_prefill / select#3), (%s / select#6) / (list_prefill / select#5); select#4, select#5 and select#6 select the rows select#3 did (ids up to %s); plain quotients: %s\n' \
+    printf 'flat rows: (%s / mean(select#4, select#6)) / (poll_prefill / mean(select#3, select#5)), (%s / mean(select#6, select#8)) / (list_prefill / mean(select#5, select#7)); select#4 to select#8 select the rows select#3 did (ids up to %s); plain quotients: %s\n' \
         "$POLL_BIG" "$LIST_BIG" "$PREFILL_MAX_ID" "$FLAT_PLAIN"
     printf 'dash_*: GET /dashboard/PAGE on the loopback server with %s rows, wrk -t1 -c2 (two operators), target p99 <= 100 ms\n' "$rows"
-    printf 'ratios: each to the probe run made right before it (select, select#2, insert, insert#2, select#3, select#4, select#5, select#6)\n'
+    printf 'ratios: each to the probe run made right before it (select, select#2, insert, insert#2, select#3); the flat rows to the mean of the runs right before and after (select#3 to select#8)\n'
     printf 'other%%: CPU time of processes outside this bench plus steal, in %% of all cores, during the measurement\n'
     printf 'db_rt / db_st: per request (lifecycle: per execution), statements the database received (round trips; a CALL is one) / executed (inside procedures too)\n'
     printf 'load average (1/5/15 min) at start: %s; at end: %s\n' "$LOAD_START" "$(cut -d' ' -f1-3 /proc/loadavg)"

@@ -22,12 +22,16 @@ other kinds are scripts/lib/bench_webhooks.py's and passed over here):
   ratio STORE NAME OF MIN [MAX_P99_MS]  NAME's rate / OF's; the target is met when it is
         at least MIN (and NAME's p99 at most MAX_P99_MS) and NAME had no errors
   flat STORE NAME OF PROBE OFPROBE MIN  (NAME's rate / PROBE's) / (OF's / OFPROBE's): NAME
-        against OF, each per its own probe run (the machine's drift between them taken
-        out); met when at least MIN and NAME had no errors
+        against OF, each per its own probe (the machine's drift between them taken out);
+        PROBE and OFPROBE may be "A+B", the mean of two probe runs' rates (the run right
+        before the row and the one right after it); met when at least MIN and NAME had
+        no errors
   limit STORE NAME MAX_P99_MS           a target on NAME's p99 alone (no probe): met when
         it is at most MAX_P99_MS and NAME had no errors
   get STORE NAME                        NAME's rate
   quotient STORE A B                    A's rate / B's, three decimals, or nan
+  flat-value STORE NAME OF PROBE OFPROBE
+        flat's ratio alone, printed (no row, no target)
   need RATE FACTOR SECONDS THREADS      requests for SECONDS at FACTOR x RATE, a multiple
                                         of THREADS (the claimed executions complete needs)
   mib KIB                               KIB in MiB, two decimals
@@ -205,6 +209,10 @@ def cmd_lifecycle(store, name, path, cpu0, cpu1, q0, q1, warm, dur):
 
 
 def rate(rows, name):
+    """Row NAME's req/s; for "A+B", the mean of rows A's and B's (None if one is missing)."""
+    if '+' in name:
+        parts = [rate(rows, n) for n in name.split('+')]
+        return None if None in parts else sum(parts) / len(parts)
     try:
         return float(rows[name]['rps'])
     except (KeyError, ValueError):
@@ -231,11 +239,15 @@ def cmd_ratio(store, name, of, mn, maxp99=None):
     return 0
 
 
-def cmd_flat(store, name, of, probe, ofprobe, mn):
-    rows, _ = load(store)
+def flat(rows, name, of, probe, ofprobe):
     a, b = rate(rows, name), rate(rows, probe)
     c, d = rate(rows, of), rate(rows, ofprobe)
-    r = quotient(a / b, c / d) if None not in (a, b, c, d) and b > 0 and d > 0 else 'nan'
+    return quotient(a / b, c / d) if None not in (a, b, c, d) and b > 0 and d > 0 else 'nan'
+
+
+def cmd_flat(store, name, of, probe, ofprobe, mn):
+    rows, _ = load(store)
+    r = flat(rows, name, of, probe, ofprobe)
     met = r != 'nan' and float(r) >= float(mn) and rows[name]['errors'] == '0'
     append(store, 'ratio', dict(name=name, ratio=r, of=of,
                                 target='>=%s x %s, per probe' % (mn, of),
@@ -386,6 +398,12 @@ def cmd_quotient(store, a, b):
     return 0
 
 
+def cmd_flat_value(store, name, of, probe, ofprobe):
+    rows, _ = load(store)
+    print(flat(rows, name, of, probe, ofprobe))
+    return 0
+
+
 def cmd_mib(kib):
     print('%.2f' % (float(kib) / 1024))
     return 0
@@ -401,7 +419,8 @@ def cmd_need(rps, factor, seconds, threads):
 COMMANDS = {
     'wrk': cmd_wrk, 'row': cmd_row, 'lifecycle': cmd_lifecycle, 'ratio': cmd_ratio,
     'flat': cmd_flat, 'limit': cmd_limit,
-    'get': cmd_get, 'quotient': cmd_quotient, 'need': cmd_need, 'mib': cmd_mib,
+    'get': cmd_get, 'quotient': cmd_quotient, 'flat-value': cmd_flat_value,
+    'need': cmd_need, 'mib': cmd_mib,
     'table': cmd_table,
     'cpu-table': cmd_cpu_table, 'cluster-table': cmd_cluster_table, 'warning': cmd_warning,
     'count': cmd_count, 'json': cmd_json,
