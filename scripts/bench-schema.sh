@@ -25,14 +25,14 @@
 #              initiator_lineage_id too; the lineage is a live consumer key);
 #   claim_complete
 #              BENCH_SCHEMA_N claims of one execution each (those submit left), each
-#              followed by its complete: cur's claim is this tree's first select (the
-#              route's queue from the highest priority down, at most CLAIM_SCAN_ROWS rows
-#              examined, with the lineage check: the work is at its head, so its second
-#              path never runs), ref's the locking select of contract v2's binary (REV
-#              before 127097e; a later REV is read as v2 too); each claim is START TRANSACTION,
-#              the select, the lease UPDATE, COMMIT, then the complete's UPDATE (the same
-#              statement in both); every claim finds the head of the queue free, as the
-#              executions it took before are completed;
+#              followed by its complete: cur's claim is this tree's (the first claimable
+#              id in claim order read without locks, with the lineage check, then START
+#              TRANSACTION, that id locked by primary key with the claimable condition
+#              tested again, the lease UPDATE, COMMIT), ref's the locking select of
+#              contract v2's binary (REV before 127097e; a later REV is read as v2 too:
+#              START TRANSACTION, the select, the lease UPDATE, COMMIT); then the
+#              complete's UPDATE (the same statement in both); every claim finds the head
+#              of the queue free, as the executions it took before are completed;
 #   complete   BENCH_SCHEMA_N completes of executions loaded as claimed (the same UPDATE:
 #              status, result, payload_inline where the schema has it, winner, times and
 #              the webhook mark, src/repo/repo_stmts.c FIN_COMPLETE).
@@ -60,10 +60,6 @@ MARK=${BENCH_SCHEMA_MARK:-1}
 [[ $MARK == [01] ]] || { echo "bench-schema: BENCH_SCHEMA_MARK must be 0 or 1" >&2; exit 2; }
 [[ $DROP =~ ^[a-z_[:space:]]*$ ]] ||
     { echo "bench-schema: BENCH_SCHEMA_DROP: key names (a-z and _), separated by spaces" >&2; exit 2; }
-
-# the claim's first select examines at most this many rows (src/repo/repo_sql.h)
-SCAN=$(awk '$1 == "#define" && $2 == "CLAIM_SCAN_ROWS" { print $3 }' "$ROOT/src/repo/repo_sql.h")
-[[ $SCAN =~ ^[0-9]+$ ]] || { echo "bench-schema: no CLAIM_SCAN_ROWS in src/repo/repo_sql.h" >&2; exit 2; }
 
 stack_scratch_init "$ROOT" bench-schema
 TMP=$STACK_TMP
@@ -137,7 +133,7 @@ has_column() {
 gen() {
     local mark=1
     [[ $1 == cur ]] && mark=$MARK
-    awk -v DB="$1" -v OP="$2" -v R="$3" -v N="$N" -v SCAN="$SCAN" -v MARK="$mark" \
+    awk -v DB="$1" -v OP="$2" -v R="$3" -v N="$N" -v MARK="$mark" \
         -v INLINE="$(has_column "$1" payload_inline)" '
     function claimable(prio) {
         return "WHERE environment = '\''bench'\'' AND service_key = '\''svc'\'' AND " \
@@ -179,11 +175,13 @@ gen() {
             "'\''}'\''), " h ", '\''tenant'\'', " h ", " h ", UTC_TIMESTAMP(3), " \
             "UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL 7 DAY, " h \
             (DB == "cur" ? ", 0, NULL, UTC_TIMESTAMP(3), NULL, 1" : "") ")")
-        if (DB == "cur")
-            prepare("sel", sel "e FORCE INDEX (ix_exec_claim) " \
-                claimable(due) live " ORDER BY priority DESC, " \
-                "due_at, id LIMIT 1 ROWS EXAMINED " SCAN " FOR UPDATE SKIP LOCKED")
-        else
+        if (DB == "cur") {
+            prepare("ids", "SELECT id INTO @id FROM s2r_async_execution e FORCE INDEX " \
+                "(ix_exec_claim) " claimable(due "priority IN (9, 8, 7, 6, 5, 4, 3, 2, " \
+                "1, 0) AND ") live " ORDER BY priority DESC, due_at, id LIMIT 1")
+            prepare("sel", sel "e FORCE INDEX (PRIMARY) " claimable(due) live \
+                " AND id = ? LIMIT 1 FOR UPDATE SKIP LOCKED")
+        } else
             prepare("sel", sel "FORCE INDEX (ix_exec_claim) " claimable("") \
                 " ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED")
         prepare("lease", "UPDATE s2r_async_execution SET callback_token_hash = " h ", " \
@@ -200,7 +198,10 @@ gen() {
                 printf "SET @i = %d;\nEXECUTE ins USING @i, @i;\n", i
             else if (OP == "complete")
                 printf "SET @id = @done + %d;\nEXECUTE fin USING @id, @cb;\n", i
-            else {
+            else if (DB == "cur") {
+                print "EXECUTE ids;\nSTART TRANSACTION;\nEXECUTE sel USING @id;"
+                print "EXECUTE lease USING @id;\nCOMMIT;\nEXECUTE fin USING @id, @x;"
+            } else {
                 print "START TRANSACTION;\nEXECUTE sel;"
                 print "EXECUTE lease USING @id;\nCOMMIT;\nEXECUTE fin USING @id, @x;"
             }

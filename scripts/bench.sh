@@ -671,8 +671,8 @@ main() {
     bench_measure submit "$WARM" "$DUR" "$LUA/submit.lua" "$url" "$PRIVATE/submit.data"
     bench_report ratio submit insert 0.85
     # claim: one waiting execution per request, the oldest of those the submit run left on
-    # ROUTE_WORK (a transaction: select, update, commit); no target, its CPU per request is
-    # what contract v3's priority order and lineage check are measured by
+    # ROUTE_WORK (its id read, then a transaction: lock, update, commit); no target, its
+    # CPU per request is what contract v3's priority order and lineage check are measured by
     bench_measure claim "$WARM" "$DUR" "$LUA/claim.lua" "$url" "$BK" "$ROUTE_WORK"
 
     # complete: one distinct claimed execution per request, enough for the warm-up and the

@@ -17,21 +17,9 @@
 #include "repo_sql.h"
 
 #define CLAIM_TRIES	3	/* a claim run whole again after 1213 */
-#define CLAIM_PATH_STMTS 8	/* statements of the second path at most */
+#define CLAIM_PATH_STMTS 8	/* statements of a claim's reads at most */
 #define CLAIM_IDS_PER_MAX 4	/* ids it reads per execution wanted */
 #define CLAIM_IDS_RACE	64	/* and for claims racing for the same */
-
-/* Frees the payloads of the *n items of it (kept) and sets *n to 0. */
-static void
-claim_items_free(struct claim_item *it, size_t *n)
-{
-	size_t	 i;
-
-	for (i = 0; i < *n; i++)
-		free(it[i].request);
-	memset(it, 0, *n * sizeof(*it));
-	*n = 0;
-}
 
 /* Frees the n claimed items of it and their payloads. */
 void
@@ -205,8 +193,8 @@ claimable_binds(struct claim_ask *a, MYSQL_BIND *p)
 	return i;
 }
 
-/* The ids a read of the second path asks for: a few per execution
- * wanted, and room for as many claims racing for the same ones. */
+/* The ids a read of claim_ids asks for: a few per execution wanted,
+ * and room for as many claims racing for the same ones. */
 #define CLAIM_IDS(max)	(CLAIM_IDS_PER_MAX * (max) + CLAIM_IDS_RACE)
 #define CLAIM_IDS_MAX	CLAIM_IDS(CLAIM_MAX)
 
@@ -284,15 +272,21 @@ claim_has(const uint64_t *ids, size_t k, uint64_t id)
 }
 
 /*
- * The second path of a claim. The first CLAIM_IDS(max) claimable ids,
- * read without locks outside a transaction (nothing claimable costs
- * none), are locked by primary key (claim_lock_ids) in a new one, as many
- * as are wanted. When other claims held some and the read was full,
- * the next pages of the queue as the transaction sees it (one snapshot)
- * follow, without the ids tried already. Until a->max are locked, the
- * payload budget is reached, the ids end, or CLAIM_PATH_STMTS statements
- * ran. REPO_OK with the transaction open and *n > 0, REPO_NOTFOUND
- * (nothing taken) with none open, or REPO_ERR.
+ * Locks the claimable executions for a in a transaction into it[0..*n).
+ * The first CLAIM_IDS(max) claimable ids in claim order, read without
+ * locks outside a transaction (nothing claimable costs that one
+ * statement), are locked by primary key (claim_lock_ids) in a new one,
+ * as many as are wanted. When other claims held some and the read was
+ * full, the next pages of the queue follow, without the ids tried
+ * already. Until a->max are locked, the payload budget is reached, the
+ * ids end, or CLAIM_PATH_STMTS statements ran. So fewer than max means
+ * that no more was claimable, or the payload budget, or other claims
+ * held the rest. No locking read is a range of ix_exec_claim, nor reads
+ * it at all: a locking read of its head, where every claim and callback
+ * moves entries, checked each entry it passed for another
+ * transaction's lock (repo_stmts.c, STMT_CLAIM_IDS). REPO_OK with the
+ * transaction open and *n > 0, REPO_NOTFOUND (nothing taken) with none
+ * open, or REPO_ERR.
  */
 static enum repo_rc
 claim_by_ids(struct db *db, struct claim_ask *a, struct claim_item *it,
@@ -331,93 +325,11 @@ out:
 	return rc;
 }
 
-/* How the first select of a claim that yielded fewer than max ended. */
-enum scan_end {
-	SCAN_END_QUEUE,		/* at the end of the claimable entries */
-	SCAN_END_LIMIT,		/* maybe at CLAIM_SCAN_ROWS: any warning */
-	SCAN_END_ERR
-};
-
-/*
- * Asks the session for the warnings of the statement just run, the
- * first select: SCAN_END_QUEUE when there are none, SCAN_END_LIMIT when
- * there are any (1931, or another: the two steps are right either way),
- * SCAN_END_ERR when the question failed.
- */
-static enum scan_end
-claim_scan_end(struct db *db)
-{
-	MYSQL_STMT	*st;
-	struct db_cols	 c;
-	long long	 warnings = 0;
-	int		 rc;
-
-	if ((st = db_run(db, STMT_CLAIM_WARNINGS, NULL)) == NULL)
-		return SCAN_END_ERR;
-	db_rcol(&c, 0, MYSQL_TYPE_LONGLONG, &warnings, 0);
-	rc = db_fetch_row(st, &c);
-	mysql_stmt_free_result(st);
-	if (rc != DB_ROW)
-		return SCAN_END_ERR;
-	return warnings == 0 ? SCAN_END_QUEUE : SCAN_END_LIMIT;
-}
-
-/*
- * Locks the claimable executions for a in a transaction into it[0..*n):
- * first STMT_CLAIM_FIRST, the route's queue from the highest priority
- * down as an exact prefix of ix_exec_claim, examining at most
- * CLAIM_SCAN_ROWS rows. When it yields fewer than max and ended at the
- * queue's end (no warning), that is all. When it was cut at the limit
- * (more than that ahead of the work was not claimable: live leases,
- * retries, starts not yet due), its transaction ends and claim_by_ids
- * takes them by primary key in a new one; so fewer than max means that
- * no more was claimable, or the payload budget, or other claims held the
- * rest. REPO_OK with the transaction open and *n > 0, REPO_NOTFOUND
- * (nothing taken) with none open, or REPO_ERR.
- */
-static enum repo_rc
-claim_lock(struct db *db, struct claim_ask *a, struct claim_item *it,
-    size_t *n)
-{
-	MYSQL_BIND	 p[12];
-	MYSQL_STMT	*st;
-	size_t		 budget = db_config(db)->max_result_bytes;
-	int		 k, full;
-
-	if (db_begin(db) == -1)
-		return REPO_ERR;
-	k = claimable_binds(a, p);
-	db_bind_u32(&p[k], &a->max);
-	if ((st = db_run(db, STMT_CLAIM_FIRST, p)) == NULL ||
-	    claim_read(db, st, it, a->max, budget, n, &full) == -1)
-		return REPO_ERR;
-	if (full)
-		return REPO_OK;
-	switch (claim_scan_end(db)) {
-	case SCAN_END_QUEUE:
-		if (*n > 0)
-			return REPO_OK;
-		db_rollback(db);
-		return REPO_NOTFOUND;
-	case SCAN_END_LIMIT:
-		break;
-	case SCAN_END_ERR:
-		return REPO_ERR;
-	}
-	/* cut at CLAIM_SCAN_ROWS: what it took and examined is let go (a
-	 * range of locks ahead of the work: 64 claimers past live leases
-	 * deadlocked 10 times in 1,116 claims holding it), and the second
-	 * path locks by primary key only */
-	claim_items_free(it, n);
-	db_rollback(db);
-	return claim_by_ids(db, a, it, n);
-}
-
 /*
  * Claims up to max waiting, unleased, not cancel-requested executions of
  * a route that are not past expires_at (at now), whose retry time
  * (not_before) has come and have used fewer than max_attempts attempts,
- * highest priority first, then the earliest due (claim_lock), in one
+ * highest priority first, then the earliest due (claim_by_ids), in one
  * transaction whose row locks skip rows that another claim holds. Rows
  * ix_exec_claim yields that fail these filters are read and skipped;
  * asyncexec-expire sweeps the overdue and used-up ones every run, so
@@ -446,7 +358,7 @@ claim_once(struct db *db, struct claim_ask *a, unsigned lease_seconds,
 		free(it);
 		return REPO_ERR;
 	}
-	if ((rc = claim_lock(db, a, it, n)) == REPO_NOTFOUND) {
+	if ((rc = claim_by_ids(db, a, it, n)) == REPO_NOTFOUND) {
 		free(it);
 		free(hash);
 		return REPO_OK;

@@ -10,9 +10,6 @@
 #include "db.h"
 #include "repo.h"
 
-/* rows a claim's first select (STMT_CLAIM_FIRST) examines at most */
-#define CLAIM_SCAN_ROWS		500
-
 /*
  * Executions that one UPDATE of a claim leases (STMT_CLAIM_LEASES: as
  * many WHEN pairs and IN items, LEASE_ROWS below; db_claim_plan counts
@@ -78,8 +75,6 @@ enum stmt {
 	STMT_EXEC_ROTATE_POLL,
 	STMT_EXEC_CANCEL,
 	STMT_EXEC_REQUEST_CANCEL,
-	STMT_CLAIM_FIRST,
-	STMT_CLAIM_WARNINGS,
 	STMT_CLAIM_IDS,
 	STMT_CLAIM_LOCK,
 	STMT_CLAIM_UPDATE,

@@ -129,47 +129,21 @@ const struct db_stmt_def repo_stmts[STMT__MAX] = {
 	LINEAGE_LIVE("e.initiator_lineage_id") ") "
 #define CLAIM_ORDER	"ORDER BY priority DESC, due_at, id "
 	/*
-	 * No locking read of a claim is a range of ix_exec_claim: InnoDB
-	 * locks the first entry past a range until COMMIT, and past a
-	 * route's claimable entries that is the next route's head, which
-	 * that route's claims then skipped (SKIP LOCKED), coming back empty
-	 * while it waited (tests/db/test_claim_plan.c, neighbours).
-	 *
-	 * First, the route's queue from the highest priority down as an
-	 * exact prefix of ix_exec_claim (EXPLAIN type ref, no condition on
-	 * priority: past the prefix InnoDB only gap-locks the next entry),
-	 * examining at most CLAIM_SCAN_ROWS rows: a full batch from it is
-	 * what comes first in claim order. Fewer than max without a
-	 * warning: the queue ended there, and they are all there is. Fewer
-	 * with the warning of the limit (more than that ahead of the work
-	 * that is not claimable: live leases, retries and starts not yet
-	 * due), its transaction ends and the claim takes the two steps
-	 * below (repo_claim.c claim_by_ids).
-	 */
-	[STMT_CLAIM_FIRST] = {
-	    "SELECT id, correlation_id, initiator_tenant_id, request_payload, "
-	    "attempts, created_at, expires_at, priority, not_before "
-	    "FROM s2r_async_execution e "
-	    "FORCE INDEX (ix_exec_claim) " CLAIMABLE("") CLAIM_ORDER
-	    "LIMIT ? ROWS EXAMINED " API_STR(CLAIM_SCAN_ROWS)
-	    " FOR UPDATE SKIP LOCKED", 0, "claim_first" },
-	/*
-	 * The warnings of the first select, when it yielded fewer than max:
-	 * none, and it ended at the queue's end; CLAIM_SCAN_ROWS reached
-	 * raises 1931, which the binary protocol does not carry to the
-	 * client (mysql_stmt_warning_count reads 0) but the session keeps.
-	 * Never re-run on a new connection: that session has no warnings.
-	 */
-	[STMT_CLAIM_WARNINGS] = {
-	    "SELECT @@warning_count", 0, "claim_warnings" },
-	/*
-	 * Then, without locks, claimable ids in claim order, a page at a
-	 * time (repo_claim.c claim_by_ids): one range of ix_exec_claim per
-	 * priority, each up to due_at <= now + CLAIM_CLOCK_SKEW_MS
+	 * A claim reads claimable ids in claim order without locks, a page
+	 * at a time (repo_claim.c claim_by_ids): one range of ix_exec_claim
+	 * per priority, each up to due_at <= now + CLAIM_CLOCK_SKEW_MS
 	 * (sql/011), so no entry due later than that is read (one due within
 	 * it is claimable when it has no start, not_before NULL: its
 	 * submitting host's clock ran ahead), and live leases are tested on
-	 * the entries (sql/014).
+	 * the entries (sql/014). No locking read of a claim reads this
+	 * index: InnoDB locks the first entry past a locking range until
+	 * COMMIT, and past a route's claimable entries that is the next
+	 * route's head, which that route's claims then skipped (SKIP
+	 * LOCKED), coming back empty while it waited (tests/db/
+	 * test_claim_plan.c, neighbours); and a locking read checks every
+	 * entry it passes for another transaction's lock, at the head of a
+	 * route's queue where each claim and callback moves entries
+	 * (the CHANGELOG has the figures).
 	 */
 	[STMT_CLAIM_IDS] = {
 	    "SELECT id FROM s2r_async_execution e FORCE INDEX (ix_exec_claim) "

@@ -1,17 +1,17 @@
 /*
  * The claim's statements as the repository sends them (src/repo/repo_stmts.c:
- * STMT_CLAIM_FIRST, STMT_CLAIM_IDS, STMT_CLAIM_LOCK, STMT_CLAIM_LEASES; the text read
- * from repo_stmts, not a copy) on the real MariaDB (ASYNCEXEC_TEST_CONFIG).
+ * STMT_CLAIM_IDS, STMT_CLAIM_LOCK, STMT_CLAIM_LEASES; the text read from repo_stmts, not
+ * a copy) on the real MariaDB (ASYNCEXEC_TEST_CONFIG).
  *
- * Plans: EXPLAINed with KEYS consumer keys in s2r_api_key. The first select reads the
- * route as an exact prefix of ix_exec_claim (type ref), the ids without locks as ranges
- * of it (type range), neither with a filesort; the second path's locking select reads
- * the executions by primary key (eq_ref) behind the JSON array of ids (table j, the only
- * table read whole). No sort, no temporary table, and no other table of any part of a statement is scanned (type ALL), the lineage check on
- * the keys included: a claim examines up to CLAIM_SCAN_ROWS entries, and a scan of the
- * keys per entry made each claim cost that times the number of keys. The lease UPDATE
- * has the placeholders of CLAIM_LEASE_ROWS executions and reads them by primary key.
- * Prints the plans.
+ * Plans: EXPLAINed with KEYS consumer keys in s2r_api_key. The ids are read without
+ * locks as ranges of ix_exec_claim (type range), without a filesort; the locking select
+ * reads the executions by primary key (eq_ref) behind the JSON array of ids (table j,
+ * the only table read whole). No sort, no temporary table, and no other table of any
+ * part of a statement is scanned (type ALL), the lineage check on the keys included: a
+ * claim's read of ids examines many entries, and a scan of the keys per entry made each
+ * claim cost that times the number of keys. The lease UPDATE has the placeholders of
+ * CLAIM_LEASE_ROWS executions and reads them by primary key. No statement of
+ * repo_stmts that locks (FOR UPDATE) names ix_exec_claim. Prints the plans.
  *
  * Live leases: a route of its own with LEASED claimed executions (lease an hour ahead)
  * ahead of two due, unclaimed ones; the read of the ids (STMT_CLAIM_IDS) returns the
@@ -19,18 +19,16 @@
  * entries (sql/014: index condition pushdown): the session's Handler_icp_match grows by
  * at most a few, not by LEASED (each entry whose row had to be read to see its lease).
  * The lock by ids keeps its array's order and stops at its limit. While another
- * transaction holds the first due one, repo_claim of the route (its first select cut at
- * CLAIM_SCAN_ROWS, then the second path) hands out the second; then the first; then
- * none.
+ * transaction holds the first due one, repo_claim of the route hands out the second;
+ * then the first; then none.
  *
  * Pages: behind the live leases, 100 due ones whose first 90 another transaction holds:
- * the second path's first read of ids (68 for a claim of one) holds nothing it can lock,
+ * the claim's first read of ids (68 for a claim of one) holds nothing it can lock,
  * and its next pages reach due-91 (none without them).
  *
  * Neighbours: two routes next to each other in ix_exec_claim, one due execution each.
- * A claim of the first holds its transaction open after each locking select
- * (STMT_CLAIM_FIRST: fewer than max, so it read to the end of its route's entries;
- * STMT_CLAIM_LOCK); meanwhile repo_claim of the second must hand out the second's
+ * A claim of the first holds its transaction open after its locking select
+ * (STMT_CLAIM_LOCK); meanwhile repo_claim of the second must hand out the second's
  * execution. A locking range scan locks the first entry past its range, the neighbour's
  * head, and SKIP LOCKED made the neighbour's claim come back empty while its work waited
  * (http_examples_worker beside the other claims of the suite, in .ci/run).
@@ -143,8 +141,7 @@ check_plan(enum stmt id)
 		CHECK(strstr(extra, "temporary") == NULL);
 		if (strcmp(table, "e") == 0) {
 			claim++;
-			CHECK_EQ_STR(type, id == STMT_CLAIM_FIRST ? "ref" :
-			    id == STMT_CLAIM_IDS ? "range" : "eq_ref");
+			CHECK_EQ_STR(type, id == STMT_CLAIM_IDS ? "range" : "eq_ref");
 			CHECK_EQ_STR(key, id == STMT_CLAIM_LOCK ? "PRIMARY" :
 			    "ix_exec_claim");
 		}
@@ -152,6 +149,24 @@ check_plan(enum stmt id)
 	mysql_free_result(res);
 	CHECK(rows >= 1);
 	CHECK_EQ_INT(claim, 1);
+}
+
+/* No statement that locks what it reads (FOR UPDATE) names ix_exec_claim (see the top). */
+static void
+check_no_locking_scan(void)
+{
+	int	 id, locking = 0;
+
+	for (id = 0; id < STMT__MAX; id++) {
+		if (strstr(repo_stmts[id].sql, "FOR UPDATE") == NULL)
+			continue;
+		locking++;
+		if (strstr(repo_stmts[id].sql, "ix_exec_claim") != NULL)
+			printf("%s locks and names ix_exec_claim\n", repo_stmts[id].name);
+		CHECK(strstr(repo_stmts[id].sql, "ix_exec_claim") == NULL);
+	}
+	printf("locking statements: %d, none names ix_exec_claim\n", locking);
+	CHECK(locking >= 1);
 }
 
 /*
@@ -230,7 +245,7 @@ claim_one(const char *service)
 }
 
 /*
- * The second path's lock (STMT_CLAIM_LOCK) keeps the order of its array of ids, and
+ * The claim's lock (STMT_CLAIM_LOCK) keeps the order of its array of ids, and
  * reads no id past its limit: due-2 before due-1 (id1) when the array says so, and
  * only due-2 with the limit 1, while a claim gets due-1 (then made claimable again).
  */
@@ -278,9 +293,9 @@ check_lock_order(const char *id1)
 
 /*
  * Pages: LEASED live leases ahead of DUE_MANY due executions whose first DUE_HELD another
- * transaction holds (by primary key, each id named). The first select is cut, the second
- * path's first read of ids (4 x 1 + 64 of them: all held) yields nothing it can lock,
- * and its next pages must reach due-(DUE_HELD + 1); without them the claim was empty.
+ * transaction holds (by primary key, each id named). The claim's first read of ids
+ * (4 x 1 + 64 of them: all held) yields nothing it can lock, and its next pages must
+ * reach due-(DUE_HELD + 1); without them the claim was empty.
  */
 static void
 check_pages(void)
@@ -380,7 +395,7 @@ check_live_leases(void)
 	CHECK_EQ_STR(got, "due-1");
 	CHECK(icp >= 1 && icp <= 5);
 	check_lock_order(first);
-	/* the second path skips what another transaction holds and goes on */
+	/* the claim skips what another transaction holds and goes on */
 	snprintf(q, sizeof(q), "SELECT id FROM s2r_async_execution WHERE id = %s FOR "
 	    "UPDATE", first);
 	side_sql(side, "START TRANSACTION");
@@ -501,13 +516,12 @@ main(void)
 	}
 	side_sql(side, "ANALYZE TABLE s2r_api_key");
 	mysql_free_result(mysql_store_result(side));
-	check_plan(STMT_CLAIM_FIRST);
+	check_no_locking_scan();
 	check_plan(STMT_CLAIM_IDS);
 	check_plan(STMT_CLAIM_LOCK);
 	check_leases();
 	check_live_leases();
 	check_pages();
-	check_neighbours(STMT_CLAIM_FIRST);
 	check_neighbours(STMT_CLAIM_LOCK);
 	check_side_scan();
 	snprintf(q, sizeof(q), "DELETE FROM s2r_api_key WHERE label = '%s'", label);

@@ -17,7 +17,7 @@ usage: check_docs.py SOURCE_DIR ADMIN_BINARY
   5. SCHEMA_VERSION (src/repo/repo.h) is the newest migration of sql/, and
      asyncexec-ops(7) says "This build needs schema version N." with that N;
   6. the man pages' figures of a header's constant state it: the claim's clock tolerance
-     and first select's rows, the size of the payload a poll gets with its row.
+     and reads of ids, the size of the payload a poll gets with its row.
 
 Each failure names the document and the fact; exit 1 when there is one.
 """
@@ -313,8 +313,6 @@ def check_clock_skew(src):
 
 
 def check_claim_scan(src):
-    check_page_constant(src, "src/repo/repo_sql.h", "CLAIM_SCAN_ROWS", "asyncexec-api.7",
-                        [r"examines at most (\d+) rows", r"cut it \(more than (\d+) rows ahead"])
     check_page_constant(src, "src/repo/repo_claim.c", "CLAIM_IDS_PER_MAX", "asyncexec-api.7",
                         [r"reads the first (\d+) \S+ max \+ \d+ claimable ids"])
     check_page_constant(src, "src/repo/repo_claim.c", "CLAIM_IDS_RACE", "asyncexec-api.7",

@@ -762,8 +762,8 @@ test_skip(void)
 	    mne > 0 ? (double)mnf / (double)mne : 0.0);
 	CHECK(mf <= 2 * me + SLACK_US);
 	CHECK(mnf <= 2 * mne + SLACK_US);
-	/* the copies at priority 9, ahead in claim order of a due one of priority 0: more
-	 * than the first select examines (CLAIM_SCAN_ROWS), the claim's second path finds it */
+	/* the copies at priority 9, ahead in claim order of a due one of priority 0: the
+	 * claim's read of ids ends the range of priority 9 at now and finds it */
 	snprintf(q, sizeof q, "UPDATE s2r_async_execution SET priority = 9 WHERE "
 	    "initiator_tenant_id = '%s' AND due_at > NOW(3)", full.tenant);
 	sidedb_exec(db, q);

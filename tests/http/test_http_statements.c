@@ -38,19 +38,19 @@
  * request) end their execution the same way: one compare-and-set, answered from the
  * token's facts (N / 4 each, claimed and, for cancelled, cancel-requested beforehand).
  * The claim phases' request is a submit and then a claim with max 2 that gets just that
- * one (the queue holds nothing else): the claim's first select yields fewer than max and
- * no warning (it was not cut at CLAIM_SCAN_ROWS), so that one is all there is:
- * START TRANSACTION, the first select, the warning count, the lease, COMMIT (the top
- * read and a second select besides, before: 7 round trips). In the last, three
- * submits and a claim with max 3 that gets them: START TRANSACTION, the select, one
- * UPDATE that leases the three, COMMIT (an UPDATE per execution before: 9). It runs
- * N / 2 times on a route of its own (B), so that the live leases it leaves ahead stay
- * under what the first select examines (CLAIM_SCAN_ROWS, 500: past it every claim
- * takes the second path: 7 round trips or more).
+ * one (the queue holds nothing else): the read of claimable ids (no transaction), START
+ * TRANSACTION, the lock of that id, the lease, COMMIT (before claims read their ids
+ * first: START TRANSACTION, a locking read of the route's queue, its warning count, the
+ * lease, COMMIT). In the next, three submits and a claim with max 3 that gets them: the
+ * ids, START TRANSACTION, the lock, one UPDATE that leases the three, COMMIT (4 before,
+ * an UPDATE per execution: 10); N / 2 times on a route of its own (B). In the last, a
+ * claim of B, whose executions that phase left leased: the read of ids finds none, and
+ * that is all (4 before: START TRANSACTION, the locking read, its warning count,
+ * ROLLBACK).
  */
 enum phase {
 	PH_SUBMIT, PH_POLL_WAITING, PH_COMPLETE, PH_POLL_COMPLETED, PH_POLL_LARGE,
-	PH_FAIL, PH_CANCELLED, PH_CLAIM_SHORT, PH_CLAIM_BATCH, PH__MAX
+	PH_FAIL, PH_CANCELLED, PH_CLAIM_SHORT, PH_CLAIM_BATCH, PH_CLAIM_EMPTY, PH__MAX
 };
 static const struct {
 	const char	*name;
@@ -70,8 +70,10 @@ static const struct {
 	/* both keys: the consumer's and the backend's */
 	[PH_CLAIM_SHORT] = { "submit, then a claim of fewer than max", 1 + 5,
 	    CACHED_KINDS + 1 },
-	[PH_CLAIM_BATCH] = { "3 submits, then a claim of the 3", 3 + 4,
+	[PH_CLAIM_BATCH] = { "3 submits, then a claim of the 3", 3 + 5,
 	    CACHED_KINDS + 1, N / 2 },
+	[PH_CLAIM_EMPTY] = { "a claim of a route with nothing claimable", 1,
+	    CACHED_KINDS },
 };
 
 static struct fx F, B;
@@ -202,6 +204,22 @@ claim_batch(void)
 	return mine == 3;
 }
 
+/* A claim with max 2 of route B, whose executions are all leased; 1 when it got none. */
+static int
+claim_empty(void)
+{
+	struct http_resp r;
+	struct json_object *o;
+	int ok;
+
+	ok = fx_claim(&B, B.bkey, "{\"max\":2}", &r) == 200;
+	o = json_body(&r);
+	ok = ok && jlen(o, "executions") == 0;
+	json_object_put(o);
+	http_resp_free(&r);
+	return ok;
+}
+
 /* Sends request i of phase p; 1 when it got its success status. */
 static int
 one(enum phase p, int i)
@@ -234,6 +252,8 @@ one(enum phase p, int i)
 		return claim_short(i);
 	case PH_CLAIM_BATCH:
 		return claim_batch();
+	case PH_CLAIM_EMPTY:
+		return claim_empty();
 	case PH__MAX:
 		break;
 	}
