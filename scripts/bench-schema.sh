@@ -33,9 +33,10 @@
 #              START TRANSACTION, the select, the lease UPDATE, COMMIT); then the
 #              complete's UPDATE (the same statement in both); every claim finds the head
 #              of the queue free, as the executions it took before are completed;
-#   complete   BENCH_SCHEMA_N completes of executions loaded as claimed (the same UPDATE:
-#              status, result, payload_inline where the schema has it, winner, times and
-#              the webhook mark, src/repo/repo_stmts.c FIN_COMPLETE).
+#   complete   BENCH_SCHEMA_N completes of executions loaded as claimed (the UPDATE of
+#              src/repo/repo_stmts.c FIN_COMPLETE: status, result, payload_inline where the
+#              schema has it, winner, times and the webhook mark; cur's pinned to the
+#              primary key as this tree's is, ref's as it was before the pin).
 # For each batch it records the CPU time of mariadbd per operation, including the 2 s after
 # the batch (InnoDB's purge of what it left behind); claim = claim_complete - complete of
 # the same round. The table (per round, the median, cur / ref) is
@@ -160,7 +161,8 @@ gen() {
         res = "'\''{\"ok\":true}'\''"
         mark = MARK ? "EXISTS (SELECT 1 FROM s2r_webhook_endpoint w WHERE w.tenant_id " \
             "= s2r_async_execution.initiator_tenant_id AND w.enabled = 1)" : "0"
-        prepare("fin", "UPDATE s2r_async_execution SET status = '\''completed'\'', " \
+        pin = DB == "cur" ? "FORCE INDEX (PRIMARY) " : ""
+        prepare("fin", "UPDATE s2r_async_execution " pin "SET status = '\''completed'\'', " \
             "result_payload = " res ", " (INLINE ? "payload_inline = " res ", " : "") \
             "winner_hash = " h ", completed_at = UTC_TIMESTAMP(3), updated_at = " \
             "UTC_TIMESTAMP(3), notify = " mark " WHERE id = ? AND status = " \

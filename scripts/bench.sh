@@ -443,35 +443,37 @@ phase_measure() {
         NEED_WARM=$(bench_report need "$rate" 1.15 "$WARM" "$BENCH_WRK_THREADS")
         NEED_MAIN=$(bench_report need "$rate" 1.15 "$DUR" "$BENCH_WRK_THREADS")
     fi
-    complete_measure "$ph" "$url"
+    complete_measure "$ph:complete" "$url"
     lifecycle_measure "$ph:lifecycle" "$port"
     CLUSTER_LIFE[$ph]=$LIFE_LINE
 }
 
-# complete_measure PHASE URL — claim NEED_WARM + NEED_MAIN executions and measure complete
-# as row PHASE:complete, one distinct claimed execution per request. When the run used
-# them up (a drifting machine: submit measured slow, complete fast), once more with
-# 1.3 x the rate complete reached (NEED_* raised for the next phase too); an overrun
-# left after that counts as errors.
+# complete_measure NAME URL [PROBE] — claim NEED_WARM + NEED_MAIN executions and measure
+# complete as row NAME (warm-up NAME-warmup), one distinct claimed execution per request,
+# after the insert probe's run PROBE, if given, made once the claims are in. When the run
+# used them up (a drifting machine: the insert rate measured slow, complete fast), all of
+# it once more with 1.3 x the rate complete reached (NEED_* raised for the next phase too);
+# an overrun left after that counts as errors.
 complete_measure() {
-    local ph=$1 url=$2 try t_seed
+    local name=$1 url=$2 probe=${3:-} try t_seed
     for try in 1 2; do
         t_seed=$SECONDS
         seed --route "$ROUTE_WORK" --count "$((NEED_WARM + NEED_MAIN))" \
             --out "$PRIVATE/claimed.data" claimed
-        stack_log "$ph: claimed $((NEED_WARM + NEED_MAIN)) executions in $((SECONDS - t_seed)) s"
-        bench_wrk "$ph:complete-warmup" "$WARM" "$LUA/complete.lua" "$url" \
+        stack_log "$name: claimed $((NEED_WARM + NEED_MAIN)) executions in $((SECONDS - t_seed)) s"
+        [[ -z $probe ]] || probe_measure insert "$probe"
+        bench_wrk "$name-warmup" "$WARM" "$LUA/complete.lua" "$url" \
             "$PRIVATE/claimed.data" 0 "$NEED_WARM" "$BENCH_WRK_THREADS"
-        bench_wrk "$ph:complete" "$DUR" "$LUA/complete.lua" "$url" "$PRIVATE/claimed.data" \
+        bench_wrk "$name" "$DUR" "$LUA/complete.lua" "$url" "$PRIVATE/claimed.data" \
             "$NEED_WARM" "$NEED_MAIN" "$BENCH_WRK_THREADS"
         ((WRK_OVERRUN > 0 && try == 1)) || break
-        stack_warn "$ph: complete ran out of claimed executions ($WRK_OVERRUN requests repeated one): again with more"
+        stack_warn "$name: complete ran out of claimed executions ($WRK_OVERRUN requests repeated one): again with more"
         NEED_WARM=$(bench_report need "$WRK_RPS" 1.3 "$WARM" "$BENCH_WRK_THREADS")
         NEED_MAIN=$(bench_report need "$WRK_RPS" 1.3 "$DUR" "$BENCH_WRK_THREADS")
     done
     ((WRK_OVERRUN == 0)) ||
-        stack_warn "$ph: complete ran out of claimed executions ($WRK_OVERRUN requests repeated one; they count as errors)"
-    bench_report row "$ph:complete"
+        stack_warn "$name: complete ran out of claimed executions ($WRK_OVERRUN requests repeated one; they count as errors)"
+    bench_report row "$name"
 }
 
 # db_settings — the durability-relevant settings of the server stack_db_sql reaches.
@@ -631,7 +633,7 @@ report_cluster() {
 
 # ---- main -------------------------------------------------------------------------------
 main() {
-    local url need_warm need_main rate rss rss_max rows t_seed
+    local url rate rss rss_max rows t_seed
 
     STACK_PACKAGES+=(wrk)
     stack_install_packages
@@ -677,22 +679,12 @@ main() {
 
     # complete: one distinct claimed execution per request, enough for the warm-up and the
     # measured run at 1.15 x the insert probe's rate (a request that makes one durable
-    # single-row write is not expected to beat the probe that does only that).
+    # single-row write is not expected to beat the probe that does only that); insert#2
+    # runs once the claims are in, right before it.
     rate=$(bench_report get insert)
-    need_warm=$(bench_report need "$rate" 1.15 "$WARM" "$BENCH_WRK_THREADS")
-    need_main=$(bench_report need "$rate" 1.15 "$DUR" "$BENCH_WRK_THREADS")
-    t_seed=$SECONDS
-    seed --route "$ROUTE_WORK" --count "$((need_warm + need_main))" \
-        --out "$PRIVATE/claimed.data" claimed
-    stack_log "claimed $((need_warm + need_main)) executions in $((SECONDS - t_seed)) s"
-    probe_measure insert insert#2
-    bench_wrk complete-warmup "$WARM" "$LUA/complete.lua" "$url" "$PRIVATE/claimed.data" \
-        0 "$need_warm" "$BENCH_WRK_THREADS"
-    bench_wrk complete "$DUR" "$LUA/complete.lua" "$url" "$PRIVATE/claimed.data" \
-        "$need_warm" "$need_main" "$BENCH_WRK_THREADS"
-    ((WRK_OVERRUN == 0)) ||
-        stack_warn "complete ran out of claimed executions ($WRK_OVERRUN requests repeated one; they count as errors)"
-    bench_report row complete
+    NEED_WARM=$(bench_report need "$rate" 1.15 "$WARM" "$BENCH_WRK_THREADS")
+    NEED_MAIN=$(bench_report need "$rate" 1.15 "$DUR" "$BENCH_WRK_THREADS")
+    complete_measure complete "$url" insert#2
     bench_report ratio complete insert#2 0.85
 
     # Mixed life cycle: executions per second, latency submit -> poll sees completed.

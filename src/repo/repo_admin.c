@@ -403,12 +403,14 @@ static const struct db_stmt_def astmts[ASTMT__MAX] = {
 	    "correlation_id = ?", 1, "admin_exec_key" },
 	/* the claim is dropped: claimable at once, the old token loses */
 	[ASTMT_REQUEUE] = {
-	    "UPDATE s2r_async_execution SET callback_token_hash = NULL, "
-	    "lease_expires_at = NULL, updated_at = ? WHERE id = ? AND "
-	    "status = 'waiting_callback' AND cancel_requested = 0", 0, "admin_requeue" },
+	    "UPDATE s2r_async_execution FORCE INDEX (PRIMARY) SET "
+	    "callback_token_hash = NULL, lease_expires_at = NULL, "
+	    "updated_at = ? WHERE id = ? AND status = 'waiting_callback' AND "
+	    "cancel_requested = 0", 0, "admin_requeue" },
 	[ASTMT_OPFAIL] = {
-	    "UPDATE s2r_async_execution SET status = 'failed', "
-	    "error_payload = ?, completed_at = ?, updated_at = ?, "
+	    "UPDATE s2r_async_execution FORCE INDEX (PRIMARY) SET "
+	    "status = 'failed', error_payload = ?, completed_at = ?, "
+	    "updated_at = ?, "
 	    SET_NOTIFY("s2r_async_execution") " WHERE id = ? AND "
 	    "status = 'waiting_callback'", 0, "admin_opfail" },
 	[ASTMT_MIGRATIONS] = {

@@ -64,8 +64,9 @@ static const struct db_stmt_def rstmts[RSTMT__MAX] = {
 	    " AND e.replaced_by IS NULL", 0, "replay_insert" },
 	/* the original's only change */
 	[RSTMT_LINK] = {
-	    "UPDATE s2r_async_execution SET replaced_by = ? WHERE id = ? AND "
-	    "status IN " REPLAYABLE " AND replaced_by IS NULL",
+	    "UPDATE s2r_async_execution FORCE INDEX (PRIMARY) SET "
+	    "replaced_by = ? WHERE id = ? AND status IN " REPLAYABLE
+	    " AND replaced_by IS NULL",
 	    0, "replay_link" },
 	[RSTMT_CANDIDATES] = {
 	    "SELECT id FROM s2r_async_execution WHERE environment = ? AND "

@@ -30,25 +30,29 @@ _Static_assert(PRIORITY_MAX == 9, "STMT_CLAIM_SELECT lists the priorities");
  * The terminal transitions of the request paths, each with the outbox
  * mark m: SET_NOTIFY, or NOTIFY_NONE in the _NONE twin (repo_sql.h).
  * FIN_COMPLETE is complete's compare-and-set (STMT_FIN_COMPLETE, and
- * _SEALED's start).
+ * _SEALED's start). Every UPDATE of src/repo that names its execution
+ * by id and tests its status is pinned to the primary key: left alone,
+ * the range optimizer also estimated the range of that status in
+ * ix_exec_expiry and ix_exec_completed, two index dives each, on every
+ * execution (tests/layers/check_layers.py checks the pin).
  */
 #define EXEC_T	"s2r_async_execution"
 #define FIN_COMPLETE(m) \
-	"UPDATE s2r_async_execution SET status = 'completed', " \
-	"result_payload = ?, payload_inline = ?, winner_hash = ?, " \
-	"completed_at = ?, " \
-	"updated_at = ?, " m " WHERE id = ? " \
+	"UPDATE s2r_async_execution FORCE INDEX (PRIMARY) SET " \
+	"status = 'completed', result_payload = ?, payload_inline = ?, " \
+	"winner_hash = ?, completed_at = ?, updated_at = ?, " m \
+	" WHERE id = ? " \
 	"AND status = 'waiting_callback' AND callback_token_hash = ?"
 #define FIN_FAIL(m) \
-	"UPDATE s2r_async_execution SET status = 'failed', " \
-	"error_payload = ?, payload_inline = ?, winner_hash = ?, " \
-	"completed_at = ?, " \
-	"updated_at = ?, " m " WHERE id = ? " \
+	"UPDATE s2r_async_execution FORCE INDEX (PRIMARY) SET " \
+	"status = 'failed', error_payload = ?, payload_inline = ?, " \
+	"winner_hash = ?, completed_at = ?, updated_at = ?, " m \
+	" WHERE id = ? " \
 	"AND status = 'waiting_callback' AND callback_token_hash = ?"
 #define FIN_CANCELLED(m) \
-	"UPDATE s2r_async_execution SET status = 'cancelled', " \
-	"winner_hash = ?, completed_at = ?, updated_at = ?, " \
-	m " WHERE id = ? " \
+	"UPDATE s2r_async_execution FORCE INDEX (PRIMARY) SET " \
+	"status = 'cancelled', winner_hash = ?, completed_at = ?, " \
+	"updated_at = ?, " m " WHERE id = ? " \
 	"AND status = 'waiting_callback' AND callback_token_hash = ? AND " \
 	"cancel_requested = 1"
 /*
@@ -65,8 +69,9 @@ _Static_assert(PRIORITY_MAX == 9, "STMT_CLAIM_SELECT lists the priorities");
 	FIN_FAIL(m) " AND cancel_requested = 0" NO_PROGRESS
 #define FIN_CANCELLED_SEALED(m)	FIN_CANCELLED(m) NO_PROGRESS
 #define EXEC_CANCEL(m) \
-	"UPDATE s2r_async_execution SET status = 'cancelled', " \
-	"completed_at = ?, updated_at = ?, " m " WHERE id = ? AND " \
+	"UPDATE s2r_async_execution FORCE INDEX (PRIMARY) SET " \
+	"status = 'cancelled', completed_at = ?, updated_at = ?, " m \
+	" WHERE id = ? AND " \
 	"status = 'waiting_callback' AND (callback_token_hash IS NULL OR " \
 	"lease_expires_at IS NULL OR lease_expires_at <= ?)"
 
@@ -109,8 +114,9 @@ const struct db_stmt_def repo_stmts[STMT__MAX] = {
 	[STMT_EXEC_CANCEL_NONE] = { EXEC_CANCEL(NOTIFY_NONE), 0,
 	    "exec_cancel_none" },
 	[STMT_EXEC_REQUEST_CANCEL] = {
-	    "UPDATE s2r_async_execution SET updated_at = CASE WHEN "
-	    "cancel_requested = 0 THEN ? ELSE updated_at END, "
+	    "UPDATE s2r_async_execution FORCE INDEX (PRIMARY) SET "
+	    "updated_at = CASE WHEN cancel_requested = 0 THEN ? ELSE "
+	    "updated_at END, "
 	    "cancel_requested = 1 WHERE id = ? AND status = 'waiting_callback'",
 	    0, "exec_request_cancel" },
 	/*
@@ -173,8 +179,9 @@ const struct db_stmt_def repo_stmts[STMT__MAX] = {
 	    LEASE_WHEN " END, lease_expires_at = ?, attempts = attempts + 1 "
 	    "WHERE id IN (" LEASE_ROWS ")", 0, "claim_leases" },
 	[STMT_HEARTBEAT] = {
-	    "UPDATE s2r_async_execution SET lease_expires_at = ? WHERE id = ? "
-	    "AND status = 'waiting_callback' AND callback_token_hash = ?",
+	    "UPDATE s2r_async_execution FORCE INDEX (PRIMARY) SET "
+	    "lease_expires_at = ? WHERE id = ? AND status = 'waiting_callback' "
+	    "AND callback_token_hash = ?",
 	    0, "heartbeat" },
 	[STMT_SCHEMA_VERSION] = {
 	    "SELECT COALESCE(MAX(version), 0) FROM s2r_schema_version",
@@ -273,15 +280,17 @@ const struct db_stmt_def repo_stmts[STMT__MAX] = {
 	    "hooks_any" },
 	/* a retryable failure: the claim ends, the retry waits (migration 8) */
 	[STMT_FIN_RETRY] = {
-	    "UPDATE s2r_async_execution SET callback_token_hash = NULL, "
-	    "lease_expires_at = NULL, not_before = ?, due_at = not_before, "
+	    "UPDATE s2r_async_execution FORCE INDEX (PRIMARY) SET "
+	    "callback_token_hash = NULL, lease_expires_at = NULL, "
+	    "not_before = ?, due_at = not_before, "
 	    "last_error = ?, "
 	    "updated_at = ? WHERE id = ? AND status = 'waiting_callback' AND "
 	    "callback_token_hash = ? AND cancel_requested = 0 AND attempts < ?",
 	    0, "fin_retry" },
 	[STMT_HEARTBEAT_PROGRESS] = {
-	    "UPDATE s2r_async_execution SET lease_expires_at = ?, "
-	    "progress_payload = ?, updated_at = ? WHERE id = ? AND "
+	    "UPDATE s2r_async_execution FORCE INDEX (PRIMARY) SET "
+	    "lease_expires_at = ?, progress_payload = ?, updated_at = ? "
+	    "WHERE id = ? AND "
 	    "status = 'waiting_callback' AND callback_token_hash = ?",
 	    0, "heartbeat_progress" },
 	[STMT_EXEC_WINNER] = {

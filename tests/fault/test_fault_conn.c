@@ -261,7 +261,7 @@ test_kill_finalize(void)
 	CHECK_EQ_INT(f_sql(m, "SELECT id FROM s2r_async_execution WHERE id = "
 	    "%lld FOR UPDATE", (long long)k.c.id), 0);
 	call_start(&k);
-	id = find_conn("UPDATE s2r_async_execution SET status");
+	id = find_conn("UPDATE s2r_async_execution FORCE INDEX (PRIMARY) SET status");
 	CHECK(id > 0);
 	if (id > 0)
 		CHECK_EQ_INT(f_sql(m, "KILL CONNECTION %lld", id), 0);

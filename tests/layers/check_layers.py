@@ -9,7 +9,10 @@ may be reached by a relative path: this reads every #include of src/ and fails o
 
   1. a project header of a folder the including folder may not use (ALLOWED);
   2. a library header outside the folders (or files) that own it (OWNERS);
-  3. a file of src/ or tests/ over MAX_LINES lines (generated and vendored files aside).
+  3. a file of src/ or tests/ over MAX_LINES lines (generated and vendored files aside);
+  4. a statement of src/repo that sets a terminal status without the outbox mark;
+  5. an UPDATE of src/repo of one execution by id and status not pinned to the primary
+     key (FORCE INDEX (PRIMARY)).
 """
 import glob
 import os
@@ -114,6 +117,7 @@ def main(root):
     if long == 0:
         print("ok   no file of src/ or tests/ over %d lines" % MAX_LINES)
     check_outbox(root)
+    check_update_pin(root)
     if failures:
         print("%d failure(s)" % failures)
         return 1
@@ -123,9 +127,9 @@ def main(root):
 TERMINAL = re.compile(r"status = '(completed|failed|expired|cancelled)'")
 
 
-def check_outbox(root):
-    """Every statement of src/repo that sets a terminal status sets the outbox mark."""
-    n, before = 0, failures
+def repo_statements(root):
+    """(file, entry name, body, SQL text) of each statement table entry of src/repo/*.c,
+    a statement macro with the mark as its argument expanded."""
     for f in sorted(glob.glob(os.path.join(root, "src", "repo", "*.c"))):
         text = open(f, encoding="utf-8").read()
         # statement macros with the mark as their argument: #define NAME(m) ...
@@ -144,20 +148,53 @@ def check_outbox(root):
                     text_m = macros[inner.group(1)] + text_m[inner.end():]
                 body = text_m + " " + call.group(2)
             sql = "".join(re.findall(r'"((?:[^"\\]|\\.)*)"', body))
-            if not (sql.lstrip().startswith("UPDATE") or "IDS_JOIN" in body):
-                continue
-            sets = sql.split(" WHERE ")[0]
-            if TERMINAL.search(sets):
-                n += 1
-                if "SET_NOTIFY(" not in body and "NOTIFY_NONE" not in body:
-                    fail("%s: %s sets a terminal status without SET_NOTIFY or NOTIFY_NONE "
-                         "(the webhook outbox mark, sql/010)" % (os.path.relpath(f, root),
-                                                           m.group(1)))
+            yield os.path.relpath(f, root), m.group(1), body, sql
+
+
+def counted(n, before, what, check, ok):
+    """The end of a check over repo_statements: it found n statements of its shape (at
+    least 8, else the statements changed shape under it), failures was before at its
+    start."""
     if n < 8:
-        fail("src/repo: found %d terminal transitions, expected at least 8: teach "
-             "check_outbox the statements' new shape" % n)
+        fail("src/repo: found %d %s, expected at least 8: teach %s the statements' new "
+             "shape" % (n, what, check))
     elif failures == before:
-        print("ok   %d terminal transitions of src/repo set the outbox mark" % n)
+        print("ok   %d %s" % (n, ok))
+
+
+def check_outbox(root):
+    """Every statement of src/repo that sets a terminal status sets the outbox mark."""
+    n, before = 0, failures
+    for f, name, body, sql in repo_statements(root):
+        if not (sql.lstrip().startswith("UPDATE") or "IDS_JOIN" in body):
+            continue
+        sets = sql.split(" WHERE ")[0]
+        if TERMINAL.search(sets):
+            n += 1
+            if "SET_NOTIFY(" not in body and "NOTIFY_NONE" not in body:
+                fail("%s: %s sets a terminal status without SET_NOTIFY or NOTIFY_NONE "
+                     "(the webhook outbox mark, sql/010)" % (f, name))
+    counted(n, before, "terminal transitions", "check_outbox",
+            "terminal transitions of src/repo set the outbox mark")
+
+
+def check_update_pin(root):
+    """Every UPDATE of src/repo that names one execution by id and tests its status is
+    pinned to the primary key (the comment above FIN_COMPLETE in src/repo/repo_stmts.c
+    says why)."""
+    n, before = 0, failures
+    for f, name, body, sql in repo_statements(root):
+        if not sql.lstrip().startswith("UPDATE s2r_async_execution "):
+            continue
+        where = sql.split(" WHERE ", 1)[1] if " WHERE " in sql else ""
+        if not (where.startswith("id = ?") and re.search(r"\bstatus\b", where)):
+            continue
+        n += 1
+        if not sql.lstrip().startswith("UPDATE s2r_async_execution FORCE INDEX (PRIMARY) "):
+            fail("%s: %s updates one execution by id and status without FORCE INDEX "
+                 "(PRIMARY)" % (f, name))
+    counted(n, before, "UPDATEs by id and status", "check_update_pin",
+            "UPDATEs of one execution by id and status are pinned to the primary key")
 
 
 if __name__ == "__main__":
