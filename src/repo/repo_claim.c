@@ -281,10 +281,8 @@ claim_has(const uint64_t *ids, size_t k, uint64_t id)
  * already. Until a->max are locked, the payload budget is reached, the
  * ids end, or CLAIM_PATH_STMTS statements ran. So fewer than max means
  * that no more was claimable, or the payload budget, or other claims
- * held the rest. No locking read is a range of ix_exec_claim, nor reads
- * it at all: a locking read of its head, where every claim and callback
- * moves entries, checked each entry it passed for another
- * transaction's lock (repo_stmts.c, STMT_CLAIM_IDS). REPO_OK with the
+ * held the rest. No locking read of a claim reads ix_exec_claim
+ * (repo_stmts.c, above STMT_CLAIM_IDS, says why). REPO_OK with the
  * transaction open and *n > 0, REPO_NOTFOUND (nothing taken) with none
  * open, or REPO_ERR.
  */
