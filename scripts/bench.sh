@@ -32,7 +32,11 @@
 # p99, errors, other% = CPU used by processes outside the bench, db_rt / db_st = database
 # round trips / statements executed per request, ratio to the probe, target met), the CPU
 # time per request of the application, MariaDB, nginx and wrk, and the RSS of every
-# asyncexec-fcgi worker; the same is written as JSON to .local/bench/bench-results.json
+# asyncexec-fcgi worker, and the lifecycle at its probes' cost (its submits, polls, claims
+# and completes per execution each at the CPU per request of its probe, a claim at the
+# insert probe's: the rate the CPU it used would give at that cost; its ratio column is
+# to that ceiling, its target 2,000 executions/s); the same is written as JSON to
+# .local/bench/bench-results.json
 # (or FILE). The figures are meaningful only on an otherwise idle machine (other% ~ 0).
 # This script starts and stops the processes and takes the samples; the rows (kept in
 # .local/bench/out/records.jsonl), their arithmetic, the tables and the JSON are
@@ -671,7 +675,7 @@ main() {
     bench_report ratio poll_completed select#2 0.85 10
     probe_measure insert insert
     bench_measure submit "$WARM" "$DUR" "$LUA/submit.lua" "$url" "$PRIVATE/submit.data"
-    bench_report ratio submit insert 0.85
+    bench_report ratio submit insert 0.85 10
     # claim: one waiting execution per request, the oldest of those the submit run left on
     # ROUTE_WORK (its id read, then a transaction: lock, update, commit); no target, its
     # CPU per request is what contract v3's priority order and lineage check are measured by
@@ -685,11 +689,15 @@ main() {
     NEED_WARM=$(bench_report need "$rate" 1.15 "$WARM" "$BENCH_WRK_THREADS")
     NEED_MAIN=$(bench_report need "$rate" 1.15 "$DUR" "$BENCH_WRK_THREADS")
     complete_measure complete "$url" insert#2
-    bench_report ratio complete insert#2 0.85
+    bench_report ratio complete insert#2 0.85 15
 
     # Mixed life cycle: executions per second, latency submit -> poll sees completed.
     lifecycle_measure lifecycle "$HTTP_PORT"
     LIFE=$LIFE_LINE
+    # ... and at its probes' cost: what its requests would take if each cost its probe
+    # (a claim: one durable write, the least it makes)
+    LIFE_CEILING=$(bench_report ceiling lifecycle 2000 submits=insert+insert#2 \
+        polls=select+select#2 claims=insert+insert#2 completes=insert+insert#2)
 
     # Worker memory after the runs above, and again after the big-table poll.
     RSS_RUNS=$(bench_worker_rss_kib | xargs)
@@ -766,6 +774,7 @@ report() {
     printf '\nworker RSS (KiB): %s after lifecycle, %s after %s; max %s MiB (target <= 8 MiB: %s)\n' \
         "$RSS_RUNS" "$RSS_BIG" "$POLL_BIG" "$RSS_MAX_MIB" "$RSS_MET"
     printf 'lifecycle: executions/s; p50/p99 = submit -> poll sees completed; %s\n' "$LIFE"
+    printf '%s\n' "$LIFE_CEILING"
     printf '%s: poll_waiting with %s rows in s2r_async_execution%s; poll_prefill: the same with %s rows, just before the filler; %s / poll_waiting = %s\n' \
         "$POLL_BIG" "$rows" \
         "$( ((QUICK)) && printf ' (--quick: %s rows instead of 5,000,000)' "$TABLE_ROWS")" \
@@ -795,7 +804,7 @@ report() {
         s:big_table.row="$POLL_BIG" n:big_table.rows="$rows" s:db_settings="$DB_SETTINGS" \
         n:big_table.prefill_rows="$PREFILL_ROWS" n:big_table.ratio_to_poll_waiting="$WAITING_RATIO" \
         s:load_average.start="$LOAD_START" s:load_average.end="$(cut -d' ' -f1-3 /proc/loadavg)" \
-        rows:results kv:lifecycle="$LIFE" \
+        rows:results kv:lifecycle="$LIFE" s:lifecycle_probe_ceiling="$LIFE_CEILING" \
         a:worker_rss_kib.after_lifecycle="$RSS_RUNS" a:worker_rss_kib.after_"$POLL_BIG"="$RSS_BIG" \
         n:worker_rss_max_mib="$RSS_MAX_MIB" b:worker_rss_target_met="$RSS_MET" \
         n:targets_missed="$missed" n:rows_with_errors="$errors" n:elapsed_s="$elapsed"

@@ -28,6 +28,11 @@ other kinds are scripts/lib/bench_webhooks.py's and passed over here):
         no errors
   limit STORE NAME MAX_P99_MS           a target on NAME's p99 alone (no probe): met when
         it is at most MAX_P99_MS and NAME had no errors
+  ceiling STORE NAME MIN KIND=PROBE...   lifecycle row NAME at its probes' cost: its
+        submits, polls, claims and completes per execution, each at the total CPU per
+        request of its PROBE (A+B: the mean of two runs), summed; the ceiling = NAME's
+        rate x its total CPU per execution / that sum. Records NAME / ceiling as NAME's
+        ratio with the target rate >= MIN (met when NAME had no errors); prints the line
   get STORE NAME                        NAME's rate
   quotient STORE A B                    A's rate / B's, three decimals, or nan
   flat-value STORE NAME OF PROBE OFPROBE
@@ -50,6 +55,7 @@ import sys
 
 NUM = re.compile(r'^-?[0-9]+(\.[0-9]+)?$')
 NONE5 = ['-'] * 5
+MIX = ('submits', 'polls', 'claims', 'completes')   # bench_lifecycle's requests
 
 
 def load(store):
@@ -202,9 +208,52 @@ def cmd_lifecycle(store, name, path, cpu0, cpu1, q0, q1, warm, dur):
     life = dict(kv.split('=', 1) for kv in (lines[-1].split() if lines else []) if '=' in kv)
     done = int(life.get('done', 0))
     scale = float(dur) / (float(warm) + float(dur))
+    mix = {k: '%.2f' % (int(life.get(k, 0)) / done) if done > 0 else '-'
+           for k in MIX}
     add_row(store, name, life.get('exec_per_s', ''), life.get('p50_ms', ''),
             life.get('p99_ms', ''), life.get('errors', ''), other_pct(cpu0, cpu1),
-            per_request(q0, q1, done, scale, read=0), cpu_split(cpu0, cpu1, done, scale))
+            per_request(q0, q1, done, scale, read=0), cpu_split(cpu0, cpu1, done, scale),
+            mix=mix)
+    return 0
+
+
+def cost(rows, name):
+    """Row NAME's total CPU microseconds per request; for "A+B", the mean of A's and B's
+    (None if one is missing)."""
+    if '+' in name:
+        parts = [cost(rows, n) for n in name.split('+')]
+        return None if None in parts else sum(parts) / len(parts)
+    return num(rows.get(name, {}).get('cpu', NONE5)[4])
+
+
+def cmd_ceiling(store, name, mn, *probes):
+    """Row NAME (a lifecycle) at its probes' cost: each of its requests per execution
+    (MIX) at the total CPU per request of its probe, PROBES being KIND=PROBE (A+B: the
+    mean of two runs), one per MIX kind; the ceiling = NAME's rate x its total CPU per
+    execution / that sum (the CPU NAME used, spent at the probes' cost). Records the
+    ratio NAME / ceiling with the target rate >= MN (met when NAME had no errors) and
+    prints the ceiling line of the report."""
+    rows, _ = load(store)
+    r, of = rows[name], dict(p.split('=', 1) for p in probes)
+    mix = {k: num(r.get('mix', {}).get(k)) for k in MIX}
+    costs = {k: cost(rows, of.get(k, '')) for k in MIX}
+    total, rps = num(r['cpu'][4]), rate(rows, name)
+    parts = [(mix[k], costs[k]) for k in MIX]
+    ok = None not in [x for p in parts for x in p] + [total, rps]
+    floor = sum(m * c for m, c in parts) if ok else None
+    ceil = rps * total / floor if ok and floor > 0 else None
+    met = rps is not None and rps >= float(mn) and r['errors'] == '0'
+    append(store, 'ratio', dict(name=name, ratio=quotient(rps, ceil), of='probe ceiling',
+                                target='>=%s exec/s' % mn, met='yes' if met else 'no'))
+    if ceil is None:
+        print('%s at its probes\' cost: not computed (a probe row or the mix is missing)'
+              % name)
+        return 0
+    print('%s at its probes\' cost: %.1f executions/s, ratio %s: per execution %s '
+          '= %.0f us of CPU (the probes\' total per request), against the %s us it used '
+          'at %.1f/s' % (name, ceil, quotient(rps, ceil), ', '.join(
+              '%.2f %s at %s\'s %.0f us' % (mix[k], k, of[k], costs[k]) for k in MIX),
+              floor, r['cpu'][4], rps))
     return 0
 
 
@@ -344,6 +393,8 @@ def json_rows(rows):
             'ratio': num(r.get('ratio')), 'ratio_of': r.get('of') or None,
             'target': r.get('target') or None,
             'met': {'yes': True, 'no': False}.get(r.get('met'))})
+        if 'mix' in r:
+            out[-1]['requests_per_execution'] = {k: num(v) for k, v in r['mix'].items()}
     return out
 
 
@@ -418,7 +469,7 @@ def cmd_need(rps, factor, seconds, threads):
 
 COMMANDS = {
     'wrk': cmd_wrk, 'row': cmd_row, 'lifecycle': cmd_lifecycle, 'ratio': cmd_ratio,
-    'flat': cmd_flat, 'limit': cmd_limit,
+    'flat': cmd_flat, 'limit': cmd_limit, 'ceiling': cmd_ceiling,
     'get': cmd_get, 'quotient': cmd_quotient, 'flat-value': cmd_flat_value,
     'need': cmd_need, 'mib': cmd_mib,
     'table': cmd_table,
