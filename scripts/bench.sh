@@ -804,7 +804,7 @@ report() {
         s:big_table.row="$POLL_BIG" n:big_table.rows="$rows" s:db_settings="$DB_SETTINGS" \
         n:big_table.prefill_rows="$PREFILL_ROWS" n:big_table.ratio_to_poll_waiting="$WAITING_RATIO" \
         s:load_average.start="$LOAD_START" s:load_average.end="$(cut -d' ' -f1-3 /proc/loadavg)" \
-        rows:results kv:lifecycle="$LIFE" s:lifecycle_probe_ceiling="$LIFE_CEILING" \
+        rows:results kv:lifecycle="$LIFE" \
         a:worker_rss_kib.after_lifecycle="$RSS_RUNS" a:worker_rss_kib.after_"$POLL_BIG"="$RSS_BIG" \
         n:worker_rss_max_mib="$RSS_MAX_MIB" b:worker_rss_target_met="$RSS_MET" \
         n:targets_missed="$missed" n:rows_with_errors="$errors" n:elapsed_s="$elapsed"

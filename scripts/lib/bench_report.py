@@ -32,7 +32,8 @@ other kinds are scripts/lib/bench_webhooks.py's and passed over here):
         submits, polls, claims and completes per execution, each at the total CPU per
         request of its PROBE (A+B: the mean of two runs), summed; the ceiling = NAME's
         rate x its total CPU per execution / that sum. Records NAME / ceiling as NAME's
-        ratio with the target rate >= MIN (met when NAME had no errors); prints the line
+        ratio with the target rate >= MIN (met when NAME had no errors), the ceiling and
+        the sum with it (the JSON row's probe_ceiling); prints the line
   get STORE NAME                        NAME's rate
   quotient STORE A B                    A's rate / B's, three decimals, or nan
   flat-value STORE NAME OF PROBE OFPROBE
@@ -244,7 +245,9 @@ def cmd_ceiling(store, name, mn, *probes):
     ceil = rps * total / floor if ok and floor > 0 else None
     met = rps is not None and rps >= float(mn) and r['errors'] == '0'
     append(store, 'ratio', dict(name=name, ratio=quotient(rps, ceil), of='probe ceiling',
-                                target='>=%s exec/s' % mn, met='yes' if met else 'no'))
+                                target='>=%s exec/s' % mn, met='yes' if met else 'no',
+                                ceiling='%.1f' % ceil if ceil is not None else '-',
+                                floor_us='%.0f' % floor if floor is not None else '-'))
     if ceil is None:
         print('%s at its probes\' cost: not computed (a probe row or the mix is missing)'
               % name)
@@ -395,6 +398,9 @@ def json_rows(rows):
             'met': {'yes': True, 'no': False}.get(r.get('met'))})
         if 'mix' in r:
             out[-1]['requests_per_execution'] = {k: num(v) for k, v in r['mix'].items()}
+        if 'ceiling' in r:
+            out[-1]['probe_ceiling'] = {'per_s': num(r['ceiling']),
+                                        'cpu_us_per_execution': num(r['floor_us'])}
     return out
 
 
