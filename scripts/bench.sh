@@ -35,7 +35,8 @@
 # asyncexec-fcgi worker, and the lifecycle at its probes' cost (its submits, polls, claims
 # and completes per execution each at the CPU per request of its probe, a claim at the
 # insert probe's: the rate the CPU it used would give at that cost; its ratio column is
-# to that ceiling, its target 2,000 executions/s); the same is written as JSON to
+# to that ceiling, its target 2,000 executions/s), and each p99 limit that is below the
+# p99 of its probe itself in this run; the same is written as JSON to
 # .local/bench/bench-results.json
 # (or FILE). The figures are meaningful only on an otherwise idle machine (other% ~ 0).
 # This script starts and stops the processes and takes the samples; the rows (kept in
@@ -775,6 +776,7 @@ report() {
         "$RSS_RUNS" "$RSS_BIG" "$POLL_BIG" "$RSS_MAX_MIB" "$RSS_MET"
     printf 'lifecycle: executions/s; p50/p99 = submit -> poll sees completed; %s\n' "$LIFE"
     printf '%s\n' "$LIFE_CEILING"
+    bench_report limits
     printf '%s: poll_waiting with %s rows in s2r_async_execution%s; poll_prefill: the same with %s rows, just before the filler; %s / poll_waiting = %s\n' \
         "$POLL_BIG" "$rows" \
         "$( ((QUICK)) && printf ' (--quick: %s rows instead of 5,000,000)' "$TABLE_ROWS")" \

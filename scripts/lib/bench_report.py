@@ -20,7 +20,10 @@ other kinds are scripts/lib/bench_webhooks.py's and passed over here):
         bench_lifecycle's summary (FILE's last line) as row NAME: executions/s, its CPU
         and database counts per execution (the samples span the warm-up: scaled to DUR)
   ratio STORE NAME OF MIN [MAX_P99_MS]  NAME's rate / OF's; the target is met when it is
-        at least MIN (and NAME's p99 at most MAX_P99_MS) and NAME had no errors
+        at least MIN (and NAME's p99 at most MAX_P99_MS) and NAME had no errors; with
+        MAX_P99_MS, OF's own p99 is kept with it (the JSON row's probe_p99_ms)
+  limits STORE                          a line for each ratio whose p99 limit is below
+        the p99 of its probe itself: that probe, at the same load, missed it already
   flat STORE NAME OF PROBE OFPROBE MIN  (NAME's rate / PROBE's) / (OF's / OFPROBE's): NAME
         against OF, each per its own probe (the machine's drift between them taken out);
         PROBE and OFPROBE may be "A+B", the mean of two probe runs' rates (the run right
@@ -280,14 +283,28 @@ def cmd_ratio(store, name, of, mn, maxp99=None):
     r = quotient(rate(rows, name), rate(rows, of))
     met = r != 'nan' and float(r) >= float(mn)
     target = '>=%s x %s' % (mn, of)
+    extra = {}
     if maxp99:
         target += ', p99<=%sms' % maxp99
         if float(rows[name]['p99']) > float(maxp99):
             met = False
+        extra = dict(max_p99=maxp99, probe_p99=rows.get(of, {}).get('p99', '-'))
     if rows[name]['errors'] != '0':
         met = False
     append(store, 'ratio', dict(name=name, ratio=r, of=of, target=target,
-                                met='yes' if met else 'no'))
+                                met='yes' if met else 'no', **extra))
+    return 0
+
+
+def cmd_limits(store):
+    """Prints a line for each ratio whose p99 limit is below its probe's own p99 (the
+    platform alone, at the same connections, did not reach it in this run)."""
+    rows, _ = load(store)
+    for name, r in rows.items():
+        lim, p99 = num(r.get('max_p99')), num(r.get('probe_p99'))
+        if lim is not None and p99 is not None and p99 > lim:
+            print('%s: its p99 limit of %s ms is below the p99 of its probe %s itself, '
+                  '%s ms at the same load' % (name, r['max_p99'], r['of'], r['probe_p99']))
     return 0
 
 
@@ -398,6 +415,8 @@ def json_rows(rows):
             'met': {'yes': True, 'no': False}.get(r.get('met'))})
         if 'mix' in r:
             out[-1]['requests_per_execution'] = {k: num(v) for k, v in r['mix'].items()}
+        if 'probe_p99' in r:
+            out[-1]['probe_p99_ms'] = num(r['probe_p99'])
         if 'ceiling' in r:
             out[-1]['probe_ceiling'] = {'per_s': num(r['ceiling']),
                                         'cpu_us_per_execution': num(r['floor_us'])}
@@ -475,7 +494,7 @@ def cmd_need(rps, factor, seconds, threads):
 
 COMMANDS = {
     'wrk': cmd_wrk, 'row': cmd_row, 'lifecycle': cmd_lifecycle, 'ratio': cmd_ratio,
-    'flat': cmd_flat, 'limit': cmd_limit, 'ceiling': cmd_ceiling,
+    'flat': cmd_flat, 'limit': cmd_limit, 'limits': cmd_limits, 'ceiling': cmd_ceiling,
     'get': cmd_get, 'quotient': cmd_quotient, 'flat-value': cmd_flat_value,
     'need': cmd_need, 'mib': cmd_mib,
     'table': cmd_table,

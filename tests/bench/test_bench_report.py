@@ -7,7 +7,8 @@ that a benchmark's verdicts rest on, run on made-up records (no services).
 The lifecycle's probe ceiling (ceiling): the requests per execution that the lifecycle
 row keeps from bench_lifecycle's summary, priced at their probes' CPU per request, the
 ceiling, the ratio, the row target and the JSON row; and not computed when a probe row
-is missing. A ratio with a p99 limit (ratio): missed on the p99 alone.
+is missing. A ratio with a p99 limit (ratio): missed on the p99 alone, its probe's own
+p99 kept, and named (limits) when that is over the limit too.
 """
 import json
 import os
@@ -106,6 +107,24 @@ def main():
                if x.startswith('submit ')]
         check('ratio 0.980 with p99 12 ms against 10: missed',
               len(sub) == 1 and ' 0.980 ' in sub[0] and sub[0].rstrip().endswith(' no'))
+
+        # a limit below the probe's own p99 is named; one above it is not
+        with open(store, 'a', encoding='utf-8') as f:
+            row(f, 'insert#3', '5000.0', '240', p99='13.500')
+            row(f, 'complete', '4000.0', '300', p99='14.000')
+        report(store, 'ratio', 'complete', 'insert#3', '0.85', '10')
+        rc, out = report(store, 'limits')
+        check('limits: complete\'s 10 ms below insert#3\'s own 13.500 ms, not submit\'s',
+              rc == 0 and out.splitlines() == [
+                  'complete: its p99 limit of 10 ms is below the p99 of its probe '
+                  'insert#3 itself, 13.500 ms at the same load'])
+        rc, _ = report(store, 'json', os.path.join(d, 'out.json'), 'rows:results')
+        with open(os.path.join(d, 'out.json'), encoding='utf-8') as f:
+            got = {r['name']: r for r in json.load(f)['results']}
+        check('JSON: probe_p99_ms 5.0 (submit), 13.5 (complete), none without a limit',
+              rc == 0 and got['submit'].get('probe_p99_ms') == 5.0 and
+              got['complete'].get('probe_p99_ms') == 13.5 and
+              'probe_p99_ms' not in got['insert'] and 'probe_p99_ms' not in got['lifecycle'])
     return 1 if failures else 0
 
 
