@@ -187,7 +187,8 @@ gen() {
             prepare("sel", sel "FORCE INDEX (ix_exec_claim) " claimable("") \
                 " ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED")
         prepare("lease", "UPDATE s2r_async_execution SET callback_token_hash = " h ", " \
-            "lease_expires_at = UTC_TIMESTAMP(3) + INTERVAL 60 SECOND, attempts = " \
+            "lease_expires_at = UTC_TIMESTAMP(3) + INTERVAL 60 SECOND, " \
+            (DB == "cur" ? "due_at = lease_expires_at, " : "") "attempts = " \
             "attempts + 1 WHERE id = ?")
         if (OP == "complete")   # @done + i: the id of done-i (loaded in one statement)
             print "SET @done = (SELECT id FROM s2r_async_execution WHERE correlation_id = " \

@@ -14,6 +14,7 @@
 #include "log.h"
 #include "migrations.h"
 #include "repo.h"
+#include "repo_sql.h"
 #include "repo_admin.h"
 #include "repo_sql.h"
 
@@ -401,11 +402,12 @@ static const struct db_stmt_def astmts[ASTMT__MAX] = {
 	    "SELECT " REPO_SHOW_COLS "WHERE initiator_tenant_id = ? AND "
 	    "environment = ? AND service_key = ? AND operation_key = ? AND "
 	    "correlation_id = ?", 1, "admin_exec_key" },
-	/* the claim is dropped: claimable at once, the old token loses */
+	/* the claim is dropped: claimable at once, in its place, the old
+	 * token loses */
 	[ASTMT_REQUEUE] = {
 	    "UPDATE s2r_async_execution FORCE INDEX (PRIMARY) SET "
 	    "callback_token_hash = NULL, lease_expires_at = NULL, "
-	    "updated_at = ? WHERE id = ? AND status = 'waiting_callback' AND "
+	    DUE_RESTORED ", updated_at = ? WHERE id = ? AND status = 'waiting_callback' AND "
 	    "cancel_requested = 0", 0, "admin_requeue" },
 	[ASTMT_OPFAIL] = {
 	    "UPDATE s2r_async_execution FORCE INDEX (PRIMARY) SET "

@@ -22,6 +22,16 @@
 #define LEASE_ROWS	"?, ?, ?, ?, ?, ?, ?, ?, ?, ?"
 
 /*
+ * The claim order of a held execution (repo_stmts.c, the claim): due
+ * when its lease ends, in the SET after lease_expires_at; and, once the
+ * claim is dropped (an operator's requeue), due again when it was
+ * submitted or its retry set (not_before: what the submit or the
+ * retry gave due_at).
+ */
+#define LEASE_DUE	"due_at = lease_expires_at"
+#define DUE_RESTORED	"due_at = COALESCE(not_before, created_at)"
+
+/*
  * The outbox mark (sql/010_webhooks.sql): every statement that ends an
  * execution sets it, in that statement, to whether the tenant has an
  * enabled webhook endpoint; t names the execution table as the statement

@@ -150,6 +150,16 @@ const struct db_stmt_def repo_stmts[STMT__MAX] = {
 	 * entry it passes for another transaction's lock, at the head of a
 	 * route's queue where each claim and callback moves entries
 	 * (the CHANGELOG has the figures).
+	 *
+	 * A claim and a heartbeat set due_at to the lease's end (LEASE_DUE):
+	 * a held execution's entry leaves the due range, so a claim reads no
+	 * entry of the work in flight, however much there is, and a lapsed
+	 * lease is due again when it lapses, queued by that time (a retryable
+	 * failure sets due_at to the retry's time, a requeue back to
+	 * COALESCE(not_before, created_at), the due time it was submitted
+	 * or retried with). The lease is still tested on the entries: one
+	 * due within CLAIM_CLOCK_SKEW_MS, or held by a claim of 0.2 or an
+	 * earlier 0.3 (which left due_at), is skipped while its lease lives.
 	 */
 	[STMT_CLAIM_IDS] = {
 	    "SELECT id FROM s2r_async_execution e FORCE INDEX (ix_exec_claim) "
@@ -171,16 +181,19 @@ const struct db_stmt_def repo_stmts[STMT__MAX] = {
 	    CLAIMABLE("") "LIMIT ? FOR UPDATE SKIP LOCKED", 0, "claim_lock" },
 	[STMT_CLAIM_UPDATE] = {
 	    "UPDATE s2r_async_execution SET callback_token_hash = ?, "
-	    "lease_expires_at = ?, attempts = attempts + 1 WHERE id = ?",
+	    "lease_expires_at = ?, " LEASE_DUE ", attempts = attempts + 1 "
+	    "WHERE id = ?",
 	    0, "claim_update" },
 	/* the items of one claim, up to CLAIM_LEASE_ROWS (the last repeated) */
 	[STMT_CLAIM_LEASES] = {
 	    "UPDATE s2r_async_execution SET callback_token_hash = CASE id"
-	    LEASE_WHEN " END, lease_expires_at = ?, attempts = attempts + 1 "
+	    LEASE_WHEN " END, lease_expires_at = ?, " LEASE_DUE ", "
+	    "attempts = attempts + 1 "
 	    "WHERE id IN (" LEASE_ROWS ")", 0, "claim_leases" },
 	[STMT_HEARTBEAT] = {
 	    "UPDATE s2r_async_execution FORCE INDEX (PRIMARY) SET "
-	    "lease_expires_at = ? WHERE id = ? AND status = 'waiting_callback' "
+	    "lease_expires_at = ?, " LEASE_DUE " WHERE id = ? AND "
+	    "status = 'waiting_callback' "
 	    "AND callback_token_hash = ?",
 	    0, "heartbeat" },
 	[STMT_SCHEMA_VERSION] = {
@@ -289,7 +302,8 @@ const struct db_stmt_def repo_stmts[STMT__MAX] = {
 	    0, "fin_retry" },
 	[STMT_HEARTBEAT_PROGRESS] = {
 	    "UPDATE s2r_async_execution FORCE INDEX (PRIMARY) SET "
-	    "lease_expires_at = ?, progress_payload = ?, updated_at = ? "
+	    "lease_expires_at = ?, " LEASE_DUE ", progress_payload = ?, "
+	    "updated_at = ? "
 	    "WHERE id = ? AND "
 	    "status = 'waiting_callback' AND callback_token_hash = ?",
 	    0, "heartbeat_progress" },

@@ -14,10 +14,13 @@
  * repo_stmts that locks (FOR UPDATE) names ix_exec_claim. Prints the plans.
  *
  * Live leases: a route of its own with LEASED claimed executions (lease an hour ahead)
- * ahead of two due, unclaimed ones; the read of the ids (STMT_CLAIM_IDS) returns the
- * two, the first first, and the lease test of the entries ahead ran on the index
- * entries (sql/014: index condition pushdown): the session's Handler_icp_match grows by
- * at most a few, not by LEASED (each entry whose row had to be read to see its lease).
+ * and two due, unclaimed ones; the read of the ids (STMT_CLAIM_IDS) returns the two,
+ * the first first. Held as a claim holds them (due at the lease's end, repo_sql.h
+ * LEASE_DUE), their entries are not read at all: the session's Handler_icp_attempts
+ * grows by at most a few, not by LEASED. Held as an earlier 0.3 left them (due a
+ * minute ago, ahead of the two), the lease test of the entries ahead ran on the index
+ * entries (sql/014: index condition pushdown): Handler_icp_match grows by at most a
+ * few, not by LEASED (each entry whose row had to be read to see its lease).
  * The lock by ids keeps its array's order and stops at its limit. While another
  * transaction holds the first due one, repo_claim of the route hands out the second;
  * then the first; then none.
@@ -284,8 +287,9 @@ check_lock_order(const char *id1)
 			CHECK_EQ_STR(claim_one("svc"), "due-1");
 		side_sql(side, "ROLLBACK");
 	}
+	/* due-1's claim dropped, as a requeue drops one */
 	snprintf(q, sizeof(q), "UPDATE s2r_async_execution SET callback_token_hash = NULL, "
-	    "lease_expires_at = NULL, attempts = 0 WHERE id = %s", id1);
+	    "lease_expires_at = NULL, " DUE_RESTORED ", attempts = 0 WHERE id = %s", id1);
 	side_sql(side, q);
 	snprintf(ids, sizeof(ids), "'[1]'");
 	snprintf(limit, sizeof(limit), "10");
@@ -348,16 +352,21 @@ check_pages(void)
 	side_sql(side, q);
 }
 
-/* LEASED live leases ahead of one due execution: the select reads their leases on the
- * index (see the top). */
+/*
+ * LEASED live leases ahead of one due execution (see the top), each due at due (SQL):
+ * when a claim or heartbeat leaves them, at the lease's end ("lease_expires_at"),
+ * the read of ids reads none of their entries; when an earlier 0.3 left them due in
+ * the past, it tests their leases on the entries.
+ */
 static void
-check_live_leases(void)
+check_live_leases(const char *due)
 {
 	static char	 q[16384];
 	MYSQL_RES	*res;
 	MYSQL_ROW	 w;
-	long long	 icp;
+	long long	 icp, read;
 	char		 got[64] = "", first[64];
+	int		 moved = strcmp(due, "lease_expires_at") == 0;
 
 	snprintf(q, sizeof(q), "INSERT INTO s2r_async_execution (correlation_id, "
 	    "environment, service_key, operation_key, status, request_payload, "
@@ -372,7 +381,11 @@ check_live_leases(void)
 	    "INTERVAL 1 DAY, UTC_TIMESTAMP(3) - INTERVAL 1 MINUTE FROM seq_1_to_%d",
 	    LEASED, LEASED, env, LEASED, LEASED, LEASED, LEASED + 2);
 	side_sql(side, q);
+	snprintf(q, sizeof(q), "UPDATE s2r_async_execution SET due_at = %s WHERE "
+	    "environment = %s AND lease_expires_at IS NOT NULL", due, env);
+	side_sql(side, q);
 	icp = status("Handler_icp_match");
+	read = status("Handler_icp_attempts");
 	CHECK_EQ_INT(fill_text("", repo_stmts[STMT_CLAIM_IDS].sql, q, sizeof(q)), 0);
 	side_sql(side, q);
 	res = mysql_store_result(side);
@@ -381,6 +394,7 @@ check_live_leases(void)
 	CHECK(res != NULL && mysql_num_rows(res) == 2);
 	mysql_free_result(res);
 	icp = status("Handler_icp_match") - icp;
+	read = status("Handler_icp_attempts") - read;
 	snprintf(first, sizeof(first), "%s", got[0] != '\0' ? got : "0");
 	snprintf(q, sizeof(q), "SELECT correlation_id FROM s2r_async_execution WHERE "
 	    "id = %s", first);
@@ -390,10 +404,12 @@ check_live_leases(void)
 	if (res != NULL && (w = mysql_fetch_row(res)) != NULL && w[0] != NULL)
 		snprintf(got, sizeof(got), "%s", w[0]);
 	mysql_free_result(res);
-	printf("live leases: %d ahead, the ids read got %s, Handler_icp_match +%lld\n",
-	    LEASED, got, icp);
+	printf("live leases due at %s: %d, the ids read got %s, Handler_icp_attempts "
+	    "+%lld, Handler_icp_match +%lld\n", due, LEASED, got, read, icp);
 	CHECK_EQ_STR(got, "due-1");
 	CHECK(icp >= 1 && icp <= 5);
+	if (moved)
+		CHECK(read >= 1 && read <= 5);
 	check_lock_order(first);
 	/* the claim skips what another transaction holds and goes on */
 	snprintf(q, sizeof(q), "SELECT id FROM s2r_async_execution WHERE id = %s FOR "
@@ -520,7 +536,8 @@ main(void)
 	check_plan(STMT_CLAIM_IDS);
 	check_plan(STMT_CLAIM_LOCK);
 	check_leases();
-	check_live_leases();
+	check_live_leases("lease_expires_at");
+	check_live_leases("UTC_TIMESTAMP(3) - INTERVAL 1 MINUTE");
 	check_pages();
 	check_neighbours(STMT_CLAIM_LOCK);
 	check_side_scan();

@@ -3,7 +3,8 @@
  *
  * Each run uses its own route names, so runs are independent. Time is
  * passed to the repository explicitly, so a lapsed lease is simulated by
- * claiming "later" rather than by sleeping.
+ * claiming "later" rather than by sleeping; lease_order checks the claim
+ * order of a lapsed lease and of a requeue.
  */
 #include <mysql.h>
 #include <pthread.h>
@@ -312,6 +313,67 @@ raw_long(const char *q)
 	return v;
 }
 
+/* 1 when execution id's due_at is what expression want gives on its row */
+static int
+due_is(uint64_t id, const char *want)
+{
+	char	 q[256];
+
+	snprintf(q, sizeof(q), "SELECT COUNT(*) FROM s2r_async_execution "
+	    "WHERE id = %llu AND due_at = %s", (unsigned long long)id, want);
+	return raw_long(q) == 1;
+}
+
+/*
+ * A held execution is due when its lease ends (repo_sql.h LEASE_DUE):
+ * claim and heartbeat set due_at to the lease's end, so once the lease
+ * lapses the execution queues behind work due before that end; an
+ * operator's requeue puts it back in its place, due when submitted.
+ */
+static void
+lease_order(void)
+{
+	char		 tok[POLL_TOKEN_LEN + 1];
+	unsigned char	 h[SHA256_LEN];
+	struct claim_item *it;
+	struct adb	*a;
+	int64_t		 now = clock_now_ms();
+	uint64_t	 first, later;
+
+	submit(tenant, ckey, "lease", "lease-1", tok);
+	CHECK(claim("lease", 1, now, &it) == 1);
+	first = it[0].id;
+	claim_free(it, 1);
+	CHECK(due_is(first, "lease_expires_at"));
+	submit(tenant, ckey, "lease", "lease-2", tok);
+	/* the lease lapsed: due at its end, after lease-2, due at its submit */
+	CHECK(claim("lease", 1, now + 61000, &it) == 1);
+	later = it[0].id;
+	CHECK(later != first && it[0].attempt == 1);
+	claim_free(it, 1);
+	CHECK(claim("lease", 1, now + 61000, &it) == 1);
+	CHECK(it[0].id == first && it[0].attempt == 2);
+	crypto_sha256(it[0].token, strlen(it[0].token), h);
+	claim_free(it, 1);
+	CHECK(repo_heartbeat(db, first, h, now + 300000) == REPO_OK);
+	CHECK(due_is(first, "lease_expires_at"));
+	CHECK(claim("lease", 1, now + 200000, &it) == 1);	/* lease-2's lapsed */
+	CHECK(it[0].id == later);
+	claim_free(it, 1);
+	CHECK(claim("lease", 1, now + 200000, &it) == 0);	/* first's lives */
+	claim_free(it, 0);
+	a = repo_admin_open(&cfg);
+	CHECK(a != NULL);
+	if (a != NULL) {
+		CHECK(repo_exec_requeue(a, first, now) == REPO_OK);
+		repo_admin_close(a);
+	}
+	CHECK(due_is(first, "created_at"));
+	CHECK(claim("lease", 1, now + 200000, &it) == 1);
+	CHECK(it[0].id == first && it[0].attempt == 3);
+	claim_free(it, 1);
+}
+
 /*
  * Submits cid on route op (key ckey), claims it and ends it as to with
  * payload p (n bytes), after a progress report when progress is set;
@@ -596,6 +658,7 @@ main(void)
 	idkey_rules();
 	lookup_rules();
 	finalize_once();
+	lease_order();
 	inline_payload();
 	cancel_rules();
 	concurrent_claims();

@@ -64,14 +64,24 @@ scale(void)
 	return s != NULL && atof(s) > 0 ? atof(s) : 1.0;
 }
 
+/*
+ * A lease that lapsed as time would lapse it: due_at, which the claim set to the
+ * lease's end, goes with it (src/repo/repo_sql.h LEASE_DUE); "" for another column.
+ */
+static const char *
+past_due(const char *col)
+{
+	return strcmp(col, "lease_expires_at") == 0 ? ", due_at = lease_expires_at" : "";
+}
+
 /* Sets execution ID's lease (or, with COL "expires_at", its expiry) one second ago. */
 static void
 db_past(MYSQL *m, const char *col, int64_t id)
 {
-	char q[160];
+	char q[192];
 
-	snprintf(q, sizeof q, "UPDATE s2r_async_execution SET %s = NOW(3) - INTERVAL 1 SECOND "
-	    "WHERE id = %lld", col, (long long)id);
+	snprintf(q, sizeof q, "UPDATE s2r_async_execution SET %s = NOW(3) - INTERVAL 1 SECOND"
+	    "%s WHERE id = %lld", col, past_due(col), (long long)id);
 	sidedb_exec(m, q);
 }
 
@@ -210,9 +220,9 @@ db_past_cid(MYSQL *m, const char *col, const struct fx *f, const char *cid)
 {
 	char q[512];
 
-	snprintf(q, sizeof q, "UPDATE s2r_async_execution SET %s = NOW(3) - INTERVAL 1 SECOND "
-	    "WHERE environment = '%s' AND service_key = '%s' AND operation_key = '%s' AND "
-	    "correlation_id = '%s'", col, f->env, f->svc, f->op, cid);
+	snprintf(q, sizeof q, "UPDATE s2r_async_execution SET %s = NOW(3) - INTERVAL 1 SECOND"
+	    "%s WHERE environment = '%s' AND service_key = '%s' AND operation_key = '%s' AND "
+	    "correlation_id = '%s'", col, past_due(col), f->env, f->svc, f->op, cid);
 	sidedb_exec(m, q);
 }
 
