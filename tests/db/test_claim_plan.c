@@ -60,6 +60,7 @@
 #define KEYS		2000
 #define KEYS_STEP	200
 #define LEASED		2000
+#define HELD_END	"UTC_TIMESTAMP(3) + INTERVAL 1 HOUR"	/* their lease */
 #define DUE_MANY	100	/* due ones behind them (check_pages) */
 #define DUE_HELD	90	/* of which another transaction holds the first */
 
@@ -353,10 +354,12 @@ check_pages(void)
 }
 
 /*
- * LEASED live leases ahead of one due execution (see the top), each due at due (SQL):
- * when a claim or heartbeat leaves them, at the lease's end ("lease_expires_at"),
- * the read of ids reads none of their entries; when an earlier 0.3 left them due in
- * the past, it tests their leases on the entries.
+ * LEASED live leases and two due executions (see the top), the leased ones due at due
+ * (SQL), written as such (an UPDATE of due_at would leave their old entries in the
+ * range, delete-marked, until purge): when a claim or heartbeat leaves them, at the
+ * lease's end (HELD_END), the read of ids reads none of their entries; when an earlier
+ * 0.3 left them due in the past, it tests their leases on the entries. It runs first
+ * on its route: no entry of a deleted row lies in its range then.
  */
 static void
 check_live_leases(const char *due)
@@ -366,7 +369,7 @@ check_live_leases(const char *due)
 	MYSQL_ROW	 w;
 	long long	 icp, read;
 	char		 got[64] = "", first[64];
-	int		 moved = strcmp(due, "lease_expires_at") == 0;
+	int		 moved = strcmp(due, HELD_END) == 0;
 
 	snprintf(q, sizeof(q), "INSERT INTO s2r_async_execution (correlation_id, "
 	    "environment, service_key, operation_key, status, request_payload, "
@@ -376,13 +379,10 @@ check_live_leases(const char *due)
 	    "CONCAT('leased-', seq)), %s, "
 	    "'svc', 'op', 'waiting_callback', '{}', UNHEX(SHA2(seq, 256)), 'plan', "
 	    "UNHEX(SHA2('k', 256)), UNHEX(SHA2(CONCAT('p', seq), 256)), IF(seq > %d, NULL, "
-	    "UNHEX(SHA2('cb', 256))), seq <= %d, IF(seq > %d, NULL, UTC_TIMESTAMP(3) + "
-	    "INTERVAL 1 HOUR), UTC_TIMESTAMP(3), UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + "
-	    "INTERVAL 1 DAY, UTC_TIMESTAMP(3) - INTERVAL 1 MINUTE FROM seq_1_to_%d",
-	    LEASED, LEASED, env, LEASED, LEASED, LEASED, LEASED + 2);
-	side_sql(side, q);
-	snprintf(q, sizeof(q), "UPDATE s2r_async_execution SET due_at = %s WHERE "
-	    "environment = %s AND lease_expires_at IS NOT NULL", due, env);
+	    "UNHEX(SHA2('cb', 256))), seq <= %d, IF(seq > %d, NULL, " HELD_END "), "
+	    "UTC_TIMESTAMP(3), UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL 1 DAY, "
+	    "IF(seq > %d, UTC_TIMESTAMP(3) - INTERVAL 1 MINUTE, %s) FROM seq_1_to_%d",
+	    LEASED, LEASED, env, LEASED, LEASED, LEASED, LEASED, due, LEASED + 2);
 	side_sql(side, q);
 	icp = status("Handler_icp_match");
 	read = status("Handler_icp_attempts");
@@ -536,7 +536,7 @@ main(void)
 	check_plan(STMT_CLAIM_IDS);
 	check_plan(STMT_CLAIM_LOCK);
 	check_leases();
-	check_live_leases("lease_expires_at");
+	check_live_leases(HELD_END);
 	check_live_leases("UTC_TIMESTAMP(3) - INTERVAL 1 MINUTE");
 	check_pages();
 	check_neighbours(STMT_CLAIM_LOCK);
