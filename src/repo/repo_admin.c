@@ -14,7 +14,6 @@
 #include "log.h"
 #include "migrations.h"
 #include "repo.h"
-#include "repo_sql.h"
 #include "repo_admin.h"
 #include "repo_sql.h"
 
@@ -407,8 +406,9 @@ static const struct db_stmt_def astmts[ASTMT__MAX] = {
 	[ASTMT_REQUEUE] = {
 	    "UPDATE s2r_async_execution FORCE INDEX (PRIMARY) SET "
 	    "callback_token_hash = NULL, lease_expires_at = NULL, "
-	    DUE_RESTORED ", updated_at = ? WHERE id = ? AND status = 'waiting_callback' AND "
-	    "cancel_requested = 0", 0, "admin_requeue" },
+	    DUE_RESTORED ", updated_at = ? WHERE id = ? AND "
+	    "status = 'waiting_callback' AND cancel_requested = 0", 0,
+	    "admin_requeue" },
 	[ASTMT_OPFAIL] = {
 	    "UPDATE s2r_async_execution FORCE INDEX (PRIMARY) SET "
 	    "status = 'failed', error_payload = ?, completed_at = ?, "
