@@ -26,6 +26,9 @@
 #include "repo_admin.h"
 #include "repo_replay.h"
 
+/* the new correlation id had no random bytes (crypto_random logged it) */
+#define NO_RANDOM	"no random bytes for the new correlation id"
+
 /* Whether s is a status replay accepts. */
 static int
 replayable(const char *s)
@@ -139,9 +142,10 @@ one_result(struct ctx *c, uint64_t id, enum replay_rc rc,
 struct bulk {
 	struct json_object	*arr;
 	unsigned long long	 n, skipped, quota;
+	const char		*why;	/* why it stopped, or NULL */
 };
 
-/* Replays one batch of ids; 0, or 1 on a database error. */
+/* Replays one batch of ids; 0, or 1 (why in b->why). */
 static int
 bulk_batch(struct ctx *c, struct rdb *r, const uint64_t *ids, size_t n,
     struct bulk *b)
@@ -157,10 +161,15 @@ bulk_batch(struct ctx *c, struct rdb *r, const uint64_t *ids, size_t n,
 			b->n++;
 			continue;
 		}
-		crypto_uuid(cid);
-		rc = repo_exec_replay(r, ids[i], cid, clock_now_ms(), &out);
-		if (rc == REPLAY_ERR)
+		if (crypto_uuid(cid) == -1) {
+			b->why = NO_RANDOM;
 			return 1;
+		}
+		rc = repo_exec_replay(r, ids[i], cid, clock_now_ms(), &out);
+		if (rc == REPLAY_ERR) {
+			b->why = "database error";
+			return 1;
+		}
 		if (rc == REPLAY_QUOTA) {
 			b->quota++;
 			continue;
@@ -240,7 +249,8 @@ replay_bulk(struct ctx *c, struct rdb *r)
 		    &n) != REPO_OK || bulk_batch(c, r, ids, n, &b) != 0) {
 			json_object_put(b.arr);
 			return admin_fail("replay stopped after %llu "
-			    "execution(s): database error", b.n);
+			    "execution(s): %s", b.n, b.why != NULL ? b.why :
+			    "database error");
 		}
 		if (n > 0)
 			after = ids[n - 1];
@@ -263,9 +273,13 @@ cmd_exec_replay(struct ctx *c)
 	if (c->o->val[O_ROUTE] != NULL)
 		st = replay_bulk(c, r);
 	else if ((st = exec_id(c, &id)) == 0) {
-		crypto_uuid(cid);
-		rc = repo_exec_replay(r, id, cid, clock_now_ms(), &out);
-		st = one_result(c, id, rc, &out);
+		if (crypto_uuid(cid) == -1)
+			st = admin_fail("%s", NO_RANDOM);
+		else {
+			rc = repo_exec_replay(r, id, cid, clock_now_ms(),
+			    &out);
+			st = one_result(c, id, rc, &out);
+		}
 	}
 	repo_replay_close(r);
 	return st;

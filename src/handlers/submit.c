@@ -234,8 +234,8 @@ handle_submit(struct app *app, struct req *req, struct resp *resp)
 		return HERR_INVALID_JSON;
 	if (lookup_idkey(app) != REPO_OK)
 		return HERR_UNAVAILABLE;
-	if (req->correlation_id == NULL)
-		crypto_uuid(uuid);
+	if (req->correlation_id == NULL && crypto_uuid(uuid) == -1)
+		return HERR_INTERNAL;
 	n.cid = req->correlation_id ? req->correlation_id : uuid;
 	n.env = req->env;
 	n.svc = req->svc;

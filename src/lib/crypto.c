@@ -213,14 +213,22 @@ crypto_cleanse(void *p, size_t n)
 	OPENSSL_cleanse(p, n);
 }
 
-/* Writes a random (version 4) UUID in lowercase into out. */
-void
+/*
+ * Writes a random (version 4) UUID in lowercase into out; 0, or -1 when
+ * RAND_bytes failed. The bytes come from RAND_bytes, as every secret's
+ * do: libuuid's generator makes six system calls per UUID.
+ */
+int
 crypto_uuid(char out[UUID_TEXT_LEN + 1])
 {
 	uuid_t	 u;
 
-	uuid_generate_random(u);
+	if (crypto_random(u, sizeof(u)) == -1)
+		return -1;
+	u[6] = (unsigned char)((u[6] & 0x0f) | 0x40);	/* version 4 */
+	u[8] = (unsigned char)((u[8] & 0x3f) | 0x80);	/* RFC 9562 variant */
 	uuid_unparse_lower(u, out);
+	return 0;
 }
 
 /*

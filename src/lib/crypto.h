@@ -78,7 +78,7 @@ char	b64url_digit(unsigned);
 int	b64url_value(char);
 int	crypto_new_secret(const char *prefix, char *out, size_t outsz,
 	    unsigned char hash[SHA256_LEN]);
-void	crypto_uuid(char out[UUID_TEXT_LEN + 1]);
+int	crypto_uuid(char out[UUID_TEXT_LEN + 1]);
 int	crypto_id_seal(const unsigned char key[IDKEY_LEN], uint64_t id,
 	    char out[SEALED_B64_LEN + 1]);
 int	crypto_id_open(const unsigned char key[IDKEY_LEN], const char *in,

@@ -60,6 +60,39 @@ b64(void)
 	CHECK(b64url_encode(bin, 3, enc, 4) == 0);
 }
 
+/*
+ * Random UUIDs: the RFC 9562 layout of version 4 (8-4-4-4-12 lowercase
+ * hex, version nibble 4, variant nibble 8 to b), and no repeat in 1,000.
+ */
+static void
+uuids(void)
+{
+	static char	 seen[1000][UUID_TEXT_LEN + 1];
+	size_t		 i, j, k, bad = 0, same = 0;
+
+	for (i = 0; i < 1000; i++) {
+		if (crypto_uuid(seen[i]) != 0) {
+			bad++;
+			continue;
+		}
+		for (k = 0; k < UUID_TEXT_LEN; k++) {
+			char	 ch = seen[i][k];
+			int	 dash = k == 8 || k == 13 || k == 18 || k == 23;
+
+			if (dash ? ch != '-' : !((ch >= '0' && ch <= '9') ||
+			    (ch >= 'a' && ch <= 'f')))
+				bad++;
+		}
+		if (seen[i][UUID_TEXT_LEN] != '\0' || seen[i][14] != '4' ||
+		    strchr("89ab", seen[i][19]) == NULL)
+			bad++;
+		for (j = 0; j < i; j++)
+			same += strcmp(seen[i], seen[j]) == 0;
+	}
+	CHECK(bad == 0);
+	CHECK(same == 0);
+}
+
 static void
 secrets(void)
 {
@@ -78,8 +111,9 @@ secrets(void)
 	h[SHA256_LEN - 1] ^= 1;
 	CHECK(!crypto_equal(a, h, SHA256_LEN));
 	CHECK(crypto_new_secret("ak_", k1, 10, a) == -1);
-	crypto_uuid(u);
+	CHECK(crypto_uuid(u) == 0);
 	CHECK(strlen(u) == 36 && u[14] == '4' && valid_correlation_id(u));
+	uuids();
 }
 
 /* Sealed ids: round trip, no visible order, forgeries and other keys fail. */
