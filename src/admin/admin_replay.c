@@ -142,10 +142,10 @@ one_result(struct ctx *c, uint64_t id, enum replay_rc rc,
 struct bulk {
 	struct json_object	*arr;
 	unsigned long long	 n, skipped, quota;
-	const char		*why;	/* why it stopped, or NULL */
+	const char		*why;	/* why, when not the database */
 };
 
-/* Replays one batch of ids; 0, or 1 (why in b->why). */
+/* Replays one batch of ids; 0, or 1 (b->why, else a database error). */
 static int
 bulk_batch(struct ctx *c, struct rdb *r, const uint64_t *ids, size_t n,
     struct bulk *b)
@@ -166,10 +166,8 @@ bulk_batch(struct ctx *c, struct rdb *r, const uint64_t *ids, size_t n,
 			return 1;
 		}
 		rc = repo_exec_replay(r, ids[i], cid, clock_now_ms(), &out);
-		if (rc == REPLAY_ERR) {
-			b->why = "database error";
+		if (rc == REPLAY_ERR)
 			return 1;
-		}
 		if (rc == REPLAY_QUOTA) {
 			b->quota++;
 			continue;
