@@ -2,6 +2,7 @@
  * conn.c - libfcgi's accept, finish and shutdown behind struct conn.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/socket.h>
 
@@ -48,7 +49,7 @@ conn_accept(struct conn *c)
 	return CONN_FAILED;
 }
 
-/* The accepted connection's socket. */
+/* The socket of the open connection (accepted or kept), or -1. */
 int
 conn_fd(const struct conn *c)
 {
@@ -73,11 +74,43 @@ conn_io(struct conn *c)
 	return &c->fr;
 }
 
-/* Ends the accepted request (its streams flushed to the web server). */
+/*
+ * Ends the accepted request (its streams flushed to the web server). The
+ * connection stays open only when the web server asked for that and the
+ * request's input was read to its end: records left unread would be
+ * taken for the next request's (libfcgi discards none).
+ */
 void
 conn_finish(struct conn *c)
 {
+	if (c->fr.keepConnection && c->fr.in != NULL &&
+	    FCGX_GetChar(c->fr.in) != EOF)
+		c->fr.keepConnection = 0;
 	FCGX_Finish_r(&c->fr);
+}
+
+/*
+ * Whether the web server has closed the kept connection (EOF waiting on
+ * it; no byte is consumed).
+ */
+int
+conn_closed(const struct conn *c)
+{
+	char	 b;
+
+	return c->fr.ipcFd >= 0 &&
+	    recv(c->fr.ipcFd, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
+}
+
+/*
+ * Closes the kept connection, if any: libfcgi shuts its sending side down
+ * and reads until the web server has closed its end (2 s at most).
+ */
+void
+conn_drop(struct conn *c)
+{
+	if (c->fr.ipcFd >= 0)
+		FCGX_Free(&c->fr, 1);
 }
 
 void

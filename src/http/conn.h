@@ -5,9 +5,12 @@
  *
  * conn_new prepares one request slot on a listening socket; each
  * conn_accept that answers CONN_ACCEPTED is followed by one conn_finish
- * (which answers the web server and, with keep-alive, keeps the
- * connection for the next accept). conn_io is what req_from_params and
- * resp_write take.
+ * (which answers the web server and, when it asked for keep-alive and
+ * the request was read to its end, keeps the connection: conn_fd is then
+ * its socket, and the next conn_accept reads the next request from it
+ * instead of accepting). conn_closed tells whether the web server has
+ * closed a kept connection, conn_drop closes one. conn_io is what
+ * req_from_params and resp_write take.
  *
  * http layer: serve/worker.c includes it.
  */
@@ -29,6 +32,8 @@ int		 conn_fd(const struct conn *);
 void		 conn_close_unanswered(struct conn *);
 void		*conn_io(struct conn *);
 void		 conn_finish(struct conn *);
+int		 conn_closed(const struct conn *);
+void		 conn_drop(struct conn *);
 void		 conn_free(struct conn *);
 void		 conn_shutdown_pending(void);
 

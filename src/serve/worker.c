@@ -3,17 +3,21 @@
  * request -> router -> handler -> response.
  *
  * The worker connects to the database after fork and prepares every
- * statement. SIGTERM and SIGINT are blocked all the time except while
- * the worker waits for a connection in ppoll(2), which lets them in
- * atomically: the handler sets stopping (and FCGX_ShutdownPending()),
- * ppoll returns EINTR and the worker exits. A signal arriving anywhere
- * else waits for the request to be answered, including libfcgi's own
- * accept, its wait for the new connection's first bytes and its read of
- * the params inside FCGX_Accept_r: a signal there would close that
- * connection unanswered, and libfcgi's OS_Accept then spins on the
- * closed descriptor for ever. The listening socket is made non-blocking,
- * so the workers that lose the race for a connection get EAGAIN and
- * wait again instead of blocking in accept with the signals held.
+ * statement. It waits in one ppoll(2) on the listening socket and on
+ * every connection nginx keeps open to it (held.c), and serves what is
+ * readable, one request at a time. SIGTERM and SIGINT are blocked all
+ * the time except in that wait, which lets them in atomically: the
+ * handler sets stopping (and FCGX_ShutdownPending()), ppoll returns
+ * EINTR, and the worker accepts no more but serves its kept connections
+ * until the web server has closed them (retire), then exits. A signal
+ * arriving anywhere else waits for the request to be answered,
+ * including libfcgi's own accept, its wait for the new connection's
+ * first bytes and its read of the params inside FCGX_Accept_r: a signal
+ * there would close that connection unanswered, and libfcgi's OS_Accept
+ * then spins on the closed descriptor for ever. The listening socket is
+ * made non-blocking, so the workers that lose the race for a connection
+ * get EAGAIN and wait again instead of blocking in accept with the
+ * signals held.
  *
  * On a TCP listener (AF_INET, or AF_INET6 such as a dual-stack socket
  * systemd passes) every accepted connection's peer is checked against
@@ -26,7 +30,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,8 +39,10 @@
 #include <sys/prctl.h>
 #endif
 
+#include "clock.h"
 #include "config.h"
 #include "conn.h"
+#include "held.h"
 #include "http.h"
 #include "log.h"
 #include "lookup.h"
@@ -50,6 +55,8 @@
 #include "worker.h"
 
 #define REFUSE_LOG_MS	10000	/* one "refused a connection" line per */
+#define RETIRE_MS	20000	/* after SIGTERM; the master kills at 25 s */
+#define ACCEPT_FAILURES	100	/* in a row, and the worker exits 1 */
 
 static volatile sig_atomic_t stopping;
 
@@ -122,22 +129,19 @@ serve(struct app *app, struct conn *c)
 }
 
 /*
- * Waits for a connection on listen_fd with the signal mask waitmask
- * (SIGTERM let in) for that wait only. 0 when one may be there, else -1
- * (errno EINTR after SIGTERM or SIGINT, stopping set).
+ * Waits until the listening socket or a kept connection of h is
+ * readable, with the signal mask waitmask (SIGTERM let in) for that wait
+ * only; fills r. 0, else -1 (errno EINTR after SIGTERM or SIGINT,
+ * stopping set).
  */
 static int
-wait_conn(int listen_fd, const sigset_t *waitmask)
+wait_conn(struct held *h, const sigset_t *waitmask, struct held_ready *r)
 {
-	struct pollfd	 pfd;
 	sigset_t	 pend;
 
-	pfd.fd = listen_fd;
-	pfd.events = POLLIN;
-	pfd.revents = 0;
-	if (ppoll(&pfd, 1, NULL, waitmask) == -1)
+	if (held_wait(h, 1, -1, waitmask, r) == -1)
 		return -1;
-	/* A ppoll that finds the socket ready restores the mask without
+	/* A ppoll that finds a socket ready restores the mask without
 	 * delivering a pending signal: under load it always is. */
 	if (sigpending(&pend) == 0 && (sigismember(&pend, SIGTERM) == 1 ||
 	    sigismember(&pend, SIGINT) == 1)) {
@@ -221,71 +225,128 @@ nonblocking(int fd)
 	return 0;
 }
 
+/* What the serving loop of one worker carries from request to request. */
+struct loop {
+	struct app		 app;	/* idkey_ok 0: the key loads on first use */
+	const struct config	*cfg;
+	struct refusals		 refused;
+	int			 check_peers;	/* a TCP listener */
+	int			 failures;	/* accepts failed in a row */
+};
+
 /*
- * Runs the accept loop on listen_fd until SIGTERM (or its master's
+ * Accepts the next request on c (read from its kept connection, or on a
+ * new one) and serves it. 0, or -1 when accept has failed more than
+ * ACCEPT_FAILURES times in a row.
+ */
+static int
+serve_next(struct loop *l, struct conn *c)
+{
+	switch (conn_accept(c)) {
+	case CONN_AGAIN:
+		return 0;
+	case CONN_FAILED:
+		if (stopping)
+			return 0;
+		log_error("worker: accept failed: %s", strerror(errno));
+		return ++l->failures > ACCEPT_FAILURES ? -1 : 0;
+	case CONN_ACCEPTED:
+		break;
+	}
+	l->failures = 0;
+	if (!l->check_peers || admit(l->cfg, c, &l->refused) == ADMIT_SERVE)
+		serve(&l->app, c);
+	conn_finish(c);
+	return 0;
+}
+
+/*
+ * After SIGTERM: accepts no new connection (its copy of the listening
+ * socket is closed first: with the master gone too, the socket then
+ * refuses connections and nginx turns to another app host), but serves
+ * the requests the web server still sends on its kept connections until
+ * it has closed every one, RETIRE_MS at most (then held_free closes the
+ * rest). The worker never closes a kept connection itself before that:
+ * nginx may be sending a request on it at that moment, and answers that
+ * request 502 (a POST is not retried). nginx closes an idle kept
+ * connection after its upstream keepalive_timeout and a busy one after
+ * keepalive_requests. 0, or -1 as serve_next.
+ */
+static int
+retire(struct loop *l, struct held *h, int listen_fd)
+{
+	struct held_ready r;
+	struct conn	*c;
+	int64_t		 end = clock_mono_ms() + RETIRE_MS, left;
+	int		 k, rc = 0;
+
+	(void)close(listen_fd);
+	while (rc == 0 && (left = end - clock_mono_ms()) > 0 &&
+	    held_wait(h, 0, (int)left, NULL, &r) == 0 && r.n > 0)
+		for (k = 0; k < r.n && rc == 0; k++) {
+			if ((c = held_take(h, r.slot[k])) == NULL)
+				continue;
+			if (conn_closed(c))
+				conn_drop(c);	/* not libfcgi: it would accept */
+			else
+				rc = serve_next(l, c);
+		}
+	return rc;
+}
+
+/*
+ * Runs the serving loop on listen_fd until SIGTERM (or its master's
  * death). Returns the process exit status: 0 after a clean stop, 1 when
- * accept keeps failing.
+ * the worker cannot start or accept keeps failing.
  */
 int
 worker_run(const struct config *cfg, int listen_fd, pid_t master)
 {
-	struct app	 app = { 0 };	/* idkey_ok 0: the key loads on first use */
-	struct conn	*c;
-	enum conn_accept a;
-	struct refusals	 refused = { { 0, 0 }, 0, 0 };
-	sigset_t	 term, waitmask;
-	int		 failures = 0;
-	int		 check_peers = peer_listen_kind(listen_fd) != LISTEN_UNIX;
+	struct loop		 l = { .cfg = cfg };
+	struct held		*h = NULL;
+	struct held_ready	 r;
+	struct conn		*c;
+	sigset_t		 term, waitmask;
+	int			 k, rc = 0;
 
 	worker_signals();
 	follow_master(master);
-	app.cfg = cfg;
+	l.app.cfg = cfg;
+	l.check_peers = peer_listen_kind(listen_fd) != LISTEN_UNIX;
 	/* TCP: libfcgi closes AF_INET peers not on it at accept; admit()
 	 * checks every peer of every family after it */
 	if (cfg->listen_allow[0] != '\0' &&
 	    setenv("FCGI_WEB_SERVER_ADDRS", cfg->listen_allow, 1) == -1)
 		return 1;
-	if ((app.db = repo_open(cfg, 1)) == NULL ||
-	    (app.lookup = lookup_new(cfg->cache_ttl_seconds)) == NULL ||
-	    (app.quota = quota_new(cfg->cache_ttl_seconds)) == NULL ||
-	    (c = conn_new(listen_fd)) == NULL) {
+	if ((l.app.db = repo_open(cfg, 1)) == NULL ||
+	    (l.app.lookup = lookup_new(cfg->cache_ttl_seconds)) == NULL ||
+	    (l.app.quota = quota_new(cfg->cache_ttl_seconds)) == NULL ||
+	    (h = held_new(listen_fd)) == NULL) {
 		log_error("worker: cannot initialise");
 		return 1;
 	}
-	(void)repo_ping(app.db);	/* connect and prepare now */
+	(void)repo_ping(l.app.db);	/* connect and prepare now */
 	sigemptyset(&term);
 	sigaddset(&term, SIGTERM);
 	sigaddset(&term, SIGINT);
 	sigprocmask(SIG_BLOCK, &term, &waitmask);
 	if (nonblocking(listen_fd) == -1)
 		return 1;
-	while (!stopping) {
-		/* SIGTERM only while waiting in ppoll: an accepted
-		 * connection never sees EINTR and always runs to its end. */
-		a = wait_conn(listen_fd, &waitmask) == 0 ? conn_accept(c) :
-		    CONN_AGAIN;
-		switch (a) {
-		case CONN_AGAIN:
+	/* SIGTERM only while waiting in ppoll: an accepted request never
+	 * sees EINTR and always runs to its end. */
+	while (!stopping && rc == 0) {
+		if (wait_conn(h, &waitmask, &r) == -1)
 			continue;
-		case CONN_FAILED:
-			if (stopping)
-				continue;
-			log_error("worker: accept failed: %s", strerror(errno));
-			if (++failures > 100)
-				return 1;
-			continue;
-		case CONN_ACCEPTED:
-			break;
-		}
-		failures = 0;
-		if (!check_peers || admit(cfg, c, &refused) == ADMIT_SERVE)
-			serve(&app, c);
-		conn_finish(c);
+		for (k = 0; k < r.n && rc == 0; k++)
+			if ((c = held_take(h, r.slot[k])) != NULL)
+				rc = serve_next(&l, c);
 	}
-	conn_free(c);
-	lookup_free(app.lookup);
-	quota_free(app.quota);
-	repo_dash_close(app.dash);
-	repo_close(app.db);
-	return 0;
+	if (rc == 0)
+		rc = retire(&l, h, listen_fd);
+	held_free(h);
+	lookup_free(l.app.lookup);
+	quota_free(l.app.quota);
+	repo_dash_close(l.app.dash);
+	repo_close(l.app.db);
+	return rc == 0 ? 0 : 1;
 }

@@ -351,6 +351,13 @@ def check_side_init(src):
     ok("fixture connections: READ COMMITTED (tests/util/side.h) in the Python helpers too")
 
 
+def check_held(src):
+    check_page_constant(src, "src/serve/held.h", "HELD_MAX", "asyncexec-fcgi.8",
+                        [r"A worker holds at most (\d+) connections"])
+    check_page_constant(src, "src/serve/worker.c", "RETIRE_MS", "asyncexec-fcgi.8",
+                        [r"or (\d+) s have passed"], 1000)
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
@@ -365,6 +372,7 @@ def main():
     check_inline(src)
     check_webhook_seen(src)
     check_side_init(src)
+    check_held(src)
     if failures:
         print("%d failure(s)" % len(failures))
         return 1

@@ -2,7 +2,8 @@
  * fcgi_client.c - a tiny FastCGI client for the process-level tests:
  * FCGI_BEGIN_REQUEST, FCGI_PARAMS, FCGI_STDIN out; FCGI_STDOUT,
  * FCGI_STDERR and FCGI_END_REQUEST in. Request id 1, one request per
- * connection. Every wait is a poll(2) bounded by the caller's deadline.
+ * connection unless FCGI_KEEP_CONN is asked for. Every wait is a
+ * poll(2) bounded by the caller's deadline.
  */
 #include <sys/socket.h>
 #include <netinet/in.h>
@@ -30,6 +31,7 @@
 #define FCGI_STDOUT		6
 #define FCGI_STDERR		7
 #define FCGI_RESPONDER		1
+#define FCGI_KEEP_CONN		1
 #define REQ_ID			1
 #define MAX_CONTENT		65535
 
@@ -166,12 +168,26 @@ fcgi_connect(const char *path)
 	return stream_connect(AF_UNIX, (struct sockaddr *)&sa, sizeof(sa));
 }
 
+/* FCGI_BEGIN_REQUEST, role responder, with flags (FCGI_KEEP_CONN or 0). */
+static int
+begin(int fd, unsigned char flags, long long deadline_ms)
+{
+	unsigned char	 b[8] = { 0, FCGI_RESPONDER, 0 };
+
+	b[2] = flags;
+	return fcgi_record(fd, FCGI_BEGIN_REQUEST, b, sizeof(b), deadline_ms);
+}
+
 int
 fcgi_begin(int fd, long long deadline_ms)
 {
-	unsigned char	 b[8] = { 0, FCGI_RESPONDER, 0 /* keep_conn 0 */ };
+	return begin(fd, 0, deadline_ms);
+}
 
-	return fcgi_record(fd, FCGI_BEGIN_REQUEST, b, sizeof(b), deadline_ms);
+int
+fcgi_begin_keep(int fd, long long deadline_ms)
+{
+	return begin(fd, FCGI_KEEP_CONN, deadline_ms);
 }
 
 /* Appends the FastCGI length encoding of n to p; returns bytes used. */

@@ -1,6 +1,7 @@
 /*
- * fcgi_client.h - a tiny FastCGI client (responder role, one request
- * per connection) for the process-level tests. Every call is bounded by
+ * fcgi_client.h - a tiny FastCGI client (responder role, request id 1;
+ * one request per connection, or several with fcgi_begin_keep) for the
+ * process-level tests. Every call is bounded by
  * a deadline; nothing blocks forever.
  */
 #ifndef ASYNCEXEC_FCGI_CLIENT_H
@@ -33,6 +34,8 @@ int		 fcgi_record(int fd, int type, const void *data, size_t len,
 
 /* FCGI_BEGIN_REQUEST, role responder, keep_conn 0. 0 or -1. */
 int		 fcgi_begin(int fd, long long deadline_ms);
+/* The same with FCGI_KEEP_CONN: the application keeps the connection. */
+int		 fcgi_begin_keep(int fd, long long deadline_ms);
 
 /*
  * The name/value pairs kv[0], kv[1], ... (n names) as FCGI_PARAMS

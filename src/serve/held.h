@@ -1,0 +1,38 @@
+/*
+ * held.h - the FastCGI connections of one worker process: every
+ * connection the web server keeps open to it between requests
+ * (fastcgi_keep_conn with an upstream keepalive cache in nginx), and the
+ * slot the next new connection is accepted into (held.c).
+ *
+ * A worker serves one request at a time, but it waits on all of its kept
+ * connections and on the listening socket at once: an idle kept
+ * connection never keeps it from the others, and nginx opens a new
+ * connection whenever it has no idle one. At HELD_MAX open connections
+ * a new one closes the least recently served idle one.
+ *
+ * serve layer: worker.c includes it.
+ */
+#ifndef ASYNCEXEC_HELD_H
+#define ASYNCEXEC_HELD_H
+
+#include <signal.h>
+
+#define HELD_MAX	128	/* connections one worker keeps open */
+#define HELD_LISTEN	(-1)	/* the listening socket, in held_ready */
+
+struct conn;
+struct held;
+
+/* What one wait found readable: slot numbers, HELD_LISTEN last. */
+struct held_ready {
+	int	 n;
+	int	 slot[HELD_MAX + 1];
+};
+
+struct held	*held_new(int listen_fd);
+int		 held_wait(struct held *, int with_listen, int ms,
+		    const sigset_t *, struct held_ready *);
+struct conn	*held_take(struct held *, int slot);
+void		 held_free(struct held *);
+
+#endif

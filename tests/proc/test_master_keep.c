@@ -1,0 +1,338 @@
+/*
+ * test_master_keep.c - kept FastCGI connections (nginx's
+ * fastcgi_keep_conn with an upstream keepalive cache): the real
+ * asyncexec-fcgi with WORKERS workers, spoken to in raw FastCGI with
+ * FCGI_KEEP_CONN.
+ *
+ *   kept     one connection carries a GET, two submits and a GET, each
+ *            answered in turn, and stays open
+ *   pinned   KEPT idle kept connections (more than the workers) keep no
+ *            new connection from being answered, and each of them
+ *            answers its next request
+ *   unread   a request answered before its body was read (a 404 with a
+ *            body larger than libfcgi's buffer): its connection is closed
+ *            after the answer, so the rest is never read as a request
+ *   stop     SIGTERM with idle kept connections: the workers stop
+ *            accepting but still answer on them (closing one could cross
+ *            a request nginx is sending); once the client closes them,
+ *            the master exits 0 within STOP_MS
+ *   orphan   the master SIGKILLed with kept connections: the socket
+ *            refuses new connections at once, the kept ones still answer,
+ *            and once they are closed no process is left
+ *
+ * Every wait is bounded by a deadline (REQ_MS, STOP_MS).
+ */
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fcgi_client.h"
+#include "load.h"
+#include "util/clock.h"
+
+#define KEPT		(2 * WORKERS + 1)	/* idle kept connections */
+#define BIG_BODY	65536	/* over libfcgi's 8 KiB read buffer */
+
+/*
+ * One request with FCGI_KEEP_CONN on the open connection fd: auth, cid
+ * and body may be NULL. Reads the answer into r (free it). 0 when it
+ * ended (FCGI_END_REQUEST), else -1.
+ */
+static int
+kept_request(int fd, const char *method, const char *uri, const char *auth,
+    const char *cid, const char *body, size_t len, struct fcgi_resp *r)
+{
+	const char	*kv[20];
+	char		 clen[24];
+	size_t		 n = 0;
+	long long	 dl = ut_now_ms() + REQ_MS;
+
+	memset(r, 0, sizeof(*r));
+	snprintf(clen, sizeof(clen), "%zu", len);
+	kv[2 * n] = "REQUEST_METHOD", kv[2 * n + 1] = method, n++;
+	kv[2 * n] = "REQUEST_URI", kv[2 * n + 1] = uri, n++;
+	kv[2 * n] = "SCRIPT_NAME", kv[2 * n + 1] = uri, n++;
+	kv[2 * n] = "SERVER_PROTOCOL", kv[2 * n + 1] = "HTTP/1.1", n++;
+	if (body != NULL) {
+		kv[2 * n] = "CONTENT_TYPE", kv[2 * n + 1] = "application/json";
+		n++;
+		kv[2 * n] = "CONTENT_LENGTH", kv[2 * n + 1] = clen, n++;
+	}
+	if (auth != NULL)
+		kv[2 * n] = "HTTP_AUTHORIZATION", kv[2 * n + 1] = auth, n++;
+	if (cid != NULL)
+		kv[2 * n] = "HTTP_X_CORRELATION_ID", kv[2 * n + 1] = cid, n++;
+	if (fcgi_begin_keep(fd, dl) == -1 || fcgi_params(fd, kv, n, dl) == -1 ||
+	    (len > 0 && fcgi_stdin(fd, body, len, dl) == -1) ||
+	    fcgi_stdin(fd, NULL, 0, dl) == -1)
+		return -1;
+	return fcgi_read(fd, r, dl);
+}
+
+/* The status of GET /healthz on the kept connection fd, or -1. */
+static int
+kept_healthz(int fd)
+{
+	struct fcgi_resp r;
+	int		 st;
+
+	st = kept_request(fd, "GET", "/healthz", NULL, NULL, NULL, 0, &r) ==
+	    0 ? r.status : -1;
+	fcgi_resp_free(&r);
+	return st;
+}
+
+/* Whether fd is open at the other end: nothing (no EOF) to read now. */
+static int
+still_open(int fd)
+{
+	struct pollfd	 p = { fd, POLLIN, 0 };
+
+	return poll(&p, 1, 0) == 0;
+}
+
+/* Whether the other end closes fd (EOF; data before it dropped) within ms. */
+static int
+closed_within(int fd, int ms)
+{
+	struct pollfd	 p = { fd, POLLIN, 0 };
+	long long	 end = ut_now_ms() + ms;
+	char		 sink[4096];
+	ssize_t		 n;
+
+	for (;;) {
+		long long left = end - ut_now_ms();
+
+		if (left < 0 || poll(&p, 1, (int)left) != 1)
+			return 0;
+		if ((n = recv(fd, sink, sizeof(sink), MSG_DONTWAIT)) == 0)
+			return 1;
+		if (n < 0)
+			return 0;
+	}
+}
+
+/* KEPT kept connections to sock, each answered one GET /healthz, into fd. */
+static void
+open_kept(const char *sock, int *fd)
+{
+	int	 i;
+
+	for (i = 0; i < KEPT; i++) {
+		CHECK((fd[i] = fcgi_connect(sock)) != -1);
+		CHECK_EQ_INT(kept_healthz(fd[i]), 200);
+	}
+}
+
+/* A master with WORKERS workers on a fresh socket named name; its pid or -1. */
+static pid_t
+keep_master(const char *name, char *sock, char *log, size_t sz)
+{
+	char	 cfg[512], n[64];
+
+	snprintf(n, sizeof(n), "%s.conf", name);
+	snprintf(cfg, sizeof(cfg), "%s", path_in_tmp(n));
+	snprintf(n, sizeof(n), "%s.sock", name);
+	snprintf(sock, sz, "%s", path_in_tmp(n));
+	snprintf(n, sizeof(n), "%s.log", name);
+	snprintf(log, sz, "%s", path_in_tmp(n));
+	return up_derived(cfg, sock, log, WORKERS);
+}
+
+/* kept: four requests, GET and POST, on one connection. */
+static void
+scenario_kept(void)
+{
+	char			 sock[512], log[512], cid[64];
+	const char		*uri, *auth;
+	struct fcgi_resp	 r;
+	pid_t			 m;
+	int			 fd, i;
+
+	if ((m = keep_master("kept", sock, log, sizeof(sock))) == -1)
+		return;
+	CHECK_EQ_INT(proc_route_key(&uri, &auth), 0);
+	CHECK((fd = fcgi_connect(sock)) != -1);
+	CHECK_EQ_INT(kept_healthz(fd), 200);
+	for (i = 0; i < 2; i++) {
+		snprintf(cid, sizeof(cid), "keep-%ld-%d", (long)getpid(), i);
+		CHECK_EQ_INT(kept_request(fd, "POST", uri, auth, cid,
+		    "{\"n\":1}", 7, &r), 0);
+		CHECK_EQ_INT(r.status, 202);
+		fcgi_resp_free(&r);
+	}
+	CHECK_EQ_INT(kept_healthz(fd), 200);
+	CHECK(still_open(fd));
+	close(fd);
+	down(m, log);
+}
+
+/* pinned: KEPT idle kept connections, then a new one, then each again. */
+static void
+scenario_pinned(void)
+{
+	char		 sock[512], log[512];
+	pid_t		 m;
+	int		 fd[KEPT], i;
+
+	if ((m = keep_master("pinned", sock, log, sizeof(sock))) == -1)
+		return;
+	open_kept(sock, fd);
+	CHECK_EQ_INT(healthz(sock), 200);	/* a new connection */
+	for (i = KEPT - 1; i >= 0; i--) {
+		CHECK_EQ_INT(kept_healthz(fd[i]), 200);
+		CHECK(still_open(fd[i]));
+	}
+	for (i = 0; i < KEPT; i++)
+		close(fd[i]);
+	down(m, log);
+}
+
+/* unread: a 404 answered over an unread body closes its connection. */
+static void
+scenario_unread(void)
+{
+	char			 sock[512], log[512], *body;
+	struct fcgi_resp	 r;
+	pid_t			 m;
+	int			 fd;
+
+	if ((m = keep_master("unread", sock, log, sizeof(sock))) == -1)
+		return;
+	if ((body = malloc(BIG_BODY)) == NULL) {
+		CHECK(!"memory");
+		down(m, log);
+		return;
+	}
+	memset(body, ' ', BIG_BODY);
+	CHECK((fd = fcgi_connect(sock)) != -1);
+	CHECK_EQ_INT(kept_request(fd, "POST", "/no/such/path", NULL, NULL,
+	    body, BIG_BODY, &r), 0);
+	CHECK_EQ_INT(r.status, 404);
+	fcgi_resp_free(&r);
+	CHECK(closed_within(fd, REQ_MS));
+	close(fd);
+	/* the other requests are unaffected */
+	CHECK((fd = fcgi_connect(sock)) != -1);
+	CHECK_EQ_INT(kept_healthz(fd), 200);
+	CHECK(still_open(fd));
+	close(fd);
+	free(body);
+	down(m, log);
+}
+
+/* Whether every worker of the master at arg retires: in ppoll, SIGTERM held. */
+static int
+retiring(void *arg)
+{
+	pid_t		 m = *(pid_t *)arg, pids[MAX_PIDS];
+	size_t		 n, i;
+
+	if ((n = workers_of(m, pids, MAX_PIDS)) == 0)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!in_accept(blocked_in(pids[i])) ||
+		    (signal_mask(pids[i], "SigBlk:") &
+		    (1ULL << (SIGTERM - 1))) == 0)
+			return 0;
+	return 1;
+}
+
+/*
+ * stop: SIGTERM with idle kept connections. Each still answers a request
+ * after every worker took the SIGTERM; once the client closes them, the
+ * master exits 0.
+ */
+static void
+scenario_stop(void)
+{
+	char		 sock[512], log[512];
+	pid_t		 m;
+	int		 fd[KEPT], i, st;
+
+	if ((m = keep_master("stop", sock, log, sizeof(sock))) == -1)
+		return;
+	open_kept(sock, fd);
+	CHECK_EQ_INT(kill(m, SIGTERM), 0);
+	CHECK(wait_for(retiring, &m, STOP_MS));
+	for (i = 0; i < KEPT; i++) {
+		CHECK_EQ_INT(kept_healthz(fd[i]), 200);
+		close(fd[i]);
+	}
+	st = wait_master_exit(m, STOP_MS);
+	CHECK(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	if (check_fail_ > 0)
+		dump_log(log);
+}
+
+/* Whether a new connection to the socket at path arg is refused. */
+static int
+refused(void *arg)
+{
+	int	 fd;
+
+	if ((fd = fcgi_connect(arg)) == -1)
+		return errno == ECONNREFUSED;
+	close(fd);
+	return 0;
+}
+
+/* Whether no process of the group led by the pid at arg is left. */
+static int
+group_gone(void *arg)
+{
+	pid_t	 pids[MAX_PIDS];
+
+	return scan(*(pid_t *)arg, 1, pids, MAX_PIDS) == 0;
+}
+
+/*
+ * orphan: the master SIGKILLed with kept connections open. Its workers
+ * retire: the socket refuses new connections at once (nginx turns to
+ * another app host), the kept ones still answer, and once the client
+ * closes them no process is left.
+ */
+static void
+scenario_orphan(void)
+{
+	char		 sock[512], log[512];
+	pid_t		 m;
+	int		 fd[KEPT], i;
+
+	if ((m = keep_master("orphan", sock, log, sizeof(sock))) == -1)
+		return;
+	open_kept(sock, fd);
+	CHECK_EQ_INT(kill(m, SIGKILL), 0);
+	CHECK(waitpid(m, NULL, 0) == m);
+	CHECK(wait_for(refused, sock, STOP_MS));
+	for (i = 0; i < KEPT; i++) {
+		CHECK_EQ_INT(kept_healthz(fd[i]), 200);
+		close(fd[i]);
+	}
+	CHECK(wait_for(group_gone, &m, STOP_MS));
+	kill_master(m);		/* forgets it; the group is gone */
+	if (check_fail_ > 0)
+		dump_log(log);
+}
+
+int
+main(int argc, char *argv[])
+{
+	static const struct scenario sc[] = {
+		{ "kept", scenario_kept },
+		{ "pinned", scenario_pinned },
+		{ "unread", scenario_unread },
+		{ "stop", scenario_stop },
+		{ "orphan", scenario_orphan },
+	};
+
+	return scenarios_main("keep", "proc_master_keep", sc,
+	    sizeof(sc) / sizeof(sc[0]), argc, argv);
+}
