@@ -12,8 +12,9 @@
  *           at most 255 bytes, is the payload); answers 202 with the new id
  *
  * It reads the application's configuration (database settings and `workers`), creates
- * SOCKET (mode 0666), forks that many workers that accept on it, and runs until SIGTERM
- * or SIGINT: then it stops the workers, removes the socket and exits 0. When a worker
+ * SOCKET (mode 0666), forks that many workers that accept on it (and hold what nginx
+ * keeps open, with the application's src/serve/held.c), and runs until SIGTERM or
+ * SIGINT: then it stops the workers, removes the socket and exits 0. When a worker
  * dies, the probe stops altogether (exit 1). Workers connect to MariaDB after the fork
  * with the application's connection settings.
  */
@@ -34,6 +35,8 @@
 #include <mysql.h>
 
 #include "config.h"
+#include "conn.h"
+#include "held.h"
 
 #define MAX_WORKERS	256
 #define MAX_PAYLOAD	255
@@ -237,9 +240,12 @@ static _Noreturn void
 worker_main(int listen_fd)
 {
 	struct worker w;
-	FCGX_Request r;
-	sigset_t term;
-	int rc;
+	struct held *h;
+	struct held_ready ready;
+	struct conn *c;
+	FCGX_Request *r;
+	sigset_t wait;
+	int k;
 
 	memset(&w, 0, sizeof w);
 	w.seed = (unsigned)getpid() ^ (unsigned)time(NULL);
@@ -252,30 +258,36 @@ worker_main(int listen_fd)
 	} else if (mode == M_INSERT) {
 		prepare(&w, "INSERT INTO bench_probe (payload, created_at) VALUES (?, ?)");
 	}
-	if (FCGX_Init() != 0 ||
-	    FCGX_InitRequest(&r, listen_fd, FCGI_FAIL_ACCEPT_ON_INTR) != 0)
-		die("%s", "FCGX_Init failed");
-	sigemptyset(&term);
-	sigaddset(&term, SIGTERM);
-	sigaddset(&term, SIGINT);
+	if ((h = held_new(listen_fd)) == NULL)
+		die("%s", "FCGX_Init failed (or out of memory)");
+	sigemptyset(&wait);	/* SIGTERM only while waiting, as worker.c does */
 	while (!stopping) {
-		/* SIGTERM only while waiting in accept (as src/worker.c does) */
-		sigprocmask(SIG_UNBLOCK, &term, NULL);
-		rc = FCGX_Accept_r(&r);
-		sigprocmask(SIG_BLOCK, &term, NULL);
-		if (rc < 0) {
-			if (stopping || errno == EINTR)
+		if (held_wait(h, 1, -1, &wait, &ready) == -1)
+			continue;
+		for (k = 0; k < ready.n; k++) {
+			if ((c = held_take(h, ready.slot[k])) == NULL)
 				continue;
-			die("accept: %s", strerror(errno));
+			switch (conn_accept(c)) {
+			case CONN_AGAIN:
+				continue;
+			case CONN_FAILED:
+				if (stopping)
+					continue;
+				die("accept: %s", strerror(errno));
+			case CONN_ACCEPTED:
+				break;
+			}
+			r = conn_io(c);
+			if (mode == M_HELLO)
+				serve_hello(r);
+			else if (mode == M_SELECT)
+				serve_select(&w, r);
+			else
+				serve_insert(&w, r);
+			conn_finish(c);
 		}
-		if (mode == M_HELLO)
-			serve_hello(&r);
-		else if (mode == M_SELECT)
-			serve_select(&w, &r);
-		else
-			serve_insert(&w, &r);
-		FCGX_Finish_r(&r);
 	}
+	held_free(h);
 	if (w.st != NULL)
 		mysql_stmt_close(w.st);
 	if (w.db != NULL)
@@ -297,7 +309,8 @@ listen_on(const char *path, unsigned backlog)
 	sa.sun_family = AF_UNIX;
 	strcpy(sa.sun_path, path);
 	unlink(path);
-	if ((fd = socket(AF_UNIX, SOCK_STREAM, 0)) < 0 ||
+	/* non-blocking: the workers that lose the race for a connection wait again */
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0)) < 0 ||
 	    bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0 || chmod(path, 0666) != 0 ||
 	    listen(fd, (int)backlog) != 0)
 		die("cannot listen on %s", path);
