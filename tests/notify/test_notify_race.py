@@ -53,6 +53,8 @@ def expire_loop(stop, runs):
         p = subprocess.run([EXPIRE, "--config", ne.CONFIG], capture_output=True, text=True,
                            timeout=120)
         runs.append(p.returncode)
+        if p.returncode != 0:
+            print("     asyncexec-expire exit %d: %s" % (p.returncode, p.stderr.strip()[-600:]))
 
 
 def main():
