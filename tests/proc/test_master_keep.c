@@ -23,6 +23,7 @@
  * Every wait is bounded by a deadline (REQ_MS, STOP_MS).
  */
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 
 #include <errno.h>
@@ -272,16 +273,26 @@ scenario_stop(void)
 		dump_log(log);
 }
 
-/* Whether a new connection to the socket at path arg is refused. */
+/*
+ * Whether a new connection to the unix socket at path arg is refused.
+ * Non-blocking: a socket still listening with its backlog full answers
+ * EAGAIN (not refused) instead of blocking the wait.
+ */
 static int
 refused(void *arg)
 {
-	int	 fd;
+	struct sockaddr_un	 sa;
+	int			 fd, rc;
 
-	if ((fd = fcgi_connect(arg)) == -1)
-		return errno == ECONNREFUSED;
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", (const char *)arg);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0)) == -1)
+		return 0;
+	rc = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == -1 &&
+	    errno == ECONNREFUSED;
 	close(fd);
-	return 0;
+	return rc;
 }
 
 /* Whether no process of the group led by the pid at arg is left. */
