@@ -119,9 +119,6 @@ held_free(struct held *h)
 	if (h == NULL)
 		return;
 	for (i = 0; i < HELD_MAX; i++)
-		if (h->c[i] != NULL) {
-			conn_drop(h->c[i]);
-			conn_free(h->c[i]);
-		}
+		conn_free(h->c[i]);	/* closes a kept connection */
 	free(h);
 }

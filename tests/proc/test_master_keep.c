@@ -9,6 +9,8 @@
  *   pinned   KEPT idle kept connections (more than the workers) keep no
  *            new connection from being answered, and each of them
  *            answers its next request
+ *   full     one worker at HELD_MAX idle kept connections answers a new
+ *            one and closes the connection it served least recently
  *   unread   a request answered before its body was read (a 404 with a
  *            body larger than libfcgi's buffer): its connection is closed
  *            after the answer, so the rest is never read as a request
@@ -35,6 +37,7 @@
 #include <unistd.h>
 
 #include "fcgi_client.h"
+#include "held.h"
 #include "load.h"
 #include "util/clock.h"
 
@@ -132,9 +135,10 @@ open_kept(const char *sock, int *fd)
 	}
 }
 
-/* A master with WORKERS workers on a fresh socket named name; its pid or -1. */
+/* A master of workers workers on a fresh socket named name; pid or -1. */
 static pid_t
-keep_master(const char *name, char *sock, char *log, size_t sz)
+keep_master_n(const char *name, size_t workers, char *sock, char *log,
+    size_t sz)
 {
 	char	 cfg[512], n[64];
 
@@ -144,7 +148,14 @@ keep_master(const char *name, char *sock, char *log, size_t sz)
 	snprintf(sock, sz, "%s", path_in_tmp(n));
 	snprintf(n, sizeof(n), "%s.log", name);
 	snprintf(log, sz, "%s", path_in_tmp(n));
-	return up_derived(cfg, sock, log, WORKERS);
+	return up_derived(cfg, sock, log, workers);
+}
+
+/* keep_master_n with WORKERS workers. */
+static pid_t
+keep_master(const char *name, char *sock, char *log, size_t sz)
+{
+	return keep_master_n(name, WORKERS, sock, log, sz);
 }
 
 /* kept: four requests, GET and POST, on one connection. */
@@ -274,6 +285,37 @@ scenario_stop(void)
 }
 
 /*
+ * full: one worker holding HELD_MAX idle kept connections still answers a
+ * new connection, and closes the one it served least recently for it.
+ */
+static void
+scenario_full(void)
+{
+	char		 sock[512], log[512];
+	pid_t		 m;
+	int		*fd, i;
+
+	if ((fd = calloc(HELD_MAX, sizeof(*fd))) == NULL ||
+	    (m = keep_master_n("full", 1, sock, log, sizeof(sock))) == -1) {
+		free(fd);
+		return;
+	}
+	for (i = 0; i < HELD_MAX; i++) {
+		CHECK((fd[i] = fcgi_connect(sock)) != -1);
+		CHECK_EQ_INT(kept_healthz(fd[i]), 200);
+	}
+	CHECK_EQ_INT(healthz(sock), 200);	/* one more connection */
+	CHECK(closed_within(fd[0], REQ_MS));
+	for (i = 1; i < HELD_MAX; i++)
+		CHECK(still_open(fd[i]));
+	CHECK_EQ_INT(kept_healthz(fd[HELD_MAX - 1]), 200);
+	for (i = 0; i < HELD_MAX; i++)
+		close(fd[i]);
+	free(fd);
+	down(m, log);
+}
+
+/*
  * Whether a new connection to the unix socket at path arg is refused.
  * Non-blocking: a socket still listening with its backlog full answers
  * EAGAIN (not refused) instead of blocking the wait.
@@ -340,6 +382,7 @@ main(int argc, char *argv[])
 		{ "kept", scenario_kept },
 		{ "pinned", scenario_pinned },
 		{ "unread", scenario_unread },
+		{ "full", scenario_full },
 		{ "stop", scenario_stop },
 		{ "orphan", scenario_orphan },
 	};
