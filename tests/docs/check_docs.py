@@ -353,7 +353,8 @@ def check_side_init(src):
 
 def check_held(src):
     check_page_constant(src, "src/serve/held.h", "HELD_MAX", "asyncexec-fcgi.8",
-                        [r"A worker holds at most (\d+) connections"])
+                        [r"A worker holds at most (\d+) connections",
+                         r"\bworker_processes at or below (\d+)"])
     check_page_constant(src, "src/serve/worker.c", "RETIRE_MS", "asyncexec-fcgi.8",
                         [r"or (\d+) s have passed"], 1000)
 
