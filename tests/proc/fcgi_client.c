@@ -335,19 +335,12 @@ fcgi_read(int fd, struct fcgi_resp *r, long long deadline_ms)
 	return r->ended ? 0 : -1;
 }
 
-int
-fcgi_request(const char *path, const char *method, const char *uri,
-    const char *content_type, const char *body, size_t body_len,
-    int timeout_ms, struct fcgi_resp *r)
+size_t
+fcgi_base_params(const char **kv, const char *method, const char *uri,
+    const char *content_type, const char *clen)
 {
-	char		 clen[32];
-	const char	*kv[16];
-	size_t		 n = 0;
-	long long	 deadline = ut_now_ms() + timeout_ms;
-	int		 fd, rc = -1;
+	size_t	 n = 0;
 
-	memset(r, 0, sizeof(*r));
-	snprintf(clen, sizeof(clen), "%zu", body_len);
 	kv[2 * n] = "REQUEST_METHOD", kv[2 * n + 1] = method, n++;
 	kv[2 * n] = "REQUEST_URI", kv[2 * n + 1] = uri, n++;
 	kv[2 * n] = "SCRIPT_NAME", kv[2 * n + 1] = uri, n++;
@@ -356,6 +349,23 @@ fcgi_request(const char *path, const char *method, const char *uri,
 		kv[2 * n] = "CONTENT_TYPE", kv[2 * n + 1] = content_type, n++;
 		kv[2 * n] = "CONTENT_LENGTH", kv[2 * n + 1] = clen, n++;
 	}
+	return n;
+}
+
+int
+fcgi_request(const char *path, const char *method, const char *uri,
+    const char *content_type, const char *body, size_t body_len,
+    int timeout_ms, struct fcgi_resp *r)
+{
+	char		 clen[32];
+	const char	*kv[2 * FCGI_BASE_PARAMS];
+	size_t		 n;
+	long long	 deadline = ut_now_ms() + timeout_ms;
+	int		 fd, rc = -1;
+
+	memset(r, 0, sizeof(*r));
+	snprintf(clen, sizeof(clen), "%zu", body_len);
+	n = fcgi_base_params(kv, method, uri, content_type, clen);
 	if ((fd = fcgi_connect(path)) == -1)
 		return -1;
 	if (fcgi_begin(fd, deadline) == 0 &&

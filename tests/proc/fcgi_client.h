@@ -44,6 +44,16 @@ int		 fcgi_begin_keep(int fd, long long deadline_ms);
 int		 fcgi_params(int fd, const char *const *kv, size_t n,
 		    long long deadline_ms);
 
+/*
+ * Fills kv (room for FCGI_BASE_PARAMS names) with the params of a
+ * request for method and uri and, when content_type is not NULL, its
+ * CONTENT_TYPE and CONTENT_LENGTH clen. Returns how many names.
+ */
+#define FCGI_BASE_PARAMS	6
+size_t		 fcgi_base_params(const char **kv, const char *method,
+		    const char *uri, const char *content_type,
+		    const char *clen);
+
 /* One FCGI_STDIN record with len bytes (len 0: the end of the body). */
 int		 fcgi_stdin(int fd, const void *data, size_t len,
 		    long long deadline_ms);

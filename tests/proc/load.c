@@ -233,22 +233,21 @@ poll_one(const char *sock, const char *uri, const char *auth,
     const char *cid, const char *token)
 {
 	struct fcgi_resp	 r;
-	const char		*kv[10];
+	const char		*kv[2 * (FCGI_BASE_PARAMS + 2)];
 	char			 path[256], want[160];
 	long long		 dl = ut_now_ms() + REQ_MS;
+	size_t			 n;
 	int			 fd, ok;
 
 	snprintf(path, sizeof(path), "%s/%s", uri, cid);
-	kv[0] = "REQUEST_METHOD", kv[1] = "GET";
-	kv[2] = "REQUEST_URI", kv[3] = path;
-	kv[4] = "SCRIPT_NAME", kv[5] = path;
-	kv[6] = "HTTP_AUTHORIZATION", kv[7] = auth;
-	kv[8] = "HTTP_X_POLL_TOKEN", kv[9] = token;
+	n = fcgi_base_params(kv, "GET", path, NULL, NULL);
+	kv[2 * n] = "HTTP_AUTHORIZATION", kv[2 * n + 1] = auth, n++;
+	kv[2 * n] = "HTTP_X_POLL_TOKEN", kv[2 * n + 1] = token, n++;
 	memset(&r, 0, sizeof(r));
 	if ((fd = fcgi_connect(sock)) == -1)
 		return 0;
 	snprintf(want, sizeof(want), "\"correlationId\":\"%s\"", cid);
-	ok = fcgi_begin(fd, dl) == 0 && fcgi_params(fd, kv, 5, dl) == 0 &&
+	ok = fcgi_begin(fd, dl) == 0 && fcgi_params(fd, kv, n, dl) == 0 &&
 	    fcgi_stdin(fd, NULL, 0, dl) == 0 && fcgi_read(fd, &r, dl) == 0 &&
 	    r.status == 200 && r.body != NULL && strstr(r.body, want) != NULL;
 	fcgi_resp_free(&r);

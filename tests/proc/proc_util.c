@@ -620,20 +620,16 @@ int
 submit_start(const char *sock, const char *cid, const char *body, size_t sent,
     long long deadline)
 {
-	const char	*uri, *auth, *kv[16];
+	const char	*uri, *auth, *kv[2 * (FCGI_BASE_PARAMS + 2)];
 	char		 clen[32];
-	size_t		 n = 0, len = strlen(body);
+	size_t		 n, len = strlen(body);
 	int		 fd;
 
 	if (proc_route_key(&uri, &auth) == -1 ||
 	    (fd = fcgi_connect(sock)) == -1)
 		return -1;
 	snprintf(clen, sizeof(clen), "%zu", len);
-	kv[2 * n] = "REQUEST_METHOD", kv[2 * n + 1] = "POST", n++;
-	kv[2 * n] = "REQUEST_URI", kv[2 * n + 1] = uri, n++;
-	kv[2 * n] = "SCRIPT_NAME", kv[2 * n + 1] = uri, n++;
-	kv[2 * n] = "CONTENT_LENGTH", kv[2 * n + 1] = clen, n++;
-	kv[2 * n] = "CONTENT_TYPE", kv[2 * n + 1] = "application/json", n++;
+	n = fcgi_base_params(kv, "POST", uri, "application/json", clen);
 	kv[2 * n] = "HTTP_AUTHORIZATION", kv[2 * n + 1] = auth, n++;
 	kv[2 * n] = "HTTP_X_CORRELATION_ID", kv[2 * n + 1] = cid, n++;
 	if (fcgi_begin(fd, deadline) == -1 ||

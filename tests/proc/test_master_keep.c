@@ -53,22 +53,15 @@ static int
 kept_request(int fd, const char *method, const char *uri, const char *auth,
     const char *cid, const char *body, size_t len, struct fcgi_resp *r)
 {
-	const char	*kv[20];
+	const char	*kv[2 * (FCGI_BASE_PARAMS + 2)];
 	char		 clen[24];
-	size_t		 n = 0;
+	size_t		 n;
 	long long	 dl = ut_now_ms() + REQ_MS;
 
 	memset(r, 0, sizeof(*r));
 	snprintf(clen, sizeof(clen), "%zu", len);
-	kv[2 * n] = "REQUEST_METHOD", kv[2 * n + 1] = method, n++;
-	kv[2 * n] = "REQUEST_URI", kv[2 * n + 1] = uri, n++;
-	kv[2 * n] = "SCRIPT_NAME", kv[2 * n + 1] = uri, n++;
-	kv[2 * n] = "SERVER_PROTOCOL", kv[2 * n + 1] = "HTTP/1.1", n++;
-	if (body != NULL) {
-		kv[2 * n] = "CONTENT_TYPE", kv[2 * n + 1] = "application/json";
-		n++;
-		kv[2 * n] = "CONTENT_LENGTH", kv[2 * n + 1] = clen, n++;
-	}
+	n = fcgi_base_params(kv, method, uri,
+	    body != NULL ? "application/json" : NULL, clen);
 	if (auth != NULL)
 		kv[2 * n] = "HTTP_AUTHORIZATION", kv[2 * n + 1] = auth, n++;
 	if (cid != NULL)
