@@ -41,7 +41,21 @@ CONFIG = os.environ.get("ASYNCEXEC_TEST_CONFIG", "")
 CLIENTS = 8
 RELOAD_EVERY = 300  # answers between two reloads
 RELOADS = 4
-STOP_BOUND_S = 10.0  # a stop waits for nginx's keepalive_timeout, not RETIRE_MS (20 s)
+
+
+def retire_s():
+    """RETIRE_MS of src/serve/worker.c, in seconds: how long a stopping worker serves its
+    kept connections at most."""
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src",
+                       "serve", "worker.c")
+    m = re.search(r"#define\s+RETIRE_MS\s+(\d+)", open(src, encoding="utf-8").read())
+    if not m:
+        raise SystemExit("FAIL src/serve/worker.c defines no RETIRE_MS")
+    return int(m.group(1)) / 1000.0
+
+
+# a stop ends when nginx closes its kept connections (keepalive_timeout), not at RETIRE_MS
+STOP_BOUND_S = retire_s() / 2
 
 
 def wait_for(pred, seconds, what):
