@@ -84,23 +84,24 @@ held_wait(struct held *h, int with_listen, int ms, const sigset_t *mask,
 /*
  * The conn to accept on for slot of the last wait: that kept one, or for
  * HELD_LISTEN a free slot, else the least recently taken idle one,
- * closed first. NULL when every slot was readable in the wait.
+ * closed first; for HELD_FREE a free slot only. NULL when there is none
+ * (for HELD_LISTEN: every slot was readable in the wait).
  */
 struct conn *
 held_take(struct held *h, int slot)
 {
-	int	 i, lru = -1;
+	int	 i, lru = -1, want = slot;
 
-	if (slot == HELD_LISTEN) {
-		for (i = 0; i < HELD_MAX && slot == HELD_LISTEN; i++) {
+	if (want == HELD_LISTEN || want == HELD_FREE) {
+		for (i = 0; i < HELD_MAX && slot == want; i++) {
 			if (conn_fd(h->c[i]) < 0)
 				slot = i;
 			else if (!h->ready[i] &&
 			    (lru < 0 || h->last[i] < h->last[lru]))
 				lru = i;
 		}
-		if (slot == HELD_LISTEN) {
-			if (lru < 0)
+		if (slot == want) {
+			if (want == HELD_FREE || lru < 0)
 				return NULL;
 			conn_drop(h->c[lru]);
 			slot = lru;

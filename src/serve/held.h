@@ -19,6 +19,7 @@
 
 #define HELD_MAX	128	/* connections one worker keeps open */
 #define HELD_LISTEN	(-1)	/* the listening socket, in held_ready */
+#define HELD_FREE	(-2)	/* held_take: a free slot, none closed for it */
 
 struct conn;
 struct held;

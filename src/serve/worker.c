@@ -234,22 +234,29 @@ struct loop {
 	int			 failures;	/* accepts failed in a row */
 };
 
+/* What serve_next did. */
+enum served {
+	SERVED,		/* a request answered, or a connection closed */
+	SERVED_NONE,	/* nothing to accept there (EAGAIN, EINTR) */
+	SERVED_FATAL	/* accept failed more than ACCEPT_FAILURES times */
+};
+
 /*
  * Accepts the next request on c (read from its kept connection, or on a
- * new one) and serves it. 0, or -1 when accept has failed more than
- * ACCEPT_FAILURES times in a row.
+ * new one) and serves it. SERVED, SERVED_NONE, or SERVED_FATAL.
  */
-static int
+static enum served
 serve_next(struct loop *l, struct conn *c)
 {
 	switch (conn_accept(c)) {
 	case CONN_AGAIN:
-		return 0;
+		return SERVED_NONE;
 	case CONN_FAILED:
 		if (stopping)
-			return 0;
+			return SERVED_NONE;
 		log_error("worker: accept failed: %s", strerror(errno));
-		return ++l->failures > ACCEPT_FAILURES ? -1 : 0;
+		return ++l->failures > ACCEPT_FAILURES ? SERVED_FATAL :
+		    SERVED_NONE;
 	case CONN_ACCEPTED:
 		break;
 	}
@@ -257,6 +264,43 @@ serve_next(struct loop *l, struct conn *c)
 	if (!l->check_peers || admit(l->cfg, c, &l->refused) == ADMIT_SERVE)
 		serve(&l->app, c);
 	conn_finish(c);
+	return SERVED;
+}
+
+/*
+ * Serves what one wait found ready: each ready kept connection, and,
+ * when the listening socket was ready, a new connection after each of
+ * them and one more, until accept finds none. So the requests nginx
+ * sent on new connections (its idle kept ones all busy) take turns with
+ * the kept ones instead of one a round behind all of them. Only the
+ * first accept of a round may close an idle kept connection for its
+ * slot (held_take); the others take free slots. 0, or -1 after
+ * SERVED_FATAL.
+ */
+static int
+serve_round(struct loop *l, struct held *h, const struct held_ready *r)
+{
+	struct conn	*c;
+	int		 listen = r->n > 0 && r->slot[r->n - 1] == HELD_LISTEN;
+	int		 kept = r->n - listen, k, slot = HELD_LISTEN;
+
+	for (k = 0; k <= kept; k++) {
+		if (k < kept && (c = held_take(h, r->slot[k])) != NULL &&
+		    serve_next(l, c) == SERVED_FATAL)
+			return -1;
+		if (!listen || (c = held_take(h, slot)) == NULL)
+			continue;
+		slot = HELD_FREE;
+		switch (serve_next(l, c)) {
+		case SERVED:
+			break;
+		case SERVED_NONE:
+			listen = 0;
+			break;
+		case SERVED_FATAL:
+			return -1;
+		}
+	}
 	return 0;
 }
 
@@ -270,7 +314,7 @@ serve_next(struct loop *l, struct conn *c)
  * nginx may be sending a request on it at that moment, and answers that
  * request 502 (a POST is not retried). nginx closes an idle kept
  * connection after its upstream keepalive_timeout and a busy one after
- * keepalive_requests. 0, or -1 as serve_next.
+ * keepalive_requests. 0, or -1 after SERVED_FATAL.
  */
 static int
 retire(struct loop *l, struct held *h, int listen_fd)
@@ -288,8 +332,8 @@ retire(struct loop *l, struct held *h, int listen_fd)
 				continue;
 			if (conn_closed(c))
 				conn_drop(c);	/* not libfcgi: it would accept */
-			else
-				rc = serve_next(l, c);
+			else if (serve_next(l, c) == SERVED_FATAL)
+				rc = -1;
 		}
 	return rc;
 }
@@ -305,9 +349,8 @@ worker_run(const struct config *cfg, int listen_fd, pid_t master)
 	struct loop		 l = { .cfg = cfg };
 	struct held		*h = NULL;
 	struct held_ready	 r;
-	struct conn		*c;
 	sigset_t		 term, waitmask;
-	int			 k, rc = 0;
+	int			 rc = 0;
 
 	worker_signals();
 	follow_master(master);
@@ -335,11 +378,8 @@ worker_run(const struct config *cfg, int listen_fd, pid_t master)
 	/* SIGTERM only while waiting in ppoll: an accepted request never
 	 * sees EINTR and always runs to its end. */
 	while (!stopping && rc == 0) {
-		if (wait_conn(h, &waitmask, &r) == -1)
-			continue;
-		for (k = 0; k < r.n && rc == 0; k++)
-			if ((c = held_take(h, r.slot[k])) != NULL)
-				rc = serve_next(&l, c);
+		if (wait_conn(h, &waitmask, &r) == 0)
+			rc = serve_round(&l, h, &r);
 	}
 	if (rc == 0)
 		rc = retire(&l, h, listen_fd);

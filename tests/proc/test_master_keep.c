@@ -11,6 +11,8 @@
  *            answers its next request
  *   full     one worker at HELD_MAX idle kept connections answers a new
  *            one and closes the connection it served least recently
+ *   turns    one worker with requests waiting on kept connections and on
+ *            new ones at once answers new ones between the kept ones
  *   unread   a request answered before its body was read (a 404 with a
  *            body larger than libfcgi's buffer): its connection is closed
  *            after the answer, so the rest is never read as a request
@@ -25,6 +27,7 @@
  * Every wait is bounded by a deadline (REQ_MS, STOP_MS).
  */
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 
@@ -43,22 +46,23 @@
 
 #define KEPT		(2 * WORKERS + 1)	/* idle kept connections */
 #define BIG_BODY	65536	/* over libfcgi's 8 KiB read buffer */
+#define TURNS		16	/* kept and new connections (turns) */
 
 /*
- * One request with FCGI_KEEP_CONN on the open connection fd: auth, cid
- * and body may be NULL. Reads the answer into r (free it). 0 when it
- * ended (FCGI_END_REQUEST), else -1.
+ * Sends one request on the open connection fd, FCGI_KEEP_CONN when keep:
+ * auth, cid and body may be NULL. The body (len bytes, CONTENT_LENGTH)
+ * and its end only when with_body. 0, or -1.
  */
 static int
-kept_request(int fd, const char *method, const char *uri, const char *auth,
-    const char *cid, const char *body, size_t len, struct fcgi_resp *r)
+send_request(int fd, int keep, const char *method, const char *uri,
+    const char *auth, const char *cid, const char *body, size_t len,
+    int with_body)
 {
 	const char	*kv[2 * (FCGI_BASE_PARAMS + 2)];
 	char		 clen[24];
 	size_t		 n;
 	long long	 dl = ut_now_ms() + REQ_MS;
 
-	memset(r, 0, sizeof(*r));
 	snprintf(clen, sizeof(clen), "%zu", len);
 	n = fcgi_base_params(kv, method, uri,
 	    body != NULL ? "application/json" : NULL, clen);
@@ -66,11 +70,28 @@ kept_request(int fd, const char *method, const char *uri, const char *auth,
 		kv[2 * n] = "HTTP_AUTHORIZATION", kv[2 * n + 1] = auth, n++;
 	if (cid != NULL)
 		kv[2 * n] = "HTTP_X_CORRELATION_ID", kv[2 * n + 1] = cid, n++;
-	if (fcgi_begin_keep(fd, dl) == -1 || fcgi_params(fd, kv, n, dl) == -1 ||
-	    (len > 0 && fcgi_stdin(fd, body, len, dl) == -1) ||
-	    fcgi_stdin(fd, NULL, 0, dl) == -1)
+	if ((keep ? fcgi_begin_keep(fd, dl) : fcgi_begin(fd, dl)) == -1 ||
+	    fcgi_params(fd, kv, n, dl) == -1)
 		return -1;
-	return fcgi_read(fd, r, dl);
+	if (with_body && ((len > 0 && fcgi_stdin(fd, body, len, dl) == -1) ||
+	    fcgi_stdin(fd, NULL, 0, dl) == -1))
+		return -1;
+	return 0;
+}
+
+/*
+ * One request with FCGI_KEEP_CONN on the open connection fd (as
+ * send_request). Reads the answer into r (free it). 0 when it ended
+ * (FCGI_END_REQUEST), else -1.
+ */
+static int
+kept_request(int fd, const char *method, const char *uri, const char *auth,
+    const char *cid, const char *body, size_t len, struct fcgi_resp *r)
+{
+	memset(r, 0, sizeof(*r));
+	if (send_request(fd, 1, method, uri, auth, cid, body, len, 1) == -1)
+		return -1;
+	return fcgi_read(fd, r, ut_now_ms() + REQ_MS);
 }
 
 /* The status of GET /healthz on the kept connection fd, or -1. */
@@ -308,6 +329,104 @@ scenario_full(void)
 	down(m, log);
 }
 
+/* Whether the worker at arg waits in read(2) (for a request's body). */
+static int
+reading(void *arg)
+{
+	return blocked_in(*(pid_t *)arg) == SYS_read;
+}
+
+/*
+ * Reads the answers of the turns scenario as they come: fd[0..TURNS-1]
+ * kept, fd[TURNS+1..2*TURNS] new; the kept ones first when several are
+ * readable at once, so a new one read while a kept one is still due was
+ * answered before that one. How many new ones were; -1 if one did not
+ * come within REQ_MS or was not a 202.
+ */
+static int
+read_turns(int *fd)
+{
+	struct pollfd	 p[2 * TURNS + 1];
+	struct fcgi_resp r;
+	int		 left = 2 * TURNS, kept_due = TURNS, early = 0, i, ok;
+	long long	 dl = ut_now_ms() + REQ_MS;
+
+	while (left > 0) {
+		for (i = 0; i <= 2 * TURNS; i++)
+			p[i] = (struct pollfd){ i == TURNS ? -1 : fd[i], POLLIN, 0 };
+		if (poll(p, 2 * TURNS + 1, (int)(dl - ut_now_ms())) <= 0)
+			return -1;
+		for (i = 0; i <= 2 * TURNS; i++) {
+			if (p[i].fd < 0 || p[i].revents == 0)
+				continue;
+			ok = fcgi_read(fd[i], &r, dl) == 0 && r.status == 202;
+			fcgi_resp_free(&r);
+			if (!ok)
+				return -1;
+			if (i > TURNS && kept_due > 0)
+				early++;
+			kept_due -= i < TURNS;
+			close(fd[i]);
+			fd[i] = -1;
+			left--;
+		}
+	}
+	return early;
+}
+
+/*
+ * turns: one worker finds TURNS submits on kept connections and TURNS on
+ * new ones at once (all sent while it waits for the body of a submit on
+ * another kept connection): it answers new connections before the last
+ * kept one, not one a round behind all of them (nginx opens a new one
+ * whenever its idle kept connections are all busy).
+ */
+static void
+scenario_turns(void)
+{
+	char		 sock[512], log[512], cid[64];
+	const char	*uri, *auth, *body = "{\"n\":1}";
+	struct fcgi_resp r;
+	pid_t		 m, w;
+	long long	 dl;
+	int		 fd[2 * TURNS + 1], i;
+
+	if ((m = keep_master_n("turns", 1, sock, log, sizeof(sock))) == -1)
+		return;
+	CHECK_EQ_INT(proc_route_key(&uri, &auth), 0);
+	CHECK_EQ_INT((int)workers_of(m, &w, 1), 1);
+	for (i = 0; i <= TURNS; i++) {		/* fd[TURNS]: the stall */
+		CHECK((fd[i] = fcgi_connect(sock)) != -1);
+		CHECK_EQ_INT(kept_healthz(fd[i]), 200);
+	}
+	snprintf(cid, sizeof(cid), "turns-%ld-stall", (long)getpid());
+	CHECK_EQ_INT(send_request(fd[TURNS], 1, "POST", uri, auth, cid, body,
+	    strlen(body), 0), 0);
+	CHECK(wait_for(reading, &w, REQ_MS));
+	for (i = 0; i <= 2 * TURNS; i++) {
+		if (i == TURNS)
+			continue;
+		if (i > TURNS)
+			CHECK((fd[i] = fcgi_connect(sock)) != -1);
+		snprintf(cid, sizeof(cid), "turns-%ld-%d", (long)getpid(), i);
+		CHECK_EQ_INT(send_request(fd[i], i < TURNS, "POST", uri, auth,
+		    cid, body, strlen(body), 1), 0);
+	}
+	dl = ut_now_ms() + REQ_MS;
+	CHECK(fcgi_stdin(fd[TURNS], body, strlen(body), dl) == 0 &&
+	    fcgi_stdin(fd[TURNS], NULL, 0, dl) == 0);
+	CHECK(fcgi_read(fd[TURNS], &r, dl) == 0 && r.status == 202);
+	fcgi_resp_free(&r);
+	i = read_turns(fd);
+	printf("turns: %d of %d new connections answered before the last "
+	    "kept one\n", i, TURNS);
+	CHECK(i >= TURNS / 2);
+	for (i = 0; i <= 2 * TURNS; i++)
+		if (fd[i] >= 0)
+			close(fd[i]);
+	down(m, log);
+}
+
 /*
  * Whether a new connection to the unix socket at path arg is refused.
  * Non-blocking: a socket still listening with its backlog full answers
@@ -376,6 +495,7 @@ main(int argc, char *argv[])
 		{ "pinned", scenario_pinned },
 		{ "unread", scenario_unread },
 		{ "full", scenario_full },
+		{ "turns", scenario_turns },
 		{ "stop", scenario_stop },
 		{ "orphan", scenario_orphan },
 	};
