@@ -281,21 +281,21 @@ static int
 serve_round(struct loop *l, struct held *h, const struct held_ready *r)
 {
 	struct conn	*c;
-	int		 listen = r->n > 0 && r->slot[r->n - 1] == HELD_LISTEN;
-	int		 kept = r->n - listen, k, slot = HELD_LISTEN;
+	int		 accepting = r->n > 0 && r->slot[r->n - 1] == HELD_LISTEN;
+	int		 kept = r->n - accepting, k, slot = HELD_LISTEN;
 
 	for (k = 0; k <= kept; k++) {
 		if (k < kept && (c = held_take(h, r->slot[k])) != NULL &&
 		    serve_next(l, c) == SERVED_FATAL)
 			return -1;
-		if (!listen || (c = held_take(h, slot)) == NULL)
+		if (!accepting || (c = held_take(h, slot)) == NULL)
 			continue;
 		slot = HELD_FREE;
 		switch (serve_next(l, c)) {
 		case SERVED:
 			break;
 		case SERVED_NONE:
-			listen = 0;
+			accepting = 0;
 			break;
 		case SERVED_FATAL:
 			return -1;

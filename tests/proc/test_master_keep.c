@@ -352,8 +352,11 @@ read_turns(int *fd)
 	long long	 dl = ut_now_ms() + REQ_MS;
 
 	while (left > 0) {
-		for (i = 0; i <= 2 * TURNS; i++)
-			p[i] = (struct pollfd){ i == TURNS ? -1 : fd[i], POLLIN, 0 };
+		for (i = 0; i <= 2 * TURNS; i++) {
+			p[i].fd = i == TURNS ? -1 : fd[i];
+			p[i].events = POLLIN;
+			p[i].revents = 0;
+		}
 		if (poll(p, 2 * TURNS + 1, (int)(dl - ut_now_ms())) <= 0)
 			return -1;
 		for (i = 0; i <= 2 * TURNS; i++) {
@@ -387,7 +390,7 @@ scenario_turns(void)
 	char		 sock[512], log[512], cid[64];
 	const char	*uri, *auth, *body = "{\"n\":1}";
 	struct fcgi_resp r;
-	pid_t		 m, w;
+	pid_t		 m, w = 0;
 	long long	 dl;
 	int		 fd[2 * TURNS + 1], i;
 
@@ -418,8 +421,8 @@ scenario_turns(void)
 	CHECK(fcgi_read(fd[TURNS], &r, dl) == 0 && r.status == 202);
 	fcgi_resp_free(&r);
 	i = read_turns(fd);
-	printf("turns: %d of %d new connections answered before the last "
-	    "kept one\n", i, TURNS);
+	printf("figure: turns: %d of %d new connections answered before the "
+	    "last kept one\n", i, TURNS);
 	CHECK(i >= TURNS / 2);
 	for (i = 0; i <= 2 * TURNS; i++)
 		if (fd[i] >= 0)
