@@ -13,6 +13,8 @@
  *            one and closes the connection it served least recently
  *   turns    one worker with requests waiting on kept connections and on
  *            new ones at once answers new ones between the kept ones
+ *   crowded  one worker at HELD_MAX with two kept requests and a new kept
+ *            connection at once: one idle connection closed, not two
  *   unread   a request answered before its body was read (a 404 with a
  *            body larger than libfcgi's buffer): its connection is closed
  *            after the answer, so the rest is never read as a request
@@ -431,6 +433,63 @@ scenario_turns(void)
 }
 
 /*
+ * crowded: one worker at HELD_MAX kept connections finds two requests on
+ * them and a new kept connection at once (sent while it waits for the
+ * body of a third): the new one closes the least recently served idle
+ * connection, and the accept that then finds nothing closes no other.
+ */
+static void
+scenario_crowded(void)
+{
+	char		 sock[512], log[512], cid[64];
+	const char	*uri, *auth, *body = "{\"n\":1}";
+	struct fcgi_resp r;
+	pid_t		 m, w = 0;
+	long long	 dl;
+	int		*fd, nfd, i;
+
+	if ((fd = calloc(HELD_MAX, sizeof(*fd))) == NULL ||
+	    (m = keep_master_n("crowded", 1, sock, log, sizeof(sock))) == -1) {
+		free(fd);
+		return;
+	}
+	CHECK_EQ_INT(proc_route_key(&uri, &auth), 0);
+	CHECK_EQ_INT((int)workers_of(m, &w, 1), 1);
+	for (i = 0; i < HELD_MAX; i++) {
+		CHECK((fd[i] = fcgi_connect(sock)) != -1);
+		CHECK_EQ_INT(kept_healthz(fd[i]), 200);
+	}
+	snprintf(cid, sizeof(cid), "crowded-%ld", (long)getpid());
+	CHECK_EQ_INT(send_request(fd[HELD_MAX - 1], 1, "POST", uri, auth, cid,
+	    body, strlen(body), 0), 0);
+	CHECK(wait_for(reading, &w, REQ_MS));
+	for (i = HELD_MAX - 3; i < HELD_MAX - 1; i++)
+		CHECK_EQ_INT(send_request(fd[i], 1, "GET", "/healthz", NULL,
+		    NULL, NULL, 0, 1), 0);
+	CHECK((nfd = fcgi_connect(sock)) != -1);
+	CHECK_EQ_INT(send_request(nfd, 1, "GET", "/healthz", NULL, NULL, NULL,
+	    0, 1), 0);
+	dl = ut_now_ms() + REQ_MS;
+	CHECK(fcgi_stdin(fd[HELD_MAX - 1], body, strlen(body), dl) == 0 &&
+	    fcgi_stdin(fd[HELD_MAX - 1], NULL, 0, dl) == 0);
+	for (i = HELD_MAX - 3; i < HELD_MAX; i++) {
+		CHECK(fcgi_read(fd[i], &r, dl) == 0);
+		fcgi_resp_free(&r);
+	}
+	CHECK(fcgi_read(nfd, &r, dl) == 0 && r.status == 200);
+	fcgi_resp_free(&r);
+	CHECK(closed_within(fd[0], REQ_MS));
+	/* served after the round ended: open unless that round closed it */
+	CHECK_EQ_INT(kept_healthz(fd[1]), 200);
+	CHECK_EQ_INT(kept_healthz(nfd), 200);
+	close(nfd);
+	for (i = 0; i < HELD_MAX; i++)
+		close(fd[i]);
+	free(fd);
+	down(m, log);
+}
+
+/*
  * Whether a new connection to the unix socket at path arg is refused.
  * Non-blocking: a socket still listening with its backlog full answers
  * EAGAIN (not refused) instead of blocking the wait.
@@ -499,6 +558,7 @@ main(int argc, char *argv[])
 		{ "unread", scenario_unread },
 		{ "full", scenario_full },
 		{ "turns", scenario_turns },
+		{ "crowded", scenario_crowded },
 		{ "stop", scenario_stop },
 		{ "orphan", scenario_orphan },
 	};
