@@ -75,16 +75,36 @@ conn_io(struct conn *c)
 }
 
 /*
+ * Reads the rest of the request's input in to its end, DRAIN_MAX bytes
+ * at most. Whether its end was reached (without a read error).
+ */
+static int
+drained(FCGX_Stream *in)
+{
+	char	 b[4096];
+	size_t	 n = 0;
+	int	 k;
+
+	while (n <= DRAIN_MAX && (k = FCGX_GetStr(b, (int)sizeof(b), in)) > 0)
+		n += (size_t)k;
+	return n <= DRAIN_MAX && FCGX_HasSeenEOF(in) == EOF &&
+	    FCGX_GetError(in) == 0;
+}
+
+/*
  * Ends the accepted request (its streams flushed to the web server). The
  * connection stays open only when the web server asked for that and the
- * request's input was read to its end: records left unread would be
- * taken for the next request's (libfcgi discards none).
+ * request's input is read to its end: an answer given before the body
+ * was read (a 401, 404 or 413, a 503 without the database) reads past
+ * the rest first, up to DRAIN_MAX, since records left unread would be
+ * taken for the next request's (libfcgi discards none). Closing instead
+ * would cross the request nginx sends next on the connection, which it
+ * takes back as soon as the answer has come: nginx answers that one 502.
  */
 void
 conn_finish(struct conn *c)
 {
-	if (c->fr.keepConnection && c->fr.in != NULL &&
-	    FCGX_GetChar(c->fr.in) != EOF)
+	if (c->fr.keepConnection && c->fr.in != NULL && !drained(c->fr.in))
 		c->fr.keepConnection = 0;
 	FCGX_Finish_r(&c->fr);
 }

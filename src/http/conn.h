@@ -17,6 +17,13 @@
 #ifndef ASYNCEXEC_CONN_H
 #define ASYNCEXEC_CONN_H
 
+/*
+ * Bytes of a request's unread body that conn_finish reads past to keep
+ * its connection: over nginx/asyncexec.conf's largest
+ * client_max_body_size (4m). Past them it closes the connection.
+ */
+#define DRAIN_MAX	(8 * 1024 * 1024)
+
 struct conn;
 
 /* What one accept did. */
