@@ -5,13 +5,17 @@
 #   scripts/bench.sh [--quick] [--json FILE] [--strict] [--perf] [--buffer-pool SIZE]
 #   scripts/bench.sh --cluster [--quick] [--json FILE] [--perf]
 #   scripts/bench.sh --webhooks [--quick] [--json FILE] [--strict]
+#   scripts/bench.sh --keepalive [--quick] [--json FILE]
 #
 # Builds in Release, starts a private MariaDB, asyncexec-fcgi and nginx the way
 # scripts/run-local.sh does (fresh database, state in .local/bench/, random free ports),
 # seeds executions over HTTP and measures:
 #   probes     hello (fixed JSON), select (one prepared PK SELECT), insert (one autocommit
 #              INSERT): FastCGI programs from tests/bench with the same worker count
-#              behind the same nginx configuration (a second nginx on another port)
+#              behind the same nginx configuration (a second nginx on another port);
+#              both nginx without the shipped keep-alive to the application
+#              (scripts/lib/bench.sh bench_nginx_render), as the baseline of issue 18
+#              was measured: --keepalive measures what it changes
 #   asyncexec  poll_waiting, poll_completed (random among the seeded ones), submit,
 #              claim (max 1: the executions submit left; no target),
 #              complete (claims made beforehand, each request a distinct execution),
@@ -95,6 +99,19 @@
 #             request the receiver got is in BENCH_OUT/receiver.jsonl). --strict: exit 4
 #             when the CPU ratio or the latency target is missed. About 2.5 minutes with
 #             --quick, 5 without
+#   --keepalive what nginx's kept connections to the application (nginx/asyncexec.conf
+#             ships them on; the rows above run without, probes and application alike, as
+#             the baseline of issue 18 was measured; --cluster and --webhooks run the
+#             shipped site) change, at fixed request rates: tests/bench/bench_pace sends polls (waiting executions,
+#             at KA_POLL_RATES/s) and submits (at KA_SUBMIT_RATES/s) on 64 connections,
+#             open loop, each rate once with keep-alive off and once on (nginx restarted
+#             with the shipped site or with bench_nginx_render's), twice, the order of the
+#             pair reversed the second time; each run after a 1 s warm-up at its rate.
+#             Per run: the rate held, p50/p99 from each request's due time (what a client
+#             sending at that rate sees), CPU per request of the application, MariaDB and
+#             nginx, other%. JSON by default to .local/bench/bench-keepalive.json (the
+#             arithmetic is scripts/lib/bench_keepalive.py's). No targets. About 4 minutes,
+#             with --quick about 2.5
 #
 # Exit status: 0 done (targets are reported, not enforced), 1 set-up failure or request
 # errors during a measurement, 4 with --strict when a target is missed.
@@ -111,6 +128,7 @@ source "$ROOT/scripts/lib/bench.sh"
 QUICK=0
 CLUSTER=0
 WEBHOOKS=0
+KEEPALIVE=0
 BENCH_PERF=0
 STRICT=0
 JSON=
@@ -120,6 +138,7 @@ while (($#)); do
         --quick) QUICK=1 ;;
         --cluster) CLUSTER=1 ;;
         --webhooks) WEBHOOKS=1 ;;
+        --keepalive) KEEPALIVE=1 ;;
         --strict) STRICT=1 ;;
         --perf) BENCH_PERF=1 ;;
         --buffer-pool)
@@ -137,8 +156,12 @@ while (($#)); do
     shift
 done
 
-if ((CLUSTER && WEBHOOKS)); then
-    echo "bench: --cluster and --webhooks are separate runs" >&2
+if ((CLUSTER + WEBHOOKS + KEEPALIVE > 1)); then
+    echo "bench: --cluster, --webhooks and --keepalive are separate runs" >&2
+    exit 2
+fi
+if ((KEEPALIVE && (STRICT || BENCH_PERF))) || ((KEEPALIVE)) && [[ -n $BUFFER_POOL ]]; then
+    echo "bench: --keepalive takes --quick and --json only" >&2
     exit 2
 fi
 if [[ -n $BUFFER_POOL ]]; then
@@ -166,6 +189,7 @@ STATE=$(cd "$STATE" && pwd)
 # nginx's workers (user nobody) must reach the sockets inside.
 chmod 0711 "$STATE"
 if ((WEBHOOKS)); then [[ -n $JSON ]] || JSON=$STATE/bench-webhooks.json; fi
+if ((KEEPALIVE)); then [[ -n $JSON ]] || JSON=$STATE/bench-keepalive.json; fi
 [[ -n $JSON ]] || JSON=$STATE/bench-results.json
 stack_init "$ROOT" "$STATE" bench
 
@@ -211,6 +235,9 @@ WH_MAX_RATIO=1.05               # --webhooks: CPU per complete, endpoint / none
 WH_DRAIN_LIMIT=300              # --webhooks: seconds a backlog may take to arrive
 WH_BASES='no_endpoint:complete,no_endpoint#2:complete'   # --webhooks: without, with
 WH_HOOKS='endpoint:complete,endpoint#2:complete'         #   (in pairs)
+KA_POLL_RATES="3000 5000 7000 9000"     # --keepalive: polls/s of its runs
+KA_SUBMIT_RATES="2000 3000 4000 5000"   # --keepalive: submits/s of its runs
+KA_DUR=$((QUICK ? 3 : 6))               # --keepalive: seconds per run
 T_START=$SECONDS
 LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 
@@ -640,6 +667,7 @@ report_cluster() {
 main() {
     local url rate rss rss_max rows t_seed
 
+    STACK_NGINX_RENDER=bench_nginx_render
     STACK_PACKAGES+=(wrk)
     stack_install_packages
     build
@@ -986,6 +1014,58 @@ wh_latency_measure() {
         "${a[1]}" "${b[1]}" "${a[3]}" "${b[3]}" "${a[4]}" "${b[4]}" "$WH_RATE" "$WH_GOAL_P95_MS"
 }
 
+# ka_nginx off|on — nginx restarted with one request per connection (bench_nginx_render)
+# or with the shipped site (stack_nginx_render).
+ka_nginx() {
+    stack_nginx_stop >/dev/null || stack_die "nginx did not stop"
+    if [[ $1 == off ]]; then STACK_NGINX_RENDER=bench_nginx_render; else STACK_NGINX_RENDER=stack_nginx_render; fi
+    stack_nginx_start "$HTTP_PORT" >/dev/null
+}
+
+# ka_run KEEP MODE RATE FILE — one bench_pace run after its warm-up; a record line
+# "KEEP MODE RATE|PACE LINE|CPU BEFORE|CPU AFTER" appended to BENCH_OUT/keepalive.txt.
+ka_run() {
+    local keep=$1 mode=$2 rate=$3 file=$4 c0 c1 out
+    "$BENCH_TOOLS/bench_pace" --port "$HTTP_PORT" --rate "$rate" --duration 1 \
+        --connections "$BENCH_WRK_CONNS" --mode "$mode" "$file" >/dev/null 2>&1 || true
+    c0=$(bench_cpu_sample)
+    out=$("$BENCH_TOOLS/bench_pace" --port "$HTTP_PORT" --rate "$rate" --duration "$KA_DUR" \
+        --connections "$BENCH_WRK_CONNS" --mode "$mode" "$file" 2>>"$BENCH_OUT/keepalive.err") ||
+        stack_warn "bench_pace $mode at $rate/s, keep-alive $keep: errors ($out)"
+    c1=$(bench_cpu_sample)
+    [[ $out == sent=* ]] || stack_die "bench_pace failed: $(tail -n 3 "$BENCH_OUT/keepalive.err")"
+    printf '%s %s %s|%s|%s|%s\n' "$keep" "$mode" "$rate" "$out" "$c0" "$c1" >>"$BENCH_OUT/keepalive.txt"
+    stack_log "keep-alive $keep, $mode at $rate/s: $out"
+}
+
+# main_keepalive — scripts/bench.sh --keepalive.
+main_keepalive() {
+    local round rate keep order
+    stack_install_packages
+    BUILD_EXTRA=(bench_pace)
+    build
+    DB_PORT=$(stack_free_port)
+    HTTP_PORT=$(free_port_except "$DB_PORT")
+    PROBE_PORT=
+    STACK_NGINX_RENDER=stack_nginx_render
+    fresh_stack
+    provision
+    seed --route "$ROUTE_POLL" --count "$WAITING" --out "$PRIVATE/waiting.data" waiting
+    for round in 1 2; do
+        order="off on"
+        ((round == 2)) && order="on off"
+        for rate in $KA_POLL_RATES; do
+            for keep in $order; do ka_nginx "$keep"; ka_run "$keep" poll "$rate" "$PRIVATE/waiting.data"; done
+        done
+        for rate in $KA_SUBMIT_RATES; do
+            for keep in $order; do ka_nginx "$keep"; ka_run "$keep" submit "$rate" "$PRIVATE/submit.data"; done
+        done
+    done
+    python3 "$ROOT/scripts/lib/bench_keepalive.py" "$BENCH_OUT/keepalive.txt" "$JSON" \
+        "$(getconf CLK_TCK)" "$MODE" "$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+    printf 'raw outputs: %s/keepalive.txt\n' "$BENCH_OUT"
+}
+
 # main_webhooks — scripts/bench.sh --webhooks.
 main_webhooks() {
     local url rate owed s0
@@ -1089,6 +1169,8 @@ report_webhooks() {
 
 if ((CLUSTER)); then
     main_cluster
+elif ((KEEPALIVE)); then
+    main_keepalive
 elif ((WEBHOOKS)); then
     main_webhooks
 else

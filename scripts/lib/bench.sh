@@ -176,9 +176,27 @@ bench_probe_stop() {
     rm -f "$BENCH_PROBE_PIDFILE" "$BENCH_PROBE_SOCK"
 }
 
+# bench_nginx_render PORT — stack_nginx_render, then one request per connection: upstream
+# asyncexec_app's keepalive lines removed and fastcgi_keep_conn off. scripts/bench.sh's
+# main rows run so (it sets STACK_NGINX_RENDER), the application's and the probes' nginx
+# alike, as the issue-18 baseline they are compared with was measured: each ratio holds the
+# request path to its probe over the same transport. What the shipped keep-alive changes
+# is measured by scripts/bench.sh --keepalive.
+bench_nginx_render() {
+    local f=$STACK_NGINX_DIR/site.conf
+    stack_nginx_render "$1"
+    sed -i -e '/^upstream asyncexec_app {/,/^}/{/^[[:space:]]*keepalive/d}' \
+        -e 's|^\([[:space:]]*\)fastcgi_keep_conn on;|\1fastcgi_keep_conn off;|' "$f"
+    if grep -q '^[[:space:]]*fastcgi_keep_conn on;' "$f" ||
+        sed -n '/^upstream asyncexec_app {/,/^}/p' "$f" | grep -q keepalive; then
+        stack_die "bench: could not turn keep-alive off in $f"
+    fi
+}
+
 # bench_probe_nginx CMD... — run a stack_nginx_* function against the probes' nginx: the
-# same site configuration (nginx/asyncexec.conf rendered by stack.sh), its own directory
-# and port, fastcgi_pass to the probe socket. The locals are seen by the called function.
+# same site configuration as the application's (nginx/asyncexec.conf rendered by
+# STACK_NGINX_RENDER), its own directory and port, fastcgi_pass to the probe socket. The
+# locals are seen by the called function.
 # shellcheck disable=SC2034
 bench_probe_nginx() {
     local STACK_NGINX_DIR=$BENCH_PROBE_NGINX_DIR

@@ -1,21 +1,32 @@
 /*
- * bench_pace.c - completes claimed executions at a fixed rate (an open-loop client), for
- * the webhook latency measurement of scripts/bench.sh --webhooks.
+ * bench_pace.c - requests at a fixed rate (an open-loop client): completes for the webhook
+ * latency measurement of scripts/bench.sh --webhooks, polls and submits for
+ * scripts/bench.sh --keepalive.
  *
- *   bench_pace --port P --rate R --duration S [--connections C] FILE
+ *   bench_pace --port P --rate R --duration S [--connections C]
+ *              [--mode complete|poll|submit] FILE
  *
- * FILE is a bench_seed "claimed" data file (lines "key BK", "item ID CALLBACK_TOKEN"); the
- * backend key is its "key" line, as tests/bench/complete.lua reads it. Request i (from 0)
- * is POST /v1/callbacks/ID/complete of item i, due at start + i / R seconds, for
- * min(R x S, items) requests: C threads on their own keep-alive connections through nginx
- * on 127.0.0.1:P take the next due request in turn, wait for its time and send it. The
- * schedule does not wait for answers (open loop) as long as a connection is free; when
- * every connection is busy a request starts late, and its lateness is reported.
+ * complete (the default): FILE is a bench_seed "claimed" data file (lines "key BK",
+ * "item ID CALLBACK_TOKEN"); request i (from 0) is POST /v1/callbacks/ID/complete of item
+ * i, with the backend key of its "key" line, as tests/bench/complete.lua sends it.
+ * poll: FILE is a bench_seed "waiting" or "completed" file (lines "key AK", "path
+ * /v1/executions/ENV/SVC/OP/", "item CORRELATION_ID POLL_TOKEN"); request i is the GET of
+ * item i modulo the items, as tests/bench/poll.lua sends it. submit: such a file, whose
+ * items are not used (none needed); request i is a POST to the path (a new execution),
+ * as tests/bench/submit.lua sends it.
+ * Request i is due at start + i / R seconds, R x S requests in all (complete: at most one
+ * per item): C threads on their own keep-alive connections through nginx on 127.0.0.1:P
+ * take the next due request in turn, wait for its time and send it. The schedule does not
+ * wait for answers (open loop) as long as a connection is free; when every connection is
+ * busy a request starts late, and its lateness is reported.
  * One line on stdout:
  *   sent=N ok=N errors=E seconds=S rate=X late_p99_ms=A late_max_ms=B p50_ms=C p99_ms=D
- * (ok: 200 answers; seconds: from request 0's due time to the last request's start, plus
- * one period; rate: sent / seconds; late: start - due time; p50/p99: the answers'
- * latency). Exit 1 when a request failed or the file has too few items.
+ *   due_p50_ms=E due_p99_ms=F
+ * (ok: 200 answers, 202 for submit; seconds: from request 0's due time to the last
+ * request's start, plus one period; rate: sent / seconds; late: start - due time;
+ * p50/p99: the answers' latency from their start; due_p50/due_p99: from their due time,
+ * the latency a client sending at that rate sees). Exit 1 when a request failed or the
+ * file has too few items.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -35,9 +46,11 @@ struct item {
 	char	*token;
 };
 
+enum mode { MODE_COMPLETE, MODE_POLL, MODE_SUBMIT };
+
 struct counters {
 	long	 ok, errors;
-	double	*late, *lat;	/* ms, per request this thread sent */
+	double	*late, *lat, *due;	/* ms, per request this thread sent */
 	size_t	 n, cap;
 	int64_t	 last;		/* ns, monotonic: the start of its last request */
 };
@@ -45,7 +58,9 @@ struct counters {
 static int port;
 static double rate, duration_s;
 static int nconns = 16;
-static char bk_hdr[256];
+static char key_hdr[256];	/* the file's key, as an Authorization line */
+static char api_path[512];	/* its path line */
+static enum mode mode = MODE_COMPLETE;
 static struct item *items;
 static long nitems, total;
 static int64_t t0;		/* ns, monotonic: request 0 is due then */
@@ -71,7 +86,11 @@ load(const char *path)
 		if (sscanf(line, "key %511s", a) == 1) {
 			if (strlen(a) > 200)
 				die("key too long");
-			snprintf(bk_hdr, sizeof bk_hdr, "Authorization: Bearer %.200s\r\n", a);
+			snprintf(key_hdr, sizeof key_hdr, "Authorization: Bearer %.200s\r\n", a);
+		} else if (sscanf(line, "path %511s", a) == 1) {
+			if (strlen(a) > 300 || a[0] != '/')
+				die("the path line is not /...");
+			snprintf(api_path, sizeof api_path, "%s", a);
 		} else if (sscanf(line, "item %511s %511s", a, b) == 2) {
 			if (nitems == MAX_ITEMS)
 				die("too many items");
@@ -87,8 +106,37 @@ load(const char *path)
 		}
 	}
 	fclose(f);
-	if (bk_hdr[0] == '\0')
+	if (key_hdr[0] == '\0')
 		die("no key line in the data file");
+	if (mode != MODE_COMPLETE && api_path[0] == '\0')
+		die("no path line in the data file");
+}
+
+/* Sends request i on h; its status, or -1. */
+static int
+send_one(struct hconn *h, long i)
+{
+	static const char body[] = "{\"result\":{\"bench\":\"pace\",\"ok\":true}}";
+	static const char request[] = "{\"bench\":\"pace\",\"ok\":true}";
+	char path[1200], hdrs[1024];
+	const struct item *it = nitems > 0 ? &items[i % nitems] : NULL;
+
+	switch (mode) {
+	case MODE_COMPLETE:
+		snprintf(path, sizeof path, "/v1/callbacks/%s/complete", it->id);
+		snprintf(hdrs, sizeof hdrs, "%sX-Callback-Token: %s\r\n", key_hdr, it->token);
+		return hc_request(h, "POST", path, hdrs, body, sizeof body - 1);
+	case MODE_POLL:
+		snprintf(path, sizeof path, "%s%s%s", api_path,
+		    api_path[strlen(api_path) - 1] == '/' ? "" : "/", it->id);
+		snprintf(hdrs, sizeof hdrs, "%sX-Poll-Token: %s\r\n", key_hdr, it->token);
+		return hc_request(h, "GET", path, hdrs, NULL, 0);
+	case MODE_SUBMIT:
+		snprintf(path, sizeof path, "%.*s", (int)strlen(api_path) -
+		    (api_path[strlen(api_path) - 1] == '/'), api_path);
+		return hc_request(h, "POST", path, key_hdr, request, sizeof request - 1);
+	}
+	return -1;
 }
 
 static void
@@ -108,10 +156,12 @@ add(struct counters *c, double late, double lat)
 	if (c->n == c->cap) {
 		c->cap = c->cap ? 2 * c->cap : 4096;
 		if ((c->late = realloc(c->late, c->cap * sizeof *c->late)) == NULL ||
-		    (c->lat = realloc(c->lat, c->cap * sizeof *c->lat)) == NULL)
+		    (c->lat = realloc(c->lat, c->cap * sizeof *c->lat)) == NULL ||
+		    (c->due = realloc(c->due, c->cap * sizeof *c->due)) == NULL)
 			die("out of memory");
 	}
 	c->late[c->n] = late;
+	c->due[c->n] = late + lat;
 	c->lat[c->n++] = lat;
 }
 
@@ -120,8 +170,6 @@ worker(void *arg)
 {
 	struct counters *c = arg;
 	struct hconn h;
-	char path[600], hdrs[1024];
-	static const char body[] = "{\"result\":{\"bench\":\"pace\",\"ok\":true}}";
 	long i;
 
 	hc_init(&h, port);
@@ -132,12 +180,9 @@ worker(void *arg)
 		sleep_until(due);
 		start = ut_now_ns();
 		c->last = start;
-		snprintf(path, sizeof path, "/v1/callbacks/%s/complete", items[i].id);
-		snprintf(hdrs, sizeof hdrs, "%sX-Callback-Token: %s\r\n", bk_hdr,
-		    items[i].token);
-		s = hc_request(&h, "POST", path, hdrs, body, sizeof body - 1);
+		s = send_one(&h, i);
 		end = ut_now_ns();
-		if (s == 200)
+		if (s == (mode == MODE_SUBMIT ? 202 : 200))
 			c->ok++;
 		else
 			c->errors++;
@@ -166,11 +211,42 @@ pct(const double *v, size_t n, double p)
 	return v[i < n ? i : n - 1];
 }
 
+enum series { LATE, LAT, DUE };
+
+/* The values of series w of the nc threads' counters c (n in all), sorted. */
+static double *
+sorted(const struct counters *c, int nc, size_t n, enum series w)
+{
+	double *v, *from = NULL;
+	size_t k = 0;
+	int i;
+
+	if ((v = malloc((n ? n : 1) * sizeof *v)) == NULL)
+		die("out of memory");
+	for (i = 0; i < nc; k += c[i].n, i++) {
+		switch (w) {
+		case LATE:
+			from = c[i].late;
+			break;
+		case LAT:
+			from = c[i].lat;
+			break;
+		case DUE:
+			from = c[i].due;
+			break;
+		}
+		if (c[i].n)
+			memcpy(v + k, from, c[i].n * sizeof *v);
+	}
+	qsort(v, n, sizeof *v, cmp_double);
+	return v;
+}
+
 static _Noreturn void
 usage(void)
 {
 	fprintf(stderr, "usage: bench_pace --port P --rate R --duration S [--connections C] "
-	    "FILE\n");
+	    "[--mode complete|poll|submit] FILE\n");
 	exit(2);
 }
 
@@ -180,10 +256,10 @@ main(int argc, char **argv)
 	static pthread_t tid[MAX_CONNS];
 	static struct counters c[MAX_CONNS];
 	const char *file = NULL;
-	double *late, *lat, secs;
+	double *late, *lat, *due, secs;
 	long ok = 0, errors = 0;
 	int64_t last = 0;
-	size_t n = 0, k;
+	size_t n = 0;
 	int i;
 
 	for (i = 1; i < argc; i++) {
@@ -197,6 +273,14 @@ main(int argc, char **argv)
 			duration_s = atof(v);
 		else if (strcmp(argv[i], "--connections") == 0 && v != NULL)
 			nconns = atoi(v);
+		else if (strcmp(argv[i], "--mode") == 0 && v != NULL &&
+		    strcmp(v, "complete") == 0)
+			mode = MODE_COMPLETE;
+		else if (strcmp(argv[i], "--mode") == 0 && v != NULL && strcmp(v, "poll") == 0)
+			mode = MODE_POLL;
+		else if (strcmp(argv[i], "--mode") == 0 && v != NULL &&
+		    strcmp(v, "submit") == 0)
+			mode = MODE_SUBMIT;
 		else if (argv[i][0] != '-' && file == NULL) {
 			file = argv[i];
 			continue;
@@ -209,7 +293,7 @@ main(int argc, char **argv)
 		usage();
 	load(file);
 	total = (long)(rate * duration_s + 0.5);
-	if (total > nitems) {
+	if ((mode == MODE_COMPLETE && total > nitems) || (mode == MODE_POLL && nitems == 0)) {
 		fprintf(stderr, "bench_pace: %ld requests wanted, the file has %ld items\n",
 		    total, nitems);
 		return 1;
@@ -226,23 +310,14 @@ main(int argc, char **argv)
 		if (c[i].last > last)
 			last = c[i].last;
 	}
-	if ((late = malloc((n ? n : 1) * sizeof *late)) == NULL ||
-	    (lat = malloc((n ? n : 1) * sizeof *lat)) == NULL)
-		die("out of memory");
-	for (i = 0, k = 0; i < nconns; i++) {
-		if (c[i].n) {
-			memcpy(late + k, c[i].late, c[i].n * sizeof *late);
-			memcpy(lat + k, c[i].lat, c[i].n * sizeof *lat);
-		}
-		k += c[i].n;
-	}
-	qsort(late, n, sizeof *late, cmp_double);
-	qsort(lat, n, sizeof *lat, cmp_double);
+	late = sorted(c, nconns, n, LATE);
+	lat = sorted(c, nconns, n, LAT);
+	due = sorted(c, nconns, n, DUE);
 	/* the span: from request 0's due time to the last start, plus one period */
 	secs = (last > t0 ? (double)(last - t0) / 1e9 : 0) + 1 / rate;
 	printf("sent=%zu ok=%ld errors=%ld seconds=%.3f rate=%.1f late_p99_ms=%.3f "
-	    "late_max_ms=%.3f p50_ms=%.3f p99_ms=%.3f\n", n, ok, errors, secs,
-	    (double)n / secs, pct(late, n, 0.99), n ? late[n - 1] : 0.0, pct(lat, n, 0.50),
-	    pct(lat, n, 0.99));
+	    "late_max_ms=%.3f p50_ms=%.3f p99_ms=%.3f due_p50_ms=%.3f due_p99_ms=%.3f\n", n,
+	    ok, errors, secs, (double)n / secs, pct(late, n, 0.99), n ? late[n - 1] : 0.0,
+	    pct(lat, n, 0.50), pct(lat, n, 0.99), pct(due, n, 0.50), pct(due, n, 0.99));
 	return errors ? 1 : 0;
 }
