@@ -16,16 +16,11 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'notify'))
+from notify_env import Checks  # noqa: E402
+
 ROOT = sys.argv[1] if len(sys.argv) > 1 else '.'
 SCRIPT = os.path.join(ROOT, 'scripts', 'lib', 'bench_keepalive.py')
-failures = 0
-
-
-def check(what, ok):
-    global failures
-    print('%s %s' % ('ok  ' if ok else 'FAIL', what))
-    if not ok:
-        failures += 1
 
 
 def pace(sent, rate, p99):
@@ -35,6 +30,8 @@ def pace(sent, rate, p99):
 
 
 def main():
+    c = Checks()
+    check = c.check
     with tempfile.TemporaryDirectory() as d:
         rec = os.path.join(d, 'keepalive.txt')
         out = os.path.join(d, 'keepalive.json')
@@ -70,8 +67,7 @@ def main():
                              check=False)
         check('too few arguments: a usage message, not a traceback',
               bad.returncode != 0 and 'Traceback' not in bad.stderr)
-    print('%d failed' % failures)
-    sys.exit(1 if failures else 0)
+    sys.exit(c.done())
 
 
 if __name__ == '__main__':
