@@ -1,5 +1,6 @@
 /*
- * cache.c - direct-mapped TTL cache keyed by a 32-byte digest.
+ * cache.c - two-way TTL cache keyed by a 32-byte digest: a key may sit in
+ * either of two slots, chosen by two parts of the digest (cache.h).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -50,13 +51,30 @@ cache_free(struct cache *c)
 	free(c);
 }
 
+/* The slot of key's way w (0 or 1): bytes 8w..8w+8 of the digest. */
 static size_t
-slot_of(const struct cache *c, const unsigned char *key)
+slot_of(const struct cache *c, const unsigned char *key, int w)
 {
 	uint64_t	 h;
 
-	memcpy(&h, key, sizeof(h));	/* the key is already a digest */
+	memcpy(&h, key + 8 * w, sizeof(h));	/* the key is already a digest */
 	return (size_t)(h % c->nslots);
+}
+
+/* The slot that holds key (of either way), or nslots when none does. */
+static size_t
+slot_holding(const struct cache *c, const unsigned char *key)
+{
+	size_t	 i;
+	int	 w;
+
+	for (w = 0; w < 2; w++) {
+		i = slot_of(c, key, w);
+		if (c->slots[i].stored != 0 &&
+		    crypto_equal(c->slots[i].key, key, CACHE_KEY_LEN))
+			return i;
+	}
+	return c->nslots;
 }
 
 /*
@@ -71,25 +89,34 @@ cache_get(struct cache *c, const unsigned char *key, void *val, int64_t now)
 
 	if (c == NULL || c->ttl_ms == 0)
 		return 0;
-	i = slot_of(c, key);
+	if ((i = slot_holding(c, key)) == c->nslots)
+		return 0;
 	s = &c->slots[i];
-	if (s->stored == 0 || now - s->stored >= c->ttl_ms ||
-	    now < s->stored || !crypto_equal(s->key, key, CACHE_KEY_LEN))
+	if (now - s->stored >= c->ttl_ms || now < s->stored)
 		return 0;
 	memcpy(val, c->vals + i * c->vsize, c->vsize);
 	return 1;
 }
 
-/* Stores val under key, replacing whatever held the slot. */
+/*
+ * Stores val under key: in the slot that holds key already, else in the
+ * one of its two that was stored longer ago (an empty one first), whose
+ * entry it replaces.
+ */
 void
 cache_put(struct cache *c, const unsigned char *key, const void *val,
     int64_t now)
 {
-	size_t	 i;
+	size_t	 i, j;
 
 	if (c == NULL || c->ttl_ms == 0)
 		return;
-	i = slot_of(c, key);
+	if ((i = slot_holding(c, key)) == c->nslots) {
+		i = slot_of(c, key, 0);
+		j = slot_of(c, key, 1);
+		if (c->slots[j].stored < c->slots[i].stored)
+			i = j;
+	}
 	memcpy(c->slots[i].key, key, CACHE_KEY_LEN);
 	c->slots[i].stored = now > 0 ? now : 1;
 	memcpy(c->vals + i * c->vsize, val, c->vsize);

@@ -2,9 +2,13 @@
  * cache.h - a small per-process cache of fixed-size values keyed by a
  * 32-byte digest, with a time to live.
  *
- * Direct-mapped: a new entry replaces whatever shared its slot, so the
- * memory is bounded by nslots. Not shared between processes; each
- * worker fills its own after fork.
+ * Two-way: a key may sit in either of two slots (two parts of its
+ * digest pick them), and a new entry replaces the older of its two, so
+ * the memory is bounded by nslots and two keys in use at once that share
+ * one slot both stay (direct-mapped, such a pair, a consumer key and a
+ * backend key say, evicted each other on every request and read the
+ * database each time). Not shared between processes; each worker fills
+ * its own after fork.
  *
  * lib layer: any layer.
  */
