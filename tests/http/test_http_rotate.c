@@ -4,9 +4,9 @@
  * An execution submitted before a rotation is polled, listed and cancelled with the new
  * key, and still with the old one during the grace; a third key of the tenant gets the
  * same 404 and an empty list; a rotated key's own submits are seen by its whole lineage;
- * --grace-hours 0 revokes the old key on every worker once the cache TTL has passed; a revoked key cannot be
- * rotated; a row without a lineage (written by a schema-6 binary) is still matched by the
- * initiator's key hash, and only by it.
+ * --grace-hours 0 revokes the old key on every worker once the cache TTL has passed; a
+ * revoked key cannot be rotated; a row without a lineage (written by a schema-6 binary)
+ * is still matched by the initiator's key hash, and only by it.
  */
 #include "util/clock.h"
 #include "check.h"
