@@ -23,6 +23,7 @@ Each failure names the document and the fact; exit 1 when there is one.
 """
 import glob
 import json
+import math
 import os
 import re
 import shutil
@@ -292,17 +293,19 @@ def check_schema(src):
 
 def check_page_constant(src, header, name, page, phrases, per_unit=1):
     """Each phrase (a regex with one number) of man page page states the constant name of
-    src/header, in units of per_unit (1000: the page says seconds, the header ms)."""
-    m = re.search(r"#define\s+%s\s+(\d+)" % name,
+    src/header, in units of per_unit (1000: the page says seconds, the header ms). The
+    constant is a number or a product of numbers, in parentheses or not."""
+    m = re.search(r"#define\s+%s\s+\(?(\d+(?:\s*\*\s*\d+)*)\)?" % name,
                   open(os.path.join(src, header), encoding="utf-8").read())
     text = plain(open(os.path.join(src, "scripts", "man", page), encoding="utf-8").read())
     said = [re.search(p, text) for p in phrases]
+    value = math.prod(int(f) for f in m.group(1).split("*")) if m else None
     if not m or not all(said) or any(
-            int(n.group(1).replace(",", "")) * per_unit != int(m.group(1)) for n in said):
+            int(n.group(1).replace(",", "")) * per_unit != value for n in said):
         fail("%s: %s (%s) must state %s (%s) of %s" % (
             page, ", ".join("'%s'" % p for p in phrases),
             ", ".join(n.group(1) if n else "not found" for n in said), name,
-            m.group(1) if m else "not found", header))
+            value if m else "not found", header))
         return
     ok("%s: %s, as %s" % (page, ", ".join(n.group(0) for n in said), name))
 
@@ -357,6 +360,8 @@ def check_held(src):
                          r"\bworker_processes at or below (\d+)"])
     check_page_constant(src, "src/serve/worker.c", "RETIRE_MS", "asyncexec-fcgi.8",
                         [r"or (\d+) s have passed"], 1000)
+    check_page_constant(src, "src/http/conn.h", "DRAIN_MAX", "asyncexec-fcgi.8",
+                        [r"It reads at most (\d+) MiB so"], 1 << 20)
 
 
 def main():
