@@ -2,7 +2,7 @@
 # scripts/bench.sh — throughput and latency of asyncexec against ceiling probes, measured
 # in one run on this machine (loopback, wrk with 2 threads and 64 connections).
 #
-#   scripts/bench.sh [--quick] [--json FILE] [--strict] [--perf] [--buffer-pool SIZE]
+#   scripts/bench.sh [--quick] [--json FILE] [--strict] [--perf] [--buffer-pool SIZE] [--shipped]
 #   scripts/bench.sh --cluster [--quick] [--json FILE] [--perf]
 #   scripts/bench.sh --webhooks [--quick] [--json FILE] [--strict]
 #   scripts/bench.sh --keepalive [--quick] [--json FILE]
@@ -15,7 +15,7 @@
 #              behind the same nginx configuration (a second nginx on another port);
 #              both nginx without the shipped keep-alive to the application
 #              (scripts/lib/bench.sh bench_nginx_render), as the baseline of issue 18
-#              was measured: --keepalive measures what it changes
+#              was measured (--shipped: with it); --keepalive measures what it changes
 #   asyncexec  poll_waiting, poll_completed (random among the seeded ones), submit,
 #              claim (max 1: the executions submit left; no target),
 #              complete (claims made beforehand, each request a distinct execution),
@@ -54,6 +54,11 @@
 #             start the private MariaDB with innodb_buffer_pool_size = SIZE (a number with
 #             M or G) instead of MariaDB's default, 128M; the report's "MariaDB:" line says
 #             what the server ran with
+#   --shipped run the rows above with the site as nginx/asyncexec.conf ships it, kept
+#             connections to the application on, for the probes' nginx and the
+#             application's alike; the report's "nginx to the application:" line and the
+#             JSON's nginx_upstream ("one request per connection" or "kept connections,
+#             as shipped") say which
 #   --perf    also profile every measured run system-wide (perf record -a -g, 999 Hz):
 #             BENCH_OUT/NAME.perf.data and a summary by process and symbol in
 #             BENCH_OUT/NAME.perf.txt; the sampling costs throughput, so the figures of a
@@ -133,12 +138,14 @@ BENCH_PERF=0
 STRICT=0
 JSON=
 BUFFER_POOL=
+SHIPPED=0
 while (($#)); do
     case $1 in
         --quick) QUICK=1 ;;
         --cluster) CLUSTER=1 ;;
         --webhooks) WEBHOOKS=1 ;;
         --keepalive) KEEPALIVE=1 ;;
+        --shipped) SHIPPED=1 ;;
         --strict) STRICT=1 ;;
         --perf) BENCH_PERF=1 ;;
         --buffer-pool)
@@ -162,6 +169,10 @@ if ((CLUSTER + WEBHOOKS + KEEPALIVE > 1)); then
 fi
 if ((KEEPALIVE && (STRICT || BENCH_PERF))) || ((KEEPALIVE)) && [[ -n $BUFFER_POOL ]]; then
     echo "bench: --keepalive takes --quick and --json only" >&2
+    exit 2
+fi
+if ((SHIPPED && (CLUSTER || WEBHOOKS || KEEPALIVE))); then
+    echo "bench: --shipped is for the main rows (--cluster and --webhooks run the shipped site already)" >&2
     exit 2
 fi
 if [[ -n $BUFFER_POOL ]]; then
@@ -667,7 +678,13 @@ report_cluster() {
 main() {
     local url rate rss rss_max rows t_seed
 
-    STACK_NGINX_RENDER=bench_nginx_render
+    if ((SHIPPED)); then
+        STACK_NGINX_RENDER=stack_nginx_render
+        UPSTREAM="kept connections, as shipped"
+    else
+        STACK_NGINX_RENDER=bench_nginx_render
+        UPSTREAM="one request per connection"
+    fi
     STACK_PACKAGES+=(wrk)
     stack_install_packages
     build
@@ -798,6 +815,7 @@ report() {
         "$MODE" "$BENCH_WRK_THREADS" "$BENCH_WRK_CONNS" "$DUR" "$WARM" "$WORKERS"
     bench_report table
     printf '\nMariaDB: %s\n' "$DB_SETTINGS"
+    printf 'nginx to the application (and to the probes): %s\n' "$UPSTREAM"
     printf '\nCPU per request in microseconds, by process (lifecycle: per execution, warm-up included pro rata):\n'
     bench_report cpu-table
     printf '\nworker RSS (KiB): %s after lifecycle, %s after %s; max %s MiB (target <= 8 MiB: %s)\n' \
@@ -832,6 +850,7 @@ report() {
         n:wrk.duration_s="$DUR" n:wrk.warmup_s="$WARM" n:workers="$WORKERS" \
         n:seeded.waiting="$WAITING" n:seeded.completed="$COMPLETED" \
         s:big_table.row="$POLL_BIG" n:big_table.rows="$rows" s:db_settings="$DB_SETTINGS" \
+        s:nginx_upstream="$UPSTREAM" \
         n:big_table.prefill_rows="$PREFILL_ROWS" n:big_table.ratio_to_poll_waiting="$WAITING_RATIO" \
         s:load_average.start="$LOAD_START" s:load_average.end="$(cut -d' ' -f1-3 /proc/loadavg)" \
         rows:results kv:lifecycle="$LIFE" \

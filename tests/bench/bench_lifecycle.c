@@ -17,7 +17,8 @@
  * window (after the warm-up) per second is the result; the latency is submit -> poll sees
  * completed. One line on stdout:
  *   done=N seconds=S exec_per_s=X p50_ms=A p99_ms=B submits=.. polls=.. claims=..
- *   claimed=.. completes=.. errors=E
+ *   empty_claims=.. claimed=.. completes=.. errors=E
+ * (empty_claims: the claims that handed out none).
  * Keys from BENCH_CONSUMER_KEY and BENCH_BACKEND_KEY. Exit 1 when errors occurred.
  */
 #include <pthread.h>
@@ -43,7 +44,7 @@ static char ak_hdr[256], bk_hdr[256];
 static int64_t t_measure, t_end;	/* ns, monotonic */
 
 struct counters {
-	long	 done, submits, polls, claims, claimed, completes, errors;
+	long	 done, submits, polls, claims, empty_claims, claimed, completes, errors;
 	double	*lat;			/* ms, done executions */
 	size_t	 nlat, caplat;
 };
@@ -231,8 +232,10 @@ backend(void *arg)
 			continue;
 		}
 		n = json_object_array_length(arr);
-		if (in_window(ut_now_ns()))
+		if (in_window(ut_now_ns())) {
 			c->claimed += (long)n;
+			c->empty_claims += n == 0;
+		}
 		for (i = 0; i < n; i++) {
 			struct json_object *e = json_object_array_get_idx(arr, i), *idv, *tv;
 
@@ -356,6 +359,7 @@ main(int argc, char **argv)
 		tot.submits += th[i].c.submits;
 		tot.polls += th[i].c.polls;
 		tot.claims += th[i].c.claims;
+		tot.empty_claims += th[i].c.empty_claims;
 		tot.claimed += th[i].c.claimed;
 		tot.completes += th[i].c.completes;
 		tot.errors += th[i].c.errors;
@@ -371,10 +375,11 @@ main(int argc, char **argv)
 	}
 	qsort(all, tot.nlat, sizeof *all, cmp_double);
 	printf("done=%ld seconds=%.3f exec_per_s=%.1f p50_ms=%.3f p99_ms=%.3f submits=%ld "
-	    "polls=%ld claims=%ld claimed=%ld completes=%ld errors=%ld\n", tot.done,
-	    duration_s, (double)tot.done / duration_s, pct(all, tot.nlat, 0.50),
-	    pct(all, tot.nlat, 0.99), tot.submits, tot.polls, tot.claims, tot.claimed,
-	    tot.completes, tot.errors);
+	    "polls=%ld claims=%ld empty_claims=%ld claimed=%ld completes=%ld "
+	    "errors=%ld\n", tot.done, duration_s, (double)tot.done / duration_s,
+	    pct(all, tot.nlat, 0.50), pct(all, tot.nlat, 0.99), tot.submits,
+	    tot.polls, tot.claims, tot.empty_claims, tot.claimed, tot.completes,
+	    tot.errors);
 	free(all);
 	return tot.errors ? 1 : 0;
 }
