@@ -34,7 +34,11 @@ _Static_assert(PRIORITY_MAX == 9, "STMT_CLAIM_SELECT lists the priorities");
  * by id and tests its status is pinned to the primary key: left alone,
  * the range optimizer also estimated the range of that status in
  * ix_exec_expiry and ix_exec_completed, two index dives each, on every
- * execution (tests/layers/check_layers.py checks the pin).
+ * execution. So is poll's SELECT by id, tenant and route
+ * (STMT_EXEC_POLL_ID), whose other columns begin uq_exec_correlation,
+ * ix_exec_claim and ix_exec_tenant_open: MariaDB CPU per run 65.8-74.5
+ * us unpinned, 60.0-65.5 pinned (4 pairs of 100,000 runs, binary
+ * protocol). tests/layers/check_layers.py checks the pin.
  */
 #define EXEC_T	"s2r_async_execution"
 #define FIN_COMPLETE(m) \
@@ -330,9 +334,9 @@ const struct db_stmt_def repo_stmts[STMT__MAX] = {
 	    "SELECT " POLL_COLS ", correlation_id = ?, replaced_by, replay_of, "
 	    "IF(payload_inline IS NOT NULL AND poll_token_hash = ? AND "
 	    "initiator_lineage = ?, payload_inline, NULL) "
-	    "FROM s2r_async_execution e WHERE e.id = ? AND "
-	    "e.initiator_tenant_id = ? AND e.environment = ? AND "
-	    "e.service_key = ? AND e.operation_key = ?",
+	    "FROM s2r_async_execution e FORCE INDEX (PRIMARY) "
+	    "WHERE e.id = ? AND e.initiator_tenant_id = ? AND "
+	    "e.environment = ? AND e.service_key = ? AND e.operation_key = ?",
 	    1, "exec_poll_id" },
 	[STMT_EXEC_CID] = {
 	    "SELECT correlation_id FROM s2r_async_execution WHERE id = ?",

@@ -11,8 +11,8 @@ may be reached by a relative path: this reads every #include of src/ and fails o
   2. a library header outside the folders (or files) that own it (OWNERS);
   3. a file of src/ or tests/ over MAX_LINES lines (generated and vendored files aside);
   4. a statement of src/repo that sets a terminal status without the outbox mark;
-  5. an UPDATE of src/repo of one execution by id and status not pinned to the primary
-     key (FORCE INDEX (PRIMARY)).
+  5. an UPDATE or SELECT of src/repo of one execution by id and a further condition
+     not pinned to the primary key (FORCE INDEX (PRIMARY)).
 """
 import glob
 import os
@@ -179,22 +179,28 @@ def check_outbox(root):
 
 
 def check_update_pin(root):
-    """Every UPDATE of src/repo that names one execution by id and tests its status is
-    pinned to the primary key (the comment above FIN_COMPLETE in src/repo/repo_stmts.c
-    says why)."""
+    """Every UPDATE or SELECT of src/repo that names one execution by id and tests more
+    than the id is pinned to the primary key (the comment above FIN_COMPLETE in
+    src/repo/repo_stmts.c says why)."""
     n, before = 0, failures
+    shape = re.compile(r"^(UPDATE s2r_async_execution (?P<upin>FORCE INDEX \(PRIMARY\) )?SET "
+                       r"|SELECT .*? FROM s2r_async_execution (?:e )?"
+                       r"(?P<spin>FORCE INDEX \(PRIMARY\) )?WHERE )", re.S)
     for f, name, body, sql in repo_statements(root):
-        if not sql.lstrip().startswith("UPDATE s2r_async_execution "):
+        m = shape.match(sql.lstrip())
+        if m is None:
             continue
         where = sql.split(" WHERE ", 1)[1] if " WHERE " in sql else ""
-        if not (where.startswith("id = ?") and re.search(r"\bstatus\b", where)):
+        if not (re.match(r"(e\.)?id = \? AND ", where)):
+            continue
+        if sql.lstrip().startswith("UPDATE") and not re.search(r"\bstatus\b", where):
             continue
         n += 1
-        if not sql.lstrip().startswith("UPDATE s2r_async_execution FORCE INDEX (PRIMARY) "):
-            fail("%s: %s updates one execution by id and status without FORCE INDEX "
-                 "(PRIMARY)" % (f, name))
-    counted(n, before, "UPDATEs by id and status", "check_update_pin",
-            "UPDATEs of one execution by id and status are pinned to the primary key")
+        if m.group("upin") is None and m.group("spin") is None:
+            fail("%s: %s reads or updates one execution by id and more without FORCE "
+                 "INDEX (PRIMARY)" % (f, name))
+    counted(n, before, "statements by id and more", "check_update_pin",
+            "statements of one execution by id and more are pinned to the primary key")
 
 
 if __name__ == "__main__":
