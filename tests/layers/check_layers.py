@@ -191,7 +191,7 @@ def check_update_pin(root):
         if m is None:
             continue
         where = sql.split(" WHERE ", 1)[1] if " WHERE " in sql else ""
-        if not (re.match(r"(e\.)?id = \? AND ", where)):
+        if not re.match(r"(e\.)?id = \? AND ", where):
             continue
         if sql.lstrip().startswith("UPDATE") and not re.search(r"\bstatus\b", where):
             continue
