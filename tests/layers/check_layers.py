@@ -190,7 +190,9 @@ def check_update_pin(root):
         m = shape.match(sql.lstrip())
         if m is None:
             continue
-        where = sql.split(" WHERE ", 1)[1] if " WHERE " in sql else ""
+        # a SELECT's own WHERE (where the match ends), not a subquery's before it
+        where = (sql.lstrip()[m.end():] if m.group(0).startswith("SELECT") else
+                 sql.split(" WHERE ", 1)[1] if " WHERE " in sql else "")
         if not re.match(r"(e\.)?id = \? AND ", where):
             continue
         if sql.lstrip().startswith("UPDATE") and not re.search(r"\bstatus\b", where):
