@@ -19,7 +19,8 @@
 #define CLAIM_TRIES	3	/* a claim run whole again after 1213 */
 #define CLAIM_PATH_STMTS 8	/* statements of a claim's reads at most */
 #define CLAIM_IDS_PER_MAX 4	/* ids it reads per execution wanted */
-#define CLAIM_IDS_RACE	64	/* and for claims racing for the same */
+#define CLAIM_IDS_RACE	16	/* and for claims racing for the same */
+#define CLAIM_IDS_GROW	4	/* a next page: times the first's ids */
 
 /* Frees the n claimed items of it and their payloads. */
 void
@@ -193,25 +194,26 @@ claimable_binds(struct claim_ask *a, MYSQL_BIND *p)
 	return i;
 }
 
-/* The ids a read of claim_ids asks for: a few per execution wanted,
- * and room for as many claims racing for the same ones. */
+/* The ids the first read of claim_ids asks for: a few per execution
+ * wanted, and room for some claims racing for the same ones; each next
+ * page, read only when racing claims held too many, asks for more. */
 #define CLAIM_IDS(max)	(CLAIM_IDS_PER_MAX * (max) + CLAIM_IDS_RACE)
-#define CLAIM_IDS_MAX	CLAIM_IDS(CLAIM_MAX)
+#define CLAIM_IDS_NEXT(max) (CLAIM_IDS_GROW * CLAIM_IDS(max))
+#define CLAIM_IDS_MAX	CLAIM_IDS_NEXT(CLAIM_MAX)
 
 /*
  * Claimable ids for a in claim order from position offset, read without
- * locks (STMT_CLAIM_IDS): up to CLAIM_IDS(a->max) into ids[0..*k). 0 or
- * -1.
+ * locks (STMT_CLAIM_IDS): up to lim (at most CLAIM_IDS_MAX) into
+ * ids[0..*k). 0 or -1.
  */
 static int
-claim_ids(struct db *db, struct claim_ask *a, unsigned offset, uint64_t *ids,
-    size_t *k)
+claim_ids(struct db *db, struct claim_ask *a, unsigned offset, unsigned lim,
+    uint64_t *ids, size_t *k)
 {
 	MYSQL_BIND	 p[12];
 	MYSQL_STMT	*st;
 	struct db_cols	 c;
 	uint64_t	 id;
-	unsigned	 lim = CLAIM_IDS(a->max);
 	int		 i, rc;
 
 	i = claimable_binds(a, p);
@@ -277,14 +279,14 @@ claim_has(const uint64_t *ids, size_t k, uint64_t id)
  * locks outside a transaction (nothing claimable costs that one
  * statement), are locked by primary key (claim_lock_ids) in a new one,
  * as many as are wanted. When other claims held some and the read was
- * full, the next pages of the queue follow, without the ids tried
- * already. Until a->max are locked, the payload budget is reached, the
- * ids end, or CLAIM_PATH_STMTS statements ran. So fewer than max means
- * that no more was claimable, or the payload budget, or other claims
- * held the rest. No locking read of a claim reads ix_exec_claim
- * (repo_stmts.c, above STMT_CLAIM_IDS, says why). REPO_OK with the
- * transaction open and *n > 0, REPO_NOTFOUND (nothing taken) with none
- * open, or REPO_ERR.
+ * full, the next pages of the queue follow, CLAIM_IDS_NEXT(max) ids
+ * each, without the ids tried already. Until a->max are locked, the
+ * payload budget is reached, the ids end, or CLAIM_PATH_STMTS
+ * statements ran. So fewer than max means that no more was claimable,
+ * or the payload budget, or other claims held the rest. No locking
+ * read of a claim reads ix_exec_claim (repo_stmts.c, above
+ * STMT_CLAIM_IDS, says why). REPO_OK with the transaction open and
+ * *n > 0, REPO_NOTFOUND (nothing taken) with none open, or REPO_ERR.
  */
 static enum repo_rc
 claim_by_ids(struct db *db, struct claim_ask *a, struct claim_item *it,
@@ -292,7 +294,7 @@ claim_by_ids(struct db *db, struct claim_ask *a, struct claim_item *it,
 {
 	uint64_t	*first, *ids;
 	size_t		 k0, k, i, m;
-	unsigned	 offset = 0;
+	unsigned	 offset = 0, lim = CLAIM_IDS(a->max);
 	int		 full = 0, stmts = 2;
 	enum repo_rc	 rc = REPO_ERR;
 
@@ -300,13 +302,14 @@ claim_by_ids(struct db *db, struct claim_ask *a, struct claim_item *it,
 	if (first == NULL)
 		return REPO_ERR;
 	ids = first + CLAIM_IDS_MAX;
-	if (claim_ids(db, a, 0, first, &k0) == -1 || (k0 > 0 &&
+	if (claim_ids(db, a, 0, lim, first, &k0) == -1 || (k0 > 0 &&
 	    (db_begin(db) == -1 || claim_lock_ids(db, a, first, k0, it, n,
 	    &full) == -1)))
 		goto out;
-	for (k = k0; !full && *n < a->max && k == CLAIM_IDS(a->max) &&
+	for (k = k0; !full && *n < a->max && k == lim &&
 	    stmts + 2 <= CLAIM_PATH_STMTS; offset += (unsigned)k) {
-		if (claim_ids(db, a, offset, ids, &k) == -1)
+		lim = CLAIM_IDS_NEXT(a->max);
+		if (claim_ids(db, a, offset, lim, ids, &k) == -1)
 			goto out;
 		for (i = m = 0; i < k; i++)
 			if (!claim_has(first, k0, ids[i]))

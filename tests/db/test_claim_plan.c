@@ -299,8 +299,9 @@ check_lock_order(const char *id1)
 /*
  * Pages: LEASED live leases ahead of DUE_MANY due executions whose first DUE_HELD another
  * transaction holds (by primary key, each id named). The claim's first read of ids
- * (4 x 1 + 64 of them: all held) yields nothing it can lock, and its next pages must
- * reach due-(DUE_HELD + 1); without them the claim was empty.
+ * (4 x 1 + 16 of them: all held) yields nothing it can lock, and its next page (4 times
+ * as many ids) must reach due-(DUE_HELD + 1); without next pages the claim was empty,
+ * and with next pages no larger than the first it ran out of statements before.
  */
 static void
 check_pages(void)
