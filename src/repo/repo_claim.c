@@ -263,14 +263,13 @@ claim_lock_ids(struct db *db, struct claim_ask *a, const uint64_t *ids,
 	return rc;
 }
 
-/* Whether id is among ids[0..k). */
+/* Orders ids for qsort and bsearch: -1, 0 or 1. */
 static int
-claim_has(const uint64_t *ids, size_t k, uint64_t id)
+id_cmp(const void *x, const void *y)
 {
-	while (k > 0)
-		if (ids[--k] == id)
-			return 1;
-	return 0;
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+
+	return (a > b) - (a < b);
 }
 
 /*
@@ -308,11 +307,15 @@ claim_by_ids(struct db *db, struct claim_ask *a, struct claim_item *it,
 		goto out;
 	for (k = k0; !full && *n < a->max && k == lim &&
 	    stmts + 2 <= CLAIM_PATH_STMTS; offset += (unsigned)k) {
+		/* first's claim order is spent: sorted, it answers "tried" */
+		if (offset == 0)
+			qsort(first, k0, sizeof(*first), id_cmp);
 		lim = CLAIM_IDS_NEXT(a->max);
 		if (claim_ids(db, a, offset, lim, ids, &k) == -1)
 			goto out;
 		for (i = m = 0; i < k; i++)
-			if (!claim_has(first, k0, ids[i]))
+			if (bsearch(&ids[i], first, k0, sizeof(*first),
+			    id_cmp) == NULL)
 				ids[m++] = ids[i];
 		if (m > 0 && claim_lock_ids(db, a, ids, m, it, n, &full) == -1)
 			goto out;
