@@ -199,12 +199,11 @@ claimable_binds(struct claim_ask *a, MYSQL_BIND *p)
  * page, read only when racing claims held too many, asks for more. */
 #define CLAIM_IDS(max)	(CLAIM_IDS_PER_MAX * (max) + CLAIM_IDS_RACE)
 #define CLAIM_IDS_NEXT(max) (CLAIM_IDS_GROW * CLAIM_IDS(max))
-#define CLAIM_IDS_MAX	CLAIM_IDS_NEXT(CLAIM_MAX)
 
 /*
  * Claimable ids for a in claim order from position offset, read without
- * locks (STMT_CLAIM_IDS): up to lim (at most CLAIM_IDS_MAX) into
- * ids[0..*k). 0 or -1.
+ * locks (STMT_CLAIM_IDS): up to lim into ids[0..*k) (room for lim).
+ * 0 or -1.
  */
 static int
 claim_ids(struct db *db, struct claim_ask *a, unsigned offset, unsigned lim,
@@ -223,14 +222,14 @@ claim_ids(struct db *db, struct claim_ask *a, unsigned offset, unsigned lim,
 		return -1;
 	db_rcol(&c, 0, MYSQL_TYPE_LONGLONG, &id, 0);
 	*k = 0;
-	while ((rc = db_fetch_row(st, &c)) == DB_ROW && *k < CLAIM_IDS_MAX)
+	while ((rc = db_fetch_row(st, &c)) == DB_ROW && *k < lim)
 		ids[(*k)++] = id;
 	mysql_stmt_free_result(st);
 	return rc == DB_ROW_ERR ? -1 : 0;
 }
 
 /*
- * Locks the first executions of ids[0..k) (k <= CLAIM_IDS_MAX) that are
+ * Locks the first executions of ids[0..k) (a read of claim_ids) that are
  * still claimable and that no other claim holds, by primary key
  * (STMT_CLAIM_LOCK), up to the a->max - *n still wanted, appended to
  * it[*n..a->max) in the order of ids. *full as claim_read. 0 or -1.
@@ -297,10 +296,12 @@ claim_by_ids(struct db *db, struct claim_ask *a, struct claim_item *it,
 	int		 full = 0, stmts = 2;
 	enum repo_rc	 rc = REPO_ERR;
 
-	first = calloc(2 * CLAIM_IDS_MAX, sizeof(*first));
+	/* room for the first read and for a next one */
+	first = malloc((CLAIM_IDS(a->max) + CLAIM_IDS_NEXT(a->max)) *
+	    sizeof(*first));
 	if (first == NULL)
 		return REPO_ERR;
-	ids = first + CLAIM_IDS_MAX;
+	ids = first + CLAIM_IDS(a->max);
 	if (claim_ids(db, a, 0, lim, first, &k0) == -1 || (k0 > 0 &&
 	    (db_begin(db) == -1 || claim_lock_ids(db, a, first, k0, it, n,
 	    &full) == -1)))
