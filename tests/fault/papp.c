@@ -1,0 +1,172 @@
+/*
+ * papp.c - the private asyncexec-fcgi of the dbproxy tests (papp.h).
+ */
+#include "papp.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "fault.h"
+#include "httpc.h"
+
+#define START_MS	15000
+#define REQ_MS		20000
+
+static char	 dir[256], sock[300], logpath[300], cfg[300];
+static pid_t	 app;
+
+static void
+kill_app(void)
+{
+	if (app > 0) {
+		(void)kill(-app, SIGKILL);
+		(void)waitpid(app, NULL, 0);
+		app = 0;
+	}
+}
+
+/* The stack's config with the database at 127.0.0.1:port (TCP, through
+ * the proxy; one server even on the cluster), our own socket, one worker
+ * and no wsrep_sync_wait of the session's own. 0 or -1. */
+static int
+write_config(const char *path, int port)
+{
+	static const char *const drop[] = { "db_socket", "db_host", "db_port",
+	    "db_hosts", "db_sync_wait", "listen", "listen_mode", "workers",
+	    NULL };
+	FILE	*in = fopen(test_env("ASYNCEXEC_TEST_CONFIG"), "r"), *out;
+	char	 line[1024], key[128];
+	int	 i, skip;
+
+	if (in == NULL || (out = fopen(path, "w")) == NULL)
+		return -1;
+	while (fgets(line, sizeof line, in) != NULL) {
+		skip = 0;
+		if (sscanf(line, " %127[a-z_] =", key) == 1)
+			for (i = 0; drop[i] != NULL; i++)
+				skip |= strcmp(key, drop[i]) == 0;
+		if (!skip)
+			fputs(line, out);
+	}
+	/* db_sync_wait 0: only the re-read after a lost answer waits */
+	fprintf(out, "db_host = 127.0.0.1\ndb_port = %d\nlisten = %s\n"
+	    "listen_mode = 0600\nworkers = 1\ndb_sync_wait = 0\n", port, sock);
+	fclose(in);
+	return fclose(out) == 0 ? 0 : -1;
+}
+
+/* Forks and execs the app; 0 once its socket accepts, else -1. */
+static int
+spawn(int port)
+{
+	long long	 deadline = ut_now_ms() + START_MS;
+	int		 fd;
+
+	if (write_config(cfg, port) == -1)
+		return -1;
+	atexit(kill_app);
+	if ((app = fork()) == 0) {
+		setpgid(0, 0);
+		if ((fd = open(logpath, O_WRONLY | O_CREAT | O_APPEND, 0600)) >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		execl(test_env("ASYNCEXEC_FCGI"), "asyncexec-fcgi", "--config",
+		    cfg, (char *)NULL);
+		_exit(127);
+	}
+	while (ut_now_ms() < deadline) {
+		if ((fd = fcgi_connect(sock)) >= 0) {
+			close(fd);
+			return 0;
+		}
+		ut_pause_ms(20);
+	}
+	return -1;
+}
+
+int
+papp_api(const char *method, const char *uri, const char *key,
+    const char *token, const char *body, struct fcgi_resp *r)
+{
+	char		 auth[256], clen[32];
+	const char	*kv[24];
+	size_t		 n = 0, blen = body ? strlen(body) : 0;
+	long long	 deadline = ut_now_ms() + REQ_MS;
+	int		 fd;
+
+	memset(r, 0, sizeof *r);
+	snprintf(auth, sizeof auth, "Bearer %s", key);
+	snprintf(clen, sizeof clen, "%zu", blen);
+	kv[2 * n] = "REQUEST_METHOD", kv[2 * n + 1] = method, n++;
+	kv[2 * n] = "REQUEST_URI", kv[2 * n + 1] = uri, n++;
+	kv[2 * n] = "SCRIPT_NAME", kv[2 * n + 1] = uri, n++;
+	kv[2 * n] = "SERVER_PROTOCOL", kv[2 * n + 1] = "HTTP/1.1", n++;
+	kv[2 * n] = "HTTP_AUTHORIZATION", kv[2 * n + 1] = auth, n++;
+	if (token != NULL)
+		kv[2 * n] = "HTTP_X_CALLBACK_TOKEN", kv[2 * n + 1] = token, n++;
+	if (body != NULL) {
+		kv[2 * n] = "CONTENT_TYPE", kv[2 * n + 1] = "application/json",
+		    n++;
+		kv[2 * n] = "CONTENT_LENGTH", kv[2 * n + 1] = clen, n++;
+	}
+	if ((fd = fcgi_connect(sock)) == -1)
+		return 0;
+	if (fcgi_begin(fd, deadline) == 0 && fcgi_params(fd, kv, n,
+	    deadline) == 0 && (blen == 0 || fcgi_stdin(fd, body, blen,
+	    deadline) == 0) && fcgi_stdin(fd, NULL, 0, deadline) == 0)
+		(void)fcgi_read(fd, r, deadline);
+	close(fd);
+	return r->status;
+}
+
+/* Polls GET /readyz until 200, for START_MS at most; 1 or 0. Ready first:
+ * its worker's first connection goes through the proxy, and under load a
+ * slow first connect puts a worker into its reconnect backoff (503
+ * meanwhile). */
+static int
+wait_ready(const char *key)
+{
+	struct fcgi_resp	 r;
+	long long		 deadline = ut_now_ms() + START_MS;
+	int			 st = 0;
+
+	while (st != 200 && ut_now_ms() < deadline) {
+		st = papp_api("GET", "/readyz", key, NULL, NULL, &r);
+		fcgi_resp_free(&r);
+		if (st != 200)
+			ut_pause_ms(50);
+	}
+	return st == 200;
+}
+
+int
+papp_start(int port, const char *key)
+{
+	snprintf(dir, sizeof dir, "/tmp/fault-papp.XXXXXX");
+	if (mkdtemp(dir) == NULL)
+		return -1;
+	snprintf(sock, sizeof sock, "%s/app.sock", dir);
+	snprintf(logpath, sizeof logpath, "%s/app.log", dir);
+	snprintf(cfg, sizeof cfg, "%s/app.conf", dir);
+	if (spawn(port) == -1 || !wait_ready(key))
+		return -1;
+	return 0;
+}
+
+void
+papp_stop(void)
+{
+	kill_app();
+	fprintf(stderr, "  private app log (%s):\n", logpath);
+	f_log_show(logpath, 0, 40);
+	(void)unlink(logpath);
+	(void)unlink(sock);
+	(void)unlink(cfg);
+	(void)rmdir(dir);
+}
