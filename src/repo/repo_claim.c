@@ -277,45 +277,51 @@ id_cmp(const void *x, const void *y)
  * locks outside a transaction (nothing claimable costs that one
  * statement), are locked by primary key (claim_lock_ids) in a new one,
  * as many as are wanted. When other claims held some and the read was
- * full, the next pages of the queue follow, CLAIM_IDS_NEXT(max) ids
- * each, without the ids tried already. Until a->max are locked, the
- * payload budget is reached, the ids end, or CLAIM_PATH_STMTS
- * statements ran. So fewer than max means that no more was claimable,
- * or the payload budget, or other claims held the rest. No locking
- * read of a claim reads ix_exec_claim (repo_stmts.c, above
- * STMT_CLAIM_IDS, says why). REPO_OK with the transaction open and
+ * full, the queue is read again from its head, CLAIM_IDS_NEXT(max)
+ * ids a page, without the first read's ids and those locked. Until
+ * a->max are locked, the payload budget is reached, the ids end, or
+ * CLAIM_PATH_STMTS statements ran. So fewer than max means that no
+ * more was claimable, or the payload budget, or other claims held the
+ * rest. No locking read of a claim reads ix_exec_claim (repo_stmts.c,
+ * above STMT_CLAIM_IDS, says why). REPO_OK with the transaction open and
  * *n > 0, REPO_NOTFOUND (nothing taken) with none open, or REPO_ERR.
  */
 static enum repo_rc
 claim_by_ids(struct db *db, struct claim_ask *a, struct claim_item *it,
     size_t *n)
 {
-	uint64_t	*first, *ids;
-	size_t		 k0, k, i, m;
+	uint64_t	*tried, *ids;
+	size_t		 nt, k, i, m, held;
 	unsigned	 offset = 0, lim = CLAIM_IDS(a->max);
 	int		 full = 0, stmts = 2;
 	enum repo_rc	 rc = REPO_ERR;
 
-	/* room for the first read and for a next one */
-	first = malloc((CLAIM_IDS(a->max) + CLAIM_IDS_NEXT(a->max)) *
-	    sizeof(*first));
-	if (first == NULL)
+	/* room for the first read, the ids locked after it, a next read */
+	tried = malloc((CLAIM_IDS(a->max) + a->max + CLAIM_IDS_NEXT(a->max)) *
+	    sizeof(*tried));
+	if (tried == NULL)
 		return REPO_ERR;
-	ids = first + CLAIM_IDS(a->max);
-	if (claim_ids(db, a, 0, lim, first, &k0) == -1 || (k0 > 0 &&
-	    (db_begin(db) == -1 || claim_lock_ids(db, a, first, k0, it, n,
+	ids = tried + CLAIM_IDS(a->max) + a->max;
+	if (claim_ids(db, a, 0, lim, tried, &nt) == -1 || (nt > 0 &&
+	    (db_begin(db) == -1 || claim_lock_ids(db, a, tried, nt, it, n,
 	    &full) == -1)))
 		goto out;
-	for (k = k0; !full && *n < a->max && k == lim &&
+	for (k = nt, held = *n; !full && *n < a->max && k == lim &&
 	    stmts + 2 <= CLAIM_PATH_STMTS; offset += (unsigned)k) {
-		/* first's claim order is spent: sorted, it answers "tried" */
-		if (offset == 0)
-			qsort(first, k0, sizeof(*first), id_cmp);
+		/* tried, sorted for bsearch: the first read's ids, and those
+		 * locked since, which a page reads again when work landed
+		 * ahead of them after the read before it (each read its own
+		 * snapshot; SKIP LOCKED skips other transactions' locks) */
+		if (offset == 0 || held < *n) {
+			for (; held < *n; held++)
+				tried[nt++] = it[held].id;
+			qsort(tried, nt, sizeof(*tried), id_cmp);
+		}
 		lim = CLAIM_IDS_NEXT(a->max);
 		if (claim_ids(db, a, offset, lim, ids, &k) == -1)
 			goto out;
 		for (i = m = 0; i < k; i++)
-			if (bsearch(&ids[i], first, k0, sizeof(*first),
+			if (bsearch(&ids[i], tried, nt, sizeof(*tried),
 			    id_cmp) == NULL)
 				ids[m++] = ids[i];
 		if (m > 0 && claim_lock_ids(db, a, ids, m, it, n, &full) == -1)
@@ -323,10 +329,10 @@ claim_by_ids(struct db *db, struct claim_ask *a, struct claim_item *it,
 		stmts += m > 0 ? 2 : 1;
 	}
 	rc = *n > 0 ? REPO_OK : REPO_NOTFOUND;
-	if (rc == REPO_NOTFOUND && k0 > 0)
+	if (rc == REPO_NOTFOUND && nt > 0)
 		db_rollback(db);
 out:
-	free(first);
+	free(tried);
 	return rc;
 }
 

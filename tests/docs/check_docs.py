@@ -323,7 +323,7 @@ def check_claim_scan(src):
     check_page_constant(src, "src/repo/repo_claim.c", "CLAIM_PATH_STMTS", "asyncexec-api.7",
                         [r"in at most (\d+) statements in all"])
     check_page_constant(src, "src/repo/repo_claim.c", "CLAIM_IDS_GROW", "asyncexec-api.7",
-                        [r"the next ids of the queue follow, (\d+) times as many per read"])
+                        [r"the queue is read again from its head, (\d+) times as many per read"])
 
 
 def check_inline(src):

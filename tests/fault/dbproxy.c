@@ -19,6 +19,9 @@ static pthread_mutex_t	 mu = PTHREAD_MUTEX_INITIALIZER;
 static enum dbproxy_mode mode;
 static char		 pattern[256], watched[256];
 static int		 fired, seen, upstream, lfd;
+static int		(*hook_when)(const unsigned char *, size_t);
+static void		(*hook_fn)(void *);
+static void		*hook_arg;
 
 struct pipe2 {
 	int		 c, s;		/* client, server */
@@ -31,6 +34,19 @@ dbproxy_arm(enum dbproxy_mode m, const char *p)
 {
 	pthread_mutex_lock(&mu);
 	mode = m;
+	snprintf(pattern, sizeof pattern, "%s", p);
+	pthread_mutex_unlock(&mu);
+}
+
+void
+dbproxy_hook(const char *p, int (*when)(const unsigned char *, size_t),
+    void (*fn)(void *), void *arg)
+{
+	pthread_mutex_lock(&mu);
+	hook_when = when;
+	hook_fn = fn;
+	hook_arg = arg;
+	mode = DBPROXY_HOOK;
 	snprintf(pattern, sizeof pattern, "%s", p);
 	pthread_mutex_unlock(&mu);
 }
@@ -90,7 +106,8 @@ match(const unsigned char *p, size_t n)
 	pthread_mutex_lock(&mu);
 	if (watched[0] != '\0' && memmem(p, n, watched, strlen(watched)))
 		seen++;
-	if (mode != DBPROXY_OFF && memmem(p, n, pattern, strlen(pattern))) {
+	if (mode != DBPROXY_OFF && memmem(p, n, pattern, strlen(pattern)) &&
+	    (mode != DBPROXY_HOOK || hook_when(p, n))) {
 		m = mode;
 		mode = DBPROXY_OFF;
 		fired++;
@@ -127,7 +144,10 @@ forward_packets(struct pipe2 *x)
 			return -1;
 		case DBPROXY_DROP:
 			return -1;
-		default:
+		case DBPROXY_HOOK:
+			hook_fn(hook_arg);	/* disarmed: nobody changes it */
+			break;
+		case DBPROXY_OFF:
 			break;
 		}
 		if (write_all(x->s, x->buf, n) == -1)

@@ -9,24 +9,37 @@
  *                        awaited and thrown away, both sides are closed:
  *                        the statement ran, the client never hears of it;
  *   DBPROXY_DROP         both sides are closed without forwarding it: the
- *                        statement never ran (the server rolls back).
+ *                        statement never ran (the server rolls back);
+ *   DBPROXY_HOOK         (dbproxy_hook) a function of the test runs, then
+ *                        the packet is forwarded: whatever the function
+ *                        committed happened between two statements of the
+ *                        client, at a point the test chose.
  *
  * Runs in threads of the test process; arming is a call.
  */
 #ifndef ASYNCEXEC_DBPROXY_H
 #define ASYNCEXEC_DBPROXY_H
 
+#include <stddef.h>
+
 enum dbproxy_mode {
 	DBPROXY_OFF,
 	DBPROXY_LOSE_ANSWER,
-	DBPROXY_DROP
+	DBPROXY_DROP,
+	DBPROXY_HOOK
 };
 
 /* Listens on 127.0.0.1 (a free port, returned) for upstream_port; -1. */
 int	dbproxy_start(int upstream_port);
 /* Arms the one-shot fault for the next client packet holding pattern. */
 void	dbproxy_arm(enum dbproxy_mode, const char *pattern);
-/* How many faults have fired so far. */
+/* Arms fn(arg), called in the proxy's thread before the first client
+ * packet (from now on) that holds pattern and for which when(packet, its
+ * length) returns 1 is forwarded; once. */
+void	dbproxy_hook(const char *pattern,
+	    int (*when)(const unsigned char *, size_t), void (*fn)(void *),
+	    void *arg);
+/* How many faults (and hooks) have fired so far. */
 int	dbproxy_fired(void);
 /* Counts the client packets holding p from now on (one pattern at a time). */
 void	dbproxy_watch(const char *p);
