@@ -11,9 +11,10 @@
  * and locks the free ones. Each read is a new snapshot (READ COMMITTED), so
  * when work lands ahead of the queue between two reads, a page starts at an
  * id that the page before it had already locked. SKIP LOCKED skips only
- * other transactions' locks: the claim took that id a second time, its
- * lease UPDATE matched fewer rows than it had locked, and the claim was
- * rolled back (503) while its work waited.
+ * other transactions' locks, so a page must leave out the ids the claim
+ * locked too: else the claim takes that id a second time, its lease UPDATE
+ * matches fewer rows than it locked, and the claim is rolled back (503)
+ * while its work waits.
  *
  * The route's queue, in claim order: HELD executions another transaction
  * holds (FOR UPDATE), then three free ones, A, B and C. A claim of 2 finds
@@ -23,6 +24,7 @@
  * The claim hands out A and B, in that order, and both complete.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
