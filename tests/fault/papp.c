@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "dbproxy.h"
 #include "fault.h"
 #include "httpc.h"
 
@@ -146,8 +147,12 @@ wait_ready(const char *key)
 }
 
 int
-papp_start(int port, const char *key)
+papp_start(const char *key)
 {
+	int	 port;
+
+	if ((port = dbproxy_start((int)config_long("db_port", 0))) == -1)
+		return -1;
 	snprintf(dir, sizeof dir, "/tmp/fault-papp.XXXXXX");
 	if (mkdtemp(dir) == NULL)
 		return -1;

@@ -1,7 +1,7 @@
 /*
  * papp.h - a private asyncexec-fcgi (ASYNCEXEC_FCGI, one worker) for the
  * fault tests that put dbproxy between the app and the shared database:
- * the stack's config with the database at 127.0.0.1:port, its own socket
+ * the stack's config with the database at the proxy's port, its own socket
  * and log in a temporary directory, spoken to in raw FastCGI
  * (tests/proc/fcgi_client.c). Included by tests/fault tests only.
  */
@@ -10,9 +10,10 @@
 
 #include "fcgi_client.h"
 
-/* Starts it against 127.0.0.1:port; 0 once it answers GET /readyz with
- * key's requests, else -1. Stopped at exit too. */
-int	papp_start(int port, const char *key);
+/* Starts dbproxy (dbproxy.h) in front of the stack's db_port and the app
+ * behind it; 0 once the app answers GET /readyz with key's requests, else
+ * -1. Stopped at exit too. */
+int	papp_start(const char *key);
 /* One request (token: X-Callback-Token, body JSON, both may be NULL) into
  * r (the caller frees it with fcgi_resp_free); the status, 0 on failure. */
 int	papp_api(const char *method, const char *uri, const char *key,

@@ -158,14 +158,11 @@ test_pages(void)
 int
 main(void)
 {
-	int	 pport;
-
 	http_test_init();
 	f_init();
 	fx_setup(&F, "fault-pages");
 	if ((m = f_sql_open()) == NULL || (holder = f_sql_open()) == NULL ||
-	    (pport = dbproxy_start((int)config_long("db_port", 0))) == -1 ||
-	    papp_start(pport, F.bkey) == -1) {
+	    papp_start(F.bkey) == -1) {
 		fprintf(stderr, "FATAL: cannot start the proxy and the app\n");
 		return 1;
 	}

@@ -178,15 +178,12 @@ test_complete(enum dbproxy_mode mode, const char *what)
 int
 main(void)
 {
-	int	 pport;
-
 	http_test_init();
 	f_init();
 	fx_setup(&F, "fault-commit");
 	if ((m = f_sql_open()) == NULL ||
 	    (wsrep = (int)f_sql_num(m, "SELECT @@wsrep_on")) < 0 ||
-	    (pport = dbproxy_start((int)config_long("db_port", 0))) == -1 ||
-	    papp_start(pport, F.bkey) == -1) {
+	    papp_start(F.bkey) == -1) {
 		fprintf(stderr, "FATAL: cannot start the proxy and the app\n");
 		return 1;
 	}
