@@ -63,6 +63,12 @@ exec_table(struct buf *b, const struct exec_admin *e, int64_t now)
 	len_row(b, "Request (bytes)", e->request_bytes);
 	len_row(b, "Result (bytes)", e->result_bytes);
 	len_row(b, "Error (bytes)", e->error_bytes);
+	if (e->error_code[0] == '\0')
+		buf_puts(b, "<tr><th>Error code</th>"
+		    "<td class=\"muted\">none</td></tr>\n");
+	else
+		dash_html(b, "<tr><th>Error code</th><td>%s</td></tr>\n",
+		    e->error_code);
 	buf_puts(b, "</table>\n");
 }
 

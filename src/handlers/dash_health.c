@@ -36,7 +36,7 @@ service(struct app *app, struct buf *b)
 	struct metrics_snap	 m;
 	struct repo_node	 n;
 	const char		*why;
-	int			 v = 0, needs = 0;
+	int			 v = 0, needs = 0, up;
 
 	why = ops_unready(app, &n, &v);
 	(void)metrics_snapshot(&m);
@@ -47,8 +47,8 @@ service(struct app *app, struct buf *b)
 	row_n(b, "Workers busy", m.busy);
 	row_n(b, "Worker restarts", m.restarts);
 	buf_puts(b, "</table>\n<h2>Database</h2>\n<table>\n");
-	row(b, "Reachable", repo_ping(app->db) == REPO_OK ? "ok" : "bad",
-	    repo_ping(app->db) == REPO_OK ? "yes" : "no");
+	up = repo_ping(app->db) == REPO_OK;
+	row(b, "Reachable", up ? "ok" : "bad", up ? "yes" : "no");
 	row(b, "Node", NULL, n.cluster ? n.addr : "db_host (no db_hosts)");
 	row(b, "Galera state", NULL, n.wsrep ? n.state : "no Galera");
 	row(b, "Galera cluster status", NULL, n.wsrep ? n.status : "-");

@@ -53,10 +53,11 @@ match(const struct req *req, const char *pattern, const char **vars)
 		if (*p == '/')
 			p++;
 	}
-	/* "dashboard/" matches the path "/dashboard/" (segments "dashboard", "") */
-	if (p > pattern && p[-1] == '/' && i + 1 == req->nseg &&
-	    req->seg[i][0] == '\0')
-		return 1;
+	/* A pattern that ends in "/" ("dashboard/") matches only the path
+	 * with the slash (segments "dashboard", ""), never "/dashboard":
+	 * nginx's public server refuses the dashboard by that prefix. */
+	if (p > pattern && p[-1] == '/')
+		return i + 1 == req->nseg && req->seg[i][0] == '\0';
 	return i == req->nseg;
 }
 

@@ -385,6 +385,10 @@ def attention_page(metrics, b, shots, att, routes_path):
     check(not p2.problems and "<h1>Execution %s</h1>" % att["a"] in p2.html and
           "attention?route=%s" % att["route"] in p2.html,
           "attention -> execution %s -> its route's attention" % att["a"])
+    check(re.search(r"<tr><th>Error code</th><td>%s</td></tr>" % re.escape(att["code"]),
+                    p2.html) is not None,
+          "execution %s: its error code, as execution show prints it" % att["a"],
+          re.sub(r"(?s).*<main>|</main>.*", "", p2.html)[:1500])
     print("ok   %s in Chromium: %.0f ms, %d bytes, %s" % (m.group(1), p.seconds * 1000,
                                                           len(p.html), png))
 
@@ -583,12 +587,29 @@ def headers_and_methods(metrics, done_id):
 
 
 def public_refuses(pub):
-    for path in ("/dashboard/", "/dashboard/health", "/dashboard/style.css",
-                 "/dashboard/keys", "/dashboard/attention", "/dashboard/tenants",
-                 "/dashboard/webhooks", "/dashboard/execution/1"):
-        st, h, body = req(pub, "GET", path)
+    for method, path in (("GET", p) for p in (
+            "/dashboard", "/dashboard?x=1", "/dashboard/", "/dashboard/health",
+            "/dashboard/style.css", "/dashboard/keys", "/dashboard/attention",
+            "/dashboard/tenants", "/dashboard/webhooks", "/dashboard/execution/1")):
+        st, h, body = req(pub, method, path)
         check(st == 404 and b"Content-Security" not in body and b"<html" not in body,
-              "public server: GET %s is 404" % path, str(st))
+              "public server: %s %s is 404" % (method, path), str(st))
+    st, h, body = req(pub, "HEAD", "/dashboard")
+    check(st == 404 and "content-security-policy" not in h,
+          "public server: HEAD /dashboard is 404", str(st))
+
+
+def loopback_names(metrics):
+    """DNS rebinding: a page whose name resolves to 127.0.0.1 reads nothing here."""
+    port = metrics.rsplit(":", 1)[1]
+    for path in ("/dashboard/health", "/dashboard/keys", "/metrics", "/readyz/detail"):
+        st, h, body = req(metrics, "GET", path, headers={"Host": "evil.example:" + port})
+        check(st == 421 and b"asyncexec" not in body,
+              "loopback server: GET %s with Host evil.example is 421" % path, str(st))
+    for host in ("localhost:" + port, "LOCALHOST", "127.0.0.1"):
+        st, h, body = req(metrics, "GET", "/dashboard/health", headers={"Host": host})
+        check(st == 200 and b"<h1>Health</h1>" in body,
+              "loopback server: GET /dashboard/health with Host %s is 200" % host, str(st))
 
 
 def timings(metrics, done_id, att, n=50):
@@ -624,6 +645,7 @@ def main():
         detector_catches_inline_style(shots)
         headers_and_methods(metrics, done_id)
         public_refuses(pub)
+        loopback_names(metrics)
         browser_pages(metrics, shots, route, done_id, waiting_id, marks, att)
         timings(metrics, done_id, att)
     except cdp.Fatal as e:

@@ -70,6 +70,14 @@ main(void)
 	    HERR_METHOD_NOT_ALLOWED);
 	expect("GET", "/readyz/other", ROUTE_NONE, HERR_NOT_FOUND);
 	expect("GET", "/metrics", ROUTE_METRICS, HERR_OK);
+	expect("GET", "/metrics/", ROUTE_NONE, HERR_NOT_FOUND);
+	expect("GET", "/dashboard/", ROUTE_DASH_INDEX, HERR_OK);
+	expect("GET", "/dashboard/health", ROUTE_DASH_HEALTH, HERR_OK);
+	/* Without the slash it is not the dashboard: nginx's public server
+	 * refuses "/dashboard/..." only, and passes "/dashboard" on. */
+	expect("GET", "/dashboard", ROUTE_NONE, HERR_NOT_FOUND);
+	expect("HEAD", "/dashboard", ROUTE_NONE, HERR_NOT_FOUND);
+	expect("GET", "/dashboard/health/", ROUTE_NONE, HERR_NOT_FOUND);
 	expect("GET", "/v1/openapi.json", ROUTE_OPENAPI, HERR_OK);
 	expect("HEAD", "/v1/openapi.json", ROUTE_OPENAPI, HERR_OK);
 	expect("POST", "/v1/openapi.json", ROUTE_OPENAPI, HERR_METHOD_NOT_ALLOWED);
