@@ -670,8 +670,9 @@ STACK_CTEST_PID=
 stack_run_ctest() {
     local build=$1 rc=0
     shift
-    stack_log "running: ctest --test-dir $build --output-on-failure -j2 $*"
-    setsid ctest --test-dir "$build" --output-on-failure -j2 "$@" &
+    # --no-tests=error: a filter that selects no test fails rather than passes.
+    stack_log "running: ctest --test-dir $build --output-on-failure --no-tests=error -j2 $*"
+    setsid ctest --test-dir "$build" --output-on-failure --no-tests=error -j2 "$@" &
     STACK_CTEST_PID=$!
     wait "$STACK_CTEST_PID" || rc=$?
     STACK_CTEST_PID=
