@@ -383,7 +383,8 @@ socket_changes(const struct config *cur, const struct config *next)
 
 /*
  * Forks the n workers of a new generation into kids with next, which
- * becomes m's configuration (log level included). When not one fork
+ * becomes m's configuration (log level included: each worker sets its
+ * own from the configuration it is forked with). When not one fork
  * succeeds, m keeps its configuration and -1 is returned (logged); else
  * the number forked (the rest are refilled by the tick).
  */

@@ -352,6 +352,9 @@ worker_run(const struct config *cfg, int listen_fd, pid_t master)
 	sigset_t		 term, waitmask;
 	int			 rc = 0;
 
+	/* the master sets its own level after forking a new generation
+	 * (it logs the socket changes at the old one) */
+	log_set_level((enum log_level)cfg->log_level);
 	worker_signals();
 	follow_master(master);
 	l.app.cfg = cfg;
@@ -369,6 +372,7 @@ worker_run(const struct config *cfg, int listen_fd, pid_t master)
 		return 1;
 	}
 	(void)repo_ping(l.app.db);	/* connect and prepare now */
+	log_debug("worker %ld: ready", (long)getpid());
 	sigemptyset(&term);
 	sigaddset(&term, SIGTERM);
 	sigaddset(&term, SIGINT);

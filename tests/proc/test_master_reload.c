@@ -28,6 +28,7 @@
  *      a path, no listen_allow) is refused, the old workers stay and
  *      127.0.0.1 is still closed unanswered (it used to be served by the
  *      new generation); a file with a changed listen_allow is reloaded
+ *   7. log_level info -> debug: every new worker logs at debug
  *
  * Figures are printed as "figure: ..." lines.
  */
@@ -572,6 +573,46 @@ scenario_drop_allow(void)
 	down(m, log);
 }
 
+/*
+ * 7. log_level reaches the new generation: reloaded from info to debug,
+ * each new worker logs its debug line "worker PID: ready".
+ */
+static void
+scenario_level(void)
+{
+	const char	*cfg = path_in_tmp("level.conf");
+	const char	*sock = path_in_tmp("level.sock");
+	const char	*log = path_in_tmp("level.log");
+	struct gen_wait	 g;
+	struct log_wait	 lw = { log, NULL };
+	pid_t		 m, before[MAX_PIDS];
+	char		 want[64];
+	size_t		 nb, i;
+	int		 n = 0;
+
+	if ((m = up_derived(cfg, sock, log, WORKERS)) == -1)
+		return;
+	nb = workers_of(m, before, MAX_PIDS);
+	CHECK_EQ_INT(log_count(log, ": ready"), 0);	/* log_level = info */
+	CHECK_EQ_INT(derive_config_x(cfg, sock, WORKERS_STR,
+	    "log_level = debug\n", NULL), 0);
+	memset(&g, 0, sizeof(g));
+	g.master = m, g.before = before, g.nbefore = nb, g.want = WORKERS;
+	CHECK_EQ_INT(kill(m, SIGHUP), 0);
+	CHECK(wait_for(replaced, &g, REPLACE_MS));
+	for (i = 0; i < g.nnow; i++) {
+		snprintf(want, sizeof(want), "worker %ld: ready",
+		    (long)g.now[i]);
+		lw.needle = want;
+		n += wait_for(logged, &lw, STOP_MS);
+	}
+	printf("figure: log_level info -> debug: %d of %zu new workers "
+	    "logged their debug line\n", n, g.nnow);
+	CHECK_EQ_INT(n, (int)g.nnow);
+	CHECK(g.nnow > 0);
+	down(m, log);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -582,6 +623,7 @@ main(int argc, char *argv[])
 		{ "term", scenario_term_during_reload },
 		{ "nproc", scenario_fork_fails },
 		{ "allow", scenario_drop_allow },
+		{ "level", scenario_level },
 	};
 
 	return scenarios_main("reload", "proc_master_reload", sc,
