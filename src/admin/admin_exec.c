@@ -173,9 +173,15 @@ not_waiting(const struct exec_admin *e, const char *what)
 	if (strcmp(e->status, "waiting_callback") != 0)
 		return admin_fail("execution %llu is already %s; nothing to "
 		    "%s", (unsigned long long)e->id, e->status, what);
-	return admin_fail("execution %llu has a cancel request; %s refused "
-	    "(it is cancelled by its backend, or expires)",
-	    (unsigned long long)e->id, what);
+	if (e->cancel_requested)
+		return admin_fail("execution %llu has a cancel request; %s "
+		    "refused (it is cancelled by its backend, or expires)",
+		    (unsigned long long)e->id, what);
+	return admin_fail("execution %llu has used its max_attempts (%u "
+	    "claims); %s refused: no claim would take it again. Its backend "
+	    "may still finish it; else end it with execution fail, or raise "
+	    "max_attempts first", (unsigned long long)e->id, e->attempts,
+	    what);
 }
 
 int
@@ -186,7 +192,8 @@ cmd_exec_requeue(struct ctx *c)
 
 	if ((rc = exec_load(c, &e)) != 0)
 		return rc;
-	rc = repo_exec_requeue(c->adb, e.id, clock_now_ms());
+	rc = repo_exec_requeue(c->adb, e.id, clock_now_ms(),
+	    c->cfg.max_attempts);
 	if (rc == REPO_NOTFOUND) {
 		if ((rc = repo_exec_show(c->adb, e.id, &e)) != REPO_OK)
 			return 1;

@@ -402,13 +402,14 @@ static const struct db_stmt_def astmts[ASTMT__MAX] = {
 	    "environment = ? AND service_key = ? AND operation_key = ? AND "
 	    "correlation_id = ?", 1, "admin_exec_key" },
 	/* the claim is dropped: claimable at once, in its place, the old
-	 * token loses */
+	 * token loses; never after max_attempts claims (no claim would take
+	 * it, and without a lease the expiry's rescue would not either) */
 	[ASTMT_REQUEUE] = {
 	    "UPDATE s2r_async_execution FORCE INDEX (PRIMARY) SET "
 	    "callback_token_hash = NULL, lease_expires_at = NULL, "
 	    DUE_RESTORED ", updated_at = ? WHERE id = ? AND "
-	    "status = 'waiting_callback' AND cancel_requested = 0", 0,
-	    "admin_requeue" },
+	    "status = 'waiting_callback' AND cancel_requested = 0 AND "
+	    "attempts < ?", 0, "admin_requeue" },
 	[ASTMT_OPFAIL] = {
 	    "UPDATE s2r_async_execution FORCE INDEX (PRIMARY) SET "
 	    "status = 'failed', error_payload = ?, completed_at = ?, "
@@ -649,16 +650,19 @@ repo_exec_show_key(struct adb *a, const char *tenant, const char *env,
 /*
  * Requeues waiting execution id: drops its claim (callback token and
  * lease), so it is claimable at once and the holder's token loses.
- * REPO_OK, REPO_NOTFOUND (not waiting, or cancel requested) or REPO_ERR.
+ * REPO_OK, REPO_NOTFOUND (not waiting, cancel requested, or max_attempts
+ * claims used) or REPO_ERR.
  */
 enum repo_rc
-repo_exec_requeue(struct adb *a, uint64_t id, int64_t now)
+repo_exec_requeue(struct adb *a, uint64_t id, int64_t now,
+    unsigned max_attempts)
 {
-	MYSQL_BIND	 p[2];
+	MYSQL_BIND	 p[3];
 	MYSQL_TIME	 t;
 
 	db_bind_time(&p[0], &t, now);
 	db_bind_u64(&p[1], &id);
+	db_bind_u32(&p[2], &max_attempts);
 	return awrite(a, ASTMT_REQUEUE, p);
 }
 

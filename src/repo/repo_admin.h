@@ -86,7 +86,8 @@ enum repo_rc	repo_exec_show(struct adb *, uint64_t id, struct exec_admin *);
 enum repo_rc	repo_exec_show_key(struct adb *, const char *tenant, const char *env,
 	    const char *svc, const char *op, const char *cid,
 	    struct exec_admin *);
-enum repo_rc	repo_exec_requeue(struct adb *, uint64_t id, int64_t now);
+enum repo_rc	repo_exec_requeue(struct adb *, uint64_t id, int64_t now,
+	    unsigned max_attempts);
 enum repo_rc	repo_exec_opfail(struct adb *, uint64_t id, const char *error,
 	    size_t len, int64_t now);
 enum repo_rc	repo_migrations_applied(struct adb *, repo_applied_fn, void *);

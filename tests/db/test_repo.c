@@ -365,7 +365,8 @@ lease_order(void)
 	a = repo_admin_open(&cfg);
 	CHECK(a != NULL);
 	if (a != NULL) {
-		CHECK(repo_exec_requeue(a, first, now) == REPO_OK);
+		CHECK(repo_exec_requeue(a, first, now, cfg.max_attempts) ==
+		    REPO_OK);
 		repo_admin_close(a);
 	}
 	CHECK(due_is(first, "created_at"));

@@ -570,6 +570,40 @@ test_show_requeue(const struct fx *f)
 	CHECK(strstr(err, "already completed") != NULL);
 }
 
+/*
+ * requeue after max_attempts claims is refused: it would leave the execution
+ * claimable by no one (claims stop at max_attempts) and, without a lease, out
+ * of the expiry's rescue, waiting for its retention. The claim stays.
+ */
+static void
+test_requeue_spent(const struct fx *f)
+{
+	struct json_object *o;
+	struct claim c;
+	struct sub s;
+	long max = config_long("max_attempts", 5), k;
+	int64_t v = 0;
+	int yes = 0;
+
+	memset(&c, 0, sizeof c);
+	CHECK(fx_submit_claim(f, "{\"spent\":1}", &s, &c));
+	for (k = 1; k < max; k++) {
+		CHECK_EQ_INT(ADMIN("execution requeue %lld", CONF, (long long)c.id), 0);
+		if (!fx_claim_one(f, &c)) {
+			fprintf(stderr, "requeue_spent: no claim after requeue %ld\n", k);
+			CHECK(0);
+			return;
+		}
+	}
+	CHECK_EQ_INT(ADMIN("execution requeue %lld", CONF, (long long)c.id), 1);
+	CHECK(strstr(err, "max_attempts") != NULL);
+	o = show_key(f, s.cid);
+	CHECK(o != NULL && jint(o, "attempts", &v) && v == max);
+	CHECK(o != NULL && jbool(o, "claimed", &yes) && yes);
+	json_object_put(o);
+	CHECK_EQ_INT(callback(f, c.id, "complete", c.token, "{\"result\":1}"), 200);
+}
+
 /* execution fail by an operator: poll says failed, a backend callback gets 409. */
 static void
 test_fail(const struct fx *f)
@@ -777,6 +811,7 @@ main(void)
 	fx_free(&f);
 	fx_setup(&f, "admin-exec");	/* an empty queue: each claim gets ours */
 	test_show_requeue(&f);
+	test_requeue_spent(&f);
 	test_fail(&f);
 	test_check_files();
 	if (sql_sock[0] == '\0') {
