@@ -684,8 +684,9 @@ db_fetch_failed(struct db *db, MYSQL_STMT *st)
 		log_error("db: fetch: %s", mysql_stmt_errno(st) != 0 ?
 		    mysql_stmt_error(st) : db->conn != NULL ?
 		    mysql_error(db->conn) : "no connection");
+	mysql_stmt_free_result(st);
 	if (conn_lost(db->last_errno))
-		db_drop(db);
+		db_drop(db);	/* closes (frees) st */
 }
 
 int

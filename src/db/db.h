@@ -47,7 +47,9 @@ int		 db_lost(const struct db *);
 int		 db_conflict(const struct db *);
 /* Records and logs why fetching the rows of st failed (an error the
  * server sent while they streamed, a deadlock say, is the connection's),
- * so that db_conflict and db_lost answer for it. */
+ * so that db_conflict and db_lost answer for it, and frees st's result:
+ * when the connection was lost it is dropped, st with it (st must not be
+ * used again). */
 void		 db_fetch_failed(struct db *, MYSQL_STMT *);
 int		 db_sync_reads(struct db *, int on);
 int		 db_node_state(struct db *, struct db_node *);

@@ -90,10 +90,12 @@ claim_read(struct db *db, MYSQL_STMT *st, struct claim_item *it,
 		else
 			it[(*n)++] = row;
 	}
-	/* a deadlock while the rows streamed: repo_claim runs it again */
+	/* a deadlock while the rows streamed: repo_claim runs it again;
+	 * a lost connection: st is closed with it */
 	if (rc != 0)
 		db_fetch_failed(db, st);
-	mysql_stmt_free_result(st);
+	else
+		mysql_stmt_free_result(st);
 	return rc == 0 ? 0 : -1;
 }
 

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #define ANSWER_WAIT_MS	10000	/* the server's answer to a fired packet */
+#define ANSWER_QUIET_MS	500	/* and no more of it: the answer is whole */
 
 static pthread_mutex_t	 mu = PTHREAD_MUTEX_INITIALIZER;
 static enum dbproxy_mode mode;
@@ -127,6 +128,35 @@ swallow_answer(int s)
 		(void)recv(s, b, sizeof b, 0);
 }
 
+/*
+ * Passes the first half of the server's answer on to the client: of all
+ * that arrives until ANSWER_QUIET_MS pass without more (ANSWER_WAIT_MS for
+ * its start).
+ */
+static void
+cut_answer(struct pipe2 *x)
+{
+	struct pollfd	 pf = { x->s, POLLIN, 0 };
+	unsigned char	*b = NULL, *nb;
+	size_t		 n = 0, cap = 0;
+	ssize_t		 r;
+
+	while (poll(&pf, 1, n == 0 ? ANSWER_WAIT_MS : ANSWER_QUIET_MS) == 1) {
+		if (cap - n < 65536) {
+			cap = cap ? cap * 2 : 1 << 17;
+			if ((nb = realloc(b, cap)) == NULL)
+				break;
+			b = nb;
+		}
+		if ((r = recv(x->s, b + n, cap - n, 0)) <= 0)
+			break;
+		n += (size_t)r;
+	}
+	if (n > 1)
+		(void)write_all(x->c, b, n / 2);
+	free(b);
+}
+
 /* Forwards the complete client packets in x->buf; -1 when a fault fired. */
 static int
 forward_packets(struct pipe2 *x)
@@ -143,6 +173,10 @@ forward_packets(struct pipe2 *x)
 				swallow_answer(x->s);
 			return -1;
 		case DBPROXY_DROP:
+			return -1;
+		case DBPROXY_CUT_ANSWER:
+			if (write_all(x->s, x->buf, n) == 0)
+				cut_answer(x);
 			return -1;
 		case DBPROXY_HOOK:
 			hook_fn(hook_arg);	/* disarmed: nobody changes it */

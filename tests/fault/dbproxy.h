@@ -10,6 +10,11 @@
  *                        the statement ran, the client never hears of it;
  *   DBPROXY_DROP         both sides are closed without forwarding it: the
  *                        statement never ran (the server rolls back);
+ *   DBPROXY_CUT_ANSWER   the packet is forwarded, the server's whole answer
+ *                        is awaited and its first half passed on, both
+ *                        sides are closed: the client of a result set
+ *                        with a large last row reads its columns and
+ *                        loses the connection within that row;
  *   DBPROXY_HOOK         (dbproxy_hook) a function of the test runs, then
  *                        the packet is forwarded: whatever the function
  *                        committed happened between two statements of the
@@ -26,6 +31,7 @@ enum dbproxy_mode {
 	DBPROXY_OFF,
 	DBPROXY_LOSE_ANSWER,
 	DBPROXY_DROP,
+	DBPROXY_CUT_ANSWER,
 	DBPROXY_HOOK
 };
 

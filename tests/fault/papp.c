@@ -164,6 +164,12 @@ papp_start(const char *key)
 	return 0;
 }
 
+const char *
+papp_log(void)
+{
+	return logpath;
+}
+
 void
 papp_stop(void)
 {
