@@ -164,6 +164,12 @@ papp_start(const char *key)
 	return 0;
 }
 
+int
+papp_log_contains(const char *needle)
+{
+	return f_file_contains(logpath, needle);
+}
+
 void
 papp_stop(void)
 {
