@@ -381,6 +381,7 @@ fail_retry(struct app *app, struct req *req, struct resp *resp, struct cb *c,
     const char *v, size_t n, int delay, int *done)
 {
 	struct exec_row	 r;
+	int64_t		 nb = c->now + (int64_t)delay * 1000;
 	enum herr	 e;
 	int		 rc;
 
@@ -388,7 +389,7 @@ fail_retry(struct app *app, struct req *req, struct resp *resp, struct cb *c,
 	if ((e = cb_load(app, req, c, &r)) != HERR_OK)
 		return e;
 	rc = repo_retry(app->db, req->exec_id, c->tokhash, v, n,
-	    app->cfg->max_attempts, c->now + (int64_t)delay * 1000, c->now);
+	    app->cfg->max_attempts, nb, c->now);
 	if (rc != REPO_OK) {
 		exec_row_free(&r);
 		if (rc == REPO_NOTFOUND) {
@@ -398,10 +399,13 @@ fail_retry(struct app *app, struct req *req, struct resp *resp, struct cb *c,
 		cb_free(c);
 		return HERR_UNAVAILABLE;
 	}
+	/* the body is the row as STMT_FIN_RETRY left it, as a poll reads it */
 	free(r.last_error);
 	r.last_error = (char *)(uintptr_t)v;
 	r.last_error_len = n;
 	r.updated_at = c->now;
+	r.not_before = nb;
+	r.claimed = 0;
 	view_status(&resp->body, &r);
 	r.last_error = NULL;
 	exec_row_free(&r);

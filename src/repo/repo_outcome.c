@@ -63,6 +63,10 @@ outcome_read(struct db *db, uint64_t id, struct outcome *o)
  * the others are freed). REPO_OK when at least one (or none was
  * claimed) is left, REPO_ERR when the claim did not commit or a read
  * failed (then nothing is handed out and the caller frees it).
+ * On every return it[0..*n) owns each request left exactly once: a
+ * failed read keeps the rows not read yet too (behind the kept ones),
+ * and no slot below *n holds a pointer freed here or moved down
+ * (fault_claim_outcome: the caller's claim_free freed one twice).
  */
 enum repo_rc
 repo_claim_outcome(struct db *db, struct claim_item *it,
@@ -70,17 +74,26 @@ repo_claim_outcome(struct db *db, struct claim_item *it,
 {
 	struct outcome	 o;
 	size_t		 i, kept = 0, had = *n;
+	int		 err = 0;
 
 	for (i = 0; i < had; i++) {
-		if (outcome_read(db, it[i].id, &o) == REPO_ERR)
-			return REPO_ERR;
-		if (o.has_token && crypto_equal(o.tokhash, hashes[i],
-		    SHA256_LEN))
-			it[kept++] = it[i];
-		else
+		if (!err && outcome_read(db, it[i].id, &o) == REPO_ERR)
+			err = 1;
+		if (err || (o.has_token && crypto_equal(o.tokhash, hashes[i],
+		    SHA256_LEN))) {
+			if (kept != i) {
+				it[kept] = it[i];
+				it[i].request = NULL;
+			}
+			kept++;
+		} else {
 			free(it[i].request);
+			it[i].request = NULL;
+		}
 	}
 	*n = kept;
+	if (err)
+		return REPO_ERR;
 	return kept > 0 || had == 0 ? REPO_OK : REPO_ERR;
 }
 

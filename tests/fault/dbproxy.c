@@ -23,6 +23,7 @@ static int		 fired, seen, upstream, lfd;
 static int		(*hook_when)(const unsigned char *, size_t);
 static void		(*hook_fn)(void *);
 static void		*hook_arg;
+static int		(*drop_when)(const unsigned char *, size_t);
 
 struct pipe2 {
 	int		 c, s;		/* client, server */
@@ -49,6 +50,14 @@ dbproxy_hook(const char *p, int (*when)(const unsigned char *, size_t),
 	hook_arg = arg;
 	mode = DBPROXY_HOOK;
 	snprintf(pattern, sizeof pattern, "%s", p);
+	pthread_mutex_unlock(&mu);
+}
+
+void
+dbproxy_drop_when(int (*when)(const unsigned char *, size_t))
+{
+	pthread_mutex_lock(&mu);
+	drop_when = when;
 	pthread_mutex_unlock(&mu);
 }
 
@@ -98,7 +107,8 @@ write_all(int fd, const void *p, size_t n)
 	return 0;
 }
 
-/* The fault to fire for packet p of n bytes (disarms), or DBPROXY_OFF. */
+/* The fault to fire for packet p of n bytes (disarms an armed one), or
+ * DBPROXY_OFF. */
 static enum dbproxy_mode
 match(const unsigned char *p, size_t n)
 {
@@ -111,6 +121,9 @@ match(const unsigned char *p, size_t n)
 	    (mode != DBPROXY_HOOK || hook_when(p, n))) {
 		m = mode;
 		mode = DBPROXY_OFF;
+		fired++;
+	} else if (drop_when != NULL && drop_when(p, n)) {
+		m = DBPROXY_DROP;
 		fired++;
 	}
 	pthread_mutex_unlock(&mu);

@@ -45,6 +45,11 @@ void	dbproxy_arm(enum dbproxy_mode, const char *pattern);
 void	dbproxy_hook(const char *pattern,
 	    int (*when)(const unsigned char *, size_t), void (*fn)(void *),
 	    void *arg);
+/* From now on drops (as DBPROXY_DROP) every client packet for which
+ * when(packet, its length) returns 1, until called with NULL; when runs
+ * in the proxy's threads, one packet at a time. For a sequence of faults
+ * that one pattern cannot name: when keeps the test's state. */
+void	dbproxy_drop_when(int (*when)(const unsigned char *, size_t));
 /* How many faults (and hooks) have fired so far. */
 int	dbproxy_fired(void);
 /* Counts the client packets holding p from now on (one pattern at a time). */

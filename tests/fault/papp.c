@@ -164,10 +164,10 @@ papp_start(const char *key)
 	return 0;
 }
 
-const char *
-papp_log(void)
+int
+papp_log_contains(const char *needle)
 {
-	return logpath;
+	return f_file_contains(logpath, needle);
 }
 
 void

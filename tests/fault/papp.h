@@ -18,8 +18,8 @@ int	papp_start(const char *key);
  * r (the caller frees it with fcgi_resp_free); the status, 0 on failure. */
 int	papp_api(const char *method, const char *uri, const char *key,
 	    const char *token, const char *body, struct fcgi_resp *r);
-/* The path of its log (the master's and the worker's lines). */
-const char *papp_log(void);
+/* Whether its log holds needle (1 or 0; -1 when unreadable). */
+int	papp_log_contains(const char *needle);
 /* Stops it, shows the first lines of its log and removes its files. */
 void	papp_stop(void);
 

@@ -86,8 +86,8 @@ test_lock_answer_cut(void)
 	CHECK_EQ_INT(papp_api("POST", uri, F.bkey, c.token,
 	    "{\"result\":\"after the cut\"}", &r), 200);
 	fcgi_resp_free(&r);
-	CHECK(!f_file_contains(papp_log(), "killed by signal"));
-	CHECK(!f_file_contains(papp_log(), "exited with status"));
+	CHECK(papp_log_contains("killed by signal") == 0);
+	CHECK(papp_log_contains("exited with status") == 0);
 }
 
 int

@@ -39,6 +39,42 @@ poll_obj(const struct sub *s, char **raw)
 	return o;
 }
 
+/*
+ * 1 when the 200 body A of a retryable fail and the poll body B right
+ * after agree on every member the retry writes or the status body shows
+ * (the answer carries the same body as a poll), notBefore set; else 0,
+ * naming the member that differs.
+ */
+static int
+same_as_poll(struct json_object *a, struct json_object *b)
+{
+	static const char *const m[] = {
+		"status", "notBefore", "updatedAt", "attempt", "lastError",
+		"completedAt", "expiresAt", "createdAt", "cancelRequested",
+		"priority", "progress",
+	};
+	struct json_object *x, *y;
+	size_t i;
+	int ok = 1;
+
+	if (a == NULL || b == NULL)
+		return 0;
+	for (i = 0; i < sizeof m / sizeof *m; i++) {
+		x = jget(a, m[i]);
+		y = jget(b, m[i]);
+		if (!json_object_equal(x, y)) {
+			fprintf(stderr, "  %s: fail answered %s, poll %s\n", m[i],
+			    json_object_to_json_string(x), json_object_to_json_string(y));
+			ok = 0;
+		}
+	}
+	if (jstr(a, "notBefore") == NULL) {
+		fprintf(stderr, "  notBefore of the fail's answer is not a time\n");
+		ok = 0;
+	}
+	return ok;
+}
+
 /* Claims from F's route with a bound: 1 when one execution came back (into C). */
 static int
 claim_some(struct claim *c)
@@ -86,7 +122,7 @@ static void
 test_boundaries(void)
 {
 	struct http_resp r;
-	struct json_object *o;
+	struct json_object *o, *p;
 	struct sub s;
 	struct claim c, old;
 	char body[256], err[128], *raw = NULL;
@@ -104,16 +140,17 @@ test_boundaries(void)
 		CHECK(jint(o, "attempt", &v) && v == k);
 		CHECK(jnull(o, "completedAt"));
 		CHECK(jget(o, "error") == NULL);
-		json_object_put(o);
 		snprintf(body, sizeof body, "\"lastError\":%s", err);
 		CHECK(body_contains(&r, body));
 		http_resp_free(&r);
-		/* poll shows the same */
-		o = poll_obj(&s, &raw);
-		CHECK(o != NULL && jint(o, "attempt", &v) && v == k);
-		CHECK_EQ_STR(jstr(o, "status"), "waiting_callback");
+		/* poll shows the same, notBefore (now + 0) included */
+		p = poll_obj(&s, &raw);
+		CHECK(p != NULL && jint(p, "attempt", &v) && v == k);
+		CHECK_EQ_STR(jstr(p, "status"), "waiting_callback");
 		CHECK(raw != NULL && strstr(raw, body) != NULL);
+		CHECK(same_as_poll(o, p));
 		json_object_put(o);
+		json_object_put(p);
 		free(raw);
 		/* the claim ended: its token stops working, the repeat too */
 		fx_callback(F.bkey, c.id, "heartbeat", c.token, "{}", &r);
@@ -157,13 +194,23 @@ test_not_before(void)
 	struct sub s;
 	struct claim c, d;
 	struct timespec ts = { 0, 50 * 1000000L };
-	int64_t t_fail, t_claim = 0, deadline;
+	struct json_object *o, *p;
+	int64_t t_fail, t_claim = 0, deadline, nb;
 	int early = 0, got = 0;
 
 	CHECK(fx_submit_claim(&F, "{}", &s, &c));
 	t_fail = ut_wall_ms();
 	fail(&c, "{\"error\":{\"message\":\"busy\"},\"retryAfterSeconds\":2}", &r);
 	CHECK(expect_json(&r, 200));
+	/* the answer's notBefore (now + 2 s) is the one a poll shows */
+	o = json_body(&r);
+	p = poll_obj(&s, NULL);
+	CHECK(same_as_poll(o, p));
+	nb = o != NULL && jstr(o, "notBefore") != NULL ?
+	    rfc3339_ms(jstr(o, "notBefore")) : -1;
+	CHECK(nb >= t_fail + 2000);
+	json_object_put(o);
+	json_object_put(p);
 	http_resp_free(&r);
 	deadline = t_fail + 10000;
 	while (ut_wall_ms() < deadline) {
