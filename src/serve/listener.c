@@ -23,6 +23,8 @@
 
 /* The socket file listener_open created, unlinked when the stop begins. */
 static char	 owned_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+/* The TCP socket listener_open created, shut down when the stop begins. */
+static int	 owned_tcp = -1;
 
 /* Whether fd is a listening stream socket (inherited, spawn-fcgi style). */
 static int
@@ -183,6 +185,7 @@ listen_tcp(const struct config *cfg, const char *addr, unsigned port)
 		close(fd);
 		return -1;
 	}
+	owned_tcp = fd;
 	return fd;
 }
 
@@ -240,4 +243,21 @@ listener_unlink(void)
 {
 	if (owned_path[0] != '\0')
 		(void)unlink(owned_path);
+}
+
+/*
+ * Stops the TCP socket listener_open created, if any, from listening in
+ * every process that holds it (new connections are refused, and those
+ * in its queue reset): a worker busy with a request keeps its copy open
+ * until it has answered, and a connection queued meanwhile would wait,
+ * unaccepted, until the last copy closed. Called after the workers were
+ * sent SIGTERM, so that a worker that then finds the socket ready sees
+ * its SIGTERM pending and does not accept. A socket systemd passed is
+ * never shut down: systemd keeps it listening for the next start.
+ */
+void
+listener_shutdown(void)
+{
+	if (owned_tcp != -1)
+		(void)shutdown(owned_tcp, SHUT_RDWR);
 }

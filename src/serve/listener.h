@@ -10,5 +10,6 @@ struct config;
 
 int	listener_open(const struct config *, int *created);
 void	listener_unlink(void);
+void	listener_shutdown(void);
 
 #endif

@@ -659,6 +659,7 @@ master_run(const struct config *cfg, const char *path, int fd)
 	}
 	listener_unlink();	/* refuse new connections */
 	retire_current(&m);	/* every generation stops together */
+	listener_shutdown();	/* after the SIGTERMs: see listener.c */
 	log_info("master: stopping %zu workers", m.nold);
 	if (stop_all(m.old, m.nold) == -1)
 		rc = -1;

@@ -16,6 +16,9 @@
  *      0660, a group it is not in: EACCES); in the group it can
  *   4. a malformed FCGI_PARAMS record (name length 0x7ffffffe) costs
  *      that worker only: it dies, it is replaced, the load goes on
+ *   5. SIGTERM on a TCP socket (listen = ADDRESS:PORT) with a request in
+ *      flight: a new connection is refused at once, the one in flight
+ *      is answered, exit 0
  *
  * Figures are printed as "figure: ..." lines.
  */
@@ -35,6 +38,7 @@
 
 #include "check.h"
 #include "fcgi_client.h"
+#include "util/port.h"
 #include "proc_util.h"
 
 #include "load.h"
@@ -397,6 +401,53 @@ scenario_malformed(void)
 	down(m, log);
 }
 
+/*
+ * 5. SIGTERM on a TCP socket the master made (listen = 127.0.0.1:PORT):
+ * while a half-sent submit holds the stop, a new connection is refused
+ * at once (nginx then turns to another app host) instead of waiting,
+ * unaccepted, in the socket's queue until the master exits; the submit
+ * in flight is answered whole; exit 0.
+ */
+static void
+scenario_tcp_stop(void)
+{
+	const char		*cfg = path_in_tmp("tcpstop.conf");
+	const char		*log = path_in_tmp("tcpstop.log");
+	struct holder_wait	 h = { 0, 0 };
+	struct log_wait		 lw = { log, "master: stopping" };
+	struct exit_wait	 w;
+	char			 addr[64];
+	pid_t			 m;
+	int			 fd, c, st;
+
+	snprintf(addr, sizeof(addr), "127.0.0.1:%u", test_free_port());
+	CHECK_EQ_INT(derive_config_x(cfg, addr, WORKERS_STR,
+	    "listen_allow = 127.0.0.1\n", NULL), 0);
+	if ((m = up(cfg, addr, log, WORKERS, NULL)) == -1)
+		return;
+	w.pid = m;
+	fd = inflight_start(addr, "tcp-stop-inflight");
+	CHECK(fd != -1);
+	h.master = m;
+	CHECK(wait_for(holder, &h, START_MS));
+	CHECK_EQ_INT(kill(m, SIGTERM), 0);
+	CHECK(wait_for(logged, &lw, STOP_MS));
+	c = fcgi_connect(addr);
+	printf("figure: SIGTERM on a TCP socket, a request in flight: a new "
+	    "connection is %s\n", c == -1 ? "refused" : "accepted into the "
+	    "queue (nobody serves it)");
+	CHECK_EQ_INT(c, -1);
+	if (c != -1)
+		close(c);
+	CHECK(!has_exited(&w));	/* held by the request in flight */
+	if (fd != -1)
+		CHECK(finish_inflight(fd));
+	st = wait_master_exit(m, STOP_MS);
+	CHECK(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	if (check_fail_ > 0)
+		dump_log(log);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -405,6 +456,7 @@ main(int argc, char *argv[])
 		{ "term", scenario_sigterm },
 		{ "user", scenario_other_user },
 		{ "malformed", scenario_malformed },
+		{ "tcpstop", scenario_tcp_stop },
 	};
 
 	return scenarios_main("load", "proc_master_load", sc,
