@@ -12,7 +12,8 @@
  * row locks only, in id order; it repeats the rule, so it is a
  * compare-and-set like the callbacks. Purge works the same way (select,
  * then delete by primary key), and its delete repeats "not waiting": a
- * waiting row is never deleted.
+ * waiting row is never deleted; both leave a row a replay or the webhook
+ * sender still needs (PURGE_FREE, repo_sql.h).
  *
  * The join order is pinned (STRAIGHT_JOIN, the id list first, and FORCE
  * INDEX (PRIMARY)): left to itself the optimizer estimates JSON_TABLE at
@@ -121,13 +122,19 @@ static const struct db_stmt_def xstmts[XSTMT__MAX] = {
 	  SET_NOTIFY("e") " WHERE "
 	  "e.status = 'waiting_callback' AND e.attempts >= ? AND "
 	  "e.lease_expires_at <= ?", 0, "abandon_apply" },
+	/* FORCE INDEX: PURGE_FREE reads the rows, and left to itself the
+	 * optimizer then reads ix_exec_expiry as ref (status) from its
+	 * start, or the table (db_expire_purge checks the plan) */
 	[XSTMT_PURGE_DUE] = {
-	  "SELECT id, expires_at FROM s2r_async_execution WHERE status = ? "
-	  "AND expires_at < ? AND (expires_at > ? OR (expires_at = ? AND "
-	  "id > ?)) ORDER BY expires_at, id LIMIT ?", 0, "purge_due" },
+	  "SELECT e.id, e.expires_at FROM s2r_async_execution e FORCE INDEX "
+	  "(ix_exec_expiry) " PURGE_REPLACEMENT "WHERE e.status = ? AND "
+	  "e.expires_at < ? AND (e.expires_at > ? OR (e.expires_at = ? AND "
+	  "e.id > ?)) AND " PURGE_FREE " ORDER BY e.expires_at, e.id LIMIT ?",
+	  0, "purge_due" },
 	[XSTMT_PURGE_APPLY] = {
-	  "DELETE e FROM " IDS_TABLE "WHERE e.status <> 'waiting_callback' "
-	  "AND e.expires_at < ?", 0, "purge_apply" },
+	  "DELETE e FROM " IDS_TABLE PURGE_REPLACEMENT "WHERE e.status <> "
+	  "'waiting_callback' AND e.expires_at < ? AND " PURGE_FREE,
+	  0, "purge_apply" },
 	[XSTMT_COUNT_EXPIRE] = {
 	  "SELECT COUNT(*) FROM s2r_async_execution WHERE status = "
 	  "'waiting_callback' AND expires_at <= ?", 0, "count_expire" },
@@ -140,11 +147,16 @@ static const struct db_stmt_def xstmts[XSTMT__MAX] = {
 	  "AND expires_at > ? AND cancel_requested = 0",
 	  0, "count_abandon" },
 	/* every status (as an IN list, so ix_exec_expiry serves it): a
-	 * waiting row this old is expired and then purged by the same run */
+	 * waiting row this old is expired and then purged by the same run,
+	 * unless the expiry marks it (its tenant has an enabled endpoint) */
 	[XSTMT_COUNT_PURGE] = {
-	  "SELECT COUNT(*) FROM s2r_async_execution WHERE status IN "
+	  "SELECT COUNT(*) FROM s2r_async_execution e FORCE INDEX "
+	  "(ix_exec_expiry) " PURGE_REPLACEMENT "WHERE e.status IN "
 	  "('waiting_callback', 'completed', 'failed', 'expired', "
-	  "'cancelled') AND expires_at < ?", 0, "count_purge" },
+	  "'cancelled') AND e.expires_at < ? AND " PURGE_FREE " AND NOT "
+	  "(e.status = 'waiting_callback' AND EXISTS (SELECT 1 FROM "
+	  "s2r_webhook_endpoint w WHERE w.tenant_id = e.initiator_tenant_id "
+	  "AND w.enabled = 1))", 0, "count_purge" },
 	/* ended webhook deliveries: due_at is when they ended (sql/010) */
 	[XSTMT_DPURGE_DUE] = {
 	  "SELECT id, due_at FROM s2r_webhook_delivery FORCE INDEX "
@@ -236,6 +248,21 @@ repo_expire_close(struct xdb *x)
 		return;
 	db_free(x->db);
 	free(x);
+}
+
+/*
+ * The text of the statement whose log name is name (tests/db EXPLAIN
+ * it as it is sent); NULL when there is none.
+ */
+const char *
+repo_expire_sql(const char *name)
+{
+	int	 i;
+
+	for (i = 0; i < XSTMT__MAX; i++)
+		if (strcmp(xstmts[i].name, name) == 0)
+			return xstmts[i].sql;
+	return NULL;
 }
 
 /* Runs a one-row, one-column integer query into *v (*isnull: NULL). */
@@ -531,7 +558,11 @@ repo_abandon_apply(struct xdb *x, const uint64_t *ids, size_t n,
 	return apply_ids(x->db, XSTMT_ABANDON_APPLY, ids, n, p, changed);
 }
 
-/* Candidates for purge after *pos: status st (terminal), expired < cutoff. */
+/*
+ * Candidates for purge after *pos: status st (terminal), expired before
+ * cutoff, PURGE_FREE; the rows it leaves are read past in the statement,
+ * so a batch comes back short only at the end of the range.
+ */
 enum repo_rc
 repo_purge_due(struct xdb *x, enum exec_status st, int64_t cutoff,
     unsigned limit, struct repo_pos *pos, uint64_t *ids, size_t *n)
@@ -550,8 +581,9 @@ repo_purge_due(struct xdb *x, enum exec_status st, int64_t cutoff,
 
 /*
  * Deletes those of ids[0..n) that are terminal with expires_at before
- * cutoff (never a waiting one), in one autocommit DELETE by primary
- * key; *deleted gets how many. REPO_OK, REPO_RETRY or REPO_ERR.
+ * cutoff (never a waiting one) and still PURGE_FREE (a replay or a mark
+ * since the selection keeps the row), in one autocommit DELETE by
+ * primary key; *deleted gets how many. REPO_OK, REPO_RETRY or REPO_ERR.
  */
 enum repo_rc
 repo_purge_apply(struct xdb *x, const uint64_t *ids, size_t n,
@@ -723,7 +755,7 @@ repo_abandon_count(struct xdb *x, unsigned max_attempts, int64_t now,
 	return query_u64(x->db, XSTMT_COUNT_ABANDON, p, n, NULL);
 }
 
-/* Dry run: how many the purge would delete (including rows expired first). */
+/* Dry run: how many the purge would delete (some expired first). */
 enum repo_rc
 repo_purge_count(struct xdb *x, int64_t cutoff, uint64_t *n)
 {

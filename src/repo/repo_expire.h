@@ -109,4 +109,7 @@ enum repo_rc	repo_abandon_count(struct xdb *, unsigned max_attempts, int64_t now
 	    uint64_t *n);
 enum repo_rc	repo_purge_count(struct xdb *, int64_t cutoff, uint64_t *n);
 
+/* The text of the statement logged as name ("purge_due"), for EXPLAIN. */
+const char	*repo_expire_sql(const char *name);
+
 #endif

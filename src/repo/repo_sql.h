@@ -32,6 +32,25 @@
 #define DUE_RESTORED	"due_at = COALESCE(not_before, created_at)"
 
 /*
+ * What asyncexec-expire's purge (repo_expire.c) leaves although it is
+ * past its time: a row whose replay (replaced_by, sql/011) still exists,
+ * since poll and cancel of the replay start at the original's id (sealed
+ * in the poll token) and follow replaced_by, so a chain goes from its
+ * tail; and a row with the webhook mark (notify, sql/010) that
+ * asyncexec-notify has not yet turned into deliveries, while its tenant
+ * has an endpoint (a disabled one holds its events too; with none,
+ * nothing would ever deliver it). e is the execution, r its replacement,
+ * a LEFT JOIN by primary key: a subquery on the table a DELETE deletes
+ * from is refused (1093).
+ */
+#define PURGE_REPLACEMENT \
+	"LEFT JOIN s2r_async_execution r FORCE INDEX (PRIMARY) ON r.id = " \
+	"e.replaced_by "
+#define PURGE_FREE \
+	"r.id IS NULL AND (e.notify = 0 OR NOT EXISTS (SELECT 1 FROM " \
+	"s2r_webhook_endpoint w WHERE w.tenant_id = e.initiator_tenant_id))"
+
+/*
  * The outbox mark (sql/010_webhooks.sql): every statement that ends an
  * execution sets it, in that statement, to whether the tenant has an
  * enabled webhook endpoint; t names the execution table as the statement
