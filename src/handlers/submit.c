@@ -4,7 +4,9 @@
  * Stores the request exactly as received and answers 202 with a fresh
  * poll token once the row is committed. The same correlation id from
  * the same key with a byte-identical body is a retry: 202 again with the
- * current status and a new poll token (the old one stops working).
+ * current status and a new poll token (the old one stops working),
+ * whenever it comes: the time rules of the scheduling headers (a deadline
+ * in the future, a start before it) refuse a new execution only.
  *
  * A poll token is the execution's sealed id (crypto_id_seal, under the
  * key of migration 3) followed by a fresh secret; only the secret's
@@ -75,11 +77,13 @@ poll_token(struct app *app, uint64_t id, const char *secret,
 
 /*
  * A correlation id already taken: a retry when the same key sent the
- * same bytes (rotate the poll token, 202), else a conflict.
+ * same bytes and scheduling headers (rotate the poll token, 202), else a
+ * conflict. absent: the answer when the caller has no such record.
  */
 static enum herr
 resubmit(struct app *app, struct req *req, struct resp *resp,
-    const struct exec_new *n, const char *secret, const char *tenant)
+    const struct exec_new *n, const char *secret, const char *tenant,
+    enum herr absent)
 {
 	struct exec_row	 r;
 	char		 tok[POLL_TOKEN_MAX + 1];
@@ -89,8 +93,8 @@ resubmit(struct app *app, struct req *req, struct resp *resp,
 	    n->cid, n->now, &r);
 	if (rc == REPO_ERR)
 		return HERR_UNAVAILABLE;
-	if (rc != REPO_OK)	/* purged between insert and read: retry */
-		return HERR_UNAVAILABLE;
+	if (rc != REPO_OK)
+		return absent;
 	same = !r.key_hash_null &&
 	    crypto_equal(r.key_hash, n->key_hash, SHA256_LEN);
 	same &= crypto_equal(r.request_sha, n->request_sha, SHA256_LEN);
@@ -139,29 +143,42 @@ quota_gate(struct app *app, struct req *req, struct resp *resp,
 		return HERR_QUOTA_EXCEEDED;
 	exec_row_free(&r);
 	*done = 1;
-	return resubmit(app, req, resp, n, secret, tenant);
+	return resubmit(app, req, resp, n, secret, tenant, HERR_UNAVAILABLE);
 }
 
 /*
  * The scheduling headers (contract v3) into n, whose now and route
- * expiry are set: the priority, the start, an expiry no later than the
- * deadline, the headers' hash for an identical resubmit. HERR_OK, or
- * HERR_INVALID_REQUEST with a detail naming the header (also for a start
- * at or after the expiry: it could never be claimed).
+ * expiry are set: the headers' hash for an identical resubmit, the
+ * priority, the start, an expiry no later than the deadline. HERR_OK, or
+ * HERR_INVALID_REQUEST with a detail naming a malformed header. *late:
+ * NULL, or the detail of a time rule the headers break at n->now (a
+ * deadline not in the future; a start at or after it or after the
+ * expiry: it could never be claimed), which refuses a new execution but
+ * not a retry of one accepted before (late_submit).
  */
 static enum herr
-schedule(struct req *req, struct resp *resp, struct exec_new *n)
+schedule(struct req *req, struct resp *resp, struct exec_new *n,
+    const char **late)
 {
 	struct sched	 s;
 	enum sched_rc	 rc;
 	char		 canon[SCHED_CANON_MAX];
 	size_t		 len;
 
+	*late = NULL;
 	rc = sched_parse(req->not_before, req->delay_seconds, req->deadline,
 	    req->priority, n->now, &s);
 	if (rc != SCHED_OK) {
 		resp->detail = sched_detail(rc);
 		return HERR_INVALID_REQUEST;
+	}
+	len = sched_canon(&s, canon);
+	n->sched_given = len > 0;
+	if (len > 0)
+		crypto_sha256(canon, len, n->sched_hash);
+	if ((rc = sched_check(&s, n->now)) != SCHED_OK) {
+		*late = sched_detail(rc);
+		return HERR_OK;
 	}
 	n->priority = s.priority;
 	/*
@@ -171,18 +188,55 @@ schedule(struct req *req, struct resp *resp, struct exec_new *n)
 	 */
 	n->not_before = s.not_before != 0 && s.not_before < n->now ? n->now :
 	    s.not_before;
-	if (s.deadline != 0 && s.deadline < n->expires_at)
+	if (s.has_deadline && s.deadline < n->expires_at)
 		n->expires_at = s.deadline;
-	if (n->not_before >= n->expires_at) {	/* it would expire unstarted */
-		resp->detail = "the start (X-Not-Before or X-Delay-Seconds) must "
+	if (n->not_before >= n->expires_at)	/* it would expire unstarted */
+		*late = "the start (X-Not-Before or X-Delay-Seconds) must "
 		    "come before the execution expires: createdAt + the route's "
 		    "retention, or X-Deadline";
-		return HERR_INVALID_REQUEST;
-	}
-	len = sched_canon(&s, canon);
-	n->sched_given = len > 0;
-	if (len > 0)
-		crypto_sha256(canon, len, n->sched_hash);
+	return HERR_OK;
+}
+
+/*
+ * A submit n whose scheduling headers break a time rule (late, the
+ * detail): 400 for a new execution, nothing stored. A correlation id
+ * the caller already used on the route is decided by resubmit: the time
+ * rules judged the first submit, so an identical retry is 202 with the
+ * current status whenever it comes, anything else a conflict. No
+ * statement for a server-made id; else the read by correlation id (and
+ * the poll token's UPDATE for a retry).
+ */
+static enum herr
+late_submit(struct app *app, struct req *req, struct resp *resp,
+    const struct exec_new *n, const char *secret, const char *tenant,
+    const char *late)
+{
+	enum herr	 e = HERR_INVALID_REQUEST;
+
+	if (req->correlation_id != NULL)	/* a fresh id: never a retry */
+		e = resubmit(app, req, resp, n, secret, tenant,
+		    HERR_INVALID_REQUEST);
+	if (e == HERR_INVALID_REQUEST)
+		resp->detail = late;
+	return e;
+}
+
+/* Answers 202 for n, stored as execution id: HERR_OK or HERR_INTERNAL. */
+static enum herr
+created(struct app *app, struct req *req, struct resp *resp,
+    const struct exec_new *n, uint64_t id, const char *secret)
+{
+	struct exec_row	 r;
+	char		 tok[POLL_TOKEN_MAX + 1];
+
+	if (poll_token(app, id, secret, tok) == -1)
+		return HERR_INTERNAL;
+	memset(&r, 0, sizeof(r));
+	snprintf(r.cid, sizeof(r.cid), "%s", n->cid);
+	r.status = ST_WAITING;
+	r.created_at = n->now;
+	r.expires_at = n->expires_at;
+	accepted(app, req, resp, &r, tok);
 	return HERR_OK;
 }
 
@@ -206,10 +260,9 @@ enum herr
 handle_submit(struct app *app, struct req *req, struct resp *resp)
 {
 	struct exec_new	 n;
-	struct exec_row	 r;
 	struct key_row	 key;
 	char		 uuid[UUID_TEXT_LEN + 1], secret[SECRET_B64_LEN + 1];
-	char		 tok[POLL_TOKEN_MAX + 1];
+	const char	*late;
 	uint64_t	 id = 0;
 	unsigned	 retention = 0;
 	enum herr	 e;
@@ -250,23 +303,19 @@ handle_submit(struct app *app, struct req *req, struct resp *resp)
 		return HERR_INTERNAL;
 	n.now = clock_now_ms();
 	n.expires_at = n.now + (int64_t)retention * DAY_MS;
-	if ((e = schedule(req, resp, &n)) != HERR_OK)
+	if ((e = schedule(req, resp, &n, &late)) != HERR_OK)
 		return e;
+	if (late != NULL)
+		return late_submit(app, req, resp, &n, secret, key.tenant, late);
 	if ((e = quota_gate(app, req, resp, &n, secret, key.tenant, &done)) !=
 	    HERR_OK || done)
 		return e;
+	/* taken, yet gone by the read (purged): 503, retry */
 	if ((rc = repo_exec_insert(app->db, &n, &id)) == REPO_DUP)
-		return resubmit(app, req, resp, &n, secret, key.tenant);
+		return resubmit(app, req, resp, &n, secret, key.tenant,
+		    HERR_UNAVAILABLE);
 	if (rc != REPO_OK)
 		return HERR_UNAVAILABLE;
 	quota_note(app, key.tenant);
-	if (poll_token(app, id, secret, tok) == -1)
-		return HERR_INTERNAL;
-	memset(&r, 0, sizeof(r));
-	snprintf(r.cid, sizeof(r.cid), "%s", n.cid);
-	r.status = ST_WAITING;
-	r.created_at = n.now;
-	r.expires_at = n.expires_at;
-	accepted(app, req, resp, &r, tok);
-	return HERR_OK;
+	return created(app, req, resp, &n, id, secret);
 }

@@ -61,9 +61,9 @@ start(const char *nb, const char *delay, int64_t now, struct sched *s)
 }
 
 /*
- * Checks the four headers (NULL: absent) at time now into *s. SCHED_OK,
- * or the first problem (sched_detail names the header). A not-before in
- * the past is allowed (due at once).
+ * Parses the four headers (NULL: absent) into *s, a delay from time now.
+ * SCHED_OK, or the first malformed one (sched_detail names the header).
+ * The times are not judged here: sched_check.
  */
 enum sched_rc
 sched_parse(const char *nb, const char *delay, const char *deadline,
@@ -83,10 +83,7 @@ sched_parse(const char *nb, const char *delay, const char *deadline,
 		if (clock_parse_rfc3339(deadline, &s->deadline) == -1)
 			return SCHED_BAD_DEADLINE;
 		s->given_dl = s->deadline;
-		if (s->deadline <= now)
-			return SCHED_DEADLINE_PAST;
-		if (s->not_before != 0 && s->not_before >= s->deadline)
-			return SCHED_START_AFTER_DEADLINE;
+		s->has_deadline = 1;
 	}
 	if (priority != NULL) {
 		if (whole(priority, PRIORITY_MAX, &v) == -1)
@@ -94,6 +91,23 @@ sched_parse(const char *nb, const char *delay, const char *deadline,
 		s->priority = (unsigned)v;
 		s->given_priority = (long)v;
 	}
+	return SCHED_OK;
+}
+
+/*
+ * The time rules of the headers s was parsed from, at time now: SCHED_OK,
+ * SCHED_DEADLINE_PAST or SCHED_START_AFTER_DEADLINE. A not-before in the
+ * past is allowed (due at once).
+ */
+enum sched_rc
+sched_check(const struct sched *s, int64_t now)
+{
+	if (!s->has_deadline)
+		return SCHED_OK;
+	if (s->deadline <= now)
+		return SCHED_DEADLINE_PAST;
+	if (s->not_before != 0 && s->not_before >= s->deadline)
+		return SCHED_START_AFTER_DEADLINE;
 	return SCHED_OK;
 }
 

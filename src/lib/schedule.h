@@ -3,11 +3,13 @@
  * X-Not-Before (RFC 3339) or X-Delay-Seconds (0..DELAY_MAX_SECONDS),
  * X-Deadline (RFC 3339, in the future), X-Priority (0..PRIORITY_MAX).
  *
- * sched_parse checks them once and answers what they came to; a header
- * that is absent is NULL. The canonical text (sched_canon) is what an
- * identical resubmit must repeat: the headers' values as given (times
- * in UTC ms), not the times computed from them, so that a retried
- * delayed submit is identical.
+ * sched_parse checks their syntax and answers what they came to; a
+ * header that is absent is NULL. sched_check judges the times against
+ * the submit's time (a deadline in the future, a start before it): rules
+ * for a new execution, not for a retry of one accepted before (submit.c).
+ * The canonical text (sched_canon) is what an identical resubmit must
+ * repeat: the headers' values as given (times in UTC ms), not the times
+ * computed from them, so that a retried delayed submit is identical.
  *
  * lib layer: any layer.
  */
@@ -42,7 +44,8 @@ enum sched_rc {
 
 struct sched {
 	int64_t		 not_before;	/* ms; 0: none (due when submitted) */
-	int64_t		 deadline;	/* ms; 0: none */
+	int64_t		 deadline;	/* ms; 0: none, unless has_deadline */
+	int		 has_deadline;	/* X-Deadline was given */
 	unsigned	 priority;
 	int		 given;		/* any of the headers was given */
 	/* the headers as given, for sched_canon: -1 when absent */
@@ -55,6 +58,7 @@ struct sched {
 enum sched_rc	 sched_parse(const char *not_before, const char *delay,
 		    const char *deadline, const char *priority, int64_t now,
 		    struct sched *);
+enum sched_rc	 sched_check(const struct sched *, int64_t now);
 const char	*sched_detail(enum sched_rc);
 size_t		 sched_canon(const struct sched *, char out[SCHED_CANON_MAX]);
 

@@ -7,11 +7,16 @@
 
 #define NOW	1764576000000LL		/* 2025-12-01T08:00:00Z */
 
+/* sched_parse, then (headers that parse) sched_check, at NOW. */
 static enum sched_rc
 p(const char *nb, const char *d, const char *dl, const char *pr,
     struct sched *s)
 {
-	return sched_parse(nb, d, dl, pr, NOW, s);
+	enum sched_rc	 rc;
+
+	if ((rc = sched_parse(nb, d, dl, pr, NOW, s)) != SCHED_OK)
+		return rc;
+	return sched_check(s, NOW);
 }
 
 static void
@@ -60,6 +65,22 @@ deadlines_and_priorities(void)
 	CHECK(p(NULL, "9", "2025-12-01T08:00:10Z", NULL, &s) == SCHED_OK);
 	CHECK(p("2025-12-01T09:00:00Z", NULL, "2025-12-01T08:30:00Z", NULL,
 	    &s) == SCHED_START_AFTER_DEADLINE);
+	/* the times are sched_check's: the syntax alone is fine */
+	CHECK(sched_parse(NULL, "10", "2025-12-01T08:00:10Z", NULL, NOW, &s) ==
+	    SCHED_OK && s.has_deadline && s.deadline == NOW + 10000);
+	CHECK(sched_check(&s, NOW) == SCHED_START_AFTER_DEADLINE);
+	CHECK(sched_parse(NULL, "9", "2025-12-01T08:00:10Z", NULL, NOW, &s) ==
+	    SCHED_OK && sched_check(&s, NOW) == SCHED_OK);
+	CHECK(sched_check(&s, NOW + 9999) == SCHED_OK);
+	CHECK(sched_check(&s, NOW + 10000) == SCHED_DEADLINE_PAST);
+	CHECK(sched_parse(NULL, NULL, "1970-01-01T00:00:00Z", NULL, NOW, &s) ==
+	    SCHED_OK && s.has_deadline);
+	CHECK(sched_check(&s, NOW) == SCHED_DEADLINE_PAST);
+	CHECK(sched_parse(NULL, NULL, NULL, NULL, NOW, &s) == SCHED_OK &&
+	    !s.has_deadline && sched_check(&s, NOW) == SCHED_OK);
+	/* a malformed header comes first, before any time rule */
+	CHECK(p(NULL, NULL, "2025-12-01T08:00:00Z", "x", &s) ==
+	    SCHED_BAD_PRIORITY);
 	CHECK(p(NULL, NULL, NULL, "0", &s) == SCHED_OK && s.given);
 	CHECK(p(NULL, NULL, NULL, "9", &s) == SCHED_OK && s.priority == 9);
 	CHECK(p(NULL, NULL, NULL, "10", &s) == SCHED_BAD_PRIORITY);
