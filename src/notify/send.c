@@ -24,6 +24,7 @@ struct xfer {
 	int			 cut;		/* the answer passed the limit */
 	enum addr_range		 refused;	/* AR_PUBLIC: none */
 	char			 refused_addr[64];
+	unsigned		 allowed;	/* addresses connected to */
 	char			 errbuf[CURL_ERROR_SIZE];
 };
 
@@ -109,7 +110,8 @@ on_data(char *p, size_t size, size_t n, void *arg)
 /*
  * Opens the socket of a connection unless its address is in a refused
  * range (addr.h): libcurl then tries the name's next address, or fails
- * the transfer with CURLE_COULDNT_CONNECT.
+ * the transfer with CURLE_COULDNT_CONNECT. The socket, or
+ * CURL_SOCKET_BAD.
  */
 static curl_socket_t
 on_open(void *arg, curlsocktype purpose, struct curl_sockaddr *a)
@@ -124,6 +126,7 @@ on_open(void *arg, curlsocktype purpose, struct curl_sockaddr *a)
 		addr_text(&a->addr, x->refused_addr, sizeof(x->refused_addr));
 		return CURL_SOCKET_BAD;
 	}
+	x->allowed++;
 	return socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
 }
 
@@ -252,7 +255,12 @@ sender_poll(struct sender *s, int extra_fd, int timeout_ms, int *extra_ready)
 	return 0;
 }
 
-/* Fills a and err from finished transfer x whose result was res. */
+/*
+ * Fills a and err from finished transfer x whose result was res. Refused
+ * (dead at once) only when every address tried was refused: when one
+ * was allowed, its failure (a timeout, a refused or broken connection)
+ * is a transport error, retried.
+ */
 static void
 judge(struct xfer *x, CURLcode res, struct attempt *a, char *err,
     size_t errsz)
@@ -267,7 +275,7 @@ judge(struct xfer *x, CURLcode res, struct attempt *a, char *err,
 	if (curl_easy_getinfo(x->easy, CURLINFO_RETRY_AFTER, &ra) == CURLE_OK &&
 	    ra >= 0)
 		a->retry_after = (long)(ra > 86400 * 7 ? 86400 * 7 : ra);
-	if (x->refused != AR_PUBLIC && a->status == 0) {
+	if (x->refused != AR_PUBLIC && x->allowed == 0 && a->status == 0) {
 		a->cls = AC_REFUSED;
 		snprintf(err, errsz, "refused to connect to %s (%s; allow it "
 		    "with webhook_allow_networks)", x->refused_addr,

@@ -13,6 +13,8 @@ webhook_timeout = 2 s). Each delivery must end as the contract says:
   a 1 MiB 200 answer -> delivered (64 KiB of it read);
   500 once, then 204 -> delivered at the second attempt, same webhook-id;
   an address outside the allow list (127.0.0.2) -> refused without a connection, dead at once;
+  a name with a refused address and an allowed one that refuses the connection
+  (localhost: ::1 and 127.0.0.1, nothing listening) -> a connection failure, retried, dead;
   https with a self-signed certificate -> the certificate is verified and refused, dead.
 Then SIGHUP with the allow list removed: a URL whose name resolves to loopback
 (localhost) is refused, dead with a clear error, and the receiver never sees it. The
@@ -52,6 +54,9 @@ def main():
              "flaky": "/flaky?fail=1"}
     ep = {k: ne.webhook_add(r.tenant, rx.url(p))[0] for k, p in paths.items()}
     ep["refused"] = ne.webhook_add(r.tenant, rx.url("/ok/refused", host="127.0.0.2"))[0]
+    # curl resolves localhost to 127.0.0.1 and ::1 itself; ::1 is outside the list
+    ep["mixed"] = ne.webhook_add(r.tenant, "http://localhost:%d/ok/mixed" %
+                                 ne.free_port())[0]
     tls = ne.Receiver(tls=ne.self_signed(tmp))
     ep["selfsigned"] = ne.webhook_add(r.tenant, tls.url("/ok/tls"))[0]
     snd = ne.Sender(tmp, "notify", webhook_allow_http=1,
@@ -118,6 +123,11 @@ def main():
                 "refused to connect to 127.0.0.2 (loopback" in (d.get("last_error") or ""),
                 d)
         c.check("nothing reached the receiver for it", not seen("/ok/refused"))
+        d = one.get("mixed", {})
+        c.check("::1 refused, 127.0.0.1 not listening: a connection failure, retried, "
+                "dead after 3", d.get("state") == "dead" and d.get("attempts") == 3 and
+                "refused to connect" not in (d.get("last_error") or "") and
+                "connect" in (d.get("last_error") or "").lower(), d)
         d = one.get("selfsigned", {})
         c.check("https with a self-signed certificate: not delivered (verified), dead "
                 "after 3", d.get("state") == "dead" and d.get("attempts") == 3 and
