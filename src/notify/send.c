@@ -25,7 +25,23 @@ struct xfer {
 	enum addr_range		 refused;	/* AR_PUBLIC: none */
 	char			 refused_addr[64];
 	unsigned		 allowed;	/* addresses connected to */
-	char			 errbuf[CURL_ERROR_SIZE];
+};
+
+/*
+ * Fixed texts of the common transport failures. libcurl's error buffer
+ * is never used: it names the host ("Could not resolve host: x", "Failed
+ * to connect to x port 443"), and an attempt's error is logged.
+ */
+static const struct {
+	CURLcode	 code;
+	const char	*text;
+} transport_errors[] = {
+	{ CURLE_COULDNT_RESOLVE_HOST, "the host name did not resolve" },
+	{ CURLE_COULDNT_CONNECT, "could not connect" },
+	{ CURLE_OPERATION_TIMEDOUT, "timed out" },
+	{ CURLE_SEND_ERROR, "the connection broke while sending" },
+	{ CURLE_RECV_ERROR, "the connection broke while receiving" },
+	{ CURLE_GOT_NOTHING, "the connection closed without an answer" },
 };
 
 struct sender {
@@ -175,7 +191,6 @@ xfer_setup(struct sender *s, struct xfer *x, const char *url,
 	bad |= curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, on_open) !=
 	    CURLE_OK;
 	bad |= curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, x) != CURLE_OK;
-	bad |= curl_easy_setopt(e, CURLOPT_ERRORBUFFER, x->errbuf) != CURLE_OK;
 	bad |= curl_easy_setopt(e, CURLOPT_PRIVATE, x) != CURLE_OK;
 	bad |= curl_easy_setopt(e, CURLOPT_USERAGENT, "asyncexec-notify/"
 	    ASYNCEXEC_VERSION) != CURLE_OK;
@@ -256,6 +271,23 @@ sender_poll(struct sender *s, int extra_fd, int timeout_ms, int *extra_ready)
 }
 
 /*
+ * The text of transport failure res into err: a fixed one, or libcurl's
+ * description of the code (never its error buffer), with the code.
+ */
+static void
+transport_error(CURLcode res, char *err, size_t errsz)
+{
+	const char	*t = curl_easy_strerror(res);
+	size_t		 i;
+
+	for (i = 0; i < sizeof(transport_errors) /
+	    sizeof(transport_errors[0]); i++)
+		if (transport_errors[i].code == res)
+			t = transport_errors[i].text;
+	snprintf(err, errsz, "%s (libcurl error %d)", t, (int)res);
+}
+
+/*
  * Fills a and err from finished transfer x whose result was res. Refused
  * (dead at once) only when every address tried was refused: when one
  * was allowed, its failure (a timeout, a refused or broken connection)
@@ -289,8 +321,7 @@ judge(struct xfer *x, CURLcode res, struct attempt *a, char *err,
 		return;
 	}
 	a->cls = AC_FAILED;
-	snprintf(err, errsz, "%s", x->errbuf[0] != '\0' ? x->errbuf :
-	    curl_easy_strerror(res));
+	transport_error(res, err, errsz);
 }
 
 /*
