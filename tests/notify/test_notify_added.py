@@ -12,6 +12,9 @@ returned; the executions (claimed before) are all completed right after it retur
 inside that window. E1 and E2 must each get one delivery of every one of them: a sender
 that made the deliveries from its list made them for E1 only and cleared the marks.
 Then the same with E2 disabled (and the sender's list re-read) and enabled again.
+Last, `webhook remove` E2 right after a re-read (the list still has E2 for 2 s) and end
+N more: E1 gets them all, E2 has no delivery of them (a sender that made deliveries
+from its list made them for E2 too, and sent them to its URL).
 """
 import json
 import signal
@@ -74,6 +77,32 @@ def phase(c, r, rx, what, command, sfx):
                 "%d of %d" % (len(got), N))
 
 
+def removed(c, r, rx, e2, sfx):
+    """webhook remove E2 right after a re-read, then N executions end: none of them
+    becomes a delivery for E2 (each execution's deliveries commit together: once E1
+    has all N, E2's would exist)."""
+    what = "remove"
+    for i in range(N):
+        r.submit("%s-%d-%s" % (what, i, sfx))
+    items = r.claim(N)
+    c.check("%s: %d claimed" % (what, N), len(items) == N, len(items))
+    if not reread(c, r.snd, what):
+        return
+    ne.admin("webhook", "remove", str(e2))
+    want = end_all(c, r, items, what)
+    pre = what + "-"
+    rx.wait(lambda q: q["path"] == "/ok/e1" and
+            json.loads(q["body"])["data"]["correlationId"].startswith(pre), N, 30)
+    got = [x for x in cids(rx, "/ok/e1") if x.startswith(pre)]
+    c.check("%s: /ok/e1 got each of the %d events once" % (what, N), got == want,
+            "%d of %d" % (len(got), N))
+    rows = ne.sql("SELECT COUNT(*) FROM s2r_webhook_delivery WHERE endpoint_id = %d"
+                  % e2)
+    c.check("%s: no delivery for the removed endpoint" % what, rows == [["0"]], rows)
+    got = [x for x in cids(rx, "/ok/e2") if x.startswith(pre)]
+    c.check("%s: /ok/e2 got none of them" % what, got == [], got)
+
+
 def main():
     ne.need_env()
     c = ne.Checks()
@@ -95,6 +124,7 @@ def main():
             ne.admin("webhook", "disable", str(e2[0]))
             phase(c, r, rx, "enable",
                   lambda: ne.admin("webhook", "enable", str(e2[0])), sfx)
+            removed(c, r, rx, e2[0], sfx)
     finally:
         rc = snd.stop()
         rx.close()
