@@ -1,8 +1,10 @@
 /*
  * notify.c - asyncexec-notify's loop (notify.h).
  *
- * One pass: refresh the endpoints (every ENDPOINTS_REFRESH_MS), turn the
- * outbox of every tenant with an enabled endpoint into deliveries, lease
+ * One pass: refresh the endpoints (every ENDPOINTS_REFRESH_MS: the
+ * tenants whose outboxes are read, the URLs and secrets sent with), turn
+ * the outbox of every tenant with an enabled endpoint into deliveries
+ * (to the endpoints its transaction reads, not to the list's), lease
  * as many due deliveries as there are free transfer slots, start them,
  * run the transfers for up to IDLE_POLL_MS (less when more are due),
  * record what finished, answer the loopback endpoint.
@@ -73,6 +75,7 @@ struct nstate {
 	struct sender		*snd;
 	struct notify_endpoint	*eps;
 	size_t			 neps;
+	struct notify_filter	*flt;		/* the outbox's, per tenant */
 	int64_t			 eps_at;
 	struct slot		 slots[SLOTS_MAX];
 	uint64_t		 results[R__MAX];
@@ -165,14 +168,14 @@ endpoint_find(struct nstate *ns, uint64_t id)
 	return bsearch(&key, ns->eps, ns->neps, sizeof(key), cmp_endpoint);
 }
 
-/* 1 when endpoint e wants the event of x. */
+/* 1 when enabled endpoint f wants the event of x. */
 static int
-matches(const struct notify_endpoint *e, const struct notify_exec *x)
+matches(const struct notify_filter *f, const struct notify_exec *x)
 {
-	if (!e->enabled || (e->events & (1u << x->ev)) == 0)
+	if ((f->events & (1u << x->ev)) == 0)
 		return 0;
-	return e->env[0] == '\0' || (strcmp(e->env, x->env) == 0 &&
-	    strcmp(e->svc, x->svc) == 0 && strcmp(e->op, x->op) == 0);
+	return f->env[0] == '\0' || (strcmp(f->env, x->env) == 0 &&
+	    strcmp(f->svc, x->svc) == 0 && strcmp(f->op, x->op) == 0);
 }
 
 /* A new webhook-id, "msg_" and 22 base64url characters. 0 or -1. */
@@ -188,10 +191,13 @@ new_webhook_id(char out[NOTIFY_ID_MAX + 1])
 	return 0;
 }
 
-/* The deliveries of marked execution x, one per matching endpoint. */
+/*
+ * The deliveries of marked execution x, one per matching endpoint of
+ * the nflt the outbox read (ns->flt). REPO_OK, or the failure.
+ */
 static enum repo_rc
-add_deliveries(struct nstate *ns, const char *tenant,
-    const struct notify_exec *x, int64_t now)
+add_deliveries(struct nstate *ns, size_t nflt, const struct notify_exec *x,
+    int64_t now)
 {
 	char		 id[NOTIFY_ID_MAX + 1], body[NOTIFY_BODY_MAX + 1];
 	size_t		 i, len;
@@ -199,13 +205,12 @@ add_deliveries(struct nstate *ns, const char *tenant,
 
 	if (event_body(x, body, sizeof(body), &len) == -1)
 		return REPO_ERR;
-	for (i = 0; i < ns->neps; i++) {
-		if (strcmp(ns->eps[i].tenant, tenant) != 0 ||
-		    !matches(&ns->eps[i], x))
+	for (i = 0; i < nflt; i++) {
+		if (!matches(&ns->flt[i], x))
 			continue;
 		if (new_webhook_id(id) == -1)
 			return REPO_ERR;
-		if ((rc = repo_notify_delivery_add(ns->db, ns->eps[i].id, x, id,
+		if ((rc = repo_notify_delivery_add(ns->db, ns->flt[i].id, x, id,
 		    body, len, now)) != REPO_OK)
 			return rc;
 		ns->created++;
@@ -217,20 +222,24 @@ add_deliveries(struct nstate *ns, const char *tenant,
  * One batch of a tenant's outbox (one transaction). 1 when the batch
  * was full (more may wait: the next pass takes it), else 0. One batch a
  * pass keeps the loop's turn short, so that finished transfers are
- * recorded long before their leases lapse.
+ * recorded long before their leases lapse. The endpoints the deliveries
+ * go to are read in the transaction that clears the marks, after them,
+ * never taken from ns->eps: an endpoint added or enabled before an
+ * execution ended gets its event, however old the list is.
  */
 static int
 outbox_tenant(struct nstate *ns, const char *tenant, int64_t now)
 {
 	static struct notify_exec xs[OUTBOX_BATCH];
 	enum repo_rc	 rc;
-	size_t		 i, n;
+	size_t		 i, n, nflt = 0;
 
 	if (repo_notify_outbox_begin(ns->db, tenant, OUTBOX_BATCH, xs, &n) !=
-	    REPO_OK)
+	    REPO_OK || (n > 0 && repo_notify_outbox_filters(ns->db, tenant,
+	    ns->flt, ENDPOINTS_MAX, &nflt) != REPO_OK))
 		return 0;
 	for (i = 0, rc = REPO_OK; i < n && rc == REPO_OK; i++)
-		rc = add_deliveries(ns, tenant, &xs[i], now);
+		rc = add_deliveries(ns, nflt, &xs[i], now);
 	if (rc != REPO_OK) {
 		repo_notify_outbox_abort(ns->db);
 		return 0;
@@ -356,7 +365,12 @@ signature(struct nstate *ns, const struct notify_endpoint *e,
 	return 0;
 }
 
-/* Signs and starts the delivery leased into slot s. */
+/*
+ * Signs and starts the delivery leased into slot s. The list is read
+ * again when it lacks the endpoint or is older than the delivery and
+ * says disabled: the outbox made the delivery for an endpoint enabled
+ * then, maybe after the list was read.
+ */
 static void
 dispatch(struct nstate *ns, struct slot *s)
 {
@@ -369,6 +383,12 @@ dispatch(struct nstate *ns, struct slot *s)
 	if ((e = endpoint_find(ns, s->d.endpoint_id)) == NULL &&
 	    (refresh_endpoints(ns, now) == -1 ||
 	    (e = endpoint_find(ns, s->d.endpoint_id)) == NULL)) {
+		finish(ns, s, &a, "the endpoint was removed");
+		return;
+	}
+	if (!e->enabled && s->d.created_at >= ns->eps_at &&
+	    refresh_endpoints(ns, now) == 0 &&
+	    (e = endpoint_find(ns, s->d.endpoint_id)) == NULL) {
 		finish(ns, s, &a, "the endpoint was removed");
 		return;
 	}
@@ -567,6 +587,7 @@ start(struct nstate *ns)
 	}
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK ||
 	    (ns->eps = calloc(ENDPOINTS_MAX, sizeof(*ns->eps))) == NULL ||
+	    (ns->flt = calloc(ENDPOINTS_MAX, sizeof(*ns->flt))) == NULL ||
 	    (ns->db = repo_notify_open(&ns->cfg)) == NULL ||
 	    (ns->snd = sender_new(&ns->so)) == NULL) {
 		log_error("notify: out of memory starting");
@@ -610,6 +631,7 @@ notify_run(const char *config_path)
 	sender_free(ns.snd);
 	repo_notify_close(ns.db);
 	free(ns.eps);
+	free(ns.flt);
 	if (ns.lfd != -1)
 		close(ns.lfd);
 	explicit_bzero(ns.key, sizeof(ns.key));

@@ -24,7 +24,24 @@ struct xfer {
 	int			 cut;		/* the answer passed the limit */
 	enum addr_range		 refused;	/* AR_PUBLIC: none */
 	char			 refused_addr[64];
-	char			 errbuf[CURL_ERROR_SIZE];
+	unsigned		 allowed;	/* addresses connected to */
+};
+
+/*
+ * Fixed texts of the common transport failures. libcurl's error buffer
+ * is never used: it names the host ("Could not resolve host: x", "Failed
+ * to connect to x port 443"), and an attempt's error is logged.
+ */
+static const struct {
+	CURLcode	 code;
+	const char	*text;
+} transport_errors[] = {
+	{ CURLE_COULDNT_RESOLVE_HOST, "the host name did not resolve" },
+	{ CURLE_COULDNT_CONNECT, "could not connect" },
+	{ CURLE_OPERATION_TIMEDOUT, "timed out" },
+	{ CURLE_SEND_ERROR, "the connection broke while sending" },
+	{ CURLE_RECV_ERROR, "the connection broke while receiving" },
+	{ CURLE_GOT_NOTHING, "the connection closed without an answer" },
 };
 
 struct sender {
@@ -109,7 +126,8 @@ on_data(char *p, size_t size, size_t n, void *arg)
 /*
  * Opens the socket of a connection unless its address is in a refused
  * range (addr.h): libcurl then tries the name's next address, or fails
- * the transfer with CURLE_COULDNT_CONNECT.
+ * the transfer with CURLE_COULDNT_CONNECT. The socket, or
+ * CURL_SOCKET_BAD.
  */
 static curl_socket_t
 on_open(void *arg, curlsocktype purpose, struct curl_sockaddr *a)
@@ -124,6 +142,7 @@ on_open(void *arg, curlsocktype purpose, struct curl_sockaddr *a)
 		addr_text(&a->addr, x->refused_addr, sizeof(x->refused_addr));
 		return CURL_SOCKET_BAD;
 	}
+	x->allowed++;
 	return socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
 }
 
@@ -172,7 +191,6 @@ xfer_setup(struct sender *s, struct xfer *x, const char *url,
 	bad |= curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, on_open) !=
 	    CURLE_OK;
 	bad |= curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, x) != CURLE_OK;
-	bad |= curl_easy_setopt(e, CURLOPT_ERRORBUFFER, x->errbuf) != CURLE_OK;
 	bad |= curl_easy_setopt(e, CURLOPT_PRIVATE, x) != CURLE_OK;
 	bad |= curl_easy_setopt(e, CURLOPT_USERAGENT, "asyncexec-notify/"
 	    ASYNCEXEC_VERSION) != CURLE_OK;
@@ -252,7 +270,29 @@ sender_poll(struct sender *s, int extra_fd, int timeout_ms, int *extra_ready)
 	return 0;
 }
 
-/* Fills a and err from finished transfer x whose result was res. */
+/*
+ * The text of transport failure res into err: a fixed one, or libcurl's
+ * description of the code (never its error buffer), with the code.
+ */
+static void
+transport_error(CURLcode res, char *err, size_t errsz)
+{
+	const char	*t = curl_easy_strerror(res);
+	size_t		 i;
+
+	for (i = 0; i < sizeof(transport_errors) /
+	    sizeof(transport_errors[0]); i++)
+		if (transport_errors[i].code == res)
+			t = transport_errors[i].text;
+	snprintf(err, errsz, "%s (libcurl error %d)", t, (int)res);
+}
+
+/*
+ * Fills a and err from finished transfer x whose result was res. Refused
+ * (dead at once) only when every address tried was refused: when one
+ * was allowed, its failure (a timeout, a refused or broken connection)
+ * is a transport error, retried.
+ */
 static void
 judge(struct xfer *x, CURLcode res, struct attempt *a, char *err,
     size_t errsz)
@@ -267,7 +307,7 @@ judge(struct xfer *x, CURLcode res, struct attempt *a, char *err,
 	if (curl_easy_getinfo(x->easy, CURLINFO_RETRY_AFTER, &ra) == CURLE_OK &&
 	    ra >= 0)
 		a->retry_after = (long)(ra > 86400 * 7 ? 86400 * 7 : ra);
-	if (x->refused != AR_PUBLIC && a->status == 0) {
+	if (x->refused != AR_PUBLIC && x->allowed == 0 && a->status == 0) {
 		a->cls = AC_REFUSED;
 		snprintf(err, errsz, "refused to connect to %s (%s; allow it "
 		    "with webhook_allow_networks)", x->refused_addr,
@@ -281,8 +321,7 @@ judge(struct xfer *x, CURLcode res, struct attempt *a, char *err,
 		return;
 	}
 	a->cls = AC_FAILED;
-	snprintf(err, errsz, "%s", x->errbuf[0] != '\0' ? x->errbuf :
-	    curl_easy_strerror(res));
+	transport_error(res, err, errsz);
 }
 
 /*

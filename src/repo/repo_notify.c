@@ -25,6 +25,7 @@
 enum nstmt {
 	NSTMT_ENDPOINTS,
 	NSTMT_MARKED,
+	NSTMT_FILTERS,
 	NSTMT_DELIVERY_ADD,
 	NSTMT_UNMARK,
 	NSTMT_LAPSED,
@@ -53,6 +54,15 @@ static const struct db_stmt_def nstmts[NSTMT__MAX] = {
 	  "(ix_exec_tenant_open) WHERE initiator_tenant_id = ? AND status IN "
 	  TERMINAL_IN " AND notify = 1 LIMIT ? FOR UPDATE SKIP LOCKED",
 	  0, "notify_marked" },
+	/* a tenant's enabled endpoints, read after its marks in the outbox's
+	 * transaction; the share locks make a remove or disable that runs
+	 * meanwhile wait for the commit (it then deletes or holds what was
+	 * made), and a locking read sees what committed before it started */
+	[NSTMT_FILTERS] = {
+	  "SELECT id, environment, service_key, operation_key, events + 0 "
+	  "FROM s2r_webhook_endpoint FORCE INDEX (ix_endpoint_tenant) WHERE "
+	  "tenant_id = ? AND enabled = 1 ORDER BY id LIMIT ? "
+	  "LOCK IN SHARE MODE", 0, "notify_filters" },
 	/* a repeat (uq_delivery) changes nothing */
 	[NSTMT_DELIVERY_ADD] = {
 	  "INSERT INTO s2r_webhook_delivery (endpoint_id, execution_id, "
@@ -328,6 +338,43 @@ repo_notify_outbox_begin(struct ndb *n, const char *tenant, unsigned limit,
 	    marked_read(st, out, limit, cnt) != REPO_OK)
 		return failed(n);
 	return REPO_OK;
+}
+
+/*
+ * Within an outbox batch: tenant's enabled endpoints, by id, at most
+ * max, into out (*cnt). REPO_OK (the transaction stays open), REPO_RETRY
+ * or REPO_ERR (rolled back).
+ */
+enum repo_rc
+repo_notify_outbox_filters(struct ndb *n, const char *tenant,
+    struct notify_filter *out, size_t max, size_t *cnt)
+{
+	struct notify_filter f;
+	struct db_cols	 c;
+	MYSQL_BIND	 p[2];
+	MYSQL_STMT	*st;
+	unsigned	 lim = (unsigned)max;
+	int		 rc = DB_ROW_NONE;
+
+	*cnt = 0;
+	db_bind_str(&p[0], tenant);
+	db_bind_u32(&p[1], &lim);
+	if ((st = db_run(n->db, NSTMT_FILTERS, p)) == NULL)
+		return failed(n);
+	memset(&f, 0, sizeof(f));
+	db_rcol(&c, 0, MYSQL_TYPE_LONGLONG, &f.id, 0);
+	db_rcol(&c, 1, MYSQL_TYPE_STRING, f.env, sizeof(f.env));
+	db_rcol(&c, 2, MYSQL_TYPE_STRING, f.svc, sizeof(f.svc));
+	db_rcol(&c, 3, MYSQL_TYPE_STRING, f.op, sizeof(f.op));
+	db_rcol(&c, 4, MYSQL_TYPE_LONG, &f.events, 0);
+	while (*cnt < max && (rc = db_fetch_row(st, &c)) == DB_ROW) {
+		db_rstr(&c, 1, f.env, sizeof(f.env));
+		db_rstr(&c, 2, f.svc, sizeof(f.svc));
+		db_rstr(&c, 3, f.op, sizeof(f.op));
+		out[(*cnt)++] = f;
+	}
+	mysql_stmt_free_result(st);
+	return rc == DB_ROW_ERR ? failed(n) : REPO_OK;
 }
 
 /* Adds the delivery of x to endpoint_id (a repeat is no change). */

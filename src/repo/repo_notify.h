@@ -62,6 +62,15 @@ struct notify_endpoint {
 	int64_t		 old_until;
 };
 
+/* An enabled endpoint's route and events, as the outbox reads them. */
+struct notify_filter {
+	uint64_t	 id;
+	char		 env[NAME_MAX_LEN + 1];	/* "": every route */
+	char		 svc[NAME_MAX_LEN + 1];
+	char		 op[NAME_MAX_LEN + 1];
+	unsigned	 events;		/* 1 << enum notify_event */
+};
+
 /* A marked terminal execution, as its event describes it. */
 struct notify_exec {
 	uint64_t	 id;
@@ -114,11 +123,17 @@ enum repo_rc	repo_notify_endpoints(struct ndb *, struct notify_endpoint *,
 /*
  * One outbox batch of tenant's marked terminal executions, at most
  * limit: repo_notify_outbox_begin reads them (locked, SKIP LOCKED),
- * the caller adds each one's deliveries, repo_notify_outbox_commit
- * clears their marks and commits; repo_notify_outbox_abort rolls back.
+ * repo_notify_outbox_filters reads the tenant's enabled endpoints in
+ * the same transaction (share-locked: an endpoint added or enabled
+ * before is there, one removed or disabled meanwhile waits for the
+ * commit), the caller adds each one's deliveries,
+ * repo_notify_outbox_commit clears their marks and commits;
+ * repo_notify_outbox_abort rolls back.
  */
 enum repo_rc	repo_notify_outbox_begin(struct ndb *, const char *tenant,
 	    unsigned limit, struct notify_exec *, size_t *n);
+enum repo_rc	repo_notify_outbox_filters(struct ndb *, const char *tenant,
+	    struct notify_filter *, size_t max, size_t *n);
 enum repo_rc	repo_notify_delivery_add(struct ndb *, uint64_t endpoint_id,
 	    const struct notify_exec *, const char *webhook_id,
 	    const char *body, size_t len, int64_t now);

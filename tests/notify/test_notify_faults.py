@@ -13,10 +13,13 @@ webhook_timeout = 2 s). Each delivery must end as the contract says:
   a 1 MiB 200 answer -> delivered (64 KiB of it read);
   500 once, then 204 -> delivered at the second attempt, same webhook-id;
   an address outside the allow list (127.0.0.2) -> refused without a connection, dead at once;
-  https with a self-signed certificate -> the certificate is verified and refused, dead.
+  a name with a refused address and an allowed one that refuses the connection
+  (localhost: ::1 and 127.0.0.1, nothing listening) -> a connection failure, retried, dead;
+  https with a self-signed certificate -> the certificate is verified and refused, dead;
+  a name that does not resolve -> retried, dead.
 Then SIGHUP with the allow list removed: a URL whose name resolves to loopback
 (localhost) is refused, dead with a clear error, and the receiver never sees it. The
-sender's log names no URL.
+sender's log names no URL and no host name (libcurl's error texts name the host).
 """
 import json
 import signal
@@ -52,6 +55,11 @@ def main():
              "flaky": "/flaky?fail=1"}
     ep = {k: ne.webhook_add(r.tenant, rx.url(p))[0] for k, p in paths.items()}
     ep["refused"] = ne.webhook_add(r.tenant, rx.url("/ok/refused", host="127.0.0.2"))[0]
+    # curl resolves localhost to 127.0.0.1 and ::1 itself; ::1 is outside the list
+    ep["mixed"] = ne.webhook_add(r.tenant, "http://localhost:%d/ok/mixed" %
+                                 ne.free_port())[0]
+    nohost = "nohost-%s.invalid" % sfx
+    ep["nohost"] = ne.webhook_add(r.tenant, "http://%s/ok/nohost" % nohost)[0]
     tls = ne.Receiver(tls=ne.self_signed(tmp))
     ep["selfsigned"] = ne.webhook_add(r.tenant, tls.url("/ok/tls"))[0]
     snd = ne.Sender(tmp, "notify", webhook_allow_http=1,
@@ -118,6 +126,15 @@ def main():
                 "refused to connect to 127.0.0.2 (loopback" in (d.get("last_error") or ""),
                 d)
         c.check("nothing reached the receiver for it", not seen("/ok/refused"))
+        d = one.get("mixed", {})
+        c.check("::1 refused, 127.0.0.1 not listening: a connection failure, retried, "
+                "dead after 3", d.get("state") == "dead" and d.get("attempts") == 3 and
+                "refused to connect" not in (d.get("last_error") or "") and
+                "connect" in (d.get("last_error") or "").lower(), d)
+        d = one.get("nohost", {})
+        c.check("a name that does not resolve: dead after 3, an error without the name",
+                d.get("state") == "dead" and d.get("attempts") == 3 and
+                d.get("last_error") and nohost not in d.get("last_error"), d)
         d = one.get("selfsigned", {})
         c.check("https with a self-signed certificate: not delivered (verified), dead "
                 "after 3", d.get("state") == "dead" and d.get("attempts") == 3 and
@@ -132,6 +149,8 @@ def main():
     log = snd.log_text()
     c.check("the log names no URL", "127.0.0.1:%d" % rx.port not in log and
             "/status/" not in log, log[-500:])
+    c.check("the log names no host name", nohost not in log and "localhost" not in log,
+            [x for x in log.splitlines() if nohost in x or "localhost" in x][:3])
     return c.done()
 
 
