@@ -10,6 +10,7 @@
 #define ASYNCEXEC_DB_FIXTURE_H
 
 #include <mysql.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,46 @@ side_sql(MYSQL *m, const char *q)
 		fprintf(stderr, "%s: %s\n", q, mysql_error(m));
 		exit(1);
 	}
+}
+
+/* side_sql of the statement fmt makes (at most 1023 bytes). */
+static inline void
+side_sqlf(MYSQL *m, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static inline void
+side_sqlf(MYSQL *m, const char *fmt, ...)
+{
+	char	 q[1024];
+	va_list	 ap;
+
+	va_start(ap, fmt);
+	vsnprintf(q, sizeof(q), fmt, ap);
+	va_end(ap);
+	side_sql(m, q);
+}
+
+/* The one number the statement fmt makes reads on m (-1: none, NULL). */
+static inline long long
+side_numf(MYSQL *m, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static inline long long
+side_numf(MYSQL *m, const char *fmt, ...)
+{
+	char		 q[1024];
+	MYSQL_RES	*res;
+	MYSQL_ROW	 row;
+	long long	 v = -1;
+	va_list		 ap;
+
+	va_start(ap, fmt);
+	vsnprintf(q, sizeof(q), fmt, ap);
+	va_end(ap);
+	side_sql(m, q);
+	if ((res = mysql_store_result(m)) != NULL &&
+	    (row = mysql_fetch_row(res)) != NULL && row[0] != NULL)
+		v = strtoll(row[0], NULL, 10);
+	mysql_free_result(res);
+	return v;
 }
 
 /*

@@ -76,39 +76,8 @@ setup(void)
 	side = side_open(&cfg, NULL);
 }
 
-/* Runs the fixture statement fmt on the side connection. */
-static void
-sql(const char *fmt, ...)
-{
-	char	 q[512];
-	va_list	 ap;
-
-	va_start(ap, fmt);
-	vsnprintf(q, sizeof(q), fmt, ap);
-	va_end(ap);
-	side_sql(side, q);
-}
-
-/* The one number statement fmt reads on the side connection (-1: none). */
-static long long
-sql_num(const char *fmt, ...)
-{
-	char		 q[512];
-	MYSQL_RES	*res;
-	MYSQL_ROW	 row;
-	long long	 v = -1;
-	va_list		 ap;
-
-	va_start(ap, fmt);
-	vsnprintf(q, sizeof(q), fmt, ap);
-	va_end(ap);
-	side_sql(side, q);
-	if ((res = mysql_store_result(side)) != NULL &&
-	    (row = mysql_fetch_row(res)) != NULL && row[0] != NULL)
-		v = strtoll(row[0], NULL, 10);
-	mysql_free_result(res);
-	return v;
-}
+#define sql(...)	side_sqlf(side, __VA_ARGS__)
+#define sql_num(...)	side_numf(side, __VA_ARGS__)
 
 /* A waiting execution cid of tenant t that expires at expires_at. */
 static uint64_t
