@@ -111,4 +111,27 @@ sidedb_exec(MYSQL *m, const char *q)
 	}
 }
 
+/* The first column of the first row of q on m as a number (-1 when none or NULL). */
+static inline long long
+sidedb_num(MYSQL *m, const char *q)
+{
+	MYSQL_RES *res;
+	MYSQL_ROW w;
+	long long v = -1;
+
+	sidedb_exec(m, q);
+	res = mysql_store_result(m);
+	if (res != NULL && (w = mysql_fetch_row(res)) != NULL && w[0] != NULL)
+		v = atoll(w[0]);
+	mysql_free_result(res);
+	return v;
+}
+
+/* m's clock, NOW(3), in ms since the epoch (the session is UTC). */
+static inline long long
+sidedb_now_ms(MYSQL *m)
+{
+	return sidedb_num(m, "SELECT CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)");
+}
+
 #endif

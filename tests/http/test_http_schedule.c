@@ -58,28 +58,8 @@ static MYSQL *db;
 
 /* ---- helpers ------------------------------------------------------------------------- */
 
-/* The first column of the first row of Q as a number (-1 when none). */
-static long long
-db_num(const char *q)
-{
-	MYSQL_RES *res;
-	MYSQL_ROW w;
-	long long v = -1;
-
-	sidedb_exec(db, q);
-	res = mysql_store_result(db);
-	if (res != NULL && (w = mysql_fetch_row(res)) != NULL && w[0] != NULL)
-		v = atoll(w[0]);
-	mysql_free_result(res);
-	return v;
-}
-
-/* The database clock, NOW(3), in ms since the epoch (the session is UTC). */
-static int64_t
-db_now(void)
-{
-	return db_num("SELECT CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)");
-}
+#define db_num(q)	sidedb_num(db, q)
+#define db_now()	sidedb_now_ms(db)
 
 /* MS as "2026-12-01T08:00:00.123Z" (the service's own json_time). */
 static void

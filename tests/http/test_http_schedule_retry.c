@@ -46,29 +46,8 @@ struct ans {
 	char	 created[40];	/* a 202's createdAt */
 };
 
-/* The first column of the first row of Q as a number (-1 when none). */
-static long long
-db_num(const char *q)
-{
-	MYSQL_RES *res;
-	MYSQL_ROW w;
-	long long v = -1;
-
-	sidedb_exec(db, q);
-	res = mysql_store_result(db);
-	if (res != NULL && (w = mysql_fetch_row(res)) != NULL &&
-	    w[0] != NULL)
-		v = atoll(w[0]);
-	mysql_free_result(res);
-	return v;
-}
-
-/* The database clock, NOW(3), in ms since the epoch (the session: UTC). */
-static int64_t
-db_now(void)
-{
-	return db_num("SELECT CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)");
-}
+#define db_num(q)	sidedb_num(db, q)
+#define db_now()	sidedb_now_ms(db)
 
 /* Waits until the database clock is at least MS, in 50 ms steps, at most
  * ~10 s. 1 when it is. */
