@@ -21,13 +21,19 @@ sched_detail(enum sched_rc rc)
 	return details[rc];
 }
 
-/* A whole number of s in 0..max into *v (no sign, no blanks); 0 or -1. */
+/*
+ * A whole number of s in 0..max into *v (no sign, no blanks, no more
+ * digits than max has: openapi.json's patterns); 0 or -1.
+ */
 static int
 whole(const char *s, unsigned long max, unsigned long *v)
 {
-	size_t	 i;
+	unsigned long	 m;
+	size_t		 i, digits = 1;
 
-	if (s[0] == '\0' || strlen(s) > 10)
+	for (m = max; m >= 10; m /= 10)
+		digits++;
+	if (s[0] == '\0' || strlen(s) > digits)
 		return -1;
 	*v = 0;
 	for (i = 0; s[i] != '\0'; i++) {

@@ -25,14 +25,14 @@
 	X(SCHED_BAD_NOT_BEFORE, "X-Not-Before must be an RFC 3339 date-time, " \
 	    "such as 2026-12-01T08:00:00Z") \
 	X(SCHED_BAD_DELAY, "X-Delay-Seconds must be a whole number from 0 to " \
-	    API_STR(DELAY_MAX_SECONDS)) \
+	    API_STR(DELAY_MAX_SECONDS) " with no more digits than that") \
 	X(SCHED_BOTH_START, "give X-Not-Before or X-Delay-Seconds, not both") \
 	X(SCHED_BAD_DEADLINE, "X-Deadline must be an RFC 3339 date-time, " \
 	    "such as 2026-12-01T08:00:00Z") \
 	X(SCHED_DEADLINE_PAST, "X-Deadline must be in the future") \
 	X(SCHED_START_AFTER_DEADLINE, "the start (X-Not-Before or " \
 	    "X-Delay-Seconds) must come before X-Deadline") \
-	X(SCHED_BAD_PRIORITY, "X-Priority must be a whole number from 0 to " \
+	X(SCHED_BAD_PRIORITY, "X-Priority must be one digit, 0 to " \
 	    API_STR(PRIORITY_MAX))
 
 enum sched_rc {

@@ -84,6 +84,11 @@ deadlines_and_priorities(void)
 	CHECK(p(NULL, NULL, NULL, "0", &s) == SCHED_OK && s.given);
 	CHECK(p(NULL, NULL, NULL, "9", &s) == SCHED_OK && s.priority == 9);
 	CHECK(p(NULL, NULL, NULL, "10", &s) == SCHED_BAD_PRIORITY);
+	/* no more digits than the largest value has (openapi.json's patterns) */
+	CHECK(p(NULL, NULL, NULL, "05", &s) == SCHED_BAD_PRIORITY);
+	CHECK(p(NULL, "0000600", NULL, NULL, &s) == SCHED_OK &&
+	    s.not_before == NOW + 600000);
+	CHECK(p(NULL, "00000600", NULL, NULL, &s) == SCHED_BAD_DELAY);
 	CHECK(p(NULL, NULL, NULL, "a", &s) == SCHED_BAD_PRIORITY);
 	CHECK(p(NULL, NULL, NULL, "", &s) == SCHED_BAD_PRIORITY);
 }
