@@ -541,7 +541,9 @@ pass(struct nstate *ns)
 		(void)refresh_endpoints(ns, now);
 	if (!stop_flag) {
 		more = outbox_step(ns, now);
-		lease_step(ns, now, &full);
+		/* a lease runs from when it is taken: the outbox step may have
+		 * waited for locks (notify_lease) */
+		lease_step(ns, clock_now_ms(), &full);
 	}
 	if (sender_poll(ns->snd, ns->lfd, full || more ? BUSY_POLL_MS :
 	    IDLE_POLL_MS, &ready) == -1)
