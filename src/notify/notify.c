@@ -74,6 +74,7 @@ struct nstate {
 	struct ndb		*db;
 	struct sender		*snd;
 	struct notify_endpoint	*eps;
+	struct notify_endpoint	*eps_read;	/* a refresh reads here */
 	size_t			 neps;
 	struct notify_filter	*flt;		/* the outbox's, per tenant */
 	int64_t			 eps_at;
@@ -145,11 +146,17 @@ cmp_endpoint(const void *a, const void *b)
 static int
 refresh_endpoints(struct nstate *ns, int64_t now)
 {
-	size_t	 n;
+	struct notify_endpoint	*t;
+	size_t			 n;
 
-	if (repo_notify_endpoints(ns->db, ns->eps, ENDPOINTS_MAX, &n) !=
+	/* into the other array: a read that fails part way leaves the list
+	 * as it was (a pointer into it still names the same endpoint) */
+	if (repo_notify_endpoints(ns->db, ns->eps_read, ENDPOINTS_MAX, &n) !=
 	    REPO_OK)
 		return -1;
+	t = ns->eps;
+	ns->eps = ns->eps_read;
+	ns->eps_read = t;
 	ns->neps = n;
 	ns->eps_at = now;
 	ns->db_ok_at = now;
@@ -386,6 +393,7 @@ dispatch(struct nstate *ns, struct slot *s)
 		finish(ns, s, &a, "the endpoint was removed");
 		return;
 	}
+	/* e points into the list a refresh replaces: found again after it */
 	if (!e->enabled && s->d.created_at >= ns->eps_at &&
 	    refresh_endpoints(ns, now) == 0 &&
 	    (e = endpoint_find(ns, s->d.endpoint_id)) == NULL) {
@@ -589,6 +597,7 @@ start(struct nstate *ns)
 	}
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK ||
 	    (ns->eps = calloc(ENDPOINTS_MAX, sizeof(*ns->eps))) == NULL ||
+	    (ns->eps_read = calloc(ENDPOINTS_MAX, sizeof(*ns->eps))) == NULL ||
 	    (ns->flt = calloc(ENDPOINTS_MAX, sizeof(*ns->flt))) == NULL ||
 	    (ns->db = repo_notify_open(&ns->cfg)) == NULL ||
 	    (ns->snd = sender_new(&ns->so)) == NULL) {
@@ -633,6 +642,7 @@ notify_run(const char *config_path)
 	sender_free(ns.snd);
 	repo_notify_close(ns.db);
 	free(ns.eps);
+	free(ns.eps_read);
 	free(ns.flt);
 	if (ns.lfd != -1)
 		close(ns.lfd);
