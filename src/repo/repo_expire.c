@@ -155,8 +155,9 @@ static const struct db_stmt_def xstmts[XSTMT__MAX] = {
 	  "('waiting_callback', 'completed', 'failed', 'expired', "
 	  "'cancelled') AND e.expires_at < ? AND " PURGE_FREE " AND NOT "
 	  "(e.status = 'waiting_callback' AND EXISTS (SELECT 1 FROM "
-	  "s2r_webhook_endpoint w WHERE w.tenant_id = e.initiator_tenant_id "
-	  "AND w.enabled = 1))", 0, "count_purge" },
+	  "s2r_webhook_endpoint w FORCE INDEX (ix_endpoint_tenant) WHERE "
+	  "w.tenant_id = e.initiator_tenant_id AND w.enabled = 1))",
+	  0, "count_purge" },
 	/* ended webhook deliveries: due_at is when they ended (sql/010) */
 	[XSTMT_DPURGE_DUE] = {
 	  "SELECT id, due_at FROM s2r_webhook_delivery FORCE INDEX "
