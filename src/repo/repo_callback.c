@@ -66,7 +66,7 @@ repo_retry(struct db *db, uint64_t id, const unsigned char *tokhash,
 		if ((rc = repo_cas(db, STMT_FIN_RETRY, p)) != REPO_ERR ||
 		    (!db_lost(db) && !db_conflict(db)))
 			return rc;
-		if (repo_fin_outcome(db, id, tokhash, ST_WAITING, now) !=
+		if (repo_fin_outcome(db, id, tokhash, NULL, ST_WAITING, now) !=
 		    FIN_WAITING)
 			return REPO_ERR;
 	}
@@ -131,7 +131,7 @@ fin_cas(struct db *db, enum stmt sid, uint64_t id,
 		if ((rc = repo_cas(db, sid, q)) != REPO_ERR ||
 		    (!db_lost(db) && !db_conflict(db)))
 			break;
-		switch (repo_fin_outcome(db, id, tokhash, to, now)) {
+		switch (repo_fin_outcome(db, id, tokhash, winhash, to, now)) {
 		case FIN_WON:
 			return REPO_OK;
 		case FIN_LOST:
@@ -145,7 +145,7 @@ fin_cas(struct db *db, enum stmt sid, uint64_t id,
 	}
 	/* a late win of a lost first attempt makes the retry lose */
 	if (rc == REPO_NOTFOUND && tries > 0 &&
-	    repo_fin_outcome(db, id, tokhash, to, now) == FIN_WON)
+	    repo_fin_outcome(db, id, tokhash, winhash, to, now) == FIN_WON)
 		rc = REPO_OK;
 	return rc;
 }
