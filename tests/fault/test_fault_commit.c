@@ -220,6 +220,9 @@ test_complete_other_won(void)
 
 	CHECK(fx_submit_ok(&F, NULL, "{\"complete\":2}", &s));
 	CHECK_EQ_INT(claim(&c, &at), 200);
+	/* on Galera the rewrite waits until its node has the UPDATE */
+	if (wsrep)
+		CHECK_EQ_INT(f_sql(m, "SET SESSION wsrep_sync_wait = 3"), 0);
 	snprintf(marker, sizeof marker, "lost-to-other-%s", unique_suffix());
 	snprintf(forge_res, sizeof forge_res, "other-%s", unique_suffix());
 	forged = 0;
