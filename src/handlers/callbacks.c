@@ -184,6 +184,32 @@ lost(struct app *app, struct req *req, struct resp *resp,
 	return conflict(resp, st);
 }
 
+/*
+ * The 200 of the callback that won execution req->exec_id: the status
+ * body of the row read again after its UPDATE, the body the winner's
+ * repeat gets (lost). The row read before the UPDATE will not do: a
+ * cancel request or progress may have landed in between. HERR_OK,
+ * HERR_NOT_FOUND (purged since) or HERR_UNAVAILABLE.
+ */
+static enum herr
+won(struct app *app, struct req *req, struct resp *resp, int64_t now)
+{
+	struct exec_row	 r;
+	int		 rc;
+
+	if ((rc = repo_exec_by_id(app->db, req->exec_id, now, &r)) != REPO_OK)
+		return rc == REPO_NOTFOUND ? HERR_NOT_FOUND : HERR_UNAVAILABLE;
+	view_status(&resp->body, &r);
+	exec_row_free(&r);
+	resp_json(resp, 200);
+	return HERR_OK;
+}
+
+/*
+ * A callback verb that ends the execution with status to (payload p, n
+ * bytes) after reading its row (the key must serve it): one
+ * compare-and-set UPDATE, then won or lost answers. Releases c.
+ */
 static enum herr
 finalize(struct app *app, struct req *req, struct resp *resp, struct cb *c,
     enum exec_status to, const char *verb, const char *p, size_t n)
@@ -195,29 +221,15 @@ finalize(struct app *app, struct req *req, struct resp *resp, struct cb *c,
 
 	if ((e = cb_load(app, req, c, &r)) != HERR_OK)
 		return e;
+	exec_row_free(&r);
 	win_hash(verb, req, wh);
 	rc = repo_finalize_win(app->db, req->exec_id, c->tokhash, to, p, n,
 	    wh, lookup_mark(app), c->now);
 	cb_free(c);
-	if (rc != REPO_OK) {
-		exec_row_free(&r);
-		return rc == REPO_NOTFOUND ? lost(app, req, resp, c->tokhash,
-		    wh, c->now) : HERR_UNAVAILABLE;
-	}
-	/* the body the row now gives (lost() re-reads the same one) */
-	free(r.result);
-	free(r.error);
-	r.status = to;
-	r.completed_at = r.updated_at = c->now;
-	r.result = r.error = (char *)(uintptr_t)p;
-	r.result_len = r.error_len = n;
-	if (to == ST_CANCELLED)
-		r.cancel_requested = 1;
-	view_status(&resp->body, &r);
-	r.result = r.error = NULL;
-	exec_row_free(&r);
-	resp_json(resp, 200);
-	return HERR_OK;
+	if (rc == REPO_OK)
+		return won(app, req, resp, c->now);
+	return rc == REPO_NOTFOUND ? lost(app, req, resp, c->tokhash, wh,
+	    c->now) : HERR_UNAVAILABLE;
 }
 
 /*

@@ -42,10 +42,14 @@ repo_heartbeat_progress(struct db *db, uint64_t id,
  * the token stops working), not_before and last_error (the error object
  * as sent, len bytes) are set and the status stays waiting_callback.
  * REPO_OK, REPO_NOTFOUND (not the current claim's, no attempt left or
- * cancel requested: the caller fails it for good) or REPO_ERR. When the
- * answer to the UPDATE is lost, it is run once more only if the row is
- * still waiting under this token; otherwise the outcome is unknown and
- * REPO_ERR is returned (a repeat then gets 409: the claim has ended).
+ * cancel requested: the caller fails it for good, or answers that it
+ * lost) or REPO_ERR. After a lost answer to the UPDATE, or a conflict
+ * (1213: it was rolled back), the row is read again: still waiting under
+ * this token, the UPDATE is run once more. Otherwise, after a conflict,
+ * another write holds the row: REPO_NOTFOUND, as for any callback that
+ * lost (fin_cas); after a lost answer the outcome is unknown (this
+ * UPDATE clears the token too) and REPO_ERR is returned (a repeat then
+ * gets 409: the claim has ended).
  */
 enum repo_rc
 repo_retry(struct db *db, uint64_t id, const unsigned char *tokhash,
@@ -54,7 +58,7 @@ repo_retry(struct db *db, uint64_t id, const unsigned char *tokhash,
 {
 	MYSQL_BIND	 p[6];
 	MYSQL_TIME	 t[2];
-	int		 rc, tries;
+	int		 rc, tries, conflict;
 
 	db_bind_time(&p[0], &t[0], not_before);
 	db_bind_blob(&p[1], error, len);
@@ -66,9 +70,17 @@ repo_retry(struct db *db, uint64_t id, const unsigned char *tokhash,
 		if ((rc = repo_cas(db, STMT_FIN_RETRY, p)) != REPO_ERR ||
 		    (!db_lost(db) && !db_conflict(db)))
 			return rc;
-		if (repo_fin_outcome(db, id, tokhash, ST_WAITING, now) !=
-		    FIN_WAITING)
+		conflict = db_conflict(db);
+		switch (repo_fin_outcome(db, id, tokhash, NULL, ST_WAITING,
+		    now)) {
+		case FIN_WAITING:
+			break;
+		case FIN_LOST:
+			return conflict ? REPO_NOTFOUND : REPO_ERR;
+		case FIN_WON:	/* never for ST_WAITING */
+		case FIN_ERR:
 			return REPO_ERR;
+		}
 	}
 	return REPO_ERR;
 }
@@ -131,7 +143,7 @@ fin_cas(struct db *db, enum stmt sid, uint64_t id,
 		if ((rc = repo_cas(db, sid, q)) != REPO_ERR ||
 		    (!db_lost(db) && !db_conflict(db)))
 			break;
-		switch (repo_fin_outcome(db, id, tokhash, to, now)) {
+		switch (repo_fin_outcome(db, id, tokhash, winhash, to, now)) {
 		case FIN_WON:
 			return REPO_OK;
 		case FIN_LOST:
@@ -145,7 +157,7 @@ fin_cas(struct db *db, enum stmt sid, uint64_t id,
 	}
 	/* a late win of a lost first attempt makes the retry lose */
 	if (rc == REPO_NOTFOUND && tries > 0 &&
-	    repo_fin_outcome(db, id, tokhash, to, now) == FIN_WON)
+	    repo_fin_outcome(db, id, tokhash, winhash, to, now) == FIN_WON)
 		rc = REPO_OK;
 	return rc;
 }

@@ -21,7 +21,9 @@
 struct outcome {
 	char		 status[24];
 	unsigned char	 tokhash[SHA256_LEN];
+	unsigned char	 winhash[SHA256_LEN];
 	int		 has_token;
+	int		 has_winner;
 	int64_t		 completed_at;	/* 0 when NULL */
 };
 
@@ -45,6 +47,7 @@ outcome_read(struct db *db, uint64_t id, struct outcome *o)
 	db_rcol(&c, 0, MYSQL_TYPE_STRING, o->status, sizeof(o->status));
 	db_rcol(&c, 1, MYSQL_TYPE_BLOB, o->tokhash, SHA256_LEN);
 	db_rcol(&c, 2, MYSQL_TYPE_DATETIME, &t, sizeof(t));
+	db_rcol(&c, 3, MYSQL_TYPE_BLOB, o->winhash, SHA256_LEN);
 	rc = db_fetch_row(st, &c);
 	mysql_stmt_free_result(st);
 	if (db_sync_reads(db, 0) == -1)
@@ -54,6 +57,7 @@ outcome_read(struct db *db, uint64_t id, struct outcome *o)
 	db_rstr(&c, 0, o->status, sizeof(o->status));
 	o->has_token = !c.null[1] && c.len[1] == SHA256_LEN;
 	o->completed_at = c.null[2] ? 0 : db_time_ms(&t);
+	o->has_winner = !c.null[3] && c.len[3] == SHA256_LEN;
 	return REPO_OK;
 }
 
@@ -99,15 +103,19 @@ repo_claim_outcome(struct db *db, struct claim_item *it,
 
 /*
  * After a lost answer to the finalizing UPDATE of execution id to
- * status to under token hash tokhash at now: FIN_WON when the row holds
- * this callback's outcome (that status, that token, completed at now),
- * FIN_WAITING when it is still waiting under that token (the UPDATE did
- * not run; it may be run again), FIN_LOST when another outcome or claim
- * holds it, FIN_ERR when the read failed.
+ * status to under token hash tokhash at now, or after it lost a
+ * conflict: FIN_WON when the row holds this callback's outcome (that
+ * status, that token, completed at now, and winhash, the hash of its
+ * verb and body, as the winner hash: another callback with the same
+ * token may have won in the same millisecond), FIN_WAITING when it is
+ * still waiting under that token (the UPDATE did not run; it may be run
+ * again), FIN_LOST when another outcome or claim holds it, FIN_ERR when
+ * the read failed. winhash is not read for to ST_WAITING (a retryable
+ * failure never ends the execution: it may be NULL).
  */
 enum fin_outcome
 repo_fin_outcome(struct db *db, uint64_t id, const unsigned char *tokhash,
-    enum exec_status to, int64_t now)
+    const unsigned char *winhash, enum exec_status to, int64_t now)
 {
 	struct outcome	 o;
 	int		 rc, ours;
@@ -119,6 +127,9 @@ repo_fin_outcome(struct db *db, uint64_t id, const unsigned char *tokhash,
 		return FIN_LOST;
 	if (strcmp(o.status, exec_status_name(ST_WAITING)) == 0)
 		return FIN_WAITING;
-	return strcmp(o.status, exec_status_name(to)) == 0 &&
-	    o.completed_at == now ? FIN_WON : FIN_LOST;
+	if (to == ST_WAITING || strcmp(o.status, exec_status_name(to)) != 0 ||
+	    o.completed_at != now || !o.has_winner)
+		return FIN_LOST;
+	return crypto_equal(o.winhash, winhash, SHA256_LEN) ? FIN_WON :
+	    FIN_LOST;
 }

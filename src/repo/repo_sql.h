@@ -182,7 +182,8 @@ enum fin_outcome {
 };
 
 enum fin_outcome	repo_fin_outcome(struct db *, uint64_t id,
-			    const unsigned char *tokhash, enum exec_status to,
+			    const unsigned char *tokhash,
+			    const unsigned char *winhash, enum exec_status to,
 			    int64_t now);
 
 /*

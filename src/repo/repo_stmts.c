@@ -410,7 +410,7 @@ const struct db_stmt_def repo_stmts[STMT__MAX] = {
 	    1, "secret_get" },
 	/* locking read: waits for a write of a lost connection in flight */
 	[STMT_EXEC_OUTCOME] = {
-	    "SELECT status, callback_token_hash, completed_at FROM "
-	    "s2r_async_execution WHERE id = ? LOCK IN SHARE MODE",
+	    "SELECT status, callback_token_hash, completed_at, winner_hash "
+	    "FROM s2r_async_execution WHERE id = ? LOCK IN SHARE MODE",
 	    1, "exec_outcome" },
 };

@@ -10,7 +10,12 @@
  *      gets it at attempt 1;
  *   3. complete, its UPDATE forwarded and the answer lost: 200 (the row
  *      shows this callback's outcome), and the same callback again: 409;
- *   4. complete, its UPDATE never arrives: retried whole, 200, stored once.
+ *   4. complete, its UPDATE never arrives: retried whole, 200, stored once;
+ *   5. complete, its UPDATE forwarded and the answer lost, and the row then
+ *      shows the win of another complete with the same token in the same
+ *      millisecond (another body: the test rewrites the result and the
+ *      winner hash before the re-read): 409, not 200; the other one's
+ *      repeat gets its 200.
  * On a Galera node (its cluster copy, cluster_fault_commit) the re-reads of
  * 1 and 3 run with wsrep_sync_wait = 1 (seen by the proxy); never elsewhere.
  */
@@ -175,6 +180,74 @@ test_complete(enum dbproxy_mode mode, const char *what)
 	CHECK_EQ_INT(stored(s.cid, "completed", marker), 1);
 }
 
+static long long	 forge_id;	/* the execution to rewrite, or 0 */
+static char		 forge_res[96];	/* the other winner's result */
+static int		 forged;	/* rows the rewrite changed */
+
+/*
+ * The proxy's predicate, which never drops: at the PREPARE of the re-read
+ * (STMT_EXEC_OUTCOME, on the connection after the lost answer; the
+ * UPDATE had committed), rewrites forge_id's row into the win of the
+ * complete {"result":"<forge_res>"} (its result, its winner hash: that
+ * of handlers/callbacks.c win_hash) at the completed_at of the UPDATE.
+ */
+static int
+forge_win(const unsigned char *p, size_t n)
+{
+	if (forge_id == 0 || n < 5 || p[4] != 0x16 ||	/* COM_STMT_PREPARE */
+	    memmem(p + 5, n - 5, "LOCK IN SHARE MODE", 18) == NULL)
+		return 0;
+	if (f_sql(m, "UPDATE s2r_async_execution SET result_payload = "
+	    "'\"%s\"', payload_inline = '\"%s\"', winner_hash = UNHEX(SHA2("
+	    "CONCAT('complete:', UNHEX(SHA2('{\"result\":\"%s\"}', 256))), "
+	    "256)) WHERE id = %lld AND status = 'completed'", forge_res,
+	    forge_res, forge_res, forge_id) == 0)
+		forged = (int)mysql_affected_rows(m);
+	forge_id = 0;
+	return 0;
+}
+
+/* Another complete (same token, same millisecond) won: this one lost. */
+static void
+test_complete_other_won(void)
+{
+	struct fcgi_resp r;
+	struct sub	 s;
+	struct claim	 c;
+	char		 marker[96], uri[128], body[256];
+	int64_t		 at = 0;
+	int		 f0 = dbproxy_fired(), st;
+
+	CHECK(fx_submit_ok(&F, NULL, "{\"complete\":2}", &s));
+	CHECK_EQ_INT(claim(&c, &at), 200);
+	/* on Galera the rewrite waits until its node has the UPDATE */
+	if (wsrep)
+		CHECK_EQ_INT(f_sql(m, "SET SESSION wsrep_sync_wait = 3"), 0);
+	snprintf(marker, sizeof marker, "lost-to-other-%s", unique_suffix());
+	snprintf(forge_res, sizeof forge_res, "other-%s", unique_suffix());
+	forged = 0;
+	forge_id = c.id;
+	dbproxy_drop_when(forge_win);
+	dbproxy_arm(DBPROXY_LOSE_ANSWER, marker);
+	snprintf(uri, sizeof uri, "/v1/callbacks/%lld/complete",
+	    (long long)c.id);
+	snprintf(body, sizeof body, "{\"result\":\"%s\"}", marker);
+	st = papp_api("POST", uri, F.bkey, c.token, body, &r);
+	dbproxy_drop_when(NULL);
+	printf("complete, answer lost, another won in its millisecond: %d "
+	    "%.200s\n", st, r.body ? r.body : "");
+	CHECK_EQ_INT(dbproxy_fired(), f0 + 1);
+	CHECK_EQ_INT(forged, 1);
+	CHECK_EQ_INT(st, 409);
+	CHECK(r.body != NULL &&
+	    strstr(r.body, "\"currentStatus\":\"completed\"") != NULL);
+	fcgi_resp_free(&r);
+	CHECK_EQ_INT(stored(s.cid, "completed", forge_res), 1);
+	/* the other one's repeat is the winner's */
+	CHECK_EQ_INT(complete(&c, forge_res), 200);
+	CHECK_EQ_INT(stored(s.cid, "completed", forge_res), 1);
+}
+
 int
 main(void)
 {
@@ -191,6 +264,7 @@ main(void)
 	test_claim_commit_dropped();
 	test_complete(DBPROXY_LOSE_ANSWER, "answer-lost");
 	test_complete(DBPROXY_DROP, "update-dropped");
+	test_complete_other_won();
 	papp_stop();
 	mysql_close(m);
 	fx_free(&F);

@@ -17,7 +17,11 @@
  *      test's transaction is the heavier, so InnoDB rolls the claim back):
  *      the claim is run again whole (as on a Galera certification
  *      conflict): 200, and what it hands out is exactly what committed
- *      (nothing of the rolled-back attempt); the claim works afterwards.
+ *      (nothing of the rolled-back attempt); the claim works afterwards;
+ *   5. 1213 on a retryable fail's UPDATE (the same deadlock, the trigger
+ *      holding that UPDATE), after which the test's transaction completes
+ *      the execution under the same claim and commits: the fail lost, 409
+ *      with currentStatus completed, as any callback that lost (it was 503).
  *
  * Locks the shared execution table's rows and kills connections: CTest runs
  * it with RUN_SERIAL. The trigger only acts on this run's correlation ids
@@ -43,7 +47,8 @@ static long long	 global_wait;	/* @@GLOBAL.innodb_lock_wait_timeout */
 
 struct call {
 	pthread_t	 th;
-	int		 claim;		/* else complete */
+	int		 claim;		/* else complete (or fail) */
+	int		 fail;		/* a retryable fail */
 	struct claim	 c;
 	char		 result[128];
 	struct http_resp r;
@@ -92,6 +97,9 @@ call_run(void *arg)
 	k->t0 = ut_now_ms();
 	if (k->claim)
 		fx_claim(&F, F.bkey, "{\"max\":2}", &k->r);
+	else if (k->fail)
+		fx_callback(F.bkey, k->c.id, "fail", k->c.token, "{\"error\":"
+		    "{\"message\":\"again\"},\"retryAfterSeconds\":0}", &k->r);
 	else {
 		snprintf(body, sizeof body, "{\"result\":%s}", k->result);
 		fx_callback(F.bkey, k->c.id, "complete", k->c.token, body,
@@ -378,6 +386,46 @@ test_deadlock(void)
 		check_reclaim(&a, &b);
 }
 
+static void
+test_deadlock_retry(void)
+{
+	struct sub	 s;
+	struct call	 k = { .fail = 1 };
+	char		 cid[CID_MAX];
+	long		 from = f_log_lines(f_state_path("asyncexec.log"));
+	unsigned	 e;
+
+	snprintf(cid, sizeof cid, "%s-5-hold", tag);
+	CHECK(fx_submit_ok(&F, cid, "{\"retry\":1}", &s));
+	CHECK(fx_claim_one(&F, &k.c) && strcmp(k.c.cid, cid) == 0);
+	/* the heavier transaction (more rows changed) is not the victim */
+	CHECK_EQ_INT(f_sql(m, "START TRANSACTION"), 0);
+	CHECK_EQ_INT(f_sql(m, "INSERT INTO fault_gate (id, v) WITH RECURSIVE "
+	    "s(n) AS (SELECT 2 UNION ALL SELECT n + 1 FROM s WHERE n < 500) "
+	    "SELECT n, 0 FROM s"), 0);
+	CHECK_EQ_INT(f_sql(m, "SELECT v FROM fault_gate WHERE id = 1 FOR "
+	    "UPDATE"), 0);
+	call_start(&k);
+	/* the fail's UPDATE holds the row and waits for the gate */
+	CHECK(find_conn("SELECT v INTO @fault_gate") > 0);
+	e = f_sql(m, "SELECT id FROM s2r_async_execution WHERE id = %lld "
+	    "FOR UPDATE", (long long)k.c.id);
+	CHECK_EQ_INT(e, 0);
+	/* the claim's complete won: the fail's re-read waits for this */
+	CHECK_EQ_INT(f_sql(m, "UPDATE s2r_async_execution SET status = "
+	    "'completed', result_payload = '\"other\"', completed_at = NOW(3), "
+	    "updated_at = NOW(3) WHERE id = %lld", (long long)k.c.id), 0);
+	CHECK_EQ_INT(f_sql(m, "DELETE FROM fault_gate WHERE id > 1"), 0);
+	CHECK_EQ_INT(f_sql(m, "COMMIT"), 0);
+	call_join(&k);
+	printf("deadlock during a retryable fail, then completed: %d %.200s\n",
+	    k.r.status, k.r.body ? k.r.body : "");
+	CHECK(expect_conflict(&k.r, "completed"));
+	http_resp_free(&k.r);
+	CHECK(log_has_since(from, "error 1213"));
+	CHECK_EQ_STR(fx_status(&F, &s), "completed");
+}
+
 int
 main(void)
 {
@@ -394,6 +442,7 @@ main(void)
 	test_kill_claim();
 	test_kill_finalize();
 	test_lock_timeout();
+	test_deadlock_retry();
 	test_deadlock();
 	drop_trigger();
 	mysql_close(m);

@@ -1,13 +1,22 @@
 /*
  * test_http_winner.c - the idempotent winner through nginx: the winning callback
  * repeated (same verb, same token, byte-identical body: a backend that lost the 200)
- * gets the same 200 again; any other late callback gets 409 as before.
+ * gets the same 200 again; any other late callback gets 409 as before. The
+ * winner's 200 is the row its UPDATE left, also when a consumer's cancel
+ * request committed between the callback's read of the row and its UPDATE (a
+ * side connection holds the cancel request's row lock until the UPDATE waits).
  */
 #include "check.h"
 #include "fixture.h"
+#include "sidedb.h"
+#include "util/clock.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define FIND_MS		10000	/* complete's UPDATE shows as waiting */
+#define ANSWER_MS	30000	/* and is answered once the lock is gone */
 
 static struct fx F;
 
@@ -133,6 +142,118 @@ test_stale_claim(void)
 	http_resp_free(&r);
 }
 
+/* A complete sent from a thread of its own. */
+struct call {
+	pthread_t	 th;
+	struct claim	 c;
+	const char	*body;
+	struct http_resp r;
+	int		 done;
+};
+
+static void *
+call_run(void *arg)
+{
+	struct call *k = arg;
+
+	cb(&k->c, "complete", k->body, &k->r);
+	__atomic_store_n(&k->done, 1, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+/* Whether k was answered. */
+static int
+call_done(struct call *k)
+{
+	return __atomic_load_n(&k->done, __ATOMIC_SEQ_CST);
+}
+
+/*
+ * Whether an app connection other than m's runs complete's UPDATE, waited
+ * for (bounded) while k is not answered: that UPDATE waits for m's lock.
+ */
+static int
+update_waits(MYSQL *m, struct call *k)
+{
+	int64_t deadline = ut_now_ms() + FIND_MS;
+
+	do {
+		if (sidedb_num(m, "SELECT COUNT(*) FROM "
+		    "information_schema.processlist WHERE id <> "
+		    "CONNECTION_ID() AND info LIKE 'UPDATE "
+		    "s2r_async_execution FORCE INDEX (PRIMARY) SET "
+		    "status = ''completed''%'") > 0)
+			return 1;
+		ut_pause_ms(10);
+	} while (!call_done(k) && ut_now_ms() < deadline);
+	fprintf(stderr, "  the complete's UPDATE was not seen waiting\n");
+	return 0;
+}
+
+/* Waits (bounded) for k's answer; exits when none comes. */
+static void
+call_join(struct call *k)
+{
+	int64_t deadline = ut_now_ms() + ANSWER_MS;
+
+	while (!call_done(k) && ut_now_ms() < deadline)
+		ut_pause_ms(10);
+	if (!call_done(k)) {
+		fprintf(stderr, "FATAL: no answer in %d ms\n", ANSWER_MS);
+		exit(1);
+	}
+	pthread_join(k->th, NULL);
+}
+
+/*
+ * A token without facts (the correlation id is too long to seal):
+ * complete reads the row, then runs its compare-and-set. A consumer's
+ * cancel request (its UPDATE, held open on a side connection) lands
+ * between the two: the UPDATE waits for its lock, and wins once it
+ * commits. The 200 shows cancelRequested true, byte for byte what the
+ * repeat and a poll show (it showed the row read before: false).
+ */
+static void
+test_cancel_between(void)
+{
+	static const char *const body = "{\"result\":\"raced\"}";
+	struct config cfg;
+	struct http_resp again;
+	struct call k;
+	struct sub s;
+	char cid[CID_MAX], q[256], *poll;
+	MYSQL *m;
+
+	memset(&k, 0, sizeof k);
+	k.body = body;
+	fx_cid(cid, sizeof cid, "winner-long-correlation-id");
+	CHECK(fx_submit_ok(&F, cid, "{}", &s));
+	CHECK(fx_claim_one(&F, &k.c) && strcmp(k.c.cid, cid) == 0);
+	CHECK_EQ_INT((long)strlen(k.c.token), 43);
+	sidedb_init(&cfg);
+	m = sidedb_open(&cfg);
+	sidedb_exec(m, "START TRANSACTION");
+	snprintf(q, sizeof q, "UPDATE s2r_async_execution SET updated_at = "
+	    "NOW(3), cancel_requested = 1 WHERE id = %lld AND status = "
+	    "'waiting_callback'", (long long)k.c.id);
+	sidedb_exec(m, q);
+	CHECK_EQ_INT((long)mysql_affected_rows(m), 1);
+	pthread_create(&k.th, NULL, call_run, &k);
+	CHECK(update_waits(m, &k));
+	sidedb_exec(m, "COMMIT");
+	call_join(&k);
+	mysql_close(m);
+	CHECK(expect_json(&k.r, 200));
+	CHECK(body_contains(&k.r, "\"cancelRequested\":true"));
+	cb(&k.c, "complete", body, &again);
+	CHECK(same_200(&k.r, &again));
+	poll = fx_poll_body(&F, &s);
+	CHECK(poll != NULL && k.r.body != NULL && strcmp(poll, k.r.body) == 0);
+	free(poll);
+	http_resp_free(&again);
+	http_resp_free(&k.r);
+}
+
 int
 main(void)
 {
@@ -141,6 +262,7 @@ main(void)
 	test_complete();
 	test_fail_and_cancelled();
 	test_stale_claim();
+	test_cancel_between();
 	fx_free(&F);
 	return check_done("http_winner");
 }
