@@ -4,7 +4,9 @@
  * One pass: refresh the endpoints (every ENDPOINTS_REFRESH_MS: the
  * tenants whose outboxes are read, the URLs and secrets sent with), turn
  * the outbox of every tenant with an enabled endpoint into deliveries
- * (to the endpoints its transaction reads, not to the list's), lease
+ * (to the endpoints its transaction reads, not to the list's; the
+ * running transfers are driven after each tenant's batch, which waits at
+ * most 1 s for a lock, so that no answer waits for the step), lease
  * as many due deliveries as there are free transfer slots, start them,
  * run the transfers for up to IDLE_POLL_MS (less when more are due),
  * record what finished, answer the loopback endpoint.
@@ -257,8 +259,12 @@ outbox_tenant(struct nstate *ns, const char *tenant, int64_t now)
 	return n == OUTBOX_BATCH;
 }
 
-/* One outbox batch of every tenant with an enabled endpoint; 1 when one
- * of them was full. */
+static void drive(struct nstate *);
+
+/*
+ * One outbox batch of every tenant with an enabled endpoint, the
+ * transfers driven after each; 1 when one of the batches was full.
+ */
 static int
 outbox_step(struct nstate *ns, int64_t now)
 {
@@ -272,8 +278,10 @@ outbox_step(struct nstate *ns, int64_t now)
 			if (ns->eps[j].enabled &&
 			    strcmp(ns->eps[j].tenant, ns->eps[i].tenant) == 0)
 				break;
-		if (j == i)
+		if (j == i) {
 			more |= outbox_tenant(ns, ns->eps[i].tenant, now);
+			drive(ns);
+		}
 	}
 	return more;
 }
@@ -475,6 +483,24 @@ reap(struct nstate *ns)
 	while (sender_done(ns->snd, &slot, &a, err, sizeof(err)))
 		if (slot < SLOTS_MAX && ns->slots[slot].used)
 			finish(ns, &ns->slots[slot], &a, err);
+}
+
+/*
+ * Runs the transfers in flight without waiting and records those that
+ * finished: between two tenants' outbox batches, each of which may wait
+ * up to 1 s for a lock (repo_notify.c), so that an answer is recorded
+ * long before its lease lapses however many tenants wait.
+ */
+static void
+drive(struct nstate *ns)
+{
+	int	 ready;
+
+	if (sender_active(ns->snd) == 0)
+		return;
+	if (sender_poll(ns->snd, -1, 0, &ready) == -1)
+		log_error("notify: libcurl's multi interface failed");
+	reap(ns);
 }
 
 /* The loopback endpoint's answers (listen.h). */

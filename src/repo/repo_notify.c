@@ -21,6 +21,14 @@
 	"j STRAIGHT_JOIN " t " " a " FORCE INDEX (PRIMARY) ON " a ".id = j.id SET "
 #define DELIVERY_COLS \
 	"id, endpoint_id, webhook_id, body, attempts, created_at "
+/*
+ * The outbox's statements wait at most 1 s for a row lock (the session
+ * waits 10; the read of the marks skips locked rows): a batch that cannot
+ * get one is rolled back, its marks stay for the next pass, and the
+ * sender drives its transfers in between, long before a lease
+ * (webhook_timeout + 5 s) lapses under them
+ */
+#define OUTBOX_WAIT	"SET STATEMENT innodb_lock_wait_timeout = 1 FOR "
 
 enum nstmt {
 	NSTMT_ENDPOINTS,
@@ -59,18 +67,18 @@ static const struct db_stmt_def nstmts[NSTMT__MAX] = {
 	 * meanwhile wait for the commit (it then deletes or holds what was
 	 * made), and a locking read sees what committed before it started */
 	[NSTMT_FILTERS] = {
-	  "SELECT id, environment, service_key, operation_key, events + 0 "
-	  "FROM s2r_webhook_endpoint FORCE INDEX (ix_endpoint_tenant) WHERE "
-	  "tenant_id = ? AND enabled = 1 ORDER BY id LIMIT ? "
-	  "LOCK IN SHARE MODE", 0, "notify_filters" },
+	  OUTBOX_WAIT "SELECT id, environment, service_key, operation_key, "
+	  "events + 0 FROM s2r_webhook_endpoint FORCE INDEX "
+	  "(ix_endpoint_tenant) WHERE tenant_id = ? AND enabled = 1 ORDER BY "
+	  "id LIMIT ? LOCK IN SHARE MODE", 0, "notify_filters" },
 	/* a repeat (uq_delivery) changes nothing */
 	[NSTMT_DELIVERY_ADD] = {
-	  "INSERT INTO s2r_webhook_delivery (endpoint_id, execution_id, "
-	  "webhook_id, event, body, state, attempts, due_at, created_at, "
-	  "updated_at) VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?) "
-	  "ON DUPLICATE KEY UPDATE id = id", 0, "notify_delivery_add" },
+	  OUTBOX_WAIT "INSERT INTO s2r_webhook_delivery (endpoint_id, "
+	  "execution_id, webhook_id, event, body, state, attempts, due_at, "
+	  "created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?, "
+	  "?) ON DUPLICATE KEY UPDATE id = id", 0, "notify_delivery_add" },
 	[NSTMT_UNMARK] = {
-	  IDS_JOIN("s2r_async_execution", "e") "e.notify = 0 WHERE "
+	  OUTBOX_WAIT IDS_JOIN("s2r_async_execution", "e") "e.notify = 0 WHERE "
 	  "e.notify = 1", 0, "notify_unmark" },
 	[NSTMT_LAPSED] = {
 	  "SELECT " DELIVERY_COLS "FROM s2r_webhook_delivery FORCE INDEX "
@@ -343,7 +351,8 @@ repo_notify_outbox_begin(struct ndb *n, const char *tenant, unsigned limit,
 /*
  * Within an outbox batch: tenant's enabled endpoints, by id, at most
  * max, into out (*cnt). REPO_OK (the transaction stays open), REPO_RETRY
- * or REPO_ERR (rolled back).
+ * (a row lock not had within 1 s, OUTBOX_WAIT) or REPO_ERR (rolled
+ * back).
  */
 enum repo_rc
 repo_notify_outbox_filters(struct ndb *n, const char *tenant,
@@ -373,8 +382,13 @@ repo_notify_outbox_filters(struct ndb *n, const char *tenant,
 		db_rstr(&c, 3, f.op, sizeof(f.op));
 		out[(*cnt)++] = f;
 	}
-	mysql_stmt_free_result(st);
-	return rc == DB_ROW_ERR ? failed(n) : REPO_OK;
+	if (rc != DB_ROW_ERR) {
+		mysql_stmt_free_result(st);
+		return REPO_OK;
+	}
+	/* a lock wait that timed out comes while the rows stream */
+	db_fetch_failed(n->db, st);
+	return failed(n);
 }
 
 /* Adds the delivery of x to endpoint_id (a repeat is no change). */

@@ -215,6 +215,7 @@ class Receiver:
     def __init__(self, tls=None):
         """tls: (certificate file, key file) to answer HTTPS instead of HTTP."""
         self.requests, self.lock, self.seen = [], threading.Lock(), {}
+        self.gates = {}
         self.scheme = "https" if tls else "http"
         outer = self
 
@@ -269,6 +270,9 @@ class Receiver:
         elif path == "/slow":
             time.sleep(int(q.get("ms", "1000")) / 1000)
             self.send(h, 204)
+        elif path == "/gate":
+            self.gate(q.get("k", "")).wait(int(q.get("ms", "30000")) / 1000)
+            self.send(h, 204)
         elif path == "/hang":
             time.sleep(int(q.get("ms", "10000")) / 1000)
         elif path == "/reset":
@@ -282,6 +286,14 @@ class Receiver:
             self.send(h, 500 if seen <= int(q.get("fail", "1")) else 204)
         else:
             self.send(h, 404)
+
+    def gate(self, name):
+        """The event a /gate?k=name request waits on (at most its ms) to answer 204."""
+        with self.lock:
+            return self.gates.setdefault(name, threading.Event())
+
+    def open_gate(self, name):
+        self.gate(name).set()
 
     def url(self, path, host="127.0.0.1"):
         return "%s://%s:%d%s" % (self.scheme, host, self.port, path)
