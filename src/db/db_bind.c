@@ -147,6 +147,10 @@ db_fetch_row(MYSQL_STMT *st, struct db_cols *r)
 	}
 	if (rc == MYSQL_NO_DATA)
 		return DB_ROW_NONE;
-	log_error("db: fetch: %s", mysql_stmt_error(st));
+	/* an error while the rows stream (a lock wait, a lost connection)
+	 * is the connection's, not the statement's */
+	log_error("db: fetch: %s", mysql_stmt_errno(st) != 0 ?
+	    mysql_stmt_error(st) : st->mysql != NULL ? mysql_error(st->mysql) :
+	    "no connection");
 	return DB_ROW_ERR;
 }

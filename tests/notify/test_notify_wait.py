@@ -165,7 +165,10 @@ def main():
         rc_ = snd.stop()
         rx.close()
     c.check("SIGTERM: exit 0", rc_ == 0, rc_)
-    print("# the sender's log:\n" + snd.log_text()[-3000:])
+    log = snd.log_text()
+    c.check("every failed fetch logged with its error text",
+            "lock wait timeout" in log.lower() and 'msg="db: fetch: "' not in log)
+    print("# the sender's log:\n" + log[-3000:])
     return c.done()
 
 
