@@ -274,9 +274,10 @@ handle_submit(struct app *app, struct req *req, struct resp *resp)
 	if (!valid_json_content_type(req->content_type))
 		return HERR_UNSUPPORTED_MEDIA_TYPE;
 	if (req->correlation_id != NULL &&
-	    !valid_correlation_id(req->correlation_id)) {
+	    !valid_new_correlation_id(req->correlation_id)) {
 		resp->detail = "X-Correlation-Id must match "
-		    "[A-Za-z0-9._:-]{1," API_STR(CID_MAX_LEN) "}";
+		    "[A-Za-z0-9._:-]{1," API_STR(CID_MAX_LEN) "} and not be . "
+		    "or ..";
 		return HERR_INVALID_REQUEST;
 	}
 	if ((e = req_body(req, app->cfg->max_request_bytes, resp)) != HERR_OK ||

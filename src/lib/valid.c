@@ -62,6 +62,18 @@ valid_correlation_id(const char *s)
 	return charset_len(s, "._:-", CID_MAX_LEN);
 }
 
+/*
+ * A correlation id a submit may take: valid_correlation_id, and neither
+ * "." nor "..", which clients that normalise URLs drop from the poll and
+ * cancel paths (only an existing one is still looked up as sent).
+ */
+int
+valid_new_correlation_id(const char *s)
+{
+	return valid_correlation_id(s) && strcmp(s, ".") != 0 &&
+	    strcmp(s, "..") != 0;
+}
+
 /* prefix followed by exactly 43 base64url characters. */
 int
 valid_secret(const char *s, const char *prefix)

@@ -20,6 +20,7 @@
 int	valid_name(const char *);
 int	valid_tenant(const char *);
 int	valid_correlation_id(const char *);
+int	valid_new_correlation_id(const char *);
 int	valid_secret(const char *, const char *prefix);
 int	valid_exec_id(const char *, uint64_t *);
 int	valid_json_content_type(const char *);

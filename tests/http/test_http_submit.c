@@ -348,6 +348,9 @@ test_bad_correlation_id(void)
 	check_bad_cid("a/b");
 	check_bad_cid("caf\xc3\xa9");
 	check_bad_cid(long129);
+	/* dot segments: clients that normalise URLs could never poll them */
+	check_bad_cid(".");
+	check_bad_cid("..");
 }
 
 static int

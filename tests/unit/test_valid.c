@@ -46,6 +46,9 @@ tenants_and_ids(void)
 	CHECK(!valid_correlation_id(c129));
 	CHECK(!valid_correlation_id("a b"));
 	CHECK(!valid_correlation_id("a/b"));
+	CHECK(valid_correlation_id(".") && valid_correlation_id(".."));
+	CHECK(!valid_new_correlation_id(".") && !valid_new_correlation_id(".."));
+	CHECK(valid_new_correlation_id("...") && valid_new_correlation_id(".a"));
 	CHECK(!valid_correlation_id(""));
 	CHECK(valid_exec_id("1", &v) && v == 1);
 	CHECK(valid_exec_id("9223372036854775807", &v) &&
