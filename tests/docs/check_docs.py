@@ -356,6 +356,14 @@ def check_side_init(src):
     ok("fixture connections: READ COMMITTED (tests/util/side.h) in the Python helpers too")
 
 
+def check_expire_retries(src):
+    check_page_constant(src, "src/expire/expire.h", "EXPIRE_RETRY_MAX",
+                        "asyncexec-expire.8",
+                        [r"at most (\d+) retries, then the run fails",
+                         r"at most (\d+) retries for each window",
+                         r"a later window gets its own (\d+) retries"])
+
+
 def check_held(src):
     check_page_constant(src, "src/serve/held.h", "HELD_MAX", "asyncexec-fcgi.8",
                         [r"A worker holds at most (\d+) connections",
@@ -381,6 +389,7 @@ def main():
     check_webhook_seen(src)
     check_side_init(src)
     check_held(src)
+    check_expire_retries(src)
     if failures:
         print("%d failure(s)" % len(failures))
         return 1
