@@ -302,37 +302,55 @@ step_deliveries(struct run *run)
 }
 
 /*
+ * Counts one rollup window (repo_rollup_window). A window undone by a
+ * deadlock or lock wait timeout runs again as apply_batch's batch does:
+ * the pause starts at EXPIRE_RETRY_BASE_MS and at most EXPIRE_RETRY_MAX
+ * retries for each window, not for the run. REPO_OK, or REPO_RETRY when
+ * the retries are spent, or REPO_ERR.
+ */
+static enum repo_rc
+rollup_window(struct run *run, struct odb *o, uint64_t *counted,
+    int *more)
+{
+	unsigned	 base = EXPIRE_RETRY_BASE_MS;
+	int		 k;
+	enum repo_rc	 rc;
+	int64_t		 t0;
+
+	for (k = 0;; k++) {
+		t0 = clock_mono_ms();
+		rc = repo_rollup_window(o, run->o->now, counted, more);
+		tx_done(run, t0);
+		if (rc != REPO_RETRY)
+			return rc;
+		if (k == EXPIRE_RETRY_MAX) {
+			log_error("expire: a rollup window was undone %d times "
+			    "by deadlocks or lock wait timeouts; giving up",
+			    k + 1);
+			return rc;
+		}
+		retry_pause(run, k, &base);
+	}
+}
+
+/*
  * Adds what ended since the last count to the per-route rollup, one
- * window per transaction (a window undone by a deadlock runs again, as
- * apply_batch does), until it is a minute behind now or the runtime is
- * spent; then deletes the intervals past keeping. Counts into
- * r->count[EXPIRE_STEP_ROLLUP]. 0 or -1.
+ * window per transaction (rollup_window), until it is a minute behind
+ * now or the runtime is spent; then deletes the intervals past keeping.
+ * Counts into r->count[EXPIRE_STEP_ROLLUP]. 0 or -1.
  */
 static int
 step_rollup(struct run *run)
 {
 	struct odb	*o;
 	uint64_t	 counted, pruned;
-	unsigned	 base = EXPIRE_RETRY_BASE_MS;
-	int		 more = 1, k = 0, rc = REPO_OK;
-	int64_t		 t0;
+	int		 more = 1;
+	enum repo_rc	 rc = REPO_OK;
 
 	if ((o = repo_rollup_open(run->o->cfg)) == NULL)
 		return -1;
 	while (more && !out_of_time(run)) {
-		t0 = clock_mono_ms();
-		rc = repo_rollup_window(o, run->o->now, &counted, &more);
-		tx_done(run, t0);
-		if (rc == REPO_RETRY && k < EXPIRE_RETRY_MAX) {
-			retry_pause(run, k++, &base);
-			more = 1;
-			continue;
-		}
-		if (rc == REPO_RETRY)
-			log_error("expire: a rollup window was undone %d times "
-			    "by deadlocks or lock wait timeouts; giving up",
-			    k + 1);
-		if (rc != REPO_OK)
+		if ((rc = rollup_window(run, o, &counted, &more)) != REPO_OK)
 			break;
 		run->r->count[EXPIRE_STEP_ROLLUP] += counted;
 		run->r->batches++;

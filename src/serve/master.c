@@ -40,7 +40,9 @@
  * running STOP_KILL_SECONDS after the SIGTERM get SIGKILL and the
  * master exits 1; that deadline is below the unit's TimeoutStopSec
  * (30 s), so the master, not systemd, ends the stop and reaps every
- * child.
+ * child; and it is above the longest a request waits on the database
+ * (src/db/db.c: DB_IO_TIMEOUT_SECONDS, then one connect), so that such
+ * a request is answered 503, not cut by the SIGKILL.
  */
 #include <sys/socket.h>
 #include <sys/stat.h>

@@ -10,12 +10,20 @@
  * this test's own route, whichever run counts them. The runs here use now = the clock +
  * 20 s or 40 s, so the mark stays 20 s or more behind the clock: only rows that committed
  * long before are passed.
+ *
+ * retries_per_window: a run of several windows, each undone by
+ * deadlocks, has its retries counted per window (EXPIRE_RETRY_MAX each,
+ * as for a batch); it used to count them per run and give up at the
+ * ninth, leaving the later windows for the next run.
  */
 #include <mysql.h>
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -222,6 +230,158 @@ explains(void)
 	CHECK(key);
 }
 
+/* repo_rollup.c's ROLLUP_WINDOW_ROWS: more than this ended since the
+ * mark and the run counts ten minutes (ROLLUP_WINDOW_MS) at a time */
+#define WINDOW_ROWS	100000
+#define HELD		2	/* windows undone by deadlocks */
+#define DEADLOCKS	5	/* each: HELD x 5 > EXPIRE_RETRY_MAX */
+/* a rollup add waiting 100 ms or more (for a row lock: it takes ms) */
+#define ADD_WAITS	"SELECT COUNT(*) FROM information_schema.PROCESSLIST " \
+	"WHERE ID <> CONNECTION_ID() AND INFO LIKE " \
+	"'INSERT INTO s2r_route_outcome%' AND TIME_MS >= 100"
+
+struct bg {
+	struct expire_result	 r;
+	int			 rc;
+	atomic_int		 done;
+};
+
+/* The rollup step alone at the clock's now, in a thread. */
+static void *
+bg_run(void *arg)
+{
+	struct bg		*b = arg;
+	struct expire_opts	 o;
+
+	expire_opts_init(&o, &cfg);
+	o.now = clock_now_ms();
+	o.steps = 1u << EXPIRE_STEP_ROLLUP;
+	o.max_runtime_ms = 60000;
+	b->rc = expire_run(xdb, &o, &b->r);
+	atomic_store(&b->done, 1);
+	return NULL;
+}
+
+/*
+ * A transaction that holds a share lock on this route's completed row
+ * of interval b and has written 200 rows of its own (rolled back): in a
+ * deadlock with the rollup, the rollup is the victim.
+ */
+static MYSQL *
+holder(int64_t b, int k)
+{
+	MYSQL	*m = side_open(&cfg, "SET time_zone = '+00:00'");
+
+	side_sql(m, "BEGIN");
+	side_sqlf(m, "INSERT INTO s2r_route_outcome SELECT '%s', 'w%d', 'o', "
+	    "'2000-01-01' + INTERVAL seq MINUTE, 'failed', 0 FROM "
+	    "seq_1_to_200", env, k);
+	side_sqlf(m, "SELECT ended FROM s2r_route_outcome WHERE environment "
+	    "= '%s' AND service_key = 's' AND operation_key = 'o' AND bucket "
+	    "= FROM_UNIXTIME(%lld) AND status = 'completed' LOCK IN SHARE "
+	    "MODE", env, (long long)(b / 1000));
+	mysql_free_result(mysql_store_result(m));
+	return m;
+}
+
+/*
+ * Holder m takes the mark the waiting rollup window holds: a deadlock,
+ * the window is undone (1213), m rolls back. 0, or -1 when m was the
+ * victim.
+ */
+static int
+deadlock(MYSQL *m)
+{
+	if (mysql_query(m, "SELECT counted_until FROM s2r_rollup_mark "
+	    "WHERE id = 1 LOCK IN SHARE MODE") != 0) {
+		fprintf(stderr, "holder: %s\n", mysql_error(m));
+		return -1;
+	}
+	mysql_free_result(mysql_store_result(m));
+	side_sql(m, "ROLLBACK");
+	return 0;
+}
+
+/* Interval b's count of this route's completed executions (-1: none). */
+static long long
+in_bucket(int64_t b)
+{
+	return side_numf(side, "SELECT ended FROM s2r_route_outcome WHERE "
+	    "environment = '%s' AND service_key = 's' AND operation_key = "
+	    "'o' AND bucket = FROM_UNIXTIME(%lld) AND status = 'completed'",
+	    env, (long long)(b / 1000));
+}
+
+/*
+ * The mark an hour back, one execution in each of the first HELD
+ * ten-minute windows and WINDOW_ROWS + 1 at 45 minutes (so that the run
+ * goes window by window); each held window's add waits on DEADLOCKS
+ * holders of its interval, and each holder in turn makes a deadlock.
+ * The run must retry each window DEADLOCKS times and count them all.
+ */
+static void
+retries_per_window(void)
+{
+	MYSQL		*h[HELD * DEADLOCKS];
+	struct bg	 bg;
+	pthread_t	 th;
+	int64_t		 m = clock_now_ms() - 60 * MIN, at, b[HELD], big;
+	char		 cid[16];
+	int		 i, t, failed = 0;
+
+	m -= m % ROLLUP_BUCKET_MS;
+	sql("INSERT INTO s2r_rollup_mark (id, counted_until) VALUES (1, "
+	    "FROM_UNIXTIME(%lld)) ON DUPLICATE KEY UPDATE counted_until = "
+	    "VALUES(counted_until)", (long long)(m / 1000));
+	for (i = 0; i < HELD; i++) {
+		at = m + (10 * i + 3) * MIN;
+		b[i] = at - at % ROLLUP_BUCKET_MS;
+		snprintf(cid, sizeof(cid), "held%d", i);
+		ended(cid, "completed", at);
+		sql("INSERT INTO s2r_route_outcome VALUES ('%s', 's', 'o', "
+		    "FROM_UNIXTIME(%lld), 'completed', 0)", env,
+		    (long long)(b[i] / 1000));
+	}
+	big = m + 45 * MIN;
+	sql("INSERT INTO s2r_async_execution (correlation_id, environment, "
+	    "service_key, operation_key, status, request_payload, "
+	    "request_sha256, created_at, updated_at, completed_at, "
+	    "expires_at) SELECT CONCAT('big', seq), '%s', 's', 'o', "
+	    "'completed', '{}', REPEAT('x', 32), UTC_TIMESTAMP(3), "
+	    "UTC_TIMESTAMP(3), FROM_UNIXTIME(%lld), UTC_TIMESTAMP(3) + "
+	    "INTERVAL 1 DAY FROM seq_1_to_%d", env, (long long)(big / 1000),
+	    WINDOW_ROWS + 1);
+	for (i = 0; i < HELD * DEADLOCKS; i++)
+		h[i] = holder(b[i / DEADLOCKS], i);
+	memset(&bg, 0, sizeof(bg));
+	pthread_create(&th, NULL, bg_run, &bg);
+	for (i = 0; i < HELD * DEADLOCKS && !failed; i++) {
+		/* bounded: until the window's add waits, or the run ended */
+		for (t = 0; t < 3000 && !atomic_load(&bg.done) &&
+		    num(ADD_WAITS) == 0; t++)
+			nanosleep(&(struct timespec){ 0, 10000000 }, NULL);
+		if (atomic_load(&bg.done) || t == 3000)
+			break;
+		failed = deadlock(h[i]);
+		mysql_close(h[i]);
+		h[i] = NULL;
+	}
+	CHECK_EQ_INT(i, HELD * DEADLOCKS);
+	CHECK_EQ_INT(failed, 0);
+	for (i = 0; i < HELD * DEADLOCKS; i++)
+		if (h[i] != NULL)
+			mysql_close(h[i]);
+	pthread_join(th, NULL);
+	printf("windows held: run %s, %lu retries\n", bg.rc == 0 ? "ok" :
+	    "FAILED", bg.r.retries);
+	CHECK_EQ_INT(bg.rc, 0);
+	CHECK(bg.r.complete && !bg.r.failed);
+	CHECK_EQ_INT(bg.r.retries, HELD * DEADLOCKS);
+	for (i = 0; i < HELD; i++)
+		CHECK_EQ_INT(in_bucket(b[i]), 1);
+	CHECK_EQ_INT(in_bucket(big - big % ROLLUP_BUCKET_MS), WINDOW_ROWS + 1);
+}
+
 int
 main(void)
 {
@@ -229,6 +389,7 @@ main(void)
 	counts_once();
 	prunes();
 	explains();
+	retries_per_window();
 	sql("DELETE FROM s2r_async_execution WHERE environment = '%s'", env);
 	sql("DELETE FROM s2r_route_outcome WHERE environment = '%s'", env);
 	mysql_close(side);

@@ -294,8 +294,9 @@ def check_schema(src):
 def check_page_constant(src, header, name, page, phrases, per_unit=1):
     """Each phrase (a regex with one number) of man page page states the constant name of
     src/header, in units of per_unit (1000: the page says seconds, the header ms). The
-    constant is a number or a product of numbers, in parentheses or not."""
-    m = re.search(r"#define\s+%s\s+\(?(\d+(?:\s*\*\s*\d+)*)\)?" % name,
+    constant is a number or a product of numbers, in parentheses or not, or a string
+    of one number ("10")."""
+    m = re.search(r"#define\s+%s\s+[(\"]?(\d+(?:\s*\*\s*\d+)*)[)\"]?" % name,
                   open(os.path.join(src, header), encoding="utf-8").read())
     text = plain(open(os.path.join(src, "scripts", "man", page), encoding="utf-8").read())
     said = [re.search(p, text) for p in phrases]
@@ -356,6 +357,30 @@ def check_side_init(src):
     ok("fixture connections: READ COMMITTED (tests/util/side.h) in the Python helpers too")
 
 
+def check_stop_waits(src):
+    """asyncexec-fcgi(8)'s stop deadline and the database waits inside it."""
+    check_page_constant(src, "src/serve/master.c", "STOP_KILL_SECONDS",
+                        "asyncexec-fcgi.8",
+                        [r"Workers still running (\d+) s after the SIGTERM",
+                         r"so that 15 s plus it stays below (\d+) s"])
+    check_page_constant(src, "src/db/db.c", "DB_IO_TIMEOUT_SECONDS",
+                        "asyncexec-fcgi.8",
+                        [r"connection waits at most (\d+) s",
+                         r"answered 503 at most (\d+) s plus",
+                         r"so that (\d+) s plus it stays below"])
+    check_page_constant(src, "src/db/db.c", "DB_LOCK_WAIT_SECONDS_STR",
+                        "asyncexec-fcgi.8",
+                        [r"above the (\d+) s a statement waits for a row lock"])
+
+
+def check_expire_retries(src):
+    check_page_constant(src, "src/expire/expire.h", "EXPIRE_RETRY_MAX",
+                        "asyncexec-expire.8",
+                        [r"at most (\d+) retries, then the run fails",
+                         r"at most (\d+) retries for each window",
+                         r"a later window gets its own (\d+) retries"])
+
+
 def check_held(src):
     check_page_constant(src, "src/serve/held.h", "HELD_MAX", "asyncexec-fcgi.8",
                         [r"A worker holds at most (\d+) connections",
@@ -381,6 +406,8 @@ def main():
     check_webhook_seen(src)
     check_side_init(src)
     check_held(src)
+    check_expire_retries(src)
+    check_stop_waits(src)
     if failures:
         print("%d failure(s)" % len(failures))
         return 1

@@ -24,6 +24,7 @@ static int		(*hook_when)(const unsigned char *, size_t);
 static void		(*hook_fn)(void *);
 static void		*hook_arg;
 static int		(*drop_when)(const unsigned char *, size_t);
+static int		 silent;
 
 struct pipe2 {
 	int		 c, s;		/* client, server */
@@ -59,6 +60,26 @@ dbproxy_drop_when(int (*when)(const unsigned char *, size_t))
 	pthread_mutex_lock(&mu);
 	drop_when = when;
 	pthread_mutex_unlock(&mu);
+}
+
+void
+dbproxy_silence(int on)
+{
+	pthread_mutex_lock(&mu);
+	silent = on;
+	pthread_mutex_unlock(&mu);
+}
+
+/* Whether the proxy is silent (dbproxy_silence). */
+static int
+is_silent(void)
+{
+	int	 on;
+
+	pthread_mutex_lock(&mu);
+	on = silent;
+	pthread_mutex_unlock(&mu);
+	return on;
 }
 
 void
@@ -117,7 +138,11 @@ match(const unsigned char *p, size_t n)
 	pthread_mutex_lock(&mu);
 	if (watched[0] != '\0' && memmem(p, n, watched, strlen(watched)))
 		seen++;
-	if (mode != DBPROXY_OFF && memmem(p, n, pattern, strlen(pattern)) &&
+	if (silent) {
+		m = DBPROXY_SILENT;
+		fired++;
+	} else if (mode != DBPROXY_OFF &&
+	    memmem(p, n, pattern, strlen(pattern)) &&
 	    (mode != DBPROXY_HOOK || hook_when(p, n))) {
 		m = mode;
 		mode = DBPROXY_OFF;
@@ -194,6 +219,10 @@ forward_packets(struct pipe2 *x)
 		case DBPROXY_HOOK:
 			hook_fn(hook_arg);	/* disarmed: nobody changes it */
 			break;
+		case DBPROXY_SILENT:
+			memmove(x->buf, x->buf + n, x->len - n);
+			x->len -= n;
+			continue;
 		case DBPROXY_OFF:
 			break;
 		}
@@ -237,7 +266,8 @@ relay(void *arg)
 			break;
 		if (pf[1].revents) {
 			if ((r = recv(x->s, b, sizeof b, 0)) <= 0 ||
-			    write_all(x->c, b, (size_t)r) == -1)
+			    (!is_silent() && write_all(x->c, b, (size_t)r) ==
+			    -1))
 				break;
 		}
 	}

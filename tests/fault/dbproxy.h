@@ -20,6 +20,9 @@
  *                        committed happened between two statements of the
  *                        client, at a point the test chose.
  *
+ * dbproxy_silence makes the database stop answering without refusing:
+ * every connection stays open, nothing passes either way.
+ *
  * Runs in threads of the test process; arming is a call.
  */
 #ifndef ASYNCEXEC_DBPROXY_H
@@ -32,7 +35,8 @@ enum dbproxy_mode {
 	DBPROXY_LOSE_ANSWER,
 	DBPROXY_DROP,
 	DBPROXY_CUT_ANSWER,
-	DBPROXY_HOOK
+	DBPROXY_HOOK,
+	DBPROXY_SILENT		/* dbproxy_silence: thrown away, not armed */
 };
 
 /* Listens on 127.0.0.1 (a free port, returned) for upstream_port; -1. */
@@ -50,6 +54,11 @@ void	dbproxy_hook(const char *pattern,
  * in the proxy's threads, one packet at a time. For a sequence of faults
  * that one pattern cannot name: when keeps the test's state. */
 void	dbproxy_drop_when(int (*when)(const unsigned char *, size_t));
+/* From now on (on 1, until called with 0) throws away every client
+ * packet and every byte of the server, on every connection, new ones
+ * included (their server greeting too): the client waits for its own
+ * timeouts. Each client packet thrown away counts as fired. */
+void	dbproxy_silence(int on);
 /* How many faults (and hooks) have fired so far. */
 int	dbproxy_fired(void);
 /* Counts the client packets holding p from now on (one pattern at a time). */

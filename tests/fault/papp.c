@@ -16,7 +16,10 @@
 #include "httpc.h"
 
 #define START_MS	15000
-#define REQ_MS		20000
+/* above the longest a request may wait on the database and the
+ * master's stop deadline (STOP_KILL_SECONDS), so that a test sees the
+ * answer or the worker's death */
+#define REQ_MS		40000
 
 static char	 dir[256], sock[300], logpath[300], cfg[300];
 static pid_t	 app;
@@ -162,6 +165,31 @@ papp_start(const char *key)
 	if (spawn(port) == -1 || !wait_ready(key))
 		return -1;
 	return 0;
+}
+
+int
+papp_signal(int sig)
+{
+	return app > 0 ? kill(app, sig) : -1;
+}
+
+int
+papp_wait(long long ms)
+{
+	long long	 deadline = ut_now_ms() + ms;
+	int		 st;
+
+	while (app > 0) {
+		if (waitpid(app, &st, WNOHANG) == app) {
+			app = 0;
+			return WIFEXITED(st) ? WEXITSTATUS(st) :
+			    128 + WTERMSIG(st);
+		}
+		if (ut_now_ms() >= deadline)
+			return -1;
+		ut_pause_ms(20);
+	}
+	return -1;
 }
 
 int

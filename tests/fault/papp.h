@@ -18,6 +18,11 @@ int	papp_start(const char *key);
  * r (the caller frees it with fcgi_resp_free); the status, 0 on failure. */
 int	papp_api(const char *method, const char *uri, const char *key,
 	    const char *token, const char *body, struct fcgi_resp *r);
+/* Sends sig to its master; 0 or -1. */
+int	papp_signal(int sig);
+/* Waits up to ms for its master to exit; its exit status (128 + the
+ * signal when killed by one), or -1 when it still runs. */
+int	papp_wait(long long ms);
 /* Whether its log holds needle (1 or 0; -1 when unreadable). */
 int	papp_log_contains(const char *needle);
 /* Stops it, shows the first lines of its log and removes its files. */

@@ -24,9 +24,10 @@
 #include <time.h>
 #include <unistd.h>
 
-/* above the service's longest wait on the database (innodb_lock_wait_timeout 10 s,
- * the client read timeout 30 s, src/db/db.c): a 503 that took the lock wait is read,
- * not raced (fault_conn's lock wait timeout answers after 10.0x s) */
+/* above the service's longest wait on the database (innodb_lock_wait_timeout
+ * 10 s, the client read timeout 15 s, src/db/db.c): a 503 that took the lock
+ * wait is read, not raced (fault_conn's lock wait timeout answers after
+ * 10.0x s) */
 #define RECV_TIMEOUT_S 35
 #define MAX_HEADERS 64
 
