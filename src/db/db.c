@@ -519,7 +519,7 @@ MYSQL_STMT *
 db_run(struct db *db, int id, MYSQL_BIND *params)
 {
 	unsigned	 e;
-	char		 nb[24];
+	char		 nb[24], why[128] = "";
 
 	db->last_errno = 0;
 	if (db_ready(db) == -1)
@@ -528,6 +528,9 @@ db_run(struct db *db, int id, MYSQL_BIND *params)
 		int	 was_tx = db->in_tx;
 
 		log_warn("db: connection lost (error %u), reconnecting", e);
+		if (db->stmts[id] != NULL)	/* the text goes with it */
+			snprintf(why, sizeof(why), "%s",
+			    mysql_stmt_error(db->stmts[id]));
 		db_drop(db);
 		if (!was_tx && db->defs[id].retry_safe && db_ready(db) == 0)
 			e = exec_once(db, id, params);
@@ -542,7 +545,8 @@ db_run(struct db *db, int id, MYSQL_BIND *params)
 		log_error("db: statement %s failed: error %u %s",
 		    stmt_name(db, (size_t)id, nb, sizeof(nb)), e,
 		    db->conn && db->stmts[id] ?
-		    mysql_stmt_error(db->stmts[id]) : "");
+		    mysql_stmt_error(db->stmts[id]) : why[0] != '\0' ? why :
+		    "(connection lost)");
 	}
 	return NULL;
 }

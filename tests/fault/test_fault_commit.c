@@ -265,6 +265,8 @@ main(void)
 	test_complete(DBPROXY_LOSE_ANSWER, "answer-lost");
 	test_complete(DBPROXY_DROP, "update-dropped");
 	test_complete_other_won();
+	/* a statement that lost its connection is logged with a cause */
+	CHECK_EQ_INT(papp_log_contains("failed: error 2013 \"\n"), 0);
 	papp_stop();
 	mysql_close(m);
 	fx_free(&F);
