@@ -146,12 +146,14 @@ cluster_gcomm() {
 }
 
 # cluster_node_args N — set CLUSTER_ARGS to node N's mariadbd command line: the options
-# of stack_db_start, plus Galera's (STACK-NOTES: mariabackup SST as root).
+# of stack_db_start (its own tmpdir, made here), plus Galera's (mariabackup SST as root).
 cluster_node_args() {
     local n=$1 b=$CLUSTER_BASE
     cluster_node_defaults "$n"
+    mkdir -p "$STACK_DB_DIR/tmp"
     CLUSTER_ARGS=(--defaults-file="$STACK_DB_DIR/my.cnf"
         --datadir="$STACK_DB_DATA" --socket="$STACK_DB_SOCK" --port=$((b + n))
+        --tmpdir="$STACK_DB_DIR/tmp"
         --bind-address=127.0.0.1 --skip-name-resolve --user=root
         --pid-file="$STACK_DB_PIDFILE" --log-error="$STACK_DB_ERR"
         --character-set-server=utf8mb4 --collation-server=utf8mb4_general_ci

@@ -277,9 +277,11 @@ stack_db_sql() {
 stack_db_init() {
     STACK_DB_CREATED=0
     [[ -d $STACK_DB_DATA/mysql ]] && return 0
-    mkdir -p "$STACK_DB_DIR"
+    mkdir -p "$STACK_DB_DIR/tmp"
     stack_log "initialising MariaDB data directory $STACK_DB_DATA"
+    # its own tmpdir, as stack_db_start's (the bootstrap server starts as one does)
     if ! mariadb-install-db --no-defaults --datadir="$STACK_DB_DATA" --user=root \
+        --tmpdir="$STACK_DB_DIR/tmp" \
         --auth-root-authentication-method=normal >"$STACK_DB_DIR/install.log" 2>&1; then
         stack_tail "$STACK_DB_DIR/install.log"
         rm -rf "$STACK_DB_DATA"
@@ -305,8 +307,12 @@ stack_db_start() {
     # --no-defaults: no /etc/mysql config. --skip-name-resolve: no DNS lookups on connect
     # (TCP clients match the @'127.0.0.1' account, socket clients @'localhost').
     # utf8mb4 / utf8mb4_general_ci: the server defaults of Debian's packaged config.
+    # --tmpdir of its own: a starting server deletes every #sql file in its tmpdir, so
+    # with a shared /tmp it took the on-disk temporary tables of the others' queries.
+    mkdir -p "$STACK_DB_DIR/tmp"
     stack_spawn "$STACK_DB_DIR/mysqld.out" mariadbd --no-defaults \
         --datadir="$STACK_DB_DATA" --socket="$STACK_DB_SOCK" --port="$port" \
+        --tmpdir="$STACK_DB_DIR/tmp" \
         --bind-address=127.0.0.1 --skip-name-resolve --user=root \
         --pid-file="$STACK_DB_PIDFILE" --log-error="$STACK_DB_ERR" \
         --character-set-server=utf8mb4 --collation-server=utf8mb4_general_ci \
