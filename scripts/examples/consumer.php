@@ -259,7 +259,8 @@ if (str_starts_with($body, '@') && ($body = @file_get_contents(substr($body, 1))
 $deadline = microtime(true) + (float)$o['timeout'];
 [$accepted, $wait] = submit($o, $pos[0], $o['cid'] ?? uuid4(), $body, $deadline);
 $final = poll($o, $accepted, $wait, $deadline);
-/* result and error as sent: decoded as objects, so {} stays {} */
+/* result and error decoded as objects, so {} stays {} (numbers are re-spelled:
+ * 19.90 prints as 19.9; asyncexec-api(7)) */
 $raw = json_decode($final['_body']);
 $json = fn($v) => json_encode($v, JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE);
 switch ($final['status']) {
