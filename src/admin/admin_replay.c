@@ -10,7 +10,9 @@
  * tenant's quota (tenant set --max-open) refuses one above it (exit 1).
  * execution replay --route ROUTE --status STATUS --since TIME
  * [--dry-run]: every execution of the route with that status that ended
- * at or after TIME and was not replayed, in batches of REPLAY_BATCH, one
+ * at or after TIME, was not replayed and existed when the run started
+ * (its id at most the highest id then: the run's own replays, failing
+ * meanwhile, are not replayed again), in batches of REPLAY_BATCH, one
  * transaction each; a count and each new id (or one JSON document).
  */
 #include <stdio.h>
@@ -233,17 +235,24 @@ bulk_end(struct ctx *c, struct bulk *b)
 static int
 replay_bulk(struct ctx *c, struct rdb *r)
 {
-	uint64_t	 ids[REPLAY_BATCH], after = 0;
-	struct bulk	 b;
-	size_t		 n;
-	int		 dry = c->o->val[O_DRYRUN] != NULL;
+	uint64_t		 ids[REPLAY_BATCH], after = 0;
+	struct replay_sel	 s;
+	struct bulk		 b;
+	size_t			 n;
+	int			 dry = c->o->val[O_DRYRUN] != NULL;
 
 	memset(&b, 0, sizeof(b));
+	s.env = c->o->env;
+	s.svc = c->o->svc;
+	s.op = c->o->op;
+	s.status = c->o->val[O_STATE];
+	s.since = c->o->since;
+	if (repo_replay_high(r, &s.upto) != REPO_OK)
+		return admin_fail("replay stopped: database error");
 	if (c->o->json && !dry && (b.arr = json_object_new_array()) == NULL)
 		return 1;
 	do {
-		if (repo_replay_candidates(r, c->o->env, c->o->svc, c->o->op,
-		    c->o->val[O_STATE], c->o->since, after, ids, REPLAY_BATCH,
+		if (repo_replay_candidates(r, &s, after, ids, REPLAY_BATCH,
 		    &n) != REPO_OK || bulk_batch(c, r, ids, n, &b) != 0) {
 			json_object_put(b.arr);
 			return admin_fail("replay stopped after %llu "

@@ -22,6 +22,7 @@ enum rstmt {
 	RSTMT_OPEN,
 	RSTMT_INSERT,
 	RSTMT_LINK,
+	RSTMT_HIGH,
 	RSTMT_CANDIDATES,
 	RSTMT__MAX
 };
@@ -68,11 +69,16 @@ static const struct db_stmt_def rstmts[RSTMT__MAX] = {
 	    "replaced_by = ? WHERE id = ? AND status IN " REPLAYABLE
 	    " AND replaced_by IS NULL",
 	    0, "replay_link" },
+	/* the bulk form's bound, read first: its own replays are above it */
+	[RSTMT_HIGH] = {
+	    "SELECT COALESCE(MAX(id), 0) FROM s2r_async_execution", 1,
+	    "replay_high" },
 	[RSTMT_CANDIDATES] = {
 	    "SELECT id FROM s2r_async_execution WHERE environment = ? AND "
 	    "service_key = ? AND operation_key = ? AND status = ? AND "
-	    "replaced_by IS NULL AND completed_at >= ? AND id > ? "
-	    "ORDER BY id LIMIT " API_STR(REPLAY_BATCH), 1, "replay_candidates" },
+	    "replaced_by IS NULL AND completed_at >= ? AND id > ? AND "
+	    "id <= ? ORDER BY id LIMIT " API_STR(REPLAY_BATCH), 1,
+	    "replay_candidates" },
 };
 
 struct rdb {
@@ -294,11 +300,23 @@ repo_exec_replay(struct rdb *r, uint64_t id, const char *new_cid,
 }
 
 enum repo_rc
-repo_replay_candidates(struct rdb *r, const char *env, const char *svc,
-    const char *op, const char *status, int64_t since, uint64_t after,
-    uint64_t *ids, size_t max, size_t *n)
+repo_replay_high(struct rdb *r, uint64_t *id)
 {
-	MYSQL_BIND	 p[6];
+	MYSQL_STMT	*st;
+	struct db_cols	 c;
+
+	*id = 0;
+	if ((st = db_run(r->db, RSTMT_HIGH, NULL)) == NULL)
+		return REPO_ERR;
+	db_rcol(&c, 0, MYSQL_TYPE_LONGLONG, id, 0);
+	return fetch_one(st, &c) == REPO_OK ? REPO_OK : REPO_ERR;
+}
+
+enum repo_rc
+repo_replay_candidates(struct rdb *r, const struct replay_sel *s,
+    uint64_t after, uint64_t *ids, size_t max, size_t *n)
+{
+	MYSQL_BIND	 p[7];
 	MYSQL_TIME	 t;
 	MYSQL_STMT	*st;
 	struct db_cols	 c;
@@ -306,12 +324,13 @@ repo_replay_candidates(struct rdb *r, const char *env, const char *svc,
 	int		 rc;
 
 	*n = 0;
-	db_bind_str(&p[0], env);
-	db_bind_str(&p[1], svc);
-	db_bind_str(&p[2], op);
-	db_bind_str(&p[3], status);
-	db_bind_time(&p[4], &t, since);
+	db_bind_str(&p[0], s->env);
+	db_bind_str(&p[1], s->svc);
+	db_bind_str(&p[2], s->op);
+	db_bind_str(&p[3], s->status);
+	db_bind_time(&p[4], &t, s->since);
 	db_bind_u64(&p[5], &after);
+	db_bind_u64(&p[6], &s->upto);
 	if ((st = db_run(r->db, RSTMT_CANDIDATES, p)) == NULL)
 		return REPO_ERR;
 	db_rcol(&c, 0, MYSQL_TYPE_LONGLONG, &id, 0);

@@ -48,14 +48,24 @@ struct rdb	*repo_replay_open(const struct config *);
 void		 repo_replay_close(struct rdb *);
 enum replay_rc	 repo_exec_replay(struct rdb *, uint64_t id, const char *new_cid,
 		    int64_t now, struct replay_out *);
+/* The bulk form's selection: the route, the status, the time (ms). */
+struct replay_sel {
+	const char	*env, *svc, *op, *status;
+	int64_t		 since;	/* ended at or after it */
+	uint64_t	 upto;	/* the highest id (repo_replay_high) */
+};
+
+/* The highest execution id into *id (0: none); REPO_OK or REPO_ERR. */
+enum repo_rc	 repo_replay_high(struct rdb *, uint64_t *id);
 /*
  * The ids (ascending, after `after`, at most max) of the route's
- * executions of status (failed, expired or cancelled) that ended at or
- * after since (ms) and were not replayed. REPO_OK (*n may be 0) or ERR.
+ * executions of s->status (failed, expired or cancelled) that ended at or
+ * after s->since, were not replayed and have ids up to s->upto: the
+ * replays a run makes (higher ids) are never its candidates, also when
+ * they fail meanwhile. REPO_OK (*n may be 0) or REPO_ERR.
  */
-enum repo_rc	 repo_replay_candidates(struct rdb *, const char *env,
-		    const char *svc, const char *op, const char *status,
-		    int64_t since, uint64_t after, uint64_t *ids, size_t max,
-		    size_t *n);
+enum repo_rc	 repo_replay_candidates(struct rdb *,
+		    const struct replay_sel *s, uint64_t after, uint64_t *ids,
+		    size_t max, size_t *n);
 
 #endif
