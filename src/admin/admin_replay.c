@@ -7,11 +7,16 @@
  * execution replay ID | --tenant TENANT ROUTE CORRELATION_ID: one;
  * completed or waiting is refused (exit 1), one replayed before is
  * reported with its replay (exit 0: racing replays make one), the
- * tenant's quota (tenant set --max-open) refuses one above it (exit 1).
+ * tenant's quota (tenant set --max-open) refuses one above it (exit 1),
+ * and so is one whose key lineage has no live key (exit 1: no claim
+ * would hand its replay out).
  * execution replay --route ROUTE --status STATUS --since TIME
  * [--dry-run]: every execution of the route with that status that ended
- * at or after TIME and was not replayed, in batches of REPLAY_BATCH, one
- * transaction each; a count and each new id (or one JSON document).
+ * at or after TIME, was not replayed and existed when the run started
+ * (its id at most the highest id then: the run's own replays, failing
+ * meanwhile, are not replayed again), in batches of REPLAY_BATCH, one
+ * transaction each; those of a lineage with no live key are counted and
+ * left; a count and each new id (or one JSON document).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +33,10 @@
 
 /* the new correlation id had no random bytes (crypto_random logged it) */
 #define NO_RANDOM	"no random bytes for the new correlation id"
+/* why an execution of a revoked lineage is not replayed */
+#define NO_LIVE_KEY	"the key lineage that submitted it has no live " \
+	"key (revoked), and no claim hands out such work; resubmit the " \
+	"request with a live key"
 
 /* Whether s is a status replay accepts. */
 static int
@@ -108,10 +117,13 @@ one_result(struct ctx *c, uint64_t id, enum replay_rc rc,
 		    "has %u waiting executions, its quota (tenant set "
 		    "--max-open) is %u", (unsigned long long)id, out->open,
 		    out->max_open);
+	case REPLAY_REVOKED:
+		return admin_fail("execution %llu not replayed: %s",
+		    (unsigned long long)id, NO_LIVE_KEY);
 	case REPLAY_DONE:
 	case REPLAY_ALREADY:
 		break;
-	default:
+	case REPLAY_ERR:
 		return 1;
 	}
 	if (c->o->json) {
@@ -141,14 +153,17 @@ one_result(struct ctx *c, uint64_t id, enum replay_rc rc,
 /* The bulk form's state. */
 struct bulk {
 	struct json_object	*arr;
-	unsigned long long	 n, skipped, quota;
+	unsigned long long	 n, skipped, quota, revoked;
 	const char		*why;	/* why, when not the database */
 };
 
-/* Replays one batch of ids; 0, or 1 (b->why, else a database error). */
+/*
+ * Replays one batch of ids (live[i] 0: a lineage with no live key, left);
+ * 0, or 1 (b->why, else a database error).
+ */
 static int
-bulk_batch(struct ctx *c, struct rdb *r, const uint64_t *ids, size_t n,
-    struct bulk *b)
+bulk_batch(struct ctx *c, struct rdb *r, const uint64_t *ids,
+    const unsigned char *live, size_t n, struct bulk *b)
 {
 	struct replay_out	 out;
 	struct json_object	*j;
@@ -157,6 +172,10 @@ bulk_batch(struct ctx *c, struct rdb *r, const uint64_t *ids, size_t n,
 	size_t			 i;
 
 	for (i = 0; i < n; i++) {
+		if (!live[i]) {
+			b->revoked++;
+			continue;
+		}
 		if (c->o->val[O_DRYRUN] != NULL) {
 			b->n++;
 			continue;
@@ -170,6 +189,10 @@ bulk_batch(struct ctx *c, struct rdb *r, const uint64_t *ids, size_t n,
 			return 1;
 		if (rc == REPLAY_QUOTA) {
 			b->quota++;
+			continue;
+		}
+		if (rc == REPLAY_REVOKED) {	/* revoked meanwhile */
+			b->revoked++;
 			continue;
 		}
 		if (rc != REPLAY_DONE) {	/* replayed meanwhile, or gone */
@@ -215,6 +238,8 @@ bulk_end(struct ctx *c, struct bulk *b)
 		    json_object_new_int64((int64_t)b->quota));
 		json_object_object_add(j, "skipped",
 		    json_object_new_int64((int64_t)b->skipped));
+		json_object_object_add(j, "skipped_revoked",
+		    json_object_new_int64((int64_t)b->revoked));
 		json_object_object_add(j, "replays", b->arr != NULL ? b->arr :
 		    json_object_new_array());
 		return admin_print_json(j) != 0 || b->quota > 0;
@@ -223,6 +248,10 @@ bulk_end(struct ctx *c, struct bulk *b)
 		printf("%llu execution(s) would be replayed (dry run)\n", b->n);
 	else
 		printf("%llu execution(s) replayed\n", b->n);
+	if (b->revoked > 0)
+		printf("%llu execution(s) %s: their key lineages have no "
+		    "live key (revoked); resubmit them with a live key\n",
+		    b->revoked, dry ? "would not be replayed" : "not replayed");
 	if (b->quota > 0)
 		return admin_fail("%llu not replayed: the tenant's quota "
 		    "(tenant set --max-open)", b->quota);
@@ -233,18 +262,28 @@ bulk_end(struct ctx *c, struct bulk *b)
 static int
 replay_bulk(struct ctx *c, struct rdb *r)
 {
-	uint64_t	 ids[REPLAY_BATCH], after = 0;
-	struct bulk	 b;
-	size_t		 n;
-	int		 dry = c->o->val[O_DRYRUN] != NULL;
+	uint64_t		 ids[REPLAY_BATCH], after = 0;
+	unsigned char		 live[REPLAY_BATCH];
+	struct replay_sel	 s;
+	struct bulk		 b;
+	size_t			 n;
+	int			 dry = c->o->val[O_DRYRUN] != NULL;
 
 	memset(&b, 0, sizeof(b));
+	s.env = c->o->env;
+	s.svc = c->o->svc;
+	s.op = c->o->op;
+	s.status = c->o->val[O_STATE];
+	s.since = c->o->since;
+	s.now = clock_now_ms();
+	if (repo_replay_high(r, &s.upto) != REPO_OK)
+		return admin_fail("replay stopped: database error");
 	if (c->o->json && !dry && (b.arr = json_object_new_array()) == NULL)
 		return 1;
 	do {
-		if (repo_replay_candidates(r, c->o->env, c->o->svc, c->o->op,
-		    c->o->val[O_STATE], c->o->since, after, ids, REPLAY_BATCH,
-		    &n) != REPO_OK || bulk_batch(c, r, ids, n, &b) != 0) {
+		if (repo_replay_candidates(r, &s, after, ids, live,
+		    REPLAY_BATCH, &n) != REPO_OK ||
+		    bulk_batch(c, r, ids, live, n, &b) != 0) {
 			json_object_put(b.arr);
 			return admin_fail("replay stopped after %llu "
 			    "execution(s): %s", b.n, b.why != NULL ? b.why :

@@ -12,16 +12,19 @@
 #include "log.h"
 #include "repo.h"
 #include "repo_replay.h"
+#include "repo_sql.h"
 
 #define REPLAYABLE	"('failed', 'expired', 'cancelled')"
 
 enum rstmt {
 	RSTMT_LOCK,
+	RSTMT_LIVE,
 	RSTMT_CID,
 	RSTMT_QUOTA,
 	RSTMT_OPEN,
 	RSTMT_INSERT,
 	RSTMT_LINK,
+	RSTMT_HIGH,
 	RSTMT_CANDIDATES,
 	RSTMT__MAX
 };
@@ -30,9 +33,14 @@ static const struct db_stmt_def rstmts[RSTMT__MAX] = {
 	/* the original, locked until the commit: a racing replay waits
 	 * here and then sees replaced_by set */
 	[RSTMT_LOCK] = {
-	    "SELECT status, replaced_by, initiator_tenant_id "
-	    "FROM s2r_async_execution WHERE id = ? FOR UPDATE",
-	    0, "replay_lock" },
+	    "SELECT status, replaced_by, initiator_tenant_id, "
+	    "initiator_lineage_id FROM s2r_async_execution WHERE id = ? "
+	    "FOR UPDATE", 0, "replay_lock" },
+	/* whether a key of its lineage is live (read without locks, as the
+	 * claim reads it: a revoke racing the replay leaves the replay to
+	 * asyncexec-expire's revoked step, as a submit inside the TTL) */
+	[RSTMT_LIVE] = {
+	    "SELECT " LINEAGE_LIVE("?"), 0, "replay_live" },
 	[RSTMT_CID] = {
 	    "SELECT correlation_id FROM s2r_async_execution WHERE id = ?",
 	    1, "replay_cid" },
@@ -68,11 +76,17 @@ static const struct db_stmt_def rstmts[RSTMT__MAX] = {
 	    "replaced_by = ? WHERE id = ? AND status IN " REPLAYABLE
 	    " AND replaced_by IS NULL",
 	    0, "replay_link" },
+	/* the bulk form's bound, read first: its own replays are above it */
+	[RSTMT_HIGH] = {
+	    "SELECT COALESCE(MAX(id), 0) FROM s2r_async_execution", 1,
+	    "replay_high" },
 	[RSTMT_CANDIDATES] = {
-	    "SELECT id FROM s2r_async_execution WHERE environment = ? AND "
-	    "service_key = ? AND operation_key = ? AND status = ? AND "
-	    "replaced_by IS NULL AND completed_at >= ? AND id > ? "
-	    "ORDER BY id LIMIT " API_STR(REPLAY_BATCH), 1, "replay_candidates" },
+	    "SELECT id, e.initiator_lineage_id IS NULL OR "
+	    LINEAGE_LIVE("e.initiator_lineage_id") " FROM s2r_async_execution "
+	    "e WHERE environment = ? AND service_key = ? AND operation_key = ? "
+	    "AND status = ? AND replaced_by IS NULL AND completed_at >= ? AND "
+	    "id > ? AND id <= ? ORDER BY id LIMIT " API_STR(REPLAY_BATCH), 1,
+	    "replay_candidates" },
 };
 
 struct rdb {
@@ -131,31 +145,59 @@ cid_of(struct rdb *r, uint64_t id, char *cid, size_t n)
 	return rc;
 }
 
-/* The original, locked: its status, replaced_by (0: none), tenant. */
+/*
+ * The original, locked: its status, replaced_by (0: none), tenant, key
+ * lineage (0: none). REPO_OK, REPO_NOTFOUND or REPO_ERR.
+ */
 static enum repo_rc
 lock_original(struct rdb *r, uint64_t id, struct replay_out *o,
-    uint64_t *replaced_by, char *tenant, int *tenant_null)
+    uint64_t *replaced_by, char *tenant, int *tenant_null, uint64_t *lineage)
 {
 	MYSQL_BIND	 p[1];
 	MYSQL_STMT	*st;
 	struct db_cols	 c;
 	enum repo_rc	 rc;
 
-	*replaced_by = 0;
+	*replaced_by = *lineage = 0;
 	db_bind_u64(&p[0], &id);
 	if ((st = db_run(r->db, RSTMT_LOCK, p)) == NULL)
 		return REPO_ERR;
 	db_rcol(&c, 0, MYSQL_TYPE_STRING, o->status, sizeof(o->status));
 	db_rcol(&c, 1, MYSQL_TYPE_LONGLONG, replaced_by, 0);
 	db_rcol(&c, 2, MYSQL_TYPE_STRING, tenant, TENANT_MAX_LEN + 1);
+	db_rcol(&c, 3, MYSQL_TYPE_LONGLONG, lineage, 0);
 	if ((rc = fetch_one(st, &c)) != REPO_OK)
 		return rc;
 	db_rstr(&c, 0, o->status, sizeof(o->status));
 	db_rstr(&c, 2, tenant, TENANT_MAX_LEN + 1);
 	if (c.null[1])
 		*replaced_by = 0;
+	if (c.null[3])
+		*lineage = 0;
 	*tenant_null = c.null[2];
 	return REPO_OK;
+}
+
+/* Whether a key of lineage is live at now: 1, 0, or -1 (an error). */
+static int
+lineage_live(struct rdb *r, uint64_t lineage, int64_t now)
+{
+	MYSQL_BIND	 p[4];
+	MYSQL_TIME	 t;
+	MYSQL_STMT	*st;
+	struct db_cols	 c;
+	long long	 live = 0;
+
+	db_bind_u64(&p[0], &lineage);
+	db_bind_time(&p[1], &t, now);
+	db_bind_u64(&p[2], &lineage);
+	db_bind_time(&p[3], &t, now);
+	if ((st = db_run(r->db, RSTMT_LIVE, p)) == NULL)
+		return -1;
+	db_rcol(&c, 0, MYSQL_TYPE_LONGLONG, &live, 0);
+	if (fetch_one(st, &c) != REPO_OK)
+		return -1;
+	return live != 0;
 }
 
 /* Whether the tenant may have one more waiting execution: 1, 0 or -1. */
@@ -225,11 +267,11 @@ replay_tx(struct rdb *r, uint64_t id, const char *new_cid, int64_t now,
     struct replay_out *o)
 {
 	char		 tenant[TENANT_MAX_LEN + 1];
-	uint64_t	 by;
+	uint64_t	 by, lineage;
 	int		 tnull = 0, q;
 	enum repo_rc	 rc;
 
-	rc = lock_original(r, id, o, &by, tenant, &tnull);
+	rc = lock_original(r, id, o, &by, tenant, &tnull, &lineage);
 	if (rc != REPO_OK)
 		return rc == REPO_NOTFOUND ? REPLAY_NOTFOUND : REPLAY_ERR;
 	if (by != 0) {
@@ -241,6 +283,8 @@ replay_tx(struct rdb *r, uint64_t id, const char *new_cid, int64_t now,
 	    strcmp(o->status, "expired") != 0 &&
 	    strcmp(o->status, "cancelled") != 0)
 		return REPLAY_STATUS;
+	if (lineage != 0 && (q = lineage_live(r, lineage, now)) != 1)
+		return q == 0 ? REPLAY_REVOKED : REPLAY_ERR;
 	if (!tnull && (q = quota_ok(r, tenant, o)) != 1)
 		return q == 0 ? REPLAY_QUOTA : REPLAY_ERR;
 	return copy_link(r, id, new_cid, now, o);
@@ -258,7 +302,7 @@ repo_exec_replay(struct rdb *r, uint64_t id, const char *new_cid,
     int64_t now, struct replay_out *o)
 {
 	char		 tenant[TENANT_MAX_LEN + 1];
-	uint64_t	 by;
+	uint64_t	 by, lineage;
 	int		 tnull, tries;
 	enum replay_rc	 rc = REPLAY_ERR;
 
@@ -282,7 +326,8 @@ repo_exec_replay(struct rdb *r, uint64_t id, const char *new_cid,
 	/* still racing: report what the original says */
 	if (db_begin(r->db) == -1)
 		return REPLAY_ERR;
-	if (lock_original(r, id, o, &by, tenant, &tnull) == REPO_OK &&
+	if (lock_original(r, id, o, &by, tenant, &tnull, &lineage) ==
+	    REPO_OK &&
 	    by != 0 && cid_of(r, by, o->new_cid, sizeof(o->new_cid)) ==
 	    REPO_OK) {
 		o->new_id = by;
@@ -294,30 +339,50 @@ repo_exec_replay(struct rdb *r, uint64_t id, const char *new_cid,
 }
 
 enum repo_rc
-repo_replay_candidates(struct rdb *r, const char *env, const char *svc,
-    const char *op, const char *status, int64_t since, uint64_t after,
-    uint64_t *ids, size_t max, size_t *n)
+repo_replay_high(struct rdb *r, uint64_t *id)
 {
-	MYSQL_BIND	 p[6];
-	MYSQL_TIME	 t;
+	MYSQL_STMT	*st;
+	struct db_cols	 c;
+
+	*id = 0;
+	if ((st = db_run(r->db, RSTMT_HIGH, NULL)) == NULL)
+		return REPO_ERR;
+	db_rcol(&c, 0, MYSQL_TYPE_LONGLONG, id, 0);
+	return fetch_one(st, &c) == REPO_OK ? REPO_OK : REPO_ERR;
+}
+
+enum repo_rc
+repo_replay_candidates(struct rdb *r, const struct replay_sel *s,
+    uint64_t after, uint64_t *ids, unsigned char *live, size_t max,
+    size_t *n)
+{
+	MYSQL_BIND	 p[9];
+	MYSQL_TIME	 t, tn;
 	MYSQL_STMT	*st;
 	struct db_cols	 c;
 	uint64_t	 id = 0;
+	long long	 lv = 0;
 	int		 rc;
 
 	*n = 0;
-	db_bind_str(&p[0], env);
-	db_bind_str(&p[1], svc);
-	db_bind_str(&p[2], op);
-	db_bind_str(&p[3], status);
-	db_bind_time(&p[4], &t, since);
-	db_bind_u64(&p[5], &after);
+	db_bind_time(&p[0], &tn, s->now);
+	db_bind_time(&p[1], &tn, s->now);
+	db_bind_str(&p[2], s->env);
+	db_bind_str(&p[3], s->svc);
+	db_bind_str(&p[4], s->op);
+	db_bind_str(&p[5], s->status);
+	db_bind_time(&p[6], &t, s->since);
+	db_bind_u64(&p[7], &after);
+	db_bind_u64(&p[8], &s->upto);
 	if ((st = db_run(r->db, RSTMT_CANDIDATES, p)) == NULL)
 		return REPO_ERR;
 	db_rcol(&c, 0, MYSQL_TYPE_LONGLONG, &id, 0);
+	db_rcol(&c, 1, MYSQL_TYPE_LONGLONG, &lv, 0);
 	while ((rc = db_fetch_row(st, &c)) == DB_ROW)
-		if (*n < max)
+		if (*n < max) {
+			live[*n] = lv != 0;
 			ids[(*n)++] = id;
+		}
 	mysql_stmt_free_result(st);
 	return rc == DB_ROW_NONE ? REPO_OK : REPO_ERR;
 }

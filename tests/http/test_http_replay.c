@@ -7,7 +7,10 @@
  * original's poll token (replacedBy / replayOf), a chain of two replays, cancel of a
  * replay with the original token, another token's 404; 8 racing replays of one
  * execution create exactly one; the tenant's quota (tenant set --max-open); the bulk
- * form with --since and --dry-run (counts, --json); usage errors (exit 2).
+ * form with --since and --dry-run (counts, --json); executions failed
+ * initiator_revoked (no live key in their lineage) refused by id (exit 1),
+ * counted and left by the bulk form, which replays one of a live key beside
+ * them; usage errors (exit 2).
  */
 #include "util/clock.h"
 #include "check.h"
@@ -459,6 +462,68 @@ test_bulk(void)
 	fx_free(&B);
 }
 
+/*
+ * Executions of a lineage with no live key (failed initiator_revoked by key
+ * revoke) are not replayed: no claim would hand the replay out. By id: exit
+ * 1, saying why; the bulk form (and its --dry-run) counts and leaves them,
+ * and replays one of the tenant's live key.
+ */
+static void
+test_revoked(void)
+{
+	struct fx G, L;
+	struct sub s[3], l;
+	char since[40];
+	long long id;
+	int i;
+
+	fx_setup(&G, "replayv");
+	rfc_time(since, sizeof since, -120);
+	for (i = 0; i < 3; i++)
+		CHECK(fx_submit_ok(&G, NULL, "{\"q\":\"rv\"}", &s[i]));
+	free(admin("key revoke %s", G.ckey));
+	CHECK_EQ_STR(sql1("SELECT COUNT(*) FROM s2r_async_execution WHERE "
+	    "environment = '%s' AND service_key = '%s' AND status = 'failed' "
+	    "AND JSON_VALUE(error_payload, '$.code') = 'initiator_revoked'",
+	    G.env, G.svc), "3");
+	/* a live lineage of the same tenant */
+	L = G;
+	L.ckey = fx_consumer_key(G.tenant);
+	CHECK(fx_submit_ok(&L, NULL, "{\"q\":\"live\"}", &l));
+	CHECK_EQ_INT(adm("execution fail %lld --message live",
+	    exec_id(&L, l.cid)), 0);
+	id = exec_id(&G, s[0].cid);
+	CHECK_EQ_INT(adm("execution replay %lld", id), 1);
+	fprintf(stderr, "  %s", out);
+	CHECK(strstr(out, "no live key") != NULL &&
+	    strstr(out, "resubmit") != NULL);
+	CHECK_EQ_INT(adm("execution replay --tenant %s %s %s", G.tenant,
+	    G.route, s[1].cid), 1);
+	CHECK(strstr(out, "no live key") != NULL);
+	CHECK_EQ_INT(adm("execution replay --route %s --status failed "
+	    "--since %s --dry-run", G.route, since), 0);
+	CHECK(strstr(out, "1 execution(s) would be replayed") != NULL);
+	CHECK(strstr(out, "3 execution(s) would not be replayed: ") != NULL);
+	CHECK_EQ_INT(adm("execution replay --route %s --status failed "
+	    "--since %s", G.route, since), 0);
+	fprintf(stderr, "  %s", out);
+	CHECK(strstr(out, "1 execution(s) replayed") != NULL);
+	CHECK_EQ_INT(id_lines(), 1);
+	CHECK(strstr(out, "3 execution(s) not replayed: ") != NULL);
+	CHECK_EQ_INT(adm("--json execution replay --route %s --status failed "
+	    "--since %s", G.route, since), 0);
+	CHECK(strstr(out, "\"replayed\":0") != NULL);
+	CHECK(strstr(out, "\"skipped_revoked\":3") != NULL);
+	/* one replay, of the live key's execution; the revoked ones as were */
+	CHECK_EQ_STR(sql1("SELECT COUNT(*) FROM s2r_async_execution WHERE "
+	    "environment = '%s' AND service_key = '%s' AND (replay_of IS NOT "
+	    "NULL OR replaced_by IS NOT NULL)", G.env, G.svc), "2");
+	CHECK_EQ_STR(sql1("SELECT replaced_by IS NOT NULL FROM "
+	    "s2r_async_execution WHERE id = %lld", exec_id(&L, l.cid)), "1");
+	free(L.ckey);
+	fx_free(&G);
+}
+
 static void
 test_usage(void)
 {
@@ -488,6 +553,7 @@ main(void)
 	test_race();
 	test_quota();
 	test_bulk();
+	test_revoked();
 	test_usage();
 	fx_free(&F);
 	mysql_close(M);

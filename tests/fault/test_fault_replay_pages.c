@@ -1,0 +1,191 @@
+/*
+ * test_fault_replay_pages.c - the bulk form of asyncexec-admin execution
+ * replay (--route, --status failed, --since) while its own replays fail.
+ * asyncexec-admin reaches the shared database through dbproxy (a config of
+ * its own), which runs a step of the test between two pages of candidates.
+ *
+ * The route holds PAGE + 1 failed executions, one more than a page of
+ * candidates (REPLAY_BATCH, repo_replay.h). The run replays the first
+ * page; before it reads the second page (the candidates statement with
+ * after = the page's last id), every replay it made fails, as a backend
+ * failing fast would fail it. Those replays ended after --since, are
+ * failed and not replaced, and their ids are above every original's: the
+ * run must not take them. It replays exactly the originals, as many as
+ * --dry-run counted, and no execution it made replays a replay.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "dbproxy.h"
+#include "fault.h"
+#include "fixture.h"
+
+#define PAGE	100		/* REPLAY_BATCH */
+#define ORIG	(PAGE + 1)
+#define OUT_MAX	65536
+
+static struct fx	 F;
+static MYSQL		*m, *side;
+static char		 cfg[300], out[OUT_MAX];
+static unsigned char	 last[8];	/* the first page's last id, LE */
+
+/* The stack's config with the database at 127.0.0.1:port; 0 or -1. */
+static int
+write_config(int port)
+{
+	static const char *const drop[] = { "db_socket", "db_host", "db_port",
+	    "db_hosts", "db_sync_wait", NULL };
+	FILE	*in = fopen(test_env("ASYNCEXEC_TEST_CONFIG"), "r"), *o;
+	char	 line[1024], key[128];
+	int	 i, skip;
+
+	snprintf(cfg, sizeof cfg, "/tmp/fault-replay-%ld.conf", (long)getpid());
+	if (in == NULL || (o = fopen(cfg, "w")) == NULL)
+		return -1;
+	while (fgets(line, sizeof line, in) != NULL) {
+		skip = 0;
+		if (sscanf(line, " %127[a-z_] =", key) == 1)
+			for (i = 0; drop[i] != NULL; i++)
+				skip |= strcmp(key, drop[i]) == 0;
+		if (!skip)
+			fputs(line, o);
+	}
+	fprintf(o, "db_host = 127.0.0.1\ndb_port = %d\ndb_sync_wait = 0\n",
+	    port);
+	fclose(in);
+	return fclose(o) == 0 ? 0 : -1;
+}
+
+/* asyncexec-admin ARGS through the proxy (output into out); its status. */
+static int
+adm(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int
+adm(const char *fmt, ...)
+{
+	char	 args[1024], cmd[2048];
+	size_t	 n = 0, k;
+	va_list	 ap;
+	FILE	*p;
+	int	 st;
+
+	va_start(ap, fmt);
+	vsnprintf(args, sizeof args, fmt, ap);
+	va_end(ap);
+	snprintf(cmd, sizeof cmd, "'%s' --config '%s' %s 2>&1",
+	    test_env("ASYNCEXEC_ADMIN"), cfg, args);
+	out[0] = '\0';
+	if ((p = popen(cmd, "r")) == NULL)
+		return -1;
+	while ((k = fread(out + n, 1, OUT_MAX - 1 - n, p)) > 0)
+		n += k;
+	out[n] = '\0';
+	st = pclose(p);
+	return st == -1 || !WIFEXITED(st) ? -1 : WEXITSTATUS(st);
+}
+
+/* The candidates statement of the second page: it binds the route's
+ * service key (the pattern) and the first page's last id. */
+static int
+second_page(const unsigned char *p, size_t n)
+{
+	return memmem(p, n, last, sizeof last) != NULL;
+}
+
+/* Fails every waiting replay of the route (the backend's fail). */
+static void
+fail_replays(void *arg)
+{
+	(void)arg;
+	f_sql(side, "UPDATE s2r_async_execution SET status = 'failed', "
+	    "error_payload = '{\"message\":\"fast\",\"code\":1}', "
+	    "completed_at = UTC_TIMESTAMP(3), updated_at = UTC_TIMESTAMP(3) "
+	    "WHERE environment = '%s' AND service_key = '%s' AND "
+	    "replay_of IS NOT NULL AND status = 'waiting_callback'",
+	    F.env, F.svc);
+}
+
+/* The route's rows matching cond: how many. */
+static long long
+count(const char *cond)
+{
+	return f_sql_num(m, "SELECT COUNT(*) FROM s2r_async_execution e "
+	    "WHERE environment = '%s' AND service_key = '%s' AND %s",
+	    F.env, F.svc, cond);
+}
+
+static void
+test_replay_pages(void)
+{
+	struct sub	 s;
+	char		 since[40], want[80];
+	const char	*line;
+	long long	 id;
+	time_t		 t = time(NULL) - 120;
+	struct tm	 tm;
+	int		 i, ok = 1;
+
+	gmtime_r(&t, &tm);
+	strftime(since, sizeof since, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	for (i = 0; i < ORIG && ok; i++)
+		ok = fx_submit_ok(&F, NULL, "{\"q\":\"page\"}", &s);
+	CHECK(ok);
+	CHECK_EQ_INT(f_sql(m, "UPDATE s2r_async_execution SET status = "
+	    "'failed', error_payload = '{\"message\":\"orig\",\"code\":1}', "
+	    "completed_at = UTC_TIMESTAMP(3), updated_at = UTC_TIMESTAMP(3) "
+	    "WHERE environment = '%s' AND service_key = '%s'", F.env, F.svc),
+	    0);
+	CHECK(count("status = 'failed'") == ORIG);
+	id = f_sql_num(m, "SELECT id FROM s2r_async_execution WHERE "
+	    "environment = '%s' AND service_key = '%s' ORDER BY id LIMIT 1 "
+	    "OFFSET %d", F.env, F.svc, PAGE - 1);
+	CHECK(id > 0);
+	for (i = 0; i < 8; i++)
+		last[i] = (unsigned char)((unsigned long long)id >> (8 * i));
+	CHECK_EQ_INT(adm("execution replay --route %s --status failed "
+	    "--since %s --dry-run", F.route, since), 0);
+	snprintf(want, sizeof want, "%d execution(s) would be replayed", ORIG);
+	CHECK(strstr(out, want) != NULL);
+	dbproxy_hook(F.svc, second_page, fail_replays, NULL);
+	CHECK_EQ_INT(adm("execution replay --route %s --status failed "
+	    "--since %s", F.route, since), 0);
+	CHECK_EQ_INT(dbproxy_fired(), 1);
+	line = strstr(out, " execution(s) replayed");
+	while (line != NULL && line > out && line[-1] != '\n')
+		line--;
+	fprintf(stderr, "  %s", line != NULL ? line : out);
+	snprintf(want, sizeof want, "\n%d execution(s) replayed", ORIG);
+	CHECK(strstr(out, want) != NULL);
+	/* one replay per original, none of a replay */
+	CHECK(count("replay_of IS NOT NULL") == ORIG);
+	CHECK(count("replay_of IS NULL AND replaced_by IS NOT NULL") == ORIG);
+	CHECK(count("EXISTS (SELECT 1 FROM s2r_async_execution o WHERE "
+	    "o.id = e.replay_of AND o.replay_of IS NOT NULL)") == 0);
+}
+
+int
+main(void)
+{
+	int	 port;
+
+	http_test_init();
+	f_init();
+	fx_setup(&F, "fault-replay");
+	if ((m = f_sql_open()) == NULL || (side = f_sql_open()) == NULL ||
+	    (port = dbproxy_start((int)config_long("db_port", 0))) == -1 ||
+	    write_config(port) == -1) {
+		fprintf(stderr, "FATAL: cannot start the proxy\n");
+		return 1;
+	}
+	test_replay_pages();
+	unlink(cfg);
+	mysql_close(side);
+	mysql_close(m);
+	fx_free(&F);
+	return check_done("fault_replay_pages");
+}
