@@ -27,7 +27,6 @@
 
 #include "api.h"
 #include "auth.h"
-#include "clock.h"
 #include "json.h"
 #include "lookup.h"
 #include "handlers.h"
@@ -110,7 +109,7 @@ page_open(struct app *app, const unsigned char *lineage,
 
 	if (q->token_len != PAGE_TOKEN_LEN ||
 	    (v = b64url_value(q->token[0])) < 0 ||
-	    !lookup_idkey_live(app, (unsigned)v, clock_now_ms()) ||
+	    !lookup_idkey_open(app, (unsigned)v) ||
 	    b64url_decode(q->token + 1, PAGE_TOKEN_LEN - 1, raw, sizeof(raw),
 	    &len) == -1 || len != PAGE_RAW_LEN)
 		return -1;

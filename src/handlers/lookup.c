@@ -15,6 +15,9 @@
 #include "webhook.h"
 
 #define LOOKUP_SLOTS	1024
+/* the least time between two reads of the keys for a token of a version
+ * newer than any the worker knows (lookup_idkey_open) */
+#define IDKEY_REREAD_MS	1000
 
 struct lookup {
 	struct cache	*keys;		/* key hash -> struct key_row */
@@ -154,8 +157,11 @@ idkeys_install(struct app *app, const struct poll_key_row *k, size_t n,
 	int	 newest = -1;
 
 	memset(app->pkey, 0, sizeof(app->pkey));
+	app->idkey_top = 0;
 	for (i = 0; i < n; i++) {
 		app->pkey[k[i].version].present = 1;
+		if (k[i].version > app->idkey_top)
+			app->idkey_top = k[i].version;
 		memcpy(app->pkey[k[i].version].key, k[i].key, IDKEY_LEN);
 		app->pkey[k[i].version].retire_at = k[i].retire_at;
 		if (lookup_idkey_live(app, k[i].version, now) &&
@@ -195,24 +201,17 @@ lookup_mark(struct app *app)
 }
 
 /*
- * Reads the poll-token keys (migrations 3 and 5; rotated by
- * asyncexec-admin poll-key rotate) into app, again once they are older
- * than the cache TTL, so a rotation reaches every worker within it.
- * While the database cannot be read, the keys already read stay in use.
- * REPO_OK, or REPO_ERR (database down before any key was read, or no
- * live key: logged).
+ * Reads the poll-token keys into app at now. While the database cannot
+ * be read, the keys already read stay in use. REPO_OK, or REPO_ERR
+ * (database down before any key was read, or no live key: logged).
  */
-int
-lookup_idkey(struct app *app)
+static int
+idkeys_read(struct app *app, int64_t now)
 {
 	struct poll_key_row	 k[POLL_KEY_VERSIONS];
-	unsigned		 ttl = app->cfg->cache_ttl_seconds;
-	int64_t			 now = clock_now_ms();
 	size_t			 n = 0;
 	int			 rc;
 
-	if (app->idkey_ok && now - app->idkeys_read < (int64_t)ttl * 1000)
-		return REPO_OK;
 	rc = repo_poll_keys(app->db, k, POLL_KEY_VERSIONS, &n);
 	if (rc == REPO_OK && idkeys_install(app, k, n, now) == 0) {
 		app->idkey_ok = 1;
@@ -227,4 +226,44 @@ lookup_idkey(struct app *app)
 		app->idkey_ok = 0;
 	}
 	return app->idkey_ok ? REPO_OK : REPO_ERR;
+}
+
+/*
+ * Reads the poll-token keys (migrations 3 and 5; rotated by
+ * asyncexec-admin poll-key rotate) into app, again once they are older
+ * than the cache TTL, so a rotation reaches every worker within it (and
+ * at once for a token of the new version: lookup_idkey_open). Returns
+ * as idkeys_read.
+ */
+int
+lookup_idkey(struct app *app)
+{
+	unsigned	 ttl = app->cfg->cache_ttl_seconds;
+	int64_t		 now = clock_now_ms();
+
+	if (app->idkey_ok && now - app->idkeys_read < (int64_t)ttl * 1000)
+		return REPO_OK;
+	return idkeys_read(app, now);
+}
+
+/*
+ * Whether key version v of app opens tokens now (lookup_idkey_live),
+ * the keys loaded. A version newer than any the worker read may be that
+ * of a rotation made since, whose tokens another worker already seals:
+ * the keys are read again first, at most once per IDKEY_REREAD_MS, so
+ * that tokens naming versions that do not exist cannot make every
+ * request a database read. 1 or 0.
+ */
+int
+lookup_idkey_open(struct app *app, unsigned v)
+{
+	int64_t	 mono = clock_mono_ms();
+
+	if (v < POLL_KEY_VERSIONS && v > app->idkey_top && app->idkey_ok &&
+	    (app->idkeys_forced == 0 ||
+	    mono - app->idkeys_forced >= IDKEY_REREAD_MS)) {
+		app->idkeys_forced = mono;
+		(void)idkeys_read(app, clock_now_ms());
+	}
+	return lookup_idkey_live(app, v, clock_now_ms());
 }

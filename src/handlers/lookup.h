@@ -37,5 +37,6 @@ enum repo_mark	 lookup_mark(struct app *);
 int		 lookup_idkey(struct app *);
 int		 lookup_idkey_live(const struct app *, unsigned version,
 		    int64_t now);
+int		 lookup_idkey_open(struct app *, unsigned version);
 
 #endif

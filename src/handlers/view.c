@@ -7,7 +7,6 @@
 #include <json-c/json.h>
 
 #include "auth.h"
-#include "clock.h"
 #include "config.h"
 #include "json.h"
 #include "lookup.h"
@@ -118,11 +117,12 @@ view_json_body(struct app *app, struct req *req, struct resp *resp,
  * Splits poll token tok (app's keys loaded): *id gets the execution id
  * it seals, or UINT64_MAX when it seals none (no row has that id). A
  * 65-character token is sealed with key version 0; a 66-character one
- * names its version in its first digit. A key that is unknown or
- * retired opens nothing; nor does the bare 43-character secret of
- * tokens issued before schema version 3 (it would need a lookup by
- * correlation id, a timing oracle). Returns the secret part: the last
- * SECRET_B64_LEN characters, or all of tok when shorter.
+ * names its version in its first digit (one newer than any the worker
+ * read makes it read the keys again: lookup_idkey_open). A key that is
+ * unknown or retired opens nothing; nor does the bare 43-character
+ * secret of tokens issued before schema version 3 (it would need a
+ * lookup by correlation id, a timing oracle). Returns the secret part:
+ * the last SECRET_B64_LEN characters, or all of tok when shorter.
  */
 static const char *
 token_split(struct app *app, const char *tok, uint64_t *id)
@@ -136,7 +136,7 @@ token_split(struct app *app, const char *tok, uint64_t *id)
 		off = 1;
 	else
 		v = -1;		/* also a version digit of 0: never issued */
-	if (v < 0 || !lookup_idkey_live(app, (unsigned)v, clock_now_ms()) ||
+	if (v < 0 || !lookup_idkey_open(app, (unsigned)v) ||
 	    crypto_id_open(app->pkey[v].key, tok + off, id) == -1 || *id == 0)
 		*id = UINT64_MAX;
 	return n > SECRET_B64_LEN ? tok + n - SECRET_B64_LEN : tok;

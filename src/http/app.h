@@ -26,7 +26,9 @@ struct app {
 	struct quota		*quota;		/* tenant quotas; may be NULL */
 	struct ddb		*dash;		/* the dashboard's handle, made
 						 * on first use (dash_db); NULL */
-	/* poll-token keys (lookup_idkey, re-read every cache TTL): idkey
+	/* poll-token keys (lookup_idkey, re-read every cache TTL, and for
+	 * a token of a version above idkey_top, the highest read, at most
+	 * once a second: idkeys_forced, clock_mono_ms, 0 never): idkey
 	 * (version idkey_version, the newest live one) seals new tokens,
 	 * pkey[v] opens tokens of version v while live */
 	unsigned char		 idkey[IDKEY_LEN];
@@ -37,6 +39,8 @@ struct app {
 	int			 idkey_ok;
 	unsigned		 idkey_version;
 	int64_t			 idkeys_read;	/* ms */
+	unsigned		 idkey_top;
+	int64_t			 idkeys_forced;
 	struct {
 		int		 present;
 		unsigned char	 key[IDKEY_LEN];

@@ -114,6 +114,32 @@ seal(uint64_t id, char *tok)
 }
 
 /*
+ * A token naming a key version above every one the worker read makes it
+ * read the keys again (a rotation since: idkeys_read moves), at most once
+ * per second however many such tokens come; a version not above them
+ * (unknown or retired) reads nothing.
+ */
+static void
+idkey_reread(struct app *app)
+{
+	unsigned	 v = POLL_KEY_VERSIONS - 1;	/* never made here */
+
+	CHECK(lookup_idkey_open(app, app->idkey_version));
+	CHECK(!app->pkey[v].present && app->idkey_top < v);
+	app->idkeys_read = 1;
+	CHECK(!lookup_idkey_open(app, v) && app->idkeys_read > 1);
+	app->idkeys_read = 1;
+	CHECK(!lookup_idkey_open(app, v) && app->idkeys_read == 1);
+	CHECK(!lookup_idkey_open(app, v) && app->idkeys_read == 1);
+	app->idkeys_forced -= 1000;		/* a second later */
+	CHECK(!lookup_idkey_open(app, v) && app->idkeys_read > 1);
+	app->idkeys_read = 1;
+	app->idkeys_forced = 0;
+	app->idkey_top = v;
+	CHECK(!lookup_idkey_open(app, v - 1) && app->idkeys_read == 1);
+}
+
+/*
  * The poll-token key of migration 3: 16 bytes, read once into the app;
  * an unknown name is not found; a value longer than the buffer is an
  * error (db_fetch_row refuses a truncated column), never cut.
@@ -133,6 +159,7 @@ idkey_rules(void)
 	    &len) == REPO_ERR);
 	CHECK(!app.idkey_ok && lookup_idkey(&app) == REPO_OK && app.idkey_ok);
 	CHECK(memcmp(app.idkey, key, IDKEY_LEN) == 0);
+	idkey_reread(&app);
 }
 
 /* Inserts an execution (cid) for key k of tenant t; returns its token. */
