@@ -95,6 +95,17 @@ chk_route_set(struct opts *o)
 	return chk_route_add(o);
 }
 
+/* --label L, when given: 0 or 2 (usage). */
+static int
+label_arg(struct opts *o)
+{
+	if (o->val[O_LABEL] == NULL || valid_label(o->val[O_LABEL]))
+		return 0;
+	return admin_usage_error(NULL, "--label must be 1 to %d bytes of "
+	    "UTF-8 without control characters (no tab, no newline)",
+	    LABEL_MAX_LEN);
+}
+
 int
 chk_key_create(struct opts *o)
 {
@@ -103,7 +114,7 @@ chk_key_create(struct opts *o)
 	if (!valid_tenant(o->val[O_TENANT]))
 		return admin_usage_error(NULL, "tenant must match "
 		    "[A-Za-z0-9._-]{1,64}");
-	return 0;
+	return label_arg(o);
 }
 
 int
@@ -117,7 +128,7 @@ chk_bkey_create(struct opts *o)
 	for (i = 0; i < o->nroutes; i++)
 		if ((rc = admin_route_arg(o, o->routes[i])) != 0)
 			return rc;
-	return 0;
+	return label_arg(o);
 }
 
 /*
