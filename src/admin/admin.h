@@ -88,6 +88,7 @@ int	admin_usage_error(const struct verb *, const char *fmt, ...)
 	    __attribute__((format(printf, 2, 3)));
 int	admin_fail(const char *fmt, ...)
 	    __attribute__((format(printf, 1, 2)));
+int	admin_written(const char *undone);
 
 /* checks shared by verbs */
 const char *admin_shown(const char *);

@@ -2,6 +2,7 @@
  * admin_cmds.c - asyncexec-admin's route and key verbs, stats, and the
  * output of listings (tab-separated text, or one JSON document).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,21 @@ busy_fail(void)
 	return admin_fail("other sessions held the rows this write needs "
 	    "through %d tries (a deadlock or lock wait timeout each); nothing "
 	    "was changed: run the command again", ADMIN_TRIES);
+}
+
+/*
+ * Flushes standard output, where a secret was just printed: 0, or -1
+ * when it could not be written, saying so with what (undone) it means
+ * for what the command made.
+ */
+int
+admin_written(const char *undone)
+{
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return 0;
+	admin_fail("cannot write the new secret to standard output (%s): "
+	    "%s", strerror(errno), undone);
+	return -1;
 }
 
 /* Parses a decimal in [min, max] into *v; 0 or -1. */
@@ -95,6 +111,17 @@ chk_route_set(struct opts *o)
 	return chk_route_add(o);
 }
 
+/* --label L, when given: 0 or 2 (usage). */
+static int
+label_arg(struct opts *o)
+{
+	if (o->val[O_LABEL] == NULL || valid_label(o->val[O_LABEL]))
+		return 0;
+	return admin_usage_error(NULL, "--label must be 1 to %d bytes of "
+	    "UTF-8 without control characters (no tab, no newline)",
+	    LABEL_MAX_LEN);
+}
+
 int
 chk_key_create(struct opts *o)
 {
@@ -103,7 +130,7 @@ chk_key_create(struct opts *o)
 	if (!valid_tenant(o->val[O_TENANT]))
 		return admin_usage_error(NULL, "tenant must match "
 		    "[A-Za-z0-9._-]{1,64}");
-	return 0;
+	return label_arg(o);
 }
 
 int
@@ -117,7 +144,7 @@ chk_bkey_create(struct opts *o)
 	for (i = 0; i < o->nroutes; i++)
 		if ((rc = admin_route_arg(o, o->routes[i])) != 0)
 			return rc;
-	return 0;
+	return label_arg(o);
 }
 
 /*
@@ -254,34 +281,15 @@ cmd_route_enable(struct ctx *c)
 	return route_enable(c, 1);
 }
 
-int
-cmd_key_create(struct ctx *c)
-{
-	unsigned char	 hash[SHA256_LEN];
-	char		 key[3 + SECRET_B64_LEN + 1];
-	uint64_t	 id;
-	enum repo_rc	 rc = REPO_RETRY;
-	int		 i;
-
-	if (crypto_new_secret("ak_", key, sizeof(key), hash) == -1)
-		return 1;
-	for (i = 0; rc == REPO_RETRY && i < ADMIN_TRIES; i++)
-		rc = repo_key_add(c->db, 0, c->o->val[O_TENANT],
-		    c->o->val[O_LABEL], hash, clock_now_ms(), &id);
-	if (rc == REPO_RETRY)
-		return busy_fail();
-	if (rc != REPO_OK)
-		return 1;
-	printf("%s\n", key);
-	return 0;
-}
-
 /*
- * Stores a backend key serving the options' routes in one transaction.
- * REPO_OK, REPO_RETRY (a deadlock undid it) or REPO_ERR.
+ * Stores a key of the kind (backend: serving the options' routes) and
+ * prints key before the commit, in one transaction: a key that cannot
+ * be written is never kept. REPO_OK, REPO_RETRY (a deadlock undid it,
+ * nothing printed) or REPO_ERR (*printed: after the key was printed).
  */
 static enum repo_rc
-backend_key_tx(struct ctx *c, const unsigned char *hash)
+key_tx(struct ctx *c, int backend, const unsigned char *hash,
+    const char *key, int *printed)
 {
 	struct opts	*o = c->o;
 	struct route_row rt;
@@ -290,10 +298,10 @@ backend_key_tx(struct ctx *c, const unsigned char *hash)
 	int		 i;
 
 	if ((rc = repo_tx_begin(c->db)) != REPO_OK ||
-	    (rc = repo_key_add(c->db, 1, NULL, o->val[O_LABEL], hash,
-	    clock_now_ms(), &id)) != REPO_OK)
+	    (rc = repo_key_add(c->db, backend, o->val[O_TENANT],
+	    o->val[O_LABEL], hash, clock_now_ms(), &id)) != REPO_OK)
 		goto fail;
-	for (i = 0; i < o->nroutes; i++) {
+	for (i = 0; backend && i < o->nroutes; i++) {
 		valid_route_triple(o->routes[i], o->env, o->svc, o->op);
 		rc = repo_route_get(c->db, o->env, o->svc, o->op, &rt);
 		if (rc == REPO_NOTFOUND)
@@ -302,38 +310,56 @@ backend_key_tx(struct ctx *c, const unsigned char *hash)
 		    rt.id)) != REPO_OK && rc != REPO_DUP))
 			goto fail;
 	}
+	printf("%s\n", key);
+	if (admin_written("no key was created") == -1) {
+		rc = REPO_ERR;
+		goto fail;
+	}
+	*printed = 1;
 	if ((rc = repo_tx_commit(c->db)) == REPO_OK)
 		return REPO_OK;
 fail:
 	repo_tx_rollback(c->db);
-	return rc == REPO_RETRY ? REPO_RETRY : REPO_ERR;
+	return rc == REPO_RETRY && !*printed ? REPO_RETRY : REPO_ERR;
 }
 
-/* The key stored (backend_key_tx, tried again after a deadlock): 0, or -1. */
+/*
+ * key create and backend-key create: a new key, printed once on stdout
+ * (key_tx, tried again after a deadlock). 0 or 1.
+ */
 static int
-backend_key_store(struct ctx *c, const unsigned char *hash)
+key_create(struct ctx *c, int backend)
 {
+	unsigned char	 hash[SHA256_LEN];
+	char		 key[3 + SECRET_B64_LEN + 1];
 	enum repo_rc	 rc = REPO_RETRY;
-	int		 i;
+	int		 i, printed = 0;
 
+	if (crypto_new_secret(backend ? "bk_" : "ak_", key, sizeof(key),
+	    hash) == -1)
+		return 1;
 	for (i = 0; rc == REPO_RETRY && i < ADMIN_TRIES; i++)
-		rc = backend_key_tx(c, hash);
+		rc = key_tx(c, backend, hash, key, &printed);
+	explicit_bzero(key, sizeof(key));
 	if (rc == REPO_RETRY)
-		busy_fail();
-	return rc == REPO_OK ? 0 : -1;
+		return busy_fail();
+	if (rc != REPO_OK && printed)
+		return admin_fail("the commit failed after the key was "
+		    "printed: do not use that key (should key list show a "
+		    "new key, revoke it)");
+	return rc == REPO_OK ? 0 : 1;
+}
+
+int
+cmd_key_create(struct ctx *c)
+{
+	return key_create(c, 0);
 }
 
 int
 cmd_bkey_create(struct ctx *c)
 {
-	unsigned char	 hash[SHA256_LEN];
-	char		 key[3 + SECRET_B64_LEN + 1];
-
-	if (crypto_new_secret("bk_", key, sizeof(key), hash) == -1 ||
-	    backend_key_store(c, hash) == -1)
-		return 1;
-	printf("%s\n", key);
-	return 0;
+	return key_create(c, 1);
 }
 
 /*

@@ -108,22 +108,69 @@ chk_key_rotate(struct opts *o)
 	return chk_pollkey_rotate(o);
 }
 
+/* What key rotate's publish step prints and learns. */
+struct rotate_out {
+	const char	*key;
+	int		 printed;	/* the key went out whole */
+};
+
+/* repo_publish_fn: prints the new key before the commit; 0 or -1. */
+static int
+rotate_publish(void *arg, const struct key_rotation *r)
+{
+	struct rotate_out	*p = arg;
+
+	(void)r;
+	printf("%s\n", p->key);
+	if (admin_written("no key was created, and the old key is "
+	    "unchanged") == -1)
+		return -1;
+	p->printed = 1;
+	return 0;
+}
+
+/*
+ * key rotate's note on stderr: the new key's id and when the old one is
+ * revoked, as stored (an earlier end than the grace asked for is kept).
+ */
+static void
+rotated_note(struct ctx *c, uint64_t id, const struct key_rotation *r)
+{
+	char	 when[RFC3339_LEN + 1], asked[RFC3339_LEN + 1];
+
+	json_time(r->revoked_at, when);
+	json_time(r->asked, asked);
+	fprintf(stderr, "key %llu replaces key %llu, which is revoked at %s "
+	    "(workers see it within cache_ttl_seconds = %u s)\n",
+	    (unsigned long long)r->new_id, (unsigned long long)id, when,
+	    c->cfg.cache_ttl_seconds);
+	if (r->revoked_at < r->asked)
+		fprintf(stderr, "asyncexec-admin: note: key %llu was already "
+		    "in the grace of an earlier rotation, which ends it at %s: "
+		    "that end was kept (--grace-hours %ld asked for %s, which "
+		    "never extends a grace)\n", (unsigned long long)id, when,
+		    c->o->num, asked);
+}
+
 /*
  * key rotate ID|KEY [--grace-hours N]: prints a new consumer key of the
  * old one's tenant and lineage (its executions can be polled, cancelled
  * and listed with the new one); the old key works for N more hours
  * (default 24; 0: revoked now, which workers see within
- * cache_ttl_seconds).
+ * cache_ttl_seconds), or less when an earlier rotation ends it sooner.
+ * The key is printed before the commit: if it cannot be written, nothing
+ * changes. 0 or 1.
  */
 int
 cmd_key_rotate(struct ctx *c)
 {
-	unsigned char	 hash[SHA256_LEN];
-	char		 key[3 + SECRET_B64_LEN + 1], when[RFC3339_LEN + 1];
-	struct key_row	 k;
-	uint64_t	 id = c->o->id, new_id = 0;
-	int64_t		 now = clock_now_ms();
-	int		 rc;
+	unsigned char		 hash[SHA256_LEN];
+	char			 key[3 + SECRET_B64_LEN + 1];
+	struct key_row		 k;
+	struct key_rotation	 r;
+	struct rotate_out	 p = { key, 0 };
+	uint64_t		 id = c->o->id;
+	int			 rc;
 
 	if (id == 0) {		/* named by the key itself */
 		crypto_sha256(c->o->pos[0], strlen(c->o->pos[0]), hash);
@@ -134,17 +181,17 @@ cmd_key_rotate(struct ctx *c)
 	if (crypto_new_secret("ak_", key, sizeof(key), hash) == -1)
 		return 1;
 	rc = id == 0 ? REPO_NOTFOUND : repo_key_rotate(c->adb, id, hash,
-	    (unsigned)c->o->num * 3600, now, &new_id);
+	    (unsigned)c->o->num * 3600, clock_now_ms(), rotate_publish, &p,
+	    &r);
+	explicit_bzero(key, sizeof(key));
 	if (rc == REPO_NOTFOUND)
 		return admin_fail("no such live consumer key");
+	if (rc != REPO_OK && p.printed)
+		return admin_fail("the commit failed after the new key was "
+		    "printed: do not use it (should key list show a new key "
+		    "of key %llu's tenant, revoke it)", (unsigned long long)id);
 	if (rc != REPO_OK)
 		return 1;
-	json_time(now + c->o->num * 3600 * 1000, when);
-	printf("%s\n", key);
-	fprintf(stderr, "key %llu replaces key %llu, which is revoked at %s "
-	    "(workers see it within cache_ttl_seconds = %u s)\n",
-	    (unsigned long long)new_id, (unsigned long long)id, when,
-	    c->cfg.cache_ttl_seconds);
-	explicit_bzero(key, sizeof(key));
+	rotated_note(c, id, &r);
 	return 0;
 }

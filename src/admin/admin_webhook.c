@@ -265,32 +265,41 @@ wait_seen(void)
 	clock_sleep_ms(WEBHOOK_SEEN_MS + WEBHOOK_SEEN_SLACK_MS);
 }
 
-/* add's output: id and secret (stdout, or one JSON object), a note on stderr.
- * 0 or 1. */
+/* add's output: id and secret on stdout (text, or one JSON object). 0 or
+ * 1. */
 static int
-added(struct ctx *c, uint64_t id, const char *secret, int plain)
+added_out(struct ctx *c, uint64_t id, const char *secret)
 {
 	struct opts		*o = c->o;
 	struct json_object	*j;
 	char			 route[ROUTE_TEXT];
 
 	route_text(route, o->nroutes ? o->env : NULL, o->svc, o->op);
-	if (o->json) {
-		if ((j = json_object_new_object()) == NULL)
-			return 1;
-		json_object_object_add(j, "id", json_object_new_int64(
-		    (int64_t)id));
-		add_str(j, "secret", secret);
-		add_str(j, "tenant", o->val[O_TENANT]);
-		add_str(j, "route", route);
-		add_str(j, "url", o->val[O_URL]);
-		json_object_object_add(j, "events", events_json(o->events));
-		json_object_object_add(j, "enabled",
-		    json_object_new_boolean(1));
-		if (admin_print_json(j) != 0)
-			return 1;
-	} else
-		printf("id\t%llu\nsecret\t%s\n", (unsigned long long)id, secret);
+	if (!o->json) {
+		printf("id\t%llu\nsecret\t%s\n", (unsigned long long)id,
+		    secret);
+		return 0;
+	}
+	if ((j = json_object_new_object()) == NULL)
+		return 1;
+	json_object_object_add(j, "id", json_object_new_int64((int64_t)id));
+	add_str(j, "secret", secret);
+	add_str(j, "tenant", o->val[O_TENANT]);
+	add_str(j, "route", route);
+	add_str(j, "url", o->val[O_URL]);
+	json_object_object_add(j, "events", events_json(o->events));
+	json_object_object_add(j, "enabled", json_object_new_boolean(1));
+	return admin_print_json(j);
+}
+
+/* add's note on stderr, after the commit. */
+static void
+added_note(struct ctx *c, uint64_t id, int plain)
+{
+	struct opts	*o = c->o;
+	char		 route[ROUTE_TEXT];
+
+	route_text(route, o->nroutes ? o->env : NULL, o->svc, o->op);
 	fprintf(stderr, "asyncexec-admin: webhook endpoint %llu added for "
 	    "tenant %s, %s%s, events %s; the secret is shown this once: give "
 	    "it to the receiver, which verifies webhook-signature with it\n",
@@ -300,11 +309,43 @@ added(struct ctx *c, uint64_t id, const char *secret, int plain)
 		fprintf(stderr, "asyncexec-admin: note: an http:// URL: "
 		    "asyncexec-notify sends to it only with webhook_allow_http = "
 		    "1 (this configuration has %u)\n", c->cfg.webhook_allow_http);
+}
+
+/*
+ * Adds the endpoint of the options with sealed secret n and prints it
+ * (secret: its text) before the commit, in one transaction: a secret
+ * that cannot be written is never kept. 0 or 1 (a message said why).
+ */
+static int
+add_tx(struct ctx *c, const char *secret, const struct webhook_new *n,
+    uint64_t *id)
+{
+	struct opts	*o = c->o;
+	int		 rc;
+
+	if (repo_webhook_begin(c->wdb) != REPO_OK)
+		return 1;
+	rc = o->nroutes ? repo_webhook_route_exists(c->wdb, o->env, o->svc,
+	    o->op) : REPO_OK;
+	if (rc == REPO_NOTFOUND)
+		admin_fail("no route %s", o->routes[0]);
+	if (rc == REPO_OK && (rc = repo_webhook_add(c->wdb, n,
+	    clock_now_ms(), id)) == REPO_OK && (added_out(c, *id, secret) != 0 ||
+	    admin_written("no webhook endpoint was added") == -1))
+		rc = REPO_ERR;
+	if (rc != REPO_OK) {
+		repo_webhook_rollback(c->wdb);
+		return 1;
+	}
+	if (repo_webhook_commit(c->wdb) != REPO_OK)
+		return admin_fail("the commit failed after the secret was "
+		    "printed: do not use it (should webhook list show endpoint "
+		    "%llu, remove it)", (unsigned long long)*id);
 	return 0;
 }
 
 /* webhook add: a new endpoint and its secret, printed once. 0, 1 (database,
- * no such route) or 2 (the key file). */
+ * no such route, standard output) or 2 (the key file). */
 int
 cmd_wh_add(struct ctx *c)
 {
@@ -319,27 +360,22 @@ cmd_wh_add(struct ctx *c)
 
 	if ((rc = new_secret(c, o->val[O_TENANT], secret, sealed, &slen)) != 0)
 		return rc;
-	rc = o->nroutes ? repo_webhook_route_exists(c->wdb, o->env, o->svc,
-	    o->op) : REPO_OK;
-	if (rc == REPO_NOTFOUND)
-		admin_fail("no route %s", o->routes[0]);
-	if (rc == REPO_OK) {
-		n = (struct webhook_new){ o->val[O_TENANT], NULL, NULL, NULL,
-		    o->val[O_URL], o->events, sealed, slen };
-		if (o->nroutes) {
-			n.env = o->env;
-			n.svc = o->svc;
-			n.op = o->op;
-		}
-		rc = repo_webhook_add(c->wdb, &n, clock_now_ms(), &id);
+	n = (struct webhook_new){ o->val[O_TENANT], NULL, NULL, NULL,
+	    o->val[O_URL], o->events, sealed, slen };
+	if (o->nroutes) {
+		n.env = o->env;
+		n.svc = o->svc;
+		n.op = o->op;
 	}
-	webhook_url_check(o->val[O_URL], &plain, &why);
-	if (rc == REPO_OK)
-		wait_seen();
-	rc = rc == REPO_OK ? added(c, id, secret, plain) : 1;
+	rc = add_tx(c, secret, &n, &id);
 	explicit_bzero(secret, sizeof(secret));
 	explicit_bzero(sealed, sizeof(sealed));
-	return rc;
+	if (rc != 0)
+		return rc;
+	webhook_url_check(o->val[O_URL], &plain, &why);
+	wait_seen();
+	added_note(c, id, plain);
+	return 0;
 }
 
 /* Copies s into out (size n), control characters as spaces. */
@@ -492,44 +528,68 @@ cmd_wh_remove(struct ctx *c)
 	    (unsigned long long)n);
 }
 
-/* rotate-secret's output: the new secret once, when the old one ends (before:
- * the end of an earlier rotation's secret it cut short, 0 none). 0 or 1. */
+/* rotate-secret's output on stdout: the new secret once and when the old
+ * one ends (t). 0 or 1. */
 static int
-rotated(struct ctx *c, const char *secret, int64_t until, int64_t before)
+rotated_out(struct ctx *c, const char *secret, const char *t)
 {
 	struct json_object	*j;
-	char			 t[RFC3339_LEN + 1];
 
-	json_time(until, t);
-	if (c->o->json) {
-		if ((j = json_object_new_object()) == NULL)
-			return 1;
-		json_object_object_add(j, "id", json_object_new_int64(
-		    (int64_t)c->o->id));
-		add_str(j, "secret", secret);
-		add_str(j, "old_secret_until", t);
-		if (admin_print_json(j) != 0)
-			return 1;
-	} else
+	if (!c->o->json) {
 		printf("id\t%llu\nsecret\t%s\nold_secret_until\t%s\n",
 		    (unsigned long long)c->o->id, secret, t);
-	fprintf(stderr, "asyncexec-admin: webhook endpoint %llu: the new secret "
-	    "is shown this once; deliveries are signed with both secrets until "
-	    "%s (%ld hour(s)), then with the new one alone: give it to the "
-	    "receiver now%s\n", (unsigned long long)c->o->id, t, c->o->num,
-	    before != 0 ? "; the secret of the rotation before no longer "
-	    "signs" : "");
+		return 0;
+	}
+	if ((j = json_object_new_object()) == NULL)
+		return 1;
+	json_object_object_add(j, "id", json_object_new_int64(
+	    (int64_t)c->o->id));
+	add_str(j, "secret", secret);
+	add_str(j, "old_secret_until", t);
+	return admin_print_json(j);
+}
+
+/*
+ * Rotates endpoint e's secret to sealed (n bytes) and prints secret
+ * before the commit (the old one ends at until): a secret that cannot be
+ * written is never kept. 0 or 1 (a message said why).
+ */
+static int
+rotate_tx(struct ctx *c, const struct webhook_endpoint *e,
+    const char *secret, const unsigned char *sealed, size_t n, int64_t until)
+{
+	char	 t[RFC3339_LEN + 1];
+	int	 rc;
+
+	json_time(until, t);
+	if (repo_webhook_begin(c->wdb) != REPO_OK)
+		return 1;
+	rc = repo_webhook_rotate(c->wdb, e->id, e->tenant, sealed, n, until,
+	    clock_now_ms());
+	if (rc == REPO_NOTFOUND)
+		no_endpoint(c->o->id);
+	if (rc == REPO_OK && (rotated_out(c, secret, t) != 0 ||
+	    admin_written("the endpoint's secrets are unchanged") == -1))
+		rc = REPO_ERR;
+	if (rc != REPO_OK) {
+		repo_webhook_rollback(c->wdb);
+		return 1;
+	}
+	if (repo_webhook_commit(c->wdb) != REPO_OK)
+		return admin_fail("the commit failed after the secret was "
+		    "printed: do not use it; run rotate-secret again");
 	return 0;
 }
 
-/* webhook rotate-secret ID [--grace-hours N]: 0, 1 (no such endpoint, database)
- * or 2 (the key file). */
+/* webhook rotate-secret ID [--grace-hours N]: 0, 1 (no such endpoint, database,
+ * standard output) or 2 (the key file). */
 int
 cmd_wh_rotate(struct ctx *c)
 {
 	struct webhook_endpoint	 e;
 	unsigned char		 sealed[WEBHOOK_SEALED_MAX];
 	char			 secret[WEBHOOK_SECRET_MAX + 1];
+	char			 t[RFC3339_LEN + 1];
 	size_t			 n = 0;
 	int64_t			 now = clock_now_ms();
 	int64_t			 until = now + c->o->num * 3600 * 1000;
@@ -541,15 +601,19 @@ cmd_wh_rotate(struct ctx *c)
 		return 1;
 	if ((rc = new_secret(c, e.tenant, secret, sealed, &n)) != 0)
 		return rc;
-	rc = repo_webhook_rotate(c->wdb, e.id, e.tenant, sealed, n, until, now);
-	if (rc == REPO_NOTFOUND)
-		rc = no_endpoint(c->o->id);
-	else
-		rc = rc == REPO_OK ? rotated(c, secret, until,
-		    e.old_until > now ? e.old_until : 0) : 1;
+	rc = rotate_tx(c, &e, secret, sealed, n, until);
 	explicit_bzero(secret, sizeof(secret));
 	explicit_bzero(sealed, sizeof(sealed));
-	return rc;
+	if (rc != 0)
+		return rc;
+	json_time(until, t);
+	fprintf(stderr, "asyncexec-admin: webhook endpoint %llu: the new secret "
+	    "is shown this once; deliveries are signed with both secrets until "
+	    "%s (%ld hour(s)), then with the new one alone: give it to the "
+	    "receiver now%s\n", (unsigned long long)c->o->id, t, c->o->num,
+	    e.old_until > now ? "; the secret of the rotation before no longer "
+	    "signs" : "");
+	return 0;
 }
 
 struct dl_listing {

@@ -167,3 +167,54 @@ valid_bearer(const char *h)
 		h++;
 	return *h != '\0' ? h : NULL;
 }
+
+/*
+ * Decodes the well-formed UTF-8 sequence at s (RFC 3629: no overlong
+ * form, no surrogate, nothing above U+10FFFF) into *cp; its length in
+ * bytes, or 0 when it is not one.
+ */
+static size_t
+utf8_char(const unsigned char *s, uint32_t *cp)
+{
+	static const uint32_t	 least[4] = { 0, 0x80, 0x800, 0x10000 };
+	size_t			 n, i;
+
+	if (s[0] < 0x80) {
+		*cp = s[0];
+		return 1;
+	}
+	n = s[0] >= 0xf0 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc0 ? 2 : 0;
+	if (n == 0 || s[0] >= 0xf8)
+		return 0;
+	*cp = s[0] & (0x7f >> n);
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		*cp = *cp << 6 | (s[i] & 0x3f);
+	}
+	if (*cp < least[n - 1] || *cp > 0x10ffff ||
+	    (*cp >= 0xd800 && *cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+/*
+ * A key's label: 1 to LABEL_MAX_LEN bytes of well-formed UTF-8 without
+ * a control character (C0, DEL, C1), so that it fits its column and
+ * keeps key list's tab-separated lines whole.
+ */
+int
+valid_label(const char *s)
+{
+	const unsigned char	*p = (const unsigned char *)s;
+	size_t			 len = strlen(s), n;
+	uint32_t		 cp;
+
+	if (len == 0 || len > LABEL_MAX_LEN)
+		return 0;
+	for (; *p != '\0'; p += n)
+		if ((n = utf8_char(p, &cp)) == 0 || cp < 0x20 ||
+		    (cp >= 0x7f && cp <= 0x9f))
+			return 0;
+	return 1;
+}

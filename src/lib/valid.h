@@ -16,9 +16,11 @@
 
 #define NAME_MAX_LEN	64	/* environment, service, operation */
 #define TENANT_MAX_LEN	64
+#define LABEL_MAX_LEN	128	/* bytes of a key's label */
 
 int	valid_name(const char *);
 int	valid_tenant(const char *);
+int	valid_label(const char *);
 int	valid_correlation_id(const char *);
 int	valid_new_correlation_id(const char *);
 int	valid_secret(const char *, const char *prefix);

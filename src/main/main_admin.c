@@ -302,6 +302,18 @@ find_verb(const char **words, int nwords, int *noun_known)
 	return NULL;
 }
 
+/* The command-line name of option o (O_STATE: --status with a value). */
+static const char *
+opt_name(enum opt o)
+{
+	size_t	 k;
+
+	for (k = 0; k < NOPTNAMES; k++)
+		if (optnames[k].o == o)
+			return optnames[k].name;
+	return "--status VALUE";
+}
+
 /* Checks the verb's options and arguments; 0 or 2 (usage). */
 static int
 check_verb(const struct verb *v, struct opts *o, const char **words,
@@ -311,8 +323,9 @@ check_verb(const struct verb *v, struct opts *o, const char **words,
 
 	for (i = 0; i < O__MAX; i++)
 		if (o->val[i] != NULL && (v->opts & OPT(i)) == 0)
-			return admin_usage_error(v, "%s %s takes no such "
-			    "option", v->noun, v->verb ? v->verb : "");
+			return admin_usage_error(v, "%s%s%s takes no %s "
+			    "option", v->noun, v->verb ? " " : "",
+			    v->verb ? v->verb : "", opt_name(i));
 	if (o->json && !v->json)
 		return admin_usage_error(v, "%s has no --json form",
 		    v->synopsis);

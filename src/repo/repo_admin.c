@@ -374,6 +374,7 @@ enum astmt {
 	ASTMT_KEY_LOCK,
 	ASTMT_KEY_SUCCESSOR,
 	ASTMT_KEY_GRACE,
+	ASTMT_KEY_END,
 	ASTMT__MAX
 };
 
@@ -434,6 +435,9 @@ static const struct db_stmt_def astmts[ASTMT__MAX] = {
 	[ASTMT_KEY_GRACE] = {
 	    "UPDATE s2r_api_key SET revoked_at = LEAST(COALESCE(revoked_at, "
 	    "?), ?) WHERE id = ?", 0, "admin_key_grace" },
+	/* the end the old key got: the grace's, or an earlier one kept */
+	[ASTMT_KEY_END] = { "SELECT revoked_at FROM s2r_api_key WHERE id = ?",
+	    0, "admin_key_end" },
 };
 
 struct adb {
@@ -713,10 +717,30 @@ repo_migrations_applied(struct adb *a, repo_applied_fn fn, void *arg)
 	return rc == MYSQL_NO_DATA ? REPO_OK : REPO_ERR;
 }
 
-/* Runs rotate's three statements inside the open transaction. */
+/* Reads key id's revoked_at (in the open transaction) into *end. */
+static enum repo_rc
+key_end(struct adb *a, uint64_t id, int64_t *end)
+{
+	MYSQL_BIND	 p[1];
+	MYSQL_TIME	 t;
+	MYSQL_STMT	*st;
+	struct db_cols	 c;
+
+	db_bind_u64(&p[0], &id);
+	if ((st = db_run(a->db, ASTMT_KEY_END, p)) == NULL)
+		return REPO_ERR;
+	db_rcol(&c, 0, MYSQL_TYPE_DATETIME, &t, sizeof(t));
+	if (fetch_one(st, &c) != REPO_OK)
+		return REPO_ERR;
+	*end = db_time_ms(&t);
+	return REPO_OK;
+}
+
+/* Runs rotate's statements inside the open transaction: lock, new key,
+ * the old key's end, and that end read back into r->revoked_at. */
 static enum repo_rc
 rotate_tx(struct adb *a, uint64_t id, const unsigned char *hash,
-    int64_t until, int64_t now, uint64_t *new_id)
+    int64_t now, struct key_rotation *r)
 {
 	MYSQL_BIND	 p[3];
 	MYSQL_TIME	 tn, tu;
@@ -737,32 +761,38 @@ rotate_tx(struct adb *a, uint64_t id, const unsigned char *hash,
 	db_bind_u64(&p[2], &id);
 	if ((st = db_run(a->db, ASTMT_KEY_SUCCESSOR, p)) == NULL)
 		return db_errno(a->db) == ER_DUP_ENTRY ? REPO_DUP : REPO_ERR;
-	*new_id = mysql_stmt_insert_id(st);
-	db_bind_time(&p[0], &tu, until);
-	db_bind_time(&p[1], &tu, until);
+	r->new_id = mysql_stmt_insert_id(st);
+	db_bind_time(&p[0], &tu, r->asked);
+	db_bind_time(&p[1], &tu, r->asked);
 	db_bind_u64(&p[2], &id);
-	return awrite(a, ASTMT_KEY_GRACE, p) == REPO_OK ? REPO_OK : REPO_ERR;
+	if (awrite(a, ASTMT_KEY_GRACE, p) != REPO_OK)
+		return REPO_ERR;
+	return key_end(a, id, &r->revoked_at);
 }
 
 /*
  * Rotates consumer key id (asyncexec-admin key rotate): in one
  * transaction, a new key of hash (same tenant, label and lineage) is
  * added and the old key is revoked at now + grace_seconds (0: now; an
- * earlier revocation time stays). *new_id gets the new key's id.
- * REPO_OK, REPO_NOTFOUND (no live consumer key id), REPO_DUP or REPO_ERR.
+ * earlier revocation time stays). r gets the new key's id, the end
+ * asked and the end stored. Before the commit publish(arg, r) runs
+ * (the key is printed there): unless it returns 0 nothing is kept.
+ * REPO_OK, REPO_NOTFOUND (no live consumer key id), REPO_DUP or
+ * REPO_ERR (also when publish failed, or the commit).
  */
 enum repo_rc
 repo_key_rotate(struct adb *a, uint64_t id, const unsigned char *hash,
-    unsigned grace_seconds, int64_t now, uint64_t *new_id)
+    unsigned grace_seconds, int64_t now, repo_publish_fn publish,
+    void *arg, struct key_rotation *r)
 {
 	int	 rc;
 
-	*new_id = 0;
+	memset(r, 0, sizeof(*r));
+	r->asked = now + (int64_t)grace_seconds * 1000;
 	if (db_begin(a->db) == -1)
 		return REPO_ERR;
-	rc = rotate_tx(a, id, hash, now + (int64_t)grace_seconds * 1000, now,
-	    new_id);
-	if (rc == REPO_OK && db_commit(a->db) == 0)
+	rc = rotate_tx(a, id, hash, now, r);
+	if (rc == REPO_OK && publish(arg, r) == 0 && db_commit(a->db) == 0)
 		return REPO_OK;
 	db_rollback(a->db);
 	return rc == REPO_OK ? REPO_ERR : rc;

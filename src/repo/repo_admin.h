@@ -78,8 +78,18 @@ enum repo_rc	repo_route_set_retention(struct adb *, const char *env,
 enum repo_rc	repo_route_id(struct adb *, const char *env, const char *svc,
 	    const char *op, uint64_t *id);
 enum repo_rc	repo_key_get(struct adb *, uint64_t id, struct key_row *);
-enum repo_rc	repo_key_rotate(struct adb *, uint64_t id, const unsigned char *hash,
-	    unsigned grace_seconds, int64_t now, uint64_t *new_id);
+/* What a key rotation made (repo_key_rotate). */
+struct key_rotation {
+	uint64_t	 new_id;	/* the new key */
+	int64_t		 asked;		/* now + the grace, ms */
+	int64_t		 revoked_at;	/* the old key's end as stored: asked,
+					 * or an earlier end that was kept */
+};
+/* Called before a commit with what it would keep: 0 to commit it. */
+typedef int (*repo_publish_fn)(void *arg, const struct key_rotation *);
+enum repo_rc	repo_key_rotate(struct adb *, uint64_t id,
+	    const unsigned char *hash, unsigned grace_seconds, int64_t now,
+	    repo_publish_fn, void *, struct key_rotation *);
 enum repo_rc	repo_backend_grant(struct adb *, uint64_t key_id, uint64_t route_id,
 	    int grant);
 enum repo_rc	repo_exec_show(struct adb *, uint64_t id, struct exec_admin *);

@@ -139,6 +139,33 @@ repo_webhook_close(struct wdb *w)
 	free(w);
 }
 
+/*
+ * A transaction on w's connection, for add and rotate whose secret is
+ * printed before their commit. REPO_OK or REPO_ERR.
+ */
+enum repo_rc
+repo_webhook_begin(struct wdb *w)
+{
+	return db_begin(w->db) == 0 ? REPO_OK : REPO_ERR;
+}
+
+/* Commits w's transaction: REPO_OK or REPO_ERR (rolled back). */
+enum repo_rc
+repo_webhook_commit(struct wdb *w)
+{
+	if (db_commit(w->db) == 0)
+		return REPO_OK;
+	db_rollback(w->db);
+	return REPO_ERR;
+}
+
+/* Rolls w's transaction back. */
+void
+repo_webhook_rollback(struct wdb *w)
+{
+	db_rollback(w->db);
+}
+
 /* Runs a write; REPO_OK (a row matched), REPO_NOTFOUND or REPO_ERR. */
 static enum repo_rc
 wwrite(struct wdb *w, enum wstmt id, MYSQL_BIND *p)

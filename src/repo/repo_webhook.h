@@ -77,6 +77,9 @@ typedef void (*repo_delivery_fn)(void *arg, const struct webhook_delivery *);
 
 struct wdb	*repo_webhook_open(const struct config *);
 void		 repo_webhook_close(struct wdb *);
+enum repo_rc	repo_webhook_begin(struct wdb *);
+enum repo_rc	repo_webhook_commit(struct wdb *);
+void		 repo_webhook_rollback(struct wdb *);
 
 enum repo_rc	repo_webhook_route_exists(struct wdb *, const char *env,
 		    const char *svc, const char *op);

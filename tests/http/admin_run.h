@@ -7,6 +7,7 @@
 #ifndef ASYNCEXEC_ADMIN_RUN_H
 #define ASYNCEXEC_ADMIN_RUN_H
 
+#include <fcntl.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -18,6 +19,7 @@
 
 static char out[OUT_MAX], err[OUT_MAX];
 static const char *input;	/* standard input of the next run, NULL: none */
+static const char *stdout_to;	/* the next run's stdout: a file (NULL: out) */
 static char bindir[512];	/* where the binaries are (run) */
 
 /* Runs argv (NULL-terminated) with stdout and stderr captured; its exit status or -1. */
@@ -34,7 +36,9 @@ run_v(char *const *argv)
 	if (pipe(po) == -1 || pipe(pe) == -1 || pipe(pi) == -1)
 		return -1;
 	if ((pid = fork()) == 0) {
-		dup2(po[1], 1);
+		int fd = stdout_to ? open(stdout_to, O_WRONLY) : -1;
+
+		dup2(fd != -1 ? fd : po[1], 1);
 		dup2(pe[1], 2);
 		dup2(pi[0], 0);
 		close(po[0]), close(pe[0]), close(po[1]), close(pe[1]);
@@ -48,6 +52,7 @@ run_v(char *const *argv)
 		fprintf(stderr, "  could not write the standard input\n");
 	close(pi[1]);
 	input = NULL;
+	stdout_to = NULL;
 	fds[0] = (struct pollfd){ po[0], POLLIN, 0 };
 	fds[1] = (struct pollfd){ pe[0], POLLIN, 0 };
 	while (fds[0].fd >= 0 || fds[1].fd >= 0) {

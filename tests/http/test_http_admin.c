@@ -5,7 +5,8 @@
  * input (`-`) and never echoed, execution show /
  * requeue / fail (a requeued execution is claimable again with a new token and the old
  * token loses; an operator fail makes poll say failed and a backend callback get 409);
- * usage errors (exit 2, before any configuration is read); --json documents; and
+ * usage errors (exit 2, before any configuration is read; a bad
+ * --label; an option a verb does not take, named); --json documents; and
  * --check-config of the three binaries against real files and databases: a password file
  * that cannot be read, one readable by others, a wrong password, a schema behind (in a
  * scratch database made through the test server's root account), a user lacking grants,
@@ -157,6 +158,27 @@ test_usage(void)
 	CHECK_EQ_INT(run("asyncexec-admin", "--config %s route", nocfg), 2);
 	CHECK_EQ_INT(run("asyncexec-admin", "--check-config --config %s stats", nocfg), 2);
 	CHECK_EQ_INT(run("asyncexec-admin", "%s", ""), 2);
+	/* a label: 1-128 bytes of UTF-8, no control character (key list is
+	 * tab-separated) */
+	CHECK_EQ_INT(run("asyncexec-admin", "--config %s key create --tenant t "
+	    "--label a\tb", nocfg), 2);
+	CHECK(strstr(err, "--label must be") != NULL);
+	CHECK_EQ_INT(run("asyncexec-admin", "--config %s key create --tenant t "
+	    "--label %0129d", nocfg, 0), 2);
+	CHECK(strstr(err, "--label must be") != NULL);
+	CHECK_EQ_INT(run("asyncexec-admin", "--config %s key create --tenant t "
+	    "--label caf\xe9", nocfg), 2);
+	CHECK(strstr(err, "--label must be") != NULL);
+	CHECK_EQ_INT(run("asyncexec-admin", "--config %s backend-key create "
+	    "--route a/b/c --label x\ny", nocfg), 2);
+	CHECK(strstr(err, "--label must be") != NULL);
+	/* an option the verb does not take is named */
+	CHECK_EQ_INT(run("asyncexec-admin", "--config %s key list "
+	    "--grace-hours 3", nocfg), 2);
+	CHECK(strstr(err, "key list takes no --grace-hours option") != NULL);
+	CHECK_EQ_INT(run("asyncexec-admin", "--config %s stats --tenant t",
+	    nocfg), 2);
+	CHECK(strstr(err, "stats takes no --tenant option") != NULL);
 	/* help and version need no configuration either */
 	CHECK_EQ_INT(run("asyncexec-admin", "--config %s help route", nocfg), 0);
 	CHECK(strstr(out, "route set ENV/SERVICE/OPERATION --retention-days N") != NULL);

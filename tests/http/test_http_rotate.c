@@ -6,7 +6,9 @@
  * same 404 and an empty list; a rotated key's own submits are seen by its whole lineage;
  * --grace-hours 0 revokes the old key on every worker once the cache TTL has passed; a
  * revoked key cannot be rotated; a row without a lineage (written by a schema-6 binary)
- * is still matched by the initiator's key hash, and only by it.
+ * is still matched by the initiator's key hash, and only by it;
+ * a second rotation of a key in its grace keeps the earlier end, and
+ * says the end it kept.
  */
 #include "util/clock.h"
 #include "check.h"
@@ -17,10 +19,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 
 /* after the cache TTL, for the clocks of the test and the workers read apart */
 #define SEEN_MARGIN_MS	250
 #define REFUSALS	16	/* polls with a revoked key that must all be 401 */
+#define HOUR_MS		3600000LL
 
 static struct fx F;
 
@@ -280,6 +284,81 @@ test_legacy_row(void)
 	fx_free(&g);
 }
 
+/*
+ * Rotates KEY (given on standard input) with ARGS: the exit status; the
+ * new key's line and stderr land in buf (len bytes), and *end gets the
+ * "revoked at" time it printed (-1: none).
+ */
+static int
+rotate_said(const char *key, const char *args, char *buf, size_t len,
+    int64_t *end)
+{
+	char cmd[2048], t[32];
+	const char *p;
+	FILE *f;
+	size_t n;
+	int st;
+
+	snprintf(cmd, sizeof cmd, "printf '%%s\\n' '%s' | '%s' --config '%s' "
+	    "key rotate - %s 2>&1", key, test_env("ASYNCEXEC_ADMIN"),
+	    test_env("ASYNCEXEC_TEST_CONFIG"), args);
+	buf[0] = '\0';
+	*end = -1;
+	if ((f = popen(cmd, "r")) == NULL)
+		return -1;
+	n = fread(buf, 1, len - 1, f);
+	buf[n] = '\0';
+	st = pclose(f);
+	if ((p = strstr(buf, "revoked at ")) != NULL) {
+		snprintf(t, sizeof t, "%.24s", p + 11);
+		*end = rfc3339_ms(t);
+	}
+	return st == -1 || !WIFEXITED(st) ? -1 : WEXITSTATUS(st);
+}
+
+/* The wall clock, UTC ms. */
+static int64_t
+wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * A rotation during an earlier rotation's grace: the earlier end stays
+ * (the statement never extends a grace), and the command prints that
+ * end, not now + the new grace.
+ */
+static void
+test_grace_kept(void)
+{
+	struct fx g;
+	char out1[4096], out2[4096];
+	int64_t t0, end1 = -1, end2 = -1;
+
+	fx_setup(&g, "rotkeep");
+	t0 = wall_ms();
+	CHECK_EQ_INT(rotate_said(g.ckey, "--grace-hours 2", out1, sizeof out1,
+	    &end1), 0);
+	CHECK(end1 >= t0 + 2 * HOUR_MS - 60000 &&
+	    end1 <= wall_ms() + 2 * HOUR_MS + 60000);
+	CHECK(strstr(out1, "kept") == NULL);
+	CHECK_EQ_INT(rotate_said(g.ckey, "--grace-hours 48", out2, sizeof out2,
+	    &end2), 0);
+	if (end2 != end1)
+		fprintf(stderr, "  second rotation said: %s", out2);
+	CHECK(end2 == end1);
+	CHECK(strstr(out2, "was kept") != NULL);
+	/* a shorter grace is taken: the end moves earlier */
+	CHECK_EQ_INT(rotate_said(g.ckey, "--grace-hours 1", out2, sizeof out2,
+	    &end2), 0);
+	CHECK(end2 > 0 && end2 < end1 && end2 <= wall_ms() + HOUR_MS + 60000);
+	CHECK(strstr(out2, "kept") == NULL);
+	fx_free(&g);
+}
+
 int
 main(void)
 {
@@ -289,6 +368,7 @@ main(void)
 	test_revoke_now();
 	test_grace_ends();
 	test_legacy_row();
+	test_grace_kept();
 	fx_free(&F);
 	return check_done("http_rotate");
 }

@@ -8,6 +8,7 @@
  * delivery and of an endpoint's since a time (pending, attempts 0, due now, the same
  * webhook_id and body), remove (with its deliveries); bad URLs, routes, events, ids,
  * times and key files refused with their exit status and message, nothing changed.
+ * A secret that cannot be written (stdout on /dev/full) is not kept.
  */
 #include "check.h"
 #include "webhook_admin.h"
@@ -321,6 +322,40 @@ test_rotate(const struct fx *f, int64_t id, char *secret, size_t size)
 	CHECK(strstr(err, "no webhook endpoint 999999999999") != NULL && out[0] == '\0');
 }
 
+/*
+ * A secret that cannot be written (stdout on /dev/full) is not kept: add
+ * adds no endpoint, rotate-secret changes neither secret; exit 1, saying
+ * so.
+ */
+static void
+test_stdout_full(const struct fx *f, int64_t id)
+{
+	unsigned char before[256], after[256];
+	char until[64];
+	long long n = endpoints();
+	size_t nb, na;
+
+	stdout_to = "/dev/full";
+	CHECK_EQ_INT(ADM("webhook add --tenant %s --url "
+	    "https://full.example.invalid/", f->tenant), 1);
+	CHECK(strstr(err, "no webhook endpoint was added") != NULL);
+	CHECK_EQ_INT(endpoints(), n);
+	nb = sqlb(before, sizeof before, "SELECT secret_sealed FROM "
+	    "s2r_webhook_endpoint WHERE id = %lld", (long long)id);
+	snprintf(until, sizeof until, "%s", sql("SELECT IFNULL("
+	    "secret_old_until, '-') FROM s2r_webhook_endpoint WHERE id = %lld",
+	    (long long)id));
+	stdout_to = "/dev/full";
+	CHECK_EQ_INT(ADM("webhook rotate-secret %lld --grace-hours 5",
+	    (long long)id), 1);
+	CHECK(strstr(err, "the endpoint's secrets are unchanged") != NULL);
+	na = sqlb(after, sizeof after, "SELECT secret_sealed FROM "
+	    "s2r_webhook_endpoint WHERE id = %lld", (long long)id);
+	CHECK(na == nb && memcmp(after, before, nb) == 0);
+	CHECK_EQ_STR(sql("SELECT IFNULL(secret_old_until, '-') FROM "
+	    "s2r_webhook_endpoint WHERE id = %lld", (long long)id), until);
+}
+
 /* remove: the endpoint goes (--json), a second remove finds none. */
 static void
 test_remove(int64_t id)
@@ -360,6 +395,7 @@ main(void)
 	test_list(&f, id, id2);
 	test_enable(id);
 	test_rotate(&f, id, secret, sizeof secret);
+	test_stdout_full(&f, id);
 	test_remove(id2);
 	test_remove(id);
 	fx_free(&f);

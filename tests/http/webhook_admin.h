@@ -29,6 +29,7 @@ extern char **environ;
 
 static char out[OUT_MAX], err[OUT_MAX], dir[64];
 static const char *bin, *conf;
+static const char *stdout_to;	/* the next run's stdout (NULL: out) */
 static MYSQL *m;
 static unsigned char key[AEAD_KEY_LEN];	/* the stack's webhook_key_file key */
 
@@ -76,7 +77,9 @@ run(const char *cfg, const char *fmt, ...)
 	snprintf(pe, sizeof pe, "%s/err", dir);
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_addopen(&fa, 1, po, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	posix_spawn_file_actions_addopen(&fa, 1, stdout_to ? stdout_to : po,
+	    O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	stdout_to = NULL;
 	posix_spawn_file_actions_addopen(&fa, 2, pe, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	st = posix_spawn(&pid, bin, &fa, NULL, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);

@@ -100,10 +100,38 @@ triples(void)
 	CHECK(!valid_route_triple("Prod/b/c", e, s, o));
 }
 
+/* labels: 1-128 bytes of well-formed UTF-8, no control character */
+static void
+labels(void)
+{
+	char	 l[130];
+
+	CHECK(valid_label("ops team"));
+	CHECK(valid_label("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x94\x91"));
+	memset(l, 'x', 128);
+	l[128] = '\0';
+	CHECK(valid_label(l));
+	l[128] = 'x';
+	l[129] = '\0';
+	CHECK(!valid_label(l));
+	CHECK(!valid_label(""));
+	CHECK(!valid_label("a\tb"));
+	CHECK(!valid_label("a\nb"));
+	CHECK(!valid_label("a\x7f"));
+	CHECK(!valid_label("a\xc2\x85"));		/* C1: NEL */
+	CHECK(!valid_label("\xff"));
+	CHECK(!valid_label("caf\xe9"));		/* Latin-1 */
+	CHECK(!valid_label("\xc0\xaf"));		/* overlong */
+	CHECK(!valid_label("\xed\xa0\x80"));		/* a surrogate */
+	CHECK(!valid_label("\xf4\x90\x80\x80"));	/* above U+10FFFF */
+	CHECK(!valid_label("\xe2\x82"));		/* cut short */
+}
+
 int
 main(void)
 {
 	names();
+	labels();
 	tenants_and_ids();
 	secrets_and_headers();
 	triples();
