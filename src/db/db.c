@@ -74,6 +74,7 @@ struct db {
 
 static int	 oneshot;	/* db_oneshot: report a failed connect, no retry */
 
+/* Marks this process as a one-shot program (db.h); returns nothing. */
 void
 db_oneshot(void)
 {
