@@ -343,6 +343,32 @@ fail:
 }
 
 /*
+ * Reports a failed migrate: the migration that failed (NULL: none, the
+ * failure came before or after them), how many were applied, the
+ * version the database is at (-1: unknown) and what to do; 1.
+ */
+static int
+migrate_failed(const char *failed, int applied, int version)
+{
+	char	 v[32];
+
+	if (version >= 0)
+		snprintf(v, sizeof(v), "%d", version);
+	else
+		snprintf(v, sizeof(v), "unknown");
+	if (failed == NULL)
+		return admin_fail("migrate failed after %d migration(s); "
+		    "schema version %s. The error is logged above; fix its "
+		    "cause and run migrate again (asyncexec-ops(7), "
+		    "UPGRADES)", applied, v);
+	return admin_fail("migrate failed at %s after %d migration(s); "
+	    "schema version %s. The server's error is logged above. What %s "
+	    "changed before its failing statement stays (DDL is not rolled "
+	    "back): fix the cause and what it left, then run migrate again "
+	    "(asyncexec-ops(7), UPGRADES)", failed, applied, v, failed);
+}
+
+/*
  * migrate [--to N]: applies the pending migrations (up to N), on a
  * connection of its own: the only one that accepts multi-statement
  * scripts.
@@ -351,6 +377,7 @@ int
 cmd_migrate(struct ctx *c)
 {
 	struct db	*mdb;
+	const char	*failed;
 	int		 applied, version, rc;
 
 	if (c->o->val[O_STATUS] != NULL)
@@ -358,15 +385,14 @@ cmd_migrate(struct ctx *c)
 	if ((mdb = repo_open_migrate(&c->cfg)) == NULL)
 		return admin_fail("out of memory");
 	rc = repo_migrate(mdb, c->o->val[O_TO] ? (int)c->o->num : 0,
-	    MIGRATE_LOCK_WAIT, &applied, &version);
+	    MIGRATE_LOCK_WAIT, &applied, &version, &failed);
 	repo_close(mdb);
 	if (rc == REPO_BUSY)
 		return admin_fail("another migrate holds the migration lock "
 		    "of this database (waited %d s); nothing applied, try "
 		    "again when it has finished", MIGRATE_LOCK_WAIT);
 	if (rc != REPO_OK)
-		return admin_fail("migrate failed after %d migration(s); "
-		    "schema version %d", applied, version);
+		return migrate_failed(failed, applied, version);
 	printf("applied %d migration(s); schema version %d\n", applied,
 	    version);
 	return 0;

@@ -358,6 +358,7 @@ check_run(const char *prog, unsigned who, const char *path)
 	if (who & (CHECK_ADMIN | CHECK_NOTIFY))
 		check_keyfile(&k);
 	log_set_level(LOG_ERROR);
+	repo_oneshot();		/* a check connects once, and exits */
 	if ((r = repo_check_open(&k.cfg)) == NULL)
 		return 1;
 	if (repo_check_connect(r, &e) != REPO_OK)

@@ -72,6 +72,15 @@ struct db {
 	int				 sync_boost;	/* wsrep_sync_wait |= 1 */
 };
 
+static int	 oneshot;	/* db_oneshot: report a failed connect, no retry */
+
+/* Marks this process as a one-shot program (db.h); returns nothing. */
+void
+db_oneshot(void)
+{
+	oneshot = 1;
+}
+
 /* Allocates a handle; does not connect. NULL when out of memory. */
 struct db *
 db_new(const struct config *cfg, const struct db_stmt_def *defs, size_t n,
@@ -403,6 +412,38 @@ fail:
 	return -1;
 }
 
+/* Logs an outage's first failed connect (one-shot: what to check). */
+static void
+log_down(const struct db *db)
+{
+	const struct config	*c = db->cfg;
+	const char		*msg = db->errmsg[0] ? db->errmsg : "no connection";
+	unsigned		 e = db->down_errno;
+	char			 chk[1200];
+
+	if (!oneshot) {
+		log_error("db: connect: %s (retrying every %u..%u ms; 503 "
+		    "meanwhile)", msg, DB_BACKOFF_MIN_MS, DB_BACKOFF_MAX_MS);
+		return;
+	}
+	if (e == ER_ACCESS_DENIED_ERROR || e == ER_DBACCESS_DENIED_ERROR ||
+	    e == ER_BAD_DB_ERROR)
+		snprintf(chk, sizeof(chk), "db_name, db_user and db_password or "
+		    "db_password_file in the configuration file, and the grants");
+	else if (c->db_nhosts > 0)
+		snprintf(chk, sizeof(chk), "db_hosts (%s) in the configuration "
+		    "file, and that the nodes run", c->db_hosts_text);
+	else if (c->db_socket[0] != '\0')
+		snprintf(chk, sizeof(chk), "db_socket (%s) in the configuration "
+		    "file, and that the server runs", c->db_socket);
+	else
+		snprintf(chk, sizeof(chk), "db_host and db_port (%s:%u) in the "
+		    "configuration file, and that the server runs", c->db_host,
+		    c->db_port);
+	log_error("db: cannot connect to database %s as %s: %s; check %s",
+	    c->db_name, c->db_user, msg, chk);
+}
+
 /*
  * Records a failed connect at now: logs the first of an outage, then at
  * most one "still unreachable" line per DB_DOWN_NOTE_MS, and sets the
@@ -419,9 +460,7 @@ db_down(struct db *db, long long now)
 			db->seed = (unsigned)getpid() ^ (unsigned)now;
 		db->down_since = db->last_note = now;
 		db->backoff_ms = DB_BACKOFF_MIN_MS;
-		log_error("db: connect: %s (retrying every %u..%u ms; "
-		    "503 meanwhile)", db->errmsg[0] ? db->errmsg :
-		    "no connection", DB_BACKOFF_MIN_MS, DB_BACKOFF_MAX_MS);
+		log_down(db);
 	} else {
 		db->backoff_ms = db->backoff_ms * 2 > DB_BACKOFF_MAX_MS ?
 		    DB_BACKOFF_MAX_MS : db->backoff_ms * 2;
@@ -757,33 +796,4 @@ fail:
 	db->last_errno = mysql_errno(db->conn);
 	log_error("db: script: %s", mysql_error(db->conn));
 	return -1;
-}
-
-/*
- * Fetches column col of the current row (bound with a zero-length
- * buffer) whose real length is len into a new NUL-terminated buffer
- * *out (caller frees). 0 or -1.
- */
-int
-db_fetch_blob(MYSQL_STMT *st, MYSQL_BIND *b, unsigned col,
-    unsigned long len, char **out, size_t *outlen)
-{
-	MYSQL_BIND	 one;
-	char		*p;
-
-	if ((p = malloc(len + 1)) == NULL)
-		return -1;
-	memset(&one, 0, sizeof(one));
-	one.buffer_type = b->buffer_type;
-	one.buffer = p;
-	one.buffer_length = len;
-	if (len > 0 && mysql_stmt_fetch_column(st, &one, col, 0) != 0) {
-		log_error("db: fetch column %u: %s", col, mysql_stmt_error(st));
-		free(p);
-		return -1;
-	}
-	p[len] = '\0';
-	*out = p;
-	*outlen = len;
-	return 0;
 }

@@ -35,6 +35,9 @@ struct db_node {
 	char		 status[32];	/* wsrep_cluster_status */
 };
 
+/* This process runs once (admin, expire, a check): a failed connect says
+ * what to check instead of the workers' retry and 503 (db_oneshot). */
+void		 db_oneshot(void);
 struct db	*db_new(const struct config *, const struct db_stmt_def *,
 		    size_t nstmts, int eager, int multi);
 void		 db_free(struct db *);

@@ -4,6 +4,7 @@
  * the SQL in repo*.c goes through these.
  */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <mysql.h>
@@ -153,4 +154,33 @@ db_fetch_row(MYSQL_STMT *st, struct db_cols *r)
 	    mysql_stmt_error(st) : st->mysql != NULL ? mysql_error(st->mysql) :
 	    "no connection");
 	return DB_ROW_ERR;
+}
+
+/*
+ * Fetches column col of the current row (bound with a zero-length
+ * buffer) whose real length is len into a new NUL-terminated buffer
+ * *out (caller frees). 0 or -1.
+ */
+int
+db_fetch_blob(MYSQL_STMT *st, MYSQL_BIND *b, unsigned col,
+    unsigned long len, char **out, size_t *outlen)
+{
+	MYSQL_BIND	 one;
+	char		*p;
+
+	if ((p = malloc(len + 1)) == NULL)
+		return -1;
+	memset(&one, 0, sizeof(one));
+	one.buffer_type = b->buffer_type;
+	one.buffer = p;
+	one.buffer_length = len;
+	if (len > 0 && mysql_stmt_fetch_column(st, &one, col, 0) != 0) {
+		log_error("db: fetch column %u: %s", col, mysql_stmt_error(st));
+		free(p);
+		return -1;
+	}
+	p[len] = '\0';
+	*out = p;
+	*outlen = len;
+	return 0;
 }

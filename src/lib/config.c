@@ -63,7 +63,7 @@ X(MAX_JSON_DEPTH, "max_json_depth", CT_UINT, max_json_depth, "64", 1, \
 X(RETRY_AFTER, "retry_after_seconds", CT_UINT, retry_after_seconds, "1", \
     1, 3600, R_FCGI) \
 X(MAX_ATTEMPTS, "max_attempts", CT_UINT, max_attempts, "5", 1, 1000, \
-    R_FCGI | R_EXPIRE) \
+    R_FCGI | R_EXPIRE | R_ADMIN) \
 X(PURGE_GRACE_DAYS, "purge_grace_days", CT_UINT, purge_grace_days, "7", \
     0, 36500, R_EXPIRE) \
 X(CACHE_TTL, "cache_ttl_seconds", CT_UINT, cache_ttl_seconds, "5", 0, \

@@ -401,6 +401,7 @@ main(int argc, char *argv[])
 		return 2;
 	}
 	log_set_level(LOG_WARN);
+	repo_oneshot();
 	if ((c.db = repo_open(&c.cfg, 0)) == NULL ||
 	    (c.adb = repo_admin_open(&c.cfg)) == NULL ||
 	    (c.wdb = repo_webhook_open(&c.cfg)) == NULL)

@@ -121,6 +121,7 @@ main(int argc, char *argv[])
 	o.max_runtime_ms = cli.max_runtime_ms;
 	o.dry_run = cli.dry_run;
 	o.now = clock_now_ms();
+	repo_oneshot();		/* one run: no retry behind a 503 */
 	if ((db = repo_expire_open(&cfg)) == NULL)
 		return 1;
 	rc = expire_run(db, &o, &r);

@@ -47,6 +47,18 @@ exec_status_parse(const char *s)
 }
 
 /*
+ * Marks this process as a one-shot program (asyncexec-admin,
+ * asyncexec-expire, a --check-config): a failed connect of any of its
+ * handles is reported with the settings to check, not as the workers'
+ * retry behind a 503.
+ */
+void
+repo_oneshot(void)
+{
+	db_oneshot();
+}
+
+/*
  * Opens a repository handle (no connection yet); its connection runs
  * one statement per query. NULL when out of memory.
  */

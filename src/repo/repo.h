@@ -199,6 +199,7 @@ enum exec_status exec_status_parse(const char *);
 void		 exec_row_free(struct exec_row *);
 void		 claim_free(struct claim_item *, size_t);
 
+void		 repo_oneshot(void);
 struct db	*repo_open(const struct config *, int eager);
 struct db	*repo_open_migrate(const struct config *);
 void		 repo_close(struct db *);

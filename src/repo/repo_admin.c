@@ -160,17 +160,20 @@ is_applied(struct db *db, int v)
  * applies nothing). A missing version below a recorded one (numbers
  * handed out in parallel, merged out of order) is applied too, with a
  * warning. *applied gets how many ran, *version the schema version
- * after. REPO_OK, REPO_BUSY or REPO_ERR.
+ * after (also after a failure; -1 when it cannot be read), *failed the
+ * name of the migration that failed (NULL: none did, the failure was
+ * elsewhere). REPO_OK, REPO_BUSY or REPO_ERR.
  */
 enum repo_rc
 repo_migrate(struct db *db, int target, unsigned lock_wait, int *applied,
-    int *version)
+    int *version, const char **failed)
 {
 	size_t	 i;
 	int	 rc, done, before;
 
 	*applied = 0;
-	*version = 0;
+	*version = -1;
+	*failed = NULL;
 	if (db_script(db, VERSION_TABLE, strlen(VERSION_TABLE)) == -1)
 		return REPO_ERR;
 	if ((rc = repo_migrate_lock(db, lock_wait)) != REPO_OK)
@@ -190,8 +193,10 @@ repo_migrate(struct db *db, int target, unsigned lock_wait, int *applied,
 		if (m->version < before)
 			log_warn("migrate: %s is applied after version %d (out "
 			    "of order)", m->name, before);
-		if ((rc = apply_one(db, m)) != REPO_OK)
+		if ((rc = apply_one(db, m)) != REPO_OK) {
+			*failed = m->name;
 			goto fail;
+		}
 		(*applied)++;
 		/* the key before any later migration: never a window */
 		if (m->version >= POLL_KEY_VERSION &&
@@ -205,6 +210,9 @@ repo_migrate(struct db *db, int target, unsigned lock_wait, int *applied,
 	if (rc == REPO_OK)
 		rc = record_compat(db, *version);
 fail:
+	/* what the database is at now, for the operator */
+	if (rc != REPO_OK && repo_schema_version(db, version) != REPO_OK)
+		*version = -1;
 	repo_migrate_unlock(db);
 	return rc;
 }

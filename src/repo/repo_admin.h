@@ -14,7 +14,7 @@
 
 /* on the service handle, in the admin program */
 enum repo_rc	repo_migrate(struct db *, int target, unsigned lock_wait,
-	    int *applied, int *version);
+	    int *applied, int *version, const char **failed);
 enum repo_rc	repo_migrate_lock(struct db *, unsigned wait_seconds);
 void	repo_migrate_unlock(struct db *);
 enum repo_rc	repo_route_add(struct db *, const char *env, const char *svc,

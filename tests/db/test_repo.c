@@ -639,15 +639,19 @@ static void
 migrate_lock(void)
 {
 	struct db	*holder = repo_open(&cfg, 0), *mig = repo_open_migrate(&cfg);
+	const char	*failed = "";
 	int		 applied = -1, version = -1;
 
 	CHECK(holder != NULL && repo_migrate_lock(holder, 0) == REPO_OK);
-	CHECK_EQ_INT(repo_migrate(mig, 0, 1, &applied, &version), REPO_BUSY);
+	CHECK_EQ_INT(repo_migrate(mig, 0, 1, &applied, &version,
+	    &failed), REPO_BUSY);
 	CHECK_EQ_INT(applied, 0);
 	repo_migrate_unlock(holder);
-	CHECK_EQ_INT(repo_migrate(mig, 0, 1, &applied, &version), REPO_OK);
+	CHECK_EQ_INT(repo_migrate(mig, 0, 1, &applied, &version,
+	    &failed), REPO_OK);
 	CHECK_EQ_INT(applied, 0);
 	CHECK_EQ_INT(version, SCHEMA_VERSION);
+	CHECK(failed == NULL);
 	/* and the lock is free again afterwards */
 	CHECK(repo_migrate_lock(holder, 0) == REPO_OK);
 	repo_migrate_unlock(holder);

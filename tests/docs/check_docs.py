@@ -6,7 +6,9 @@ usage: check_docs.py SOURCE_DIR ADMIN_BINARY
   1. every key of the configuration list (CONFIG_KEYS in src/**/config.c) has a block
      in scripts/man/asyncexec.conf.5 with its default ("Default: X."), its numeric
      range ("Range: MIN-MAX") and the programs that read it ("Read by:"), and the page
-     has no block for a key the list lacks;
+     has no block for a key the list lacks; scripts/examples/asyncexec.conf (the
+     packaged example and conffile) has a line for every key ("#key = default" when
+     commented out) and none for another;
   2. the SYNOPSIS of scripts/man/asyncexec-admin.8 is, line for line, what
      `asyncexec-admin help` prints;
   3. README.md's endpoint table ("## Endpoints") lists exactly the operations (method
@@ -175,6 +177,38 @@ def check_conf(src):
     if n == len(table):
         ok("asyncexec.conf(5): all %d keys of %s, with their defaults, ranges and "
            "readers" % (n, cfile))
+
+
+def check_example(src):
+    """scripts/examples/asyncexec.conf (the packaged conffile) has a line for every key of
+    the list, set or commented out ("#key = value"), and none for a key the list lacks."""
+    cfile, table = config_table(src)
+    if not table:
+        return
+    path = os.path.join(src, "scripts", "examples", "asyncexec.conf")
+    have = []
+    for line in open(path, encoding="utf-8"):
+        m = re.match(r"#?([a-z][a-z0-9_]*)\s*=", line)
+        if m:
+            have.append(m.group(1))
+    good = True
+    for key in table:
+        if key not in have:
+            fail("scripts/examples/asyncexec.conf has no line for the key %s (%s)"
+                 % (key, cfile))
+            good = False
+    for key in sorted(set(have)):
+        if key not in table:
+            fail("scripts/examples/asyncexec.conf sets %s, which %s does not know"
+                 % (key, cfile))
+            good = False
+        elif have.count(key) > 1:
+            fail("scripts/examples/asyncexec.conf has %d lines for the key %s"
+                 % (have.count(key), key))
+            good = False
+    if good:
+        ok("scripts/examples/asyncexec.conf: a line for each of the %d keys of %s"
+           % (len(table), cfile))
 
 
 # ---- 2. asyncexec-admin's synopsis --------------------------------------------------------
@@ -396,6 +430,7 @@ def main():
         sys.exit(__doc__)
     src, admin = sys.argv[1], sys.argv[2]
     check_conf(src)
+    check_example(src)
     check_admin(src, admin)
     check_endpoints(src)
     check_pages(src)

@@ -10,7 +10,8 @@
  * --check-config of the three binaries against real files and databases: a password file
  * that cannot be read, one readable by others, a wrong password, a schema behind (in a
  * scratch database made through the test server's root account), a user lacking grants,
- * and migrate making the poll-token key itself.
+ * and migrate making the poll-token key itself; admin and expire against a
+ * database they cannot reach (what to check, not the workers' retry text).
  */
 #include "util/clock.h"
 #include "check.h"
@@ -639,6 +640,37 @@ test_check_files(void)
 	CHECK(strstr(err, "workers") != NULL && out[0] == '\0');
 }
 
+/*
+ * A one-shot program (admin, expire) that cannot connect says what to
+ * check, not the workers' "retrying ...; 503 meanwhile": it neither
+ * retries nor answers anything.
+ */
+static void
+test_unreachable(void)
+{
+	static const char *const bins[] = { "asyncexec-admin", "asyncexec-expire" };
+	char cfg[400], extra[400];
+	size_t i;
+
+	snprintf(cfg, sizeof cfg, "%s/unreachable.conf", dir);
+	/* a file of its own: the cluster run's db_hosts would win over db_socket */
+	CHECK(write_text(cfg, "db_socket = /nonexistent/mysqld.sock\n", 0600) == 0);
+	for (i = 0; i < 2; i++) {
+		CHECK_EQ_INT(run(bins[i], "--config %s%s", cfg, i ? "" : " route list"), 1);
+		CHECK(strstr(err, "/nonexistent/mysqld.sock") != NULL &&
+		    strstr(err, "check db_socket") != NULL);
+		CHECK(strstr(err, "retrying") == NULL && strstr(err, "503 ") == NULL);
+		if (strstr(err, "check db_socket") == NULL || strstr(err, "503 ") != NULL)
+			fprintf(stderr, "  %s said: %s\n", bins[i], err);
+	}
+	/* the wrong password of test_check_files: the credentials to check */
+	snprintf(extra, sizeof extra, "db_password_file = %s/pw-wrong\n", dir);
+	CHECK(derive(cfg, extra) == 0);
+	CHECK_EQ_INT(run("asyncexec-admin", "--config %s route list", cfg), 1);
+	CHECK(strstr(err, "db_user and db_password") != NULL &&
+	    strstr(err, "503 ") == NULL);
+}
+
 /* A scratch database: schema behind, then migrate (which makes the poll-token key). */
 static void
 test_check_schema(void)
@@ -757,6 +789,7 @@ main(void)
 	test_requeue_spent(&f);
 	test_fail(&f);
 	test_check_files();
+	test_unreachable();
 	if (sql_sock[0] == '\0') {
 		fprintf(stderr, "the test config has no db_socket: no scratch database\n");
 		CHECK(sql_sock[0] != '\0');

@@ -59,29 +59,58 @@ scratch_sql(const struct scratch *s, const char *sql)
 	return 0;
 }
 
-int
-scratch_admin(const struct scratch *s, char *out, size_t size, ...)
+/* asyncexec-admin --config <scratch> and the words of ap; as run(). */
+static int
+admin_v(const struct scratch *s, char *out, char *err, size_t size,
+    va_list ap)
 {
-	char		 err[4096];
 	char		*argv[12];
 	const char	*a;
-	va_list		 ap;
-	int		 n = 0, rc;
+	int		 n = 0;
 
 	argv[n++] = (char *)(uintptr_t)admin_bin;
 	argv[n++] = "--config";
 	argv[n++] = (char *)(uintptr_t)s->cfg;
-	va_start(ap, size);
 	while (n < 11 && (a = va_arg(ap, const char *)) != NULL)
 		argv[n++] = (char *)(uintptr_t)a;
-	va_end(ap);
 	argv[n] = NULL;
-	rc = run(argv, out, err, size, 60000);
+	return run(argv, out, err, size, 60000);
+}
+
+int
+scratch_admin(const struct scratch *s, char *out, size_t size, ...)
+{
+	char		 err[4096];
+	const char	*verb;
+	va_list		 ap;
+	int		 rc;
+
+	va_start(ap, size);
+	verb = va_arg(ap, const char *);
+	va_end(ap);
+	va_start(ap, size);
+	rc = admin_v(s, out, err, size < sizeof(err) ? size : sizeof(err), ap);
+	va_end(ap);
 	if (rc == -1)
 		return -1;
 	if (!WIFEXITED(rc) || WEXITSTATUS(rc) != 0)
-		fprintf(stderr, "  asyncexec-admin %s %s: status %d: %s\n",
-		    argv[3], argv[4] ? argv[4] : "", rc, err);
+		fprintf(stderr, "  asyncexec-admin %s: status %d: %s\n",
+		    verb ? verb : "", rc, err);
+	return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+int
+scratch_admin_err(const struct scratch *s, char *out, char *err,
+    size_t size, ...)
+{
+	va_list		 ap;
+	int		 rc;
+
+	va_start(ap, size);
+	rc = admin_v(s, out, err, size, ap);
+	va_end(ap);
+	if (rc == -1)
+		return -1;
 	return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
 }
 

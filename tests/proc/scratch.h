@@ -25,6 +25,9 @@ int	scratch_sql(const struct scratch *, const char *sql);
 /* asyncexec-admin --config <scratch> a1 .. (NULL-terminated); its exit
  * status (-1: did not run); out gets stdout. */
 int	scratch_admin(const struct scratch *, char *out, size_t size, ...);
+/* The same with stderr into err; out and err are size bytes each. */
+int	scratch_admin_err(const struct scratch *, char *out, char *err,
+	    size_t size, ...);
 /*
  * Adds route e/s/o and a key of tenant t to the scratch database; the
  * "Bearer ak_..." value into auth (size bytes). 0 or -1.

@@ -6,6 +6,7 @@
  *    without a restart;
  *  - ahead (a rolling upgrade: another host migrated): ready while every newer migration
  *    is marked compatible with this build (s2r_schema_version.compatible_from), else 503.
+ * And a migration that fails: migrate names it and the database's version.
  */
 #include "check.h"
 #include "fcgi_client.h"
@@ -141,6 +142,30 @@ check_gap(void)
 	CHECK_EQ_INT(get("/v1/executions/e/s/o/x", out, sizeof out), 404);
 }
 
+/*
+ * A migration that fails (here: its table is there already, made by
+ * hand): migrate exits 1 naming it, with the schema version the database
+ * is at and where the procedure is.
+ */
+static void
+check_failed(void)
+{
+	char sql[256], out[4096], err[4096];
+
+	snprintf(sql, sizeof sql, "CREATE TABLE %s.s2r_secret (x INT)", S.db);
+	CHECK(scratch_sql(&S, sql) == 0);
+	CHECK_EQ_INT(scratch_admin_err(&S, out, err, sizeof out, "migrate", NULL),
+	    1);
+	CHECK(strstr(err, "003_poll_token_key.sql") != NULL);
+	CHECK(strstr(err, "after 0 migration(s); schema version 2") != NULL);
+	CHECK(strstr(err, "asyncexec-ops(7)") != NULL);
+	if (strstr(err, "003_poll_token_key.sql") == NULL ||
+	    strstr(err, "schema version 2") == NULL)
+		fprintf(stderr, "  the failed migrate said: %s\n", err);
+	snprintf(sql, sizeof sql, "DROP TABLE %s.s2r_secret", S.db);
+	CHECK(scratch_sql(&S, sql) == 0);
+}
+
 int
 main(void)
 {
@@ -150,6 +175,7 @@ main(void)
 		return 1;
 	/* deployed before migrate: schema 2 lacks s2r_secret (migration 3) */
 	CHECK_EQ_INT(scratch_admin(&S, out, sizeof out, "migrate", "--to", "2", NULL), 0);
+	check_failed();
 	CHECK_EQ_INT(scratch_route_key(&S, auth, sizeof auth), 0);
 	CHECK(scratch_start(&S) == 0);
 	check_behind(2);
