@@ -7,8 +7,9 @@
  * readable by others; the database can be reached; the server version;
  * the schema version against this build's; the privileges this binary
  * needs; for the sender and the admin, that webhook_key_file opens the
- * stored endpoint secrets. A file that does not parse is reported on stderr and nothing
- * else is checked (exit 2, as for any configuration error).
+ * stored endpoint secrets. A file that does not parse is reported on
+ * stderr and nothing else is checked (exit 2, as for any configuration
+ * error).
  */
 #include <sys/stat.h>
 
@@ -370,11 +371,11 @@ check_secrets(struct chk *k, struct rchk *r)
 		say(k, "ok", "webhook secrets", "the %zu newest open with the "
 		    "key of %s", n, k->cfg.webhook_key_file);
 	else if (bad < n)
-		say(k, "warn", "webhook secrets", "%zu of the %zu newest do not "
-		    "open with the key of %s: some endpoints were added on a "
-		    "host with another key file; give every host the same file, "
-		    "then rotate-secret the endpoints that still do not open",
-		    bad, n, k->cfg.webhook_key_file);
+		say(k, "warn", "webhook secrets", "%zu of the %zu newest do "
+		    "not open with the key of %s: some endpoints were added on "
+		    "a host with another key file; give every host the same "
+		    "file, then rotate-secret the endpoints that still do not "
+		    "open", bad, n, k->cfg.webhook_key_file);
 	else
 		say(k, k->who & CHECK_NOTIFY ? "error" : "warn",
 		    "webhook secrets", "none of the %zu newest opens with the "

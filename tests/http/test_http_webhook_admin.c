@@ -7,8 +7,9 @@
  * its grace), deliveries (rows written here: newest first, --status), replay of one
  * delivery and of an endpoint's since a time (pending, attempts 0, due now, the same
  * webhook_id and body), remove (with its deliveries); bad URLs, routes, events, ids,
- * times and key files refused with their exit status and message, nothing changed;
- * `check` with a key that opens none of the stored secrets says to copy the key file.
+ * times and key files refused with their exit status and message, nothing
+ * changed; `check` with a key that opens none of the stored secrets says to
+ * copy the key file.
  */
 #include "check.h"
 #include "webhook_admin.h"
