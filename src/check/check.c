@@ -37,7 +37,7 @@ struct chk {
 };
 
 /* how many of the newest endpoints' secrets the key is tried on */
-#define SEALED_TRY	8
+#define SEALED_TRY	32
 
 /* Prints one check's line and counts it. */
 static void

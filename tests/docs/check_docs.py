@@ -482,6 +482,13 @@ def check_ops_blocks(src):
         ok("asyncexec-ops.7: a new app host gets %s; socket overrides use FreeBind" % key)
 
 
+def check_secrets_tried(src):
+    for page, phrase in (("asyncexec-admin.8", r"the secrets of the (\d+) newest webhook"),
+                         ("asyncexec-notify.8", r"the secrets of the (\d+) newest endpoints"),
+                         ("asyncexec-ops.7", r'says "none of the (\d+) newest opens"')):
+        check_page_constant(src, "src/check/check.c", "SEALED_TRY", page, [phrase])
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
@@ -502,6 +509,7 @@ def main():
     check_versions(src)
     check_notify_unit(src)
     check_ops_blocks(src)
+    check_secrets_tried(src)
     if failures:
         print("%d failure(s)" % len(failures))
         return 1
