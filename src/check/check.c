@@ -6,8 +6,10 @@
  * Checked: the file parses; the password file can be read and is not
  * readable by others; the database can be reached; the server version;
  * the schema version against this build's; the privileges this binary
- * needs. A file that does not parse is reported on stderr and nothing
- * else is checked (exit 2, as for any configuration error).
+ * needs; for the sender and the admin, that webhook_key_file opens the
+ * stored endpoint secrets. A file that does not parse is reported on
+ * stderr and nothing else is checked (exit 2, as for any configuration
+ * error).
  */
 #include <sys/stat.h>
 
@@ -30,7 +32,12 @@ struct chk {
 	unsigned	 who;
 	struct config	 cfg;
 	int		 errors, warnings;
+	int		 haskey;	/* key holds webhook_key_file's */
+	unsigned char	 key[AEAD_KEY_LEN];
 };
+
+/* how many of the newest endpoints' secrets the key is tried on */
+#define SEALED_TRY	32
 
 /* Prints one check's line and counts it. */
 static void
@@ -324,17 +331,58 @@ check_nodes(struct chk *k)
 static void
 check_keyfile(struct chk *k)
 {
-	unsigned char	 key[AEAD_KEY_LEN];
 	char		 err[512];
 
-	if (webhook_keyfile_load(k->cfg.webhook_key_file, key, err,
-	    sizeof(err)) == WEBHOOK_OK)
+	if (webhook_keyfile_load(k->cfg.webhook_key_file, k->key, err,
+	    sizeof(err)) == WEBHOOK_OK) {
+		k->haskey = 1;
 		say(k, "ok", "webhook_key_file", "%s holds a key",
 		    k->cfg.webhook_key_file);
-	else
+	} else
 		say(k, k->who & CHECK_NOTIFY ? "error" : "warn",
 		    "webhook_key_file", "%s", err);
-	explicit_bzero(key, sizeof(key));
+}
+
+/*
+ * The key against the stored endpoint secrets: it must open those of
+ * the newest endpoints, or it is not the key they were sealed with (a
+ * host given a fresh key, a key file lost on purge). An error for the
+ * sender, which cannot sign with them; a warning for the admin.
+ */
+static void
+check_secrets(struct chk *k, struct rchk *r)
+{
+	struct repo_sealed	 s[SEALED_TRY];
+	unsigned char		 raw[WEBHOOK_KEY_MAX];
+	size_t			 i, n, rawlen, bad = 0;
+
+	if (repo_check_sealed(r, s, SEALED_TRY, &n) != REPO_OK) {
+		say(k, "warn", "webhook secrets", "cannot read them");
+		return;
+	}
+	for (i = 0; i < n; i++)
+		if (webhook_secret_open(k->key, s[i].tenant, s[i].sealed,
+		    s[i].len, raw, &rawlen) != WEBHOOK_OK)
+			bad++;
+	explicit_bzero(raw, sizeof(raw));
+	if (n == 0)
+		say(k, "ok", "webhook secrets", "none stored yet");
+	else if (bad == 0)
+		say(k, "ok", "webhook secrets", "the %zu newest open with the "
+		    "key of %s", n, k->cfg.webhook_key_file);
+	else if (bad < n)
+		say(k, "warn", "webhook secrets", "%zu of the %zu newest do "
+		    "not open with the key of %s: some endpoints were added on "
+		    "a host with another key file; give every host the same "
+		    "file, then rotate-secret the endpoints that still do not "
+		    "open", bad, n, k->cfg.webhook_key_file);
+	else
+		say(k, k->who & CHECK_NOTIFY ? "error" : "warn",
+		    "webhook secrets", "none of the %zu newest opens with the "
+		    "key of %s: it is not the key they were sealed with; copy "
+		    "that file from a host whose sender delivers (owner "
+		    "root:asyncexec, mode 0640), then restart asyncexec-notify",
+		    n, k->cfg.webhook_key_file);
 }
 
 /*
@@ -358,9 +406,15 @@ check_run(const char *prog, unsigned who, const char *path)
 	if (who & (CHECK_ADMIN | CHECK_NOTIFY))
 		check_keyfile(&k);
 	log_set_level(LOG_ERROR);
+<<<<<<< HEAD
 	repo_oneshot();		/* a check connects once, and exits */
 	if ((r = repo_check_open(&k.cfg)) == NULL)
+=======
+	if ((r = repo_check_open(&k.cfg)) == NULL) {
+		explicit_bzero(k.key, sizeof(k.key));
+>>>>>>> fixI
 		return 1;
+	}
 	if (repo_check_connect(r, &e) != REPO_OK)
 		say(&k, "error", "database", "cannot connect to %s as %s: "
 		    "error %u, %s", k.cfg.db_name, k.cfg.db_user, e,
@@ -374,7 +428,10 @@ check_run(const char *prog, unsigned who, const char *path)
 		check_dml(&k, r);
 		if (who & CHECK_ADMIN)
 			check_ddl(&k, r);
+		if (k.haskey)
+			check_secrets(&k, r);
 	}
+	explicit_bzero(k.key, sizeof(k.key));
 	repo_check_close(r);
 	fflush(stdout);
 	return k.errors ? 1 : 0;

@@ -23,6 +23,7 @@ enum cstmt {
 	CSTMT_SERVER,
 	CSTMT_GRANTS,
 	CSTMT_SCHEMA,
+	CSTMT_SEALED,
 	CSTMT__PROBES		/* the probes follow, in probes[] order */
 };
 
@@ -132,6 +133,9 @@ repo_check_open(const struct config *cfg)
 	r->defs[CSTMT_GRANTS].sql = "SHOW GRANTS FOR CURRENT_USER()";
 	r->defs[CSTMT_SCHEMA].sql =
 	    "SELECT COALESCE(MAX(version), 0) FROM " T_VER;
+	/* the newest endpoints' secrets, to try the key on */
+	r->defs[CSTMT_SEALED].sql = "SELECT tenant_id, secret_sealed FROM "
+	    T_WEP " ORDER BY id DESC LIMIT ?";
 	for (i = 0; i < NPROBES; i++)
 		r->defs[CSTMT__PROBES + i].sql = probes[i].sql;
 	if ((r->db = db_new(cfg, r->defs, CSTMT__PROBES + NPROBES, 0,
@@ -312,4 +316,37 @@ repo_check_schema(struct rchk *r, int *version)
 	rc = db_fetch_row(st, &c);
 	mysql_stmt_free_result(st);
 	return rc == DB_ROW ? REPO_OK : REPO_ERR;
+}
+
+/*
+ * The sealed secrets of the max newest endpoints into out, *n of them
+ * (0: none, or no endpoint table yet). REPO_OK or REPO_ERR.
+ */
+enum repo_rc
+repo_check_sealed(struct rchk *r, struct repo_sealed *out, size_t max,
+    size_t *n)
+{
+	MYSQL_STMT	*st;
+	MYSQL_BIND	 p[1];
+	struct db_cols	 c;
+	struct repo_sealed s;
+	unsigned	 lim = (unsigned)max;
+	int		 rc;
+
+	*n = 0;
+	if ((rc = table_exists(r, T_WEP)) != 1)
+		return rc == 0 ? REPO_OK : REPO_ERR;
+	db_bind_u32(&p[0], &lim);
+	if ((st = db_run(r->db, CSTMT_SEALED, p)) == NULL)
+		return REPO_ERR;
+	db_rcol(&c, 0, MYSQL_TYPE_STRING, s.tenant, sizeof(s.tenant));
+	db_rcol(&c, 1, MYSQL_TYPE_BLOB, s.sealed, sizeof(s.sealed));
+	rc = DB_ROW_NONE;
+	while (*n < max && (rc = db_fetch_row(st, &c)) == DB_ROW) {
+		db_rstr(&c, 0, s.tenant, sizeof(s.tenant));
+		s.len = c.null[1] ? 0 : c.len[1];
+		out[(*n)++] = s;
+	}
+	mysql_stmt_free_result(st);
+	return rc == DB_ROW_ERR ? REPO_ERR : REPO_OK;
 }

@@ -8,6 +8,9 @@
 
 #include <stddef.h>
 
+#include "valid.h"
+#include "webhook.h"
+
 struct config;
 struct rchk;
 
@@ -22,6 +25,13 @@ enum probe_rc {
 	PROBE_DENIED,		/* it is not */
 	PROBE_NOTABLE,		/* the table does not exist */
 	PROBE_ERR		/* something else failed */
+};
+
+/* a stored endpoint secret, still sealed (repo_check_sealed) */
+struct repo_sealed {
+	char		 tenant[TENANT_MAX_LEN + 1];
+	unsigned char	 sealed[WEBHOOK_SEALED_MAX];
+	size_t		 len;
 };
 
 struct repo_probe {
@@ -40,5 +50,7 @@ const char	*repo_check_advice(unsigned err);
 enum repo_rc	repo_check_grants(struct rchk *,
 		    void (*)(void *, const char *), void *);
 enum repo_rc	repo_check_schema(struct rchk *, int *version);
+enum repo_rc	repo_check_sealed(struct rchk *, struct repo_sealed *,
+		    size_t max, size_t *n);
 
 #endif

@@ -19,7 +19,14 @@ usage: check_docs.py SOURCE_DIR ADMIN_BINARY
   5. SCHEMA_VERSION (src/repo/repo.h) is the newest migration of sql/, and
      asyncexec-ops(7) says "This build needs schema version N." with that N;
   6. the man pages' figures of a header's constant state it: the claim's clock tolerance
-     and reads of ids, the size of the payload a poll gets with its row.
+     and reads of ids, the size of the payload a poll gets with its row;
+  7. the versions the man pages name (.TH, package file names, asyncexec_build_info,
+     User-Agent) are project(VERSION) of CMakeLists.txt;
+  8. the units agree with the code and the guide: the sender's TimeoutStopSec is above
+     the largest webhook_timeout plus a database statement's wait; its IPAddressDeny=
+     suggestion allows loopback (notify_listen) and the resolver; a documented TCP
+     ListenStream= override has FreeBind=yes; adding an app host copies the key file
+     (webhook_key_file's default) with the configuration.
 
 Each failure names the document and the fact; exit 1 when there is one.
 """
@@ -425,6 +432,97 @@ def check_held(src):
                         [r"It reads at most (\d+) MiB so"], 1 << 20)
 
 
+def check_versions(src):
+    """Every version a man page names is project(VERSION)."""
+    m = re.search(r"project\(\s*asyncexec\s+VERSION\s+([\d.]+)",
+                  open(os.path.join(src, "CMakeLists.txt"), encoding="utf-8").read())
+    if not m:
+        fail("CMakeLists.txt: no project(asyncexec VERSION X)")
+        return
+    pats = [r'^\.TH .*"asyncexec ([\d.]+)"', r"\basyncexec_(\d+\.\d+\.\d+)",
+            r'\bversion="(\d+\.\d+\.\d+)"', r"\basyncexec-\w+/(\d+\.\d+\.\d+)"]
+    n = 0
+    for page in sorted(glob.glob(os.path.join(src, "scripts", "man", "*.[578]"))):
+        for i, line in enumerate(open(page, encoding="utf-8").read().split("\n")):
+            for p in pats:
+                for v in re.findall(p, plain(line)):
+                    n += 1
+                    if v != m.group(1):
+                        fail("%s:%d: version %s, but project(VERSION) is %s"
+                             % (os.path.basename(page), i + 1, v, m.group(1)))
+    ok("man pages: %d version(s) named, each %s (project(VERSION))" % (n, m.group(1)))
+
+
+def unit_text(src, name):
+    return open(os.path.join(src, "scripts", "systemd", name), encoding="utf-8").read()
+
+
+def check_notify_unit(src):
+    """The sender's stop deadline and its IPAddressDeny= suggestion."""
+    _, table = config_table(src)
+    unit = unit_text(src, "asyncexec-notify.service.in")
+    stop = re.search(r"(?m)^TimeoutStopSec=(\d+)$", unit)
+    io = re.search(r"#define\s+DB_IO_TIMEOUT_SECONDS\s+(\d+)",
+                   open(os.path.join(src, "src", "db", "db.c"), encoding="utf-8").read())
+    wt = table.get("webhook_timeout", {}).get("max")
+    if not stop or not io or wt is None or \
+            int(stop.group(1)) <= int(wt) + int(io.group(1)):
+        fail("asyncexec-notify.service.in: TimeoutStopSec=%s must be above the largest "
+             "webhook_timeout (%s, config.c) plus DB_IO_TIMEOUT_SECONDS (%s): the sender "
+             "waits that long on SIGTERM" % (stop.group(1) if stop else "(none)", wt,
+                                               io.group(1) if io else "(none)"))
+    else:
+        ok("asyncexec-notify.service.in: TimeoutStopSec=%s > webhook_timeout max %s + %s"
+           % (stop.group(1), wt, io.group(1)))
+    page = plain(open(os.path.join(src, "scripts", "man", "asyncexec-notify.8"),
+                      encoding="utf-8").read())
+    said = re.search(r"TimeoutStopSec is above the largest webhook_timeout \((\d+)\)", page)
+    if not said or said.group(1) != wt:
+        fail("asyncexec-notify.8: 'TimeoutStopSec is above the largest webhook_timeout "
+             "(N)' must name %s, webhook_timeout's maximum (config.c)" % wt)
+    listen = table.get("notify_listen", {}).get("default", "")
+    host = listen.rsplit(":", 1)[0]
+    deny = re.search(r"(?m)^#\s+IPAddressDeny=(.*)$", unit)
+    allow = re.search(r"(?m)^#\s+IPAddressAllow=(.*)$", unit)
+    if deny and "localhost" in deny.group(1).split() and not (
+            allow and ("localhost" in allow.group(1).split() or host in allow.group(1))
+            and re.search(r"resolver", unit[allow.start():allow.start() + 600])):
+        fail("asyncexec-notify.service.in: the IPAddressDeny= suggestion denies localhost "
+             "but no IPAddressAllow= line lets through notify_listen's %s and the "
+             "resolver" % host)
+    else:
+        ok("asyncexec-notify.service.in: the IPAddressDeny= suggestion allows %s and the "
+           "resolver" % host)
+
+
+def check_ops_blocks(src):
+    """ops.7's socket overrides bind with FreeBind=yes; a new app host gets the key."""
+    text = open(os.path.join(src, "scripts", "man", "asyncexec-ops.7"),
+                encoding="utf-8").read()
+    for blk in re.findall(r"(?ms)^\.EX\n(\[Socket\]\n.*?)^\.EE", text):
+        b = plain(blk)
+        if re.search(r"(?m)^ListenStream=[\d.\[]", b) and \
+                not re.search(r"(?m)^FreeBind=yes$", b):
+            fail("asyncexec-ops.7: a [Socket] override binds an address without "
+                 "FreeBind=yes (at boot the address may not be configured yet):\n" + b)
+    _, table = config_table(src)
+    key = table.get("webhook_key_file", {}).get("default", "?")
+    step = re.search(r'(?s)\.SS "Adding an app host"\n\.IP 1\. 4\n(.*?)\n\.IP 2',
+                     text)
+    if not step or key not in plain(step.group(1)):
+        fail("asyncexec-ops.7: step 1 of Adding an app host must copy %s "
+             "(webhook_key_file) with the configuration" % key)
+    else:
+        ok("asyncexec-ops.7: a new app host gets %s; socket overrides use FreeBind" % key)
+
+
+def check_secrets_tried(src):
+    for page, phrase in (("asyncexec-admin.8", r"the secrets of the (\d+) newest webhook"),
+                         ("asyncexec-notify.8", r"the secrets of the (\d+) newest endpoints"),
+                         ("asyncexec-ops.7", r'says "none of the (\d+) newest opens"')):
+        check_page_constant(src, "src/check/check.c", "SEALED_TRY", page, [phrase])
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
@@ -443,6 +541,10 @@ def main():
     check_held(src)
     check_expire_retries(src)
     check_stop_waits(src)
+    check_versions(src)
+    check_notify_unit(src)
+    check_ops_blocks(src)
+    check_secrets_tried(src)
     if failures:
         print("%d failure(s)" % len(failures))
         return 1

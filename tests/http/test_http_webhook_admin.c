@@ -8,7 +8,8 @@
  * delivery and of an endpoint's since a time (pending, attempts 0, due now, the same
  * webhook_id and body), remove (with its deliveries); bad URLs, routes, events, ids,
  * times and key files refused with their exit status and message, nothing changed.
- * A secret that cannot be written (stdout on /dev/full) is not kept.
+ * A secret that cannot be written (stdout on /dev/full) is not kept; `check` with a key
+ * that opens none of the stored secrets says to copy the key file.
  */
 #include "check.h"
 #include "webhook_admin.h"
@@ -131,6 +132,15 @@ test_keyfiles(const struct fx *f, int64_t id)
 	CHECK_EQ_INT(run(cfg, "webhook add --tenant %s --url https://e.org/", f->tenant), 2);
 	CHECK(strstr(err, "is open to others (mode 0644)") != NULL);
 	chmod(kf, 0640);
+	/* a good key, not the one the secrets were sealed with (a new host's) */
+	CHECK_EQ_INT(run(cfg, "check"), 0);	/* the admin: a warning */
+	CHECK(strstr(out, "ok    webhook_key_file: ") != NULL);
+	CHECK(strstr(out, "warn  webhook secrets: none of the ") != NULL &&
+	    strstr(out, "copy that file from a host whose sender delivers") &&
+	    strstr(out, kf) != NULL);
+	CHECK_EQ_INT(run(conf, "check"), 0);
+	CHECK(strstr(out, "webhook secrets: ") != NULL &&
+	    strstr(out, "webhook secrets: none of") == NULL);
 	CHECK(truncate(kf, 20) == 0);
 	CHECK_EQ_INT(run(cfg, "webhook rotate-secret %lld", (long long)id), 2);
 	CHECK(strstr(err, "must hold one line, the standard base64 of 32 random bytes"));
