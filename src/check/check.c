@@ -406,13 +406,9 @@ check_run(const char *prog, unsigned who, const char *path)
 	if (who & (CHECK_ADMIN | CHECK_NOTIFY))
 		check_keyfile(&k);
 	log_set_level(LOG_ERROR);
-<<<<<<< HEAD
 	repo_oneshot();		/* a check connects once, and exits */
-	if ((r = repo_check_open(&k.cfg)) == NULL)
-=======
 	if ((r = repo_check_open(&k.cfg)) == NULL) {
 		explicit_bzero(k.key, sizeof(k.key));
->>>>>>> fixI
 		return 1;
 	}
 	if (repo_check_connect(r, &e) != REPO_OK)
