@@ -4,18 +4,27 @@
 #   ASYNCEXEC_URL=http://127.0.0.1:8080 ASYNCEXEC_BACKEND_KEY=bk_... \
 #       scripts/examples/worker.sh ENV/SERVICE/OPERATION
 #
-# It claims one execution at a time, runs the work in the background while it heartbeats
-# (every HEARTBEAT_SECONDS, with a progress value), and reports the outcome:
-#   work exits 0   complete with the work's standard output (a JSON value) as the result
+# It claims one execution at a time, runs the work in the background, in a session and
+# process group of its own (setsid), while it heartbeats (every HEARTBEAT_SECONDS, with
+# a progress value), and reports the outcome:
+#   work exits 0   complete with the work's standard output (one JSON value, null and
+#                  false included) as the result
 #   work exits 75  fail retryably ("retryAfterSeconds": RETRY_AFTER_SECONDS) while the
 #                  server has attempts left; the last attempt becomes failed
 #   other exit     fail for good with the work's standard error as the message
-# A heartbeat that answers cancelRequested: true stops the work and acknowledges with the
-# `cancelled` callback. A 409 means the claim is no longer ours (the lease lapsed and
-# another claim took it, or it ended): the work is dropped, nothing is reported. A 503
-# (or nginx's 429/502/504) is retried after its Retry-After, at most RETRIES times; a
-# repeated complete/fail after a lost answer gets the same 200 again (the idempotent
-# winner), so retrying a callback is safe.
+# Stopping the work signals its whole process group (SIGTERM, SIGKILL after 5 s), so
+# what the command started stops with it. A heartbeat that answers cancelRequested:
+# true stops the work and acknowledges with the `cancelled` callback. A 409 means the
+# claim is no longer ours (the lease lapsed and another claim took it, or it ended):
+# the work is stopped, nothing is reported. A heartbeat's 404 or 401 (the key does not
+# serve the route, or is revoked) stops the work likewise; the next claim's 404 or 401
+# then ends the worker (exit 2). A 503 (or nginx's 429/502/504, or no answer at all) is
+# retried after its Retry-After (1 s when the answer had none), at most RETRIES times.
+# The outcome (complete/fail/cancelled) is sent again after that too, with a heartbeat
+# between rounds of RETRIES tries, until an answer that is not temporary: a repeated
+# complete/fail after a lost answer gets the same 200 again (the idempotent winner),
+# so retrying a callback is safe. Request bodies go to curl in a file, so a result
+# may be as large as the server takes (max_result_bytes).
 # Scheduling (contract v3) needs no change here: claim order is the server's (priority, due).
 #
 # Environment:
@@ -28,14 +37,15 @@
 #   RETRY_AFTER_SECONDS    delay of a retryable failure (default 5)
 #   IDLE_SECONDS           wait after an empty claim (default 2)
 #   MAX_ITERATIONS         claims to make before exiting, empty ones included (0 = forever)
-#   RETRIES                attempts of one HTTP call on 503/429/502/504 (default 5)
+#   RETRIES                attempts of one HTTP call on 503/429/502/504 or no answer
+#                          (default 5; an outcome then gets further rounds, see above)
 #
 # Demo work (no WORK_CMD): the request may hold {"seconds":N} (work that long, reporting
 # progress), {"failTimes":N} (fail retryably while ATTEMPT <= N), {"fatal":"message"}
 # (fail for good); the result is {"echo":<request>,"attempt":ATTEMPT}.
 #
 # Exit status: 0 after MAX_ITERATIONS, 1 on a usage error, 2 when the server is
-# unreachable or keeps refusing (401, 404, 5xx after RETRIES).
+# unreachable or keeps refusing a claim (401, 404, 5xx after RETRIES).
 set -u
 
 : "${ASYNCEXEC_URL:?set ASYNCEXEC_URL}"
@@ -47,6 +57,7 @@ IDLE_SECONDS=${IDLE_SECONDS:-2}
 MAX_ITERATIONS=${MAX_ITERATIONS:-0}
 RETRIES=${RETRIES:-5}
 [ $# -eq 1 ] || { echo "usage: $0 ENV/SERVICE/OPERATION" >&2; exit 1; }
+command -v setsid >/dev/null || { echo "$0: setsid (util-linux) is needed" >&2; exit 1; }
 ROUTE=$1
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/asyncexec-worker.XXXXXX") || exit 2
 WORK_PID=
@@ -55,69 +66,124 @@ trap 'exit 130' INT TERM
 
 log() { printf 'worker: %s\n' "$*" >&2; }
 
-# call METHOD PATH BODY [TOKEN] — one API call, retried on 503/429/502/504 after
-# Retry-After. Sets STATUS; the body is in $TMP/body.
+# call METHOD PATH FILE [TOKEN] — one API call with the body in FILE, retried on
+# 503/429/502/504 or no answer (000) after Retry-After, RETRIES tries in all. Sets
+# STATUS, and RA (the last answer's Retry-After, 1 without one) when STATUS is
+# temporary; the answer's body is in $TMP/body (absent when there was none).
 call() {
     n=0
     while :; do
+        # a curl that does not run at all (E2BIG, fork) leaves the last call's files
+        rm -f "$TMP/body" "$TMP/headers"
         STATUS=$(curl -sS -o "$TMP/body" -D "$TMP/headers" -w '%{http_code}' \
             -X "$1" -H "Authorization: Bearer $ASYNCEXEC_BACKEND_KEY" \
             -H 'Content-Type: application/json' -H "X-Callback-Token: ${4:--}" \
-            --data-binary "$3" "$ASYNCEXEC_URL$2") || STATUS=000
-        case $STATUS in
-        503|429|502|504|000) ;;
-        *) return 0 ;;
-        esac
+            --data-binary "@$3" "$ASYNCEXEC_URL$2") || STATUS=000
+        temporary "$STATUS" || return 0
+        RA=$(sed -n 's/^[Rr]etry-[Aa]fter: *\([0-9][0-9]*\).*/\1/p' "$TMP/headers" \
+            2>/dev/null)
+        RA=${RA:-1}
         n=$((n + 1))
         [ "$n" -lt "$RETRIES" ] || return 0
-        ra=$(sed -n 's/^[Rr]etry-[Aa]fter: *\([0-9][0-9]*\).*/\1/p' "$TMP/headers" 2>/dev/null)
-        log "$1 $2: $STATUS, again in ${ra:-1} s"
-        sleep "${ra:-1}"
+        log "$1 $2: $STATUS, again in $RA s"
+        sleep "$RA"
     done
 }
 
-# The demo work: reads the request on standard input (see the header).
-demo_work() {
-    req=$(cat)
-    secs=$(printf '%s' "$req" | jq -r '.seconds // 0')
-    fail_times=$(printf '%s' "$req" | jq -r '.failTimes // 0')
-    fatal=$(printf '%s' "$req" | jq -r '.fatal // empty')
-    [ -z "$fatal" ] || { printf '%s' "$fatal" >&2; return 1; }
-    [ "$ATTEMPT" -gt "$fail_times" ] || { printf 'try again (attempt %s)' "$ATTEMPT" >&2; return 75; }
-    i=0
-    while [ "$i" -lt "$secs" ]; do
-        sleep 1
-        i=$((i + 1))
-        printf '%s\n' "$i" > "$TMP/progress"
-    done
-    printf '%s' "$req" | jq -c --argjson a "$ATTEMPT" '{echo: ., attempt: $a}'
+# temporary STATUS — true when STATUS asks for the same call again later: 503, nginx's
+# 429/502/504, or 000 (no answer).
+temporary() {
+    case $1 in
+    503|429|502|504|000) return 0 ;;
+    *) return 1 ;;
+    esac
 }
 
+# The demo work, a script of its own so that it runs like a WORK_CMD: reads the request
+# on standard input (see the header), writes its step to the file $1.
+cat > "$TMP/demo" <<'EOF'
+req=$(cat)
+secs=$(printf '%s' "$req" | jq -r '.seconds // 0')
+fail_times=$(printf '%s' "$req" | jq -r '.failTimes // 0')
+fatal=$(printf '%s' "$req" | jq -r '.fatal // empty')
+[ -z "$fatal" ] || { printf '%s' "$fatal" >&2; exit 1; }
+[ "$ATTEMPT" -gt "$fail_times" ] || { printf 'try again (attempt %s)' "$ATTEMPT" >&2; exit 75; }
+i=0
+while [ "$i" -lt "$secs" ]; do
+    sleep 1
+    i=$((i + 1))
+    printf '%s\n' "$i" > "$1"
+done
+printf '%s' "$req" | jq -c --argjson a "$ATTEMPT" '{echo: ., attempt: $a}'
+EOF
+
+# start_work — runs the work of $TMP/request in the background as the leader of a new
+# session and process group (setsid), WORK_PID its pid and group id; its exit status
+# goes to $TMP/rc when it ends.
+start_work() {
+    ATTEMPT=$attempt setsid sh -c 'if [ -n "$1" ]; then sh -c "$1"
+        else sh "$2/demo" "$2/progress"; fi < "$2/request" > "$2/out" 2> "$2/err"
+        echo $? > "$2/rc"' work "${WORK_CMD:-}" "$TMP" &
+    WORK_PID=$!
+}
+
+# stop_work — stops the work's process group, if the work runs: SIGTERM, then SIGKILL
+# to what is left of it after 5 s. Returns 0.
 stop_work() {
     [ -n "$WORK_PID" ] || return 0
-    kill "$WORK_PID" 2>/dev/null
+    # the pid too: a child that has not yet made its group gets it there
+    kill -TERM "-$WORK_PID" 2>/dev/null
+    kill -TERM "$WORK_PID" 2>/dev/null
     wait "$WORK_PID" 2>/dev/null
+    i=0
+    while kill -0 "-$WORK_PID" 2>/dev/null; do
+        if [ "$i" -ge 5 ]; then
+            kill -KILL "-$WORK_PID" 2>/dev/null
+            break
+        fi
+        kill -TERM "-$WORK_PID" 2>/dev/null
+        sleep 1
+        i=$((i + 1))
+    done
     WORK_PID=
+    return 0
 }
 
-# heartbeat ID TOKEN ELAPSED — 0 to go on, 1 to drop the work (409), 2 when cancel was
-# requested.
+# heartbeat ID TOKEN ELAPSED — 0 to go on, 1 to drop the work (409: the claim is no
+# longer ours; 404 or 401: the key no longer serves the route, which the next claim
+# turns into exit 2), 2 when cancel was requested.
 heartbeat() {
     step=$(cat "$TMP/progress" 2>/dev/null || echo 0)
-    body=$(jq -cn --argjson l "$LEASE_SECONDS" --argjson e "$3" --argjson s "${step:-0}" \
-        '{leaseSeconds: $l, progress: {elapsedSeconds: $e, step: $s}}')
-    call POST "/v1/callbacks/$1/heartbeat" "$body" "$2"
+    jq -cn --argjson l "$LEASE_SECONDS" --argjson e "$3" --argjson s "${step:-0}" \
+        '{leaseSeconds: $l, progress: {elapsedSeconds: $e, step: $s}}' > "$TMP/beat"
+    call POST "/v1/callbacks/$1/heartbeat" "$TMP/beat" "$2"
     case $STATUS in
     200) [ "$(jq -r .cancelRequested "$TMP/body")" = true ] && return 2; return 0 ;;
     409) log "execution $1: the claim is no longer ours ($(jq -r .currentStatus "$TMP/body"))"
+         return 1 ;;
+    404|401) log "execution $1: heartbeat $STATUS: the key does not serve it, stopping"
          return 1 ;;
     *)   log "execution $1: heartbeat $STATUS"; return 0 ;;
     esac
 }
 
-# report ID TOKEN VERB BODY — one finalizing callback; a 409 is logged, not retried.
+# report ID TOKEN VERB — the finalizing callback VERB with the body in $TMP/outcome,
+# sent again after a temporary answer (rounds of RETRIES tries, Retry-After between
+# them) with a heartbeat between rounds while the claim is ours, until an answer that
+# is not temporary: once stored, the same callback gets its 200 again. A 409 is
+# logged, not retried.
 report() {
-    call POST "/v1/callbacks/$1/$3" "$4" "$2"
+    beat=1
+    while :; do
+        call POST "/v1/callbacks/$1/$3" "$TMP/outcome" "$2"
+        temporary "$STATUS" || break
+        log "execution $1: $3 answered $STATUS, sending it again in $RA s"
+        sleep "$RA"
+        if [ "$beat" -eq 1 ]; then
+            heartbeat "$1" "$2" "$elapsed"
+            [ $? -ne 1 ] || beat=0
+        fi
+    done
     case $STATUS in
     200) log "execution $1: $3 -> $(jq -r .status "$TMP/body")" ;;
     409) log "execution $1: $3 lost (currentStatus $(jq -r .currentStatus "$TMP/body"))" ;;
@@ -132,17 +198,12 @@ run() {
     attempt=$(printf '%s' "$1" | jq -r .attempt)
     printf '%s' "$1" | jq -c .request > "$TMP/request"
     rm -f "$TMP/progress" "$TMP/out" "$TMP/err" "$TMP/rc"
-    (
-        export ATTEMPT="$attempt"
-        if [ -n "${WORK_CMD:-}" ]; then sh -c "$WORK_CMD"; else demo_work; fi \
-            < "$TMP/request" > "$TMP/out" 2> "$TMP/err"
-        echo $? > "$TMP/rc"
-    ) &
-    WORK_PID=$!
+    start_work
     elapsed=0
     hb=0
+    echo '{}' > "$TMP/outcome"
     heartbeat "$id" "$tok" 0
-    case $? in 1) stop_work; return ;; 2) stop_work; report "$id" "$tok" cancelled '{}'; return ;; esac
+    case $? in 1) stop_work; return ;; 2) stop_work; report "$id" "$tok" cancelled; return ;; esac
     while [ ! -s "$TMP/rc" ]; do
         sleep 1
         elapsed=$((elapsed + 1))
@@ -154,28 +215,35 @@ run() {
         heartbeat "$id" "$tok" "$elapsed"
         case $? in
         1) stop_work; return ;;
-        2) stop_work; report "$id" "$tok" cancelled '{}'; return ;;
+        2) stop_work; report "$id" "$tok" cancelled; return ;;
         esac
     done
     wait "$WORK_PID" 2>/dev/null
     WORK_PID=
     rc=$(cat "$TMP/rc")
     msg=$(head -c 1000 "$TMP/err")
-    if [ "$rc" -eq 0 ] && jq -e . "$TMP/out" >/dev/null 2>&1; then
-        report "$id" "$tok" complete "$(jq -c '{result: .}' "$TMP/out")"
-    elif [ "$rc" -eq 75 ]; then
-        report "$id" "$tok" fail "$(jq -cn --arg m "$msg" --argjson r "$RETRY_AFTER_SECONDS" \
-            '{error: {message: $m}, retryAfterSeconds: $r}')"
-    else
-        report "$id" "$tok" fail "$(jq -cn --arg m "${msg:-exit status $rc}" \
-            '{error: {message: $m}}')"
+    # one JSON value, null and false too; the body goes to curl as a file, whatever
+    # its size
+    if [ "$rc" -eq 0 ] && jq -e -s 'length == 1' "$TMP/out" >/dev/null 2>&1; then
+        jq -c '{result: .}' "$TMP/out" > "$TMP/outcome"
+        report "$id" "$tok" complete
+        return
     fi
+    [ "$rc" -ne 0 ] || msg=${msg:-the output is not one JSON value}
+    if [ "$rc" -eq 75 ]; then
+        jq -cn --arg m "$msg" --argjson r "$RETRY_AFTER_SECONDS" \
+            '{error: {message: $m}, retryAfterSeconds: $r}' > "$TMP/outcome"
+    else
+        jq -cn --arg m "${msg:-exit status $rc}" '{error: {message: $m}}' > "$TMP/outcome"
+    fi
+    report "$id" "$tok" fail
 }
 
+printf '{"max":1,"leaseSeconds":%s}' "$LEASE_SECONDS" > "$TMP/claim"
 iter=0
 while [ "$MAX_ITERATIONS" -eq 0 ] || [ "$iter" -lt "$MAX_ITERATIONS" ]; do
     iter=$((iter + 1))
-    call POST "/v1/backend/$ROUTE/claim" "{\"max\":1,\"leaseSeconds\":$LEASE_SECONDS}"
+    call POST "/v1/backend/$ROUTE/claim" "$TMP/claim"
     case $STATUS in
     200) ;;
     *) log "claim: $STATUS $(head -c 300 "$TMP/body" 2>/dev/null)"; exit 2 ;;
