@@ -8,8 +8,9 @@
  * delivery and of an endpoint's since a time (pending, attempts 0, due now, the same
  * webhook_id and body), remove (with its deliveries); bad URLs, routes, events, ids,
  * times and key files refused with their exit status and message, nothing changed.
- * A secret that cannot be written (stdout on /dev/full) is not kept; `check` with a key
- * that opens none of the stored secrets says to copy the key file.
+ * A secret that cannot be written (stdout on /dev/full) is not kept; `check`
+ * with a key that opens none of the stored secrets says to copy the key
+ * file.
  */
 #include "check.h"
 #include "webhook_admin.h"
