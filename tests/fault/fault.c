@@ -239,6 +239,36 @@ f_cfg_str(const char *key, char *buf, size_t n)
 	return buf;
 }
 
+int
+f_proxy_config(const char *path, int port, const char *extra)
+{
+	static const char *const drop[] = { "db_socket", "db_host", "db_port",
+	    "db_hosts", "db_sync_wait", "listen", "listen_mode", "workers",
+	    NULL };
+	FILE	*in = fopen(test_env("ASYNCEXEC_TEST_CONFIG"), "r"), *out;
+	char	 line[1024], key[128];
+	int	 i, skip;
+
+	if (in == NULL || (out = fopen(path, "w")) == NULL) {
+		if (in != NULL)
+			fclose(in);
+		return -1;
+	}
+	while (fgets(line, sizeof line, in) != NULL) {
+		skip = 0;
+		if (sscanf(line, " %127[a-z_] =", key) == 1)
+			for (i = 0; drop[i] != NULL; i++)
+				skip |= strcmp(key, drop[i]) == 0;
+		if (!skip)
+			fputs(line, out);
+	}
+	/* db_sync_wait 0: only the re-read after a lost answer waits */
+	fprintf(out, "db_host = 127.0.0.1\ndb_port = %d\ndb_sync_wait = 0\n%s",
+	    port, extra);
+	fclose(in);
+	return fclose(out) == 0 ? 0 : -1;
+}
+
 MYSQL *
 f_sql_open(void)
 {

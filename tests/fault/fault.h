@@ -38,6 +38,11 @@ int		 f_file_contains(const char *path, const char *needle);
 
 /* String value of key in the stack's config (into buf), "" when absent. */
 const char	*f_cfg_str(const char *key, char *buf, size_t n);
+/* Writes to path the stack's config with the database at 127.0.0.1:port
+ * (TCP, through dbproxy; one server even on the cluster), no
+ * wsrep_sync_wait of the session's own, no listen, listen_mode or
+ * workers, then the "key = value\n" lines of extra. 0 or -1. */
+int		 f_proxy_config(const char *path, int port, const char *extra);
 /* A root session on the private server (unix socket), in the app's database. */
 MYSQL		*f_sql_open(void);
 /* Runs q (printf format); 0 or the error number (printed). */

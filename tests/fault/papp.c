@@ -34,34 +34,16 @@ kill_app(void)
 	}
 }
 
-/* The stack's config with the database at 127.0.0.1:port (TCP, through
- * the proxy; one server even on the cluster), our own socket, one worker
- * and no wsrep_sync_wait of the session's own. 0 or -1. */
+/* The proxied config (f_proxy_config) with our own socket and one
+ * worker. 0 or -1. */
 static int
 write_config(const char *path, int port)
 {
-	static const char *const drop[] = { "db_socket", "db_host", "db_port",
-	    "db_hosts", "db_sync_wait", "listen", "listen_mode", "workers",
-	    NULL };
-	FILE	*in = fopen(test_env("ASYNCEXEC_TEST_CONFIG"), "r"), *out;
-	char	 line[1024], key[128];
-	int	 i, skip;
+	char	 extra[600];
 
-	if (in == NULL || (out = fopen(path, "w")) == NULL)
-		return -1;
-	while (fgets(line, sizeof line, in) != NULL) {
-		skip = 0;
-		if (sscanf(line, " %127[a-z_] =", key) == 1)
-			for (i = 0; drop[i] != NULL; i++)
-				skip |= strcmp(key, drop[i]) == 0;
-		if (!skip)
-			fputs(line, out);
-	}
-	/* db_sync_wait 0: only the re-read after a lost answer waits */
-	fprintf(out, "db_host = 127.0.0.1\ndb_port = %d\nlisten = %s\n"
-	    "listen_mode = 0600\nworkers = 1\ndb_sync_wait = 0\n", port, sock);
-	fclose(in);
-	return fclose(out) == 0 ? 0 : -1;
+	snprintf(extra, sizeof extra, "listen = %s\nlisten_mode = 0600\n"
+	    "workers = 1\n", sock);
+	return f_proxy_config(path, port, extra);
 }
 
 /* Forks and execs the app; 0 once its socket accepts, else -1. */

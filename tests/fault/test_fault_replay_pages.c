@@ -35,31 +35,13 @@ static MYSQL		*m, *side;
 static char		 cfg[300], out[OUT_MAX];
 static unsigned char	 last[8];	/* the first page's last id, LE */
 
-/* The stack's config with the database at 127.0.0.1:port; 0 or -1. */
+/* The stack's config with the database at 127.0.0.1:port (the proxy);
+ * 0 or -1. */
 static int
 write_config(int port)
 {
-	static const char *const drop[] = { "db_socket", "db_host", "db_port",
-	    "db_hosts", "db_sync_wait", NULL };
-	FILE	*in = fopen(test_env("ASYNCEXEC_TEST_CONFIG"), "r"), *o;
-	char	 line[1024], key[128];
-	int	 i, skip;
-
 	snprintf(cfg, sizeof cfg, "/tmp/fault-replay-%ld.conf", (long)getpid());
-	if (in == NULL || (o = fopen(cfg, "w")) == NULL)
-		return -1;
-	while (fgets(line, sizeof line, in) != NULL) {
-		skip = 0;
-		if (sscanf(line, " %127[a-z_] =", key) == 1)
-			for (i = 0; drop[i] != NULL; i++)
-				skip |= strcmp(key, drop[i]) == 0;
-		if (!skip)
-			fputs(line, o);
-	}
-	fprintf(o, "db_host = 127.0.0.1\ndb_port = %d\ndb_sync_wait = 0\n",
-	    port);
-	fclose(in);
-	return fclose(o) == 0 ? 0 : -1;
+	return f_proxy_config(cfg, port, "");
 }
 
 /* asyncexec-admin ARGS through the proxy (output into out); its status. */
