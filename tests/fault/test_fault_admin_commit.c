@@ -1,7 +1,8 @@
 /*
  * test_fault_admin_commit.c - asyncexec-admin key rotate and webhook
  * rotate-secret (which print the new key or secret before their COMMIT)
- * when the COMMIT fails. asyncexec-admin reaches the shared database
+ * when the COMMIT fails; key create and webhook add when its answer is
+ * lost. asyncexec-admin reaches the shared database
  * through dbproxy (a config of its own), which loses the COMMIT's answer
  * (the COMMIT ran: the change is applied), drops it (nothing changed),
  * or drops it and the read back of the key too (unknown).
@@ -188,6 +189,29 @@ test_webhook_rotate(void)
 	CHECK_EQ_INT(adm("webhook remove %llu", id), 0);
 }
 
+/* key create and webhook add: a lost answer to a COMMIT that took effect */
+static void
+test_creates(void)
+{
+	unsigned long long	 id = 0;
+	const char		*p;
+	int			 printed;
+
+	dbproxy_arm(DBPROXY_LOSE_ANSWER, QCOMMIT);
+	CHECK_EQ_INT(adm("key create --tenant %s", tenant), 0);
+	CHECK(strstr(out, "took effect: use the printed key") != NULL);
+	CHECK(printed_key_stored(&printed) && printed && keys() == 3);
+	dbproxy_arm(DBPROXY_LOSE_ANSWER, QCOMMIT);
+	CHECK_EQ_INT(adm("webhook add --tenant %s --url "
+	    "https://receiver.example/hook", tenant), 0);
+	CHECK(strstr(out, "took effect: use the printed secret") != NULL);
+	if ((p = strstr(out, "id\t")) != NULL)
+		id = strtoull(p + 3, NULL, 10);
+	CHECK(id > 0 && f_sql_num(m, "SELECT COUNT(*) FROM "
+	    "s2r_webhook_endpoint WHERE id = %llu", id) == 1);
+	CHECK_EQ_INT(adm("webhook remove %llu", id), 0);
+}
+
 int
 main(void)
 {
@@ -205,6 +229,7 @@ main(void)
 	}
 	test_key_rotate();
 	test_webhook_rotate();
+	test_creates();
 	f_sql(m, "DELETE FROM s2r_api_key WHERE tenant_id = '%s'", tenant);
 	unlink(cfg);
 	mysql_close(m);
