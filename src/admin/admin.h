@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "repo.h"
 #include "valid.h"
 
 struct json_object;
@@ -89,6 +90,8 @@ int	admin_usage_error(const struct verb *, const char *fmt, ...)
 int	admin_fail(const char *fmt, ...)
 	    __attribute__((format(printf, 1, 2)));
 int	admin_written(const char *undone);
+int	admin_after_commit(enum repo_rc stored, const char *what,
+	    const char *check);
 
 /* checks shared by verbs */
 const char *admin_shown(const char *);

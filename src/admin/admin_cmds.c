@@ -45,6 +45,30 @@ admin_written(const char *undone)
 	return -1;
 }
 
+/*
+ * After a COMMIT that failed once what (a key, a secret) was printed:
+ * stored is what reading it back on a fresh connection found (REPO_OK:
+ * the COMMIT took effect, its answer was lost; REPO_NOTFOUND: nothing
+ * changed; else unknown, and check says how to find out). Says which on
+ * stderr. 0 when it took effect (the command succeeded), else 1.
+ */
+int
+admin_after_commit(enum repo_rc stored, const char *what, const char *check)
+{
+	if (stored == REPO_OK) {
+		fprintf(stderr, "asyncexec-admin: note: the commit's answer was "
+		    "lost, but it took effect: use the printed %s\n", what);
+		return 0;
+	}
+	if (stored == REPO_NOTFOUND)
+		return admin_fail("the commit failed after the %s was printed, "
+		    "and nothing changed: do not use it (running the command "
+		    "again is safe)", what);
+	return admin_fail("the commit failed after the %s was printed, and "
+	    "reading it back failed too: whether it took effect is unknown; "
+	    "%s", what, check);
+}
+
 /* Parses a decimal in [min, max] into *v; 0 or -1. */
 int
 admin_uint_arg(const char *s, long min, long max, long *v)
@@ -344,9 +368,9 @@ key_create(struct ctx *c, int backend)
 	if (rc == REPO_RETRY)
 		return busy_fail();
 	if (rc != REPO_OK && printed)
-		return admin_fail("the commit failed after the key was "
-		    "printed: do not use that key (should key list show a "
-		    "new key, revoke it)");
+		return admin_after_commit(repo_key_stored(c->db, hash), "key",
+		    "key list shows the new key (the newest of its tenant) "
+		    "only if it took effect: then use it, else do not");
 	return rc == REPO_OK ? 0 : 1;
 }
 

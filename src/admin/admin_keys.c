@@ -159,13 +159,14 @@ rotated_note(struct ctx *c, uint64_t id, const struct key_rotation *r)
  * (default 24; 0: revoked now, which workers see within
  * cache_ttl_seconds), or less when an earlier rotation ends it sooner.
  * The key is printed before the commit: if it cannot be written, nothing
- * changes. 0 or 1.
+ * changes; if the commit fails, the key is looked up again to say
+ * whether it took effect. 0 or 1.
  */
 int
 cmd_key_rotate(struct ctx *c)
 {
 	unsigned char		 hash[SHA256_LEN];
-	char			 key[3 + SECRET_B64_LEN + 1];
+	char			 key[3 + SECRET_B64_LEN + 1], chk[200];
 	struct key_row		 k;
 	struct key_rotation	 r;
 	struct rotate_out	 p = { key, 0 };
@@ -186,11 +187,16 @@ cmd_key_rotate(struct ctx *c)
 	explicit_bzero(key, sizeof(key));
 	if (rc == REPO_NOTFOUND)
 		return admin_fail("no such live consumer key");
-	if (rc != REPO_OK && p.printed)
-		return admin_fail("the commit failed after the new key was "
-		    "printed: do not use it (should key list show a new key "
-		    "of key %llu's tenant, revoke it)", (unsigned long long)id);
-	if (rc != REPO_OK)
+	if (rc != REPO_OK && p.printed) {
+		snprintf(chk, sizeof(chk), "key list shows key %llu (the "
+		    "new one, replacing key %llu) only if it took effect: then "
+		    "use the printed key, else do not",
+		    (unsigned long long)r.new_id, (unsigned long long)id);
+		/* on c->db: another connection than the rotation's */
+		if (admin_after_commit(repo_key_stored(c->db, hash), "key",
+		    chk) != 0)
+			return 1;
+	} else if (rc != REPO_OK)
 		return 1;
 	rotated_note(c, id, &r);
 	return 0;

@@ -321,6 +321,7 @@ add_tx(struct ctx *c, const char *secret, const struct webhook_new *n,
     uint64_t *id)
 {
 	struct opts	*o = c->o;
+	char		 chk[200];
 	int		 rc;
 
 	if (repo_webhook_begin(c->wdb) != REPO_OK)
@@ -337,11 +338,13 @@ add_tx(struct ctx *c, const char *secret, const struct webhook_new *n,
 		repo_webhook_rollback(c->wdb);
 		return 1;
 	}
-	if (repo_webhook_commit(c->wdb) != REPO_OK)
-		return admin_fail("the commit failed after the secret was "
-		    "printed: do not use it (should webhook list show endpoint "
-		    "%llu, remove it)", (unsigned long long)*id);
-	return 0;
+	if (repo_webhook_commit(c->wdb) == REPO_OK)
+		return 0;
+	snprintf(chk, sizeof(chk), "webhook list shows endpoint %llu only if "
+	    "it took effect: then give the printed secret to its receiver, "
+	    "else do not use it", (unsigned long long)*id);
+	return admin_after_commit(repo_webhook_stored(c->wdb, *id, n->sealed,
+	    n->sealed_len), "secret", chk);
 }
 
 /* webhook add: a new endpoint and its secret, printed once. 0, 1 (database,
@@ -558,7 +561,7 @@ static int
 rotate_tx(struct ctx *c, const struct webhook_endpoint *e,
     const char *secret, const unsigned char *sealed, size_t n, int64_t until)
 {
-	char	 t[RFC3339_LEN + 1];
+	char	 t[RFC3339_LEN + 1], chk[300];
 	int	 rc;
 
 	json_time(until, t);
@@ -575,10 +578,14 @@ rotate_tx(struct ctx *c, const struct webhook_endpoint *e,
 		repo_webhook_rollback(c->wdb);
 		return 1;
 	}
-	if (repo_webhook_commit(c->wdb) != REPO_OK)
-		return admin_fail("the commit failed after the secret was "
-		    "printed: do not use it; run rotate-secret again");
-	return 0;
+	if (repo_webhook_commit(c->wdb) == REPO_OK)
+		return 0;
+	snprintf(chk, sizeof(chk), "webhook list shows endpoint %llu's old "
+	    "secret ending at %s only if it took effect: then give the "
+	    "printed secret to its receiver, else do not use it (and run "
+	    "rotate-secret again only then)", (unsigned long long)e->id, t);
+	return admin_after_commit(repo_webhook_stored(c->wdb, e->id, sealed,
+	    n), "secret", chk);
 }
 
 /* webhook rotate-secret ID [--grace-hours N]: 0, 1 (no such endpoint, database,

@@ -56,6 +56,7 @@ struct db {
 	int				 multi;	/* multi-statements: migrations only */
 	int				 in_tx;
 	int				 connected_once;	/* reconnects count after it */
+	int				 quiet;	/* db_quiet */
 	unsigned			 last_errno;
 	time_t				 last_used;
 	/* reconnect backoff (db_down / db_up), times on CLOCK_MONOTONIC */
@@ -79,6 +80,13 @@ void
 db_oneshot(void)
 {
 	oneshot = 1;
+}
+
+/* The caller reports a failed connect of db itself (db.h). */
+void
+db_quiet(struct db *db)
+{
+	db->quiet = 1;
 }
 
 /* Allocates a handle; does not connect. NULL when out of memory. */
@@ -416,32 +424,13 @@ fail:
 static void
 log_down(const struct db *db)
 {
-	const struct config	*c = db->cfg;
-	const char		*msg = db->errmsg[0] ? db->errmsg : "no connection";
-	unsigned		 e = db->down_errno;
-	char			 chk[1200];
+	const char	*msg = db->errmsg[0] ? db->errmsg : "no connection";
 
-	if (!oneshot) {
+	if (!oneshot)
 		log_error("db: connect: %s (retrying every %u..%u ms; 503 "
 		    "meanwhile)", msg, DB_BACKOFF_MIN_MS, DB_BACKOFF_MAX_MS);
-		return;
-	}
-	if (e == ER_ACCESS_DENIED_ERROR || e == ER_DBACCESS_DENIED_ERROR ||
-	    e == ER_BAD_DB_ERROR)
-		snprintf(chk, sizeof(chk), "db_name, db_user and db_password or "
-		    "db_password_file in the configuration file, and the grants");
-	else if (c->db_nhosts > 0)
-		snprintf(chk, sizeof(chk), "db_hosts (%s) in the configuration "
-		    "file, and that the nodes run", c->db_hosts_text);
-	else if (c->db_socket[0] != '\0')
-		snprintf(chk, sizeof(chk), "db_socket (%s) in the configuration "
-		    "file, and that the server runs", c->db_socket);
-	else
-		snprintf(chk, sizeof(chk), "db_host and db_port (%s:%u) in the "
-		    "configuration file, and that the server runs", c->db_host,
-		    c->db_port);
-	log_error("db: cannot connect to database %s as %s: %s; check %s",
-	    c->db_name, c->db_user, msg, chk);
+	else if (!db->quiet)
+		db_log_connect(db->cfg, db->down_errno, msg);
 }
 
 /*

@@ -38,6 +38,15 @@ struct db_node {
 /* This process runs once (admin, expire, a check): a failed connect says
  * what to check instead of the workers' retry and 503 (db_oneshot). */
 void		 db_oneshot(void);
+/* A one-shot program's handle whose failed connect its caller reports
+ * (a check, with db_connect_hint): db logs nothing about it. */
+void		 db_quiet(struct db *);
+/* What to check about connect error e the server answered, or NULL
+ * (db_hint.c); db_log_connect logs a one-shot program's failed connect
+ * with it, or with where the server should be. */
+const char	*db_connect_hint(unsigned e);
+void		 db_log_connect(const struct config *, unsigned e,
+		    const char *msg);
 struct db	*db_new(const struct config *, const struct db_stmt_def *,
 		    size_t nstmts, int eager, int multi);
 void		 db_free(struct db *);

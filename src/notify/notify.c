@@ -40,6 +40,8 @@
 #define LEASE_MARGIN_MS		5000	/* a lease outlives the timeout by this */
 #define SLOTS_MAX		256	/* webhook_concurrency's bound */
 #define DB_STALE_MS		10000	/* /readyz: no database answer this long */
+#define GONE_MAX		64	/* 410 disables waiting to be written */
+#define GONE_REASON		"the receiver answered 410 Gone"
 
 struct slot {
 	int			 used;
@@ -86,6 +88,8 @@ struct nstate {
 	struct notify_gauges	 g;
 	int64_t			 g_at;
 	int64_t			 db_ok_at;	/* last database answer */
+	uint64_t		 gone[GONE_MAX];	/* endpoints to disable */
+	size_t			 ngone;
 	int			 lfd;
 };
 
@@ -144,12 +148,17 @@ cmp_endpoint(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-/* Re-reads the endpoints (sorted by id). 0 or -1 (the old list kept). */
+static struct notify_endpoint *endpoint_find(struct nstate *, uint64_t);
+
+/*
+ * Re-reads the endpoints (sorted by id); those whose disable waits to be
+ * written (ns->gone) stay disabled. 0 or -1 (the old list kept).
+ */
 static int
 refresh_endpoints(struct nstate *ns, int64_t now)
 {
 	struct notify_endpoint	*t;
-	size_t			 n;
+	size_t			 i, n;
 
 	/* into the other array: a read that fails part way leaves the list
 	 * as it was (a pointer into it still names the same endpoint) */
@@ -162,6 +171,9 @@ refresh_endpoints(struct nstate *ns, int64_t now)
 	ns->neps = n;
 	ns->eps_at = now;
 	ns->db_ok_at = now;
+	for (i = 0; i < ns->ngone; i++)	/* disabled, not yet written */
+		if ((t = endpoint_find(ns, ns->gone[i])) != NULL)
+			t->enabled = 0;
 	if (n == ENDPOINTS_MAX)
 		log_warn("notify: %d endpoints or more: only the first %d are "
 		    "served", ENDPOINTS_MAX, ENDPOINTS_MAX);
@@ -286,6 +298,50 @@ outbox_step(struct nstate *ns, int64_t now)
 	return more;
 }
 
+/* Queues the disable of endpoint id (a 410) for gone_write. */
+static void
+gone_add(struct nstate *ns, uint64_t id)
+{
+	size_t	 i;
+
+	for (i = 0; i < ns->ngone; i++)
+		if (ns->gone[i] == id)
+			return;
+	if (ns->ngone == GONE_MAX) {
+		log_warn("notify: endpoint %llu: %d disables wait already: "
+		    "disabled at its next 410", (unsigned long long)id,
+		    GONE_MAX);
+		return;
+	}
+	ns->gone[ns->ngone++] = id;
+}
+
+/*
+ * Writes the queued disables (once a pass, after the finished transfers
+ * are recorded). One whose row an admin command holds longer than 1 s
+ * stays queued for the next pass (the endpoint stays disabled in the
+ * list meanwhile): the recording of the other transfers does not wait
+ * for it, and it is not lost.
+ */
+static void
+gone_write(struct nstate *ns, int64_t now)
+{
+	size_t	 i, k = 0;
+
+	for (i = 0; i < ns->ngone; i++) {
+		if (repo_notify_disable(ns->db, ns->gone[i], GONE_REASON,
+		    now) == REPO_OK) {
+			ns->db_ok_at = now;
+			continue;
+		}
+		log_info("notify: endpoint %llu: disable not written yet (its "
+		    "row is busy or the database failed): tried again",
+		    (unsigned long long)ns->gone[i]);
+		ns->gone[k++] = ns->gone[i];
+	}
+	ns->ngone = k;
+}
+
 /* Records what attempt a of the delivery in slot s came to; frees s. */
 static void
 finish(struct nstate *ns, struct slot *s, const struct attempt *a,
@@ -318,11 +374,10 @@ finish(struct nstate *ns, struct slot *s, const struct attempt *a,
 	    R_RETRIED : R_DEAD]++;
 	if (a->cls == AC_GONE && (e = endpoint_find(ns, s->d.endpoint_id)) !=
 	    NULL) {
-		(void)repo_notify_disable(ns->db, e->id, "the receiver answered "
-		    "410 Gone", now);
 		e->enabled = 0;
 		log_warn("notify: endpoint %llu disabled: its receiver answered "
 		    "410 Gone", (unsigned long long)e->id);
+		gone_add(ns, e->id);	/* written after the reaping */
 	}
 	if (st == NST_DELIVERED)
 		log_debug("notify: delivery %llu endpoint %llu: delivered (%u)",
@@ -583,6 +638,8 @@ pass(struct nstate *ns)
 	    IDLE_POLL_MS, &ready) == -1)
 		log_error("notify: libcurl's multi interface failed");
 	reap(ns);
+	if (ns->ngone > 0)
+		gone_write(ns, clock_now_ms());
 	if (ready)
 		listen_serve(ns->lfd, answer, ns);
 	if (now - ns->g_at >= GAUGES_REFRESH_MS) {

@@ -207,6 +207,8 @@ enum repo_rc	repo_ping(struct db *);
 enum repo_rc	repo_schema_version(struct db *, int *version);
 
 enum repo_rc	repo_key_by_hash(struct db *, const unsigned char *, struct key_row *);
+/* After a failed COMMIT: is the key of this hash stored (repo_outcome.c)? */
+enum repo_rc	repo_key_stored(struct db *, const unsigned char *hash);
 enum repo_rc	repo_backend_serves(struct db *, uint64_t key_id, const char *env,
 	    const char *svc, const char *op);
 enum repo_rc	repo_route_get(struct db *, const char *env, const char *svc,

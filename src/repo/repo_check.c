@@ -143,6 +143,7 @@ repo_check_open(const struct config *cfg)
 		free(r);
 		return NULL;
 	}
+	db_quiet(r->db);	/* the check says why it cannot connect */
 	return r;
 }
 
@@ -268,7 +269,8 @@ repo_check_advice(unsigned e)
 		return "server not reachable: check db_socket, db_host, "
 		    "db_port and that the server runs";
 	default:
-		return "check the db_* settings and the server's log";
+		return db_connect_hint(e) != NULL ? db_connect_hint(e) :
+		    "check the db_* settings and the server's log";
 	}
 }
 

@@ -26,7 +26,13 @@
  * waits 10; the read of the marks skips locked rows): a batch that cannot
  * get one is rolled back, its marks stay for the next pass, and the
  * sender drives its transfers in between, long before a lease
- * (webhook_timeout + 5 s) lapses under them
+ * (webhook_timeout + 5 s) lapses under them. So do the statements that
+ * record a finished transfer (an outcome, a release, a 410's disable):
+ * they run one after another in the loop, and a row an admin command
+ * holds (an endpoint, a delivery it replays or removes) would stall the
+ * recording of every other transfer for the session's 10 s; one that
+ * times out is sent again when its lease lapses, or (a disable) tried
+ * again the next pass (notify.c)
  */
 #define OUTBOX_WAIT	"SET STATEMENT innodb_lock_wait_timeout = 1 FOR "
 
@@ -101,30 +107,31 @@ static const struct db_stmt_def nstmts[NSTMT__MAX] = {
 	  "d.updated_at = ? WHERE d.state IN ('pending', 'leased') AND "
 	  "d.due_at <= ?", 0, "notify_take" },
 	[NSTMT_DELIVERED] = {
-	  "UPDATE s2r_webhook_delivery SET state = 'delivered', "
+	  OUTBOX_WAIT "UPDATE s2r_webhook_delivery SET state = 'delivered', "
 	  "lease_token = NULL, last_status = ?, last_error = ?, "
 	  "delivered_at = ?, due_at = delivered_at, updated_at = ? "
 	  "WHERE id = ? AND "
 	  "state = 'leased' AND lease_token = ?", 0, "notify_delivered" },
 	[NSTMT_RETRY] = {
-	  "UPDATE s2r_webhook_delivery SET state = 'pending', "
+	  OUTBOX_WAIT "UPDATE s2r_webhook_delivery SET state = 'pending', "
 	  "lease_token = NULL, last_status = ?, last_error = ?, due_at = ?, "
 	  "updated_at = ? WHERE id = ? AND state = 'leased' AND "
 	  "lease_token = ?", 0, "notify_retry" },
 	[NSTMT_DEAD] = {
-	  "UPDATE s2r_webhook_delivery SET state = 'dead', "
+	  OUTBOX_WAIT "UPDATE s2r_webhook_delivery SET state = 'dead', "
 	  "lease_token = NULL, last_status = ?, last_error = ?, "
 	  "updated_at = ?, due_at = updated_at WHERE id = ? AND "
 	  "state = 'leased' AND "
 	  "lease_token = ?", 0, "notify_dead" },
 	[NSTMT_RELEASE] = {
-	  "UPDATE s2r_webhook_delivery SET state = 'pending', "
+	  OUTBOX_WAIT "UPDATE s2r_webhook_delivery SET state = 'pending', "
 	  "lease_token = NULL, attempts = attempts - 1, last_error = ?, "
 	  "due_at = ?, updated_at = ? WHERE id = ? AND state = 'leased' AND "
 	  "lease_token = ?", 0, "notify_release" },
 	[NSTMT_DISABLE] = {
-	  "UPDATE s2r_webhook_endpoint SET enabled = 0, disabled_reason = ?, "
-	  "updated_at = ? WHERE id = ? AND enabled = 1", 0, "notify_disable" },
+	  OUTBOX_WAIT "UPDATE s2r_webhook_endpoint SET enabled = 0, "
+	  "disabled_reason = ?, updated_at = ? WHERE id = ? AND enabled = 1",
+	  0, "notify_disable" },
 	/* each count stops at NOTIFY_GAUGE_CAP index entries */
 	[NSTMT_GAUGES] = {
 	  "SELECT (SELECT COUNT(*) FROM (SELECT 1 FROM s2r_webhook_delivery "
@@ -608,6 +615,10 @@ repo_notify_release(struct ndb *n, uint64_t id,
 	return REPO_OK;
 }
 
+/*
+ * Disables an endpoint. REPO_OK (also when it was disabled already),
+ * REPO_RETRY (its row not had within 1 s) or REPO_ERR.
+ */
 enum repo_rc
 repo_notify_disable(struct ndb *n, uint64_t endpoint_id, const char *reason,
     int64_t now)
@@ -618,8 +629,10 @@ repo_notify_disable(struct ndb *n, uint64_t endpoint_id, const char *reason,
 	db_bind_str(&p[0], reason);
 	db_bind_time(&p[1], &t, now);
 	db_bind_u64(&p[2], &endpoint_id);
-	if (db_ready(n->db) == -1 || db_run(n->db, NSTMT_DISABLE, p) == NULL)
+	if (db_ready(n->db) == -1)
 		return REPO_ERR;
+	if (db_run(n->db, NSTMT_DISABLE, p) == NULL)
+		return repo_failed(n->db);
 	return REPO_OK;
 }
 

@@ -154,7 +154,8 @@ enum repo_rc	repo_notify_lease(struct ndb *, int64_t now, int64_t lease_ms,
  * Records an attempt of delivery id leased under token: its new state,
  * the HTTP status (0: none), the error text (NULL: none) and, for
  * NST_RETRY, when it is due. *held 0: the lease was no longer ours
- * (lapsed and taken): nothing changed.
+ * (lapsed and taken): nothing changed. Waits at most 1 s for the row
+ * (as the release): a failure leaves the delivery to its lease.
  */
 enum repo_rc	repo_notify_record(struct ndb *, uint64_t id,
 	    const unsigned char token[NOTIFY_TOKEN_LEN], enum notify_state,
@@ -164,7 +165,10 @@ enum repo_rc	repo_notify_record(struct ndb *, uint64_t id,
 enum repo_rc	repo_notify_release(struct ndb *, uint64_t id,
 	    const unsigned char token[NOTIFY_TOKEN_LEN], int64_t due,
 	    const char *why, int64_t now);
-/* Disables an endpoint (a 410 from its receiver) with the reason. */
+/*
+ * Disables an endpoint (a 410 from its receiver) with the reason; waits
+ * at most 1 s for its row: REPO_RETRY when that was not enough.
+ */
 enum repo_rc	repo_notify_disable(struct ndb *, uint64_t endpoint_id,
 	    const char *reason, int64_t now);
 

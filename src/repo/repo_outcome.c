@@ -133,3 +133,34 @@ repo_fin_outcome(struct db *db, uint64_t id, const unsigned char *tokhash,
 	return crypto_equal(o.winhash, winhash, SHA256_LEN) ? FIN_WON :
 	    FIN_LOST;
 }
+
+/*
+ * After the COMMIT of a key's write (key create, key rotate) failed:
+ * whether the key of hash is stored, read on db's connection (a fresh
+ * one when the answer was lost, and on a cluster after every write the
+ * cluster committed). REPO_OK (the write took effect), REPO_NOTFOUND
+ * (nothing changed) or REPO_ERR (unknown: the read failed).
+ */
+enum repo_rc
+repo_key_stored(struct db *db, const unsigned char *hash)
+{
+	MYSQL_BIND	 p[1];
+	MYSQL_STMT	*st;
+	struct db_cols	 c;
+	uint64_t	 id = 0;
+	int		 rc;
+
+	db_bind_blob(&p[0], hash, SHA256_LEN);
+	if (db_sync_reads(db, 1) == -1 ||
+	    (st = db_run(db, STMT_KEY_STORED, p)) == NULL) {
+		(void)db_sync_reads(db, 0);
+		return REPO_ERR;
+	}
+	db_rcol(&c, 0, MYSQL_TYPE_LONGLONG, &id, 0);
+	rc = db_fetch_row(st, &c);
+	mysql_stmt_free_result(st);
+	if (db_sync_reads(db, 0) == -1)
+		rc = DB_ROW_ERR;
+	return rc == DB_ROW ? REPO_OK : rc == DB_ROW_NONE ? REPO_NOTFOUND :
+	    REPO_ERR;
+}

@@ -413,4 +413,9 @@ const struct db_stmt_def repo_stmts[STMT__MAX] = {
 	    "SELECT status, callback_token_hash, completed_at, winner_hash "
 	    "FROM s2r_async_execution WHERE id = ? LOCK IN SHARE MODE",
 	    1, "exec_outcome" },
+	/* after a COMMIT that failed (repo_key_stored): a locking read, which
+	 * waits for the write if it is still in flight */
+	[STMT_KEY_STORED] = {
+	    "SELECT id FROM s2r_api_key WHERE key_hash = ? LOCK IN SHARE MODE",
+	    1, "key_stored" },
 };

@@ -33,6 +33,7 @@ enum wstmt {
 	W_DELIVERY_GET,
 	W_REPLAY,
 	W_REPLAY_SINCE,
+	W_STORED,
 	W__MAX
 };
 
@@ -108,6 +109,11 @@ static const struct db_stmt_def wstmts[W__MAX] = {
 	[W_REPLAY_SINCE] = {
 	    REPLAY_SET "endpoint_id = ? AND created_at >= ? " REPLAYABLE, 0,
 	    "webhook_replay_since" },
+	/* after a COMMIT that failed (repo_webhook_stored): a locking read,
+	 * which waits for the write if it is still in flight */
+	[W_STORED] = {
+	    "SELECT secret_sealed FROM s2r_webhook_endpoint WHERE id = ? "
+	    "LOCK IN SHARE MODE", 1, "webhook_stored" },
 };
 
 struct wdb {
@@ -157,6 +163,40 @@ repo_webhook_commit(struct wdb *w)
 		return REPO_OK;
 	db_rollback(w->db);
 	return REPO_ERR;
+}
+
+/*
+ * After the COMMIT of add or rotate failed: whether endpoint id holds
+ * sealed (n bytes) as its secret, read on w's connection (a fresh one
+ * when the answer was lost; on a cluster after every write the cluster
+ * committed). REPO_OK (the write took effect), REPO_NOTFOUND (nothing
+ * changed) or REPO_ERR (unknown: the read failed).
+ */
+enum repo_rc
+repo_webhook_stored(struct wdb *w, uint64_t id, const unsigned char *sealed,
+    size_t n)
+{
+	unsigned char	 got[WEBHOOK_SEALED_MAX];
+	MYSQL_BIND	 p[1];
+	MYSQL_STMT	*st;
+	struct db_cols	 c;
+	int		 rc;
+
+	db_bind_u64(&p[0], &id);
+	if (db_sync_reads(w->db, 1) == -1 ||
+	    (st = db_run(w->db, W_STORED, p)) == NULL) {
+		(void)db_sync_reads(w->db, 0);
+		return REPO_ERR;
+	}
+	db_rcol(&c, 0, MYSQL_TYPE_BLOB, got, sizeof(got));
+	rc = db_fetch_row(st, &c);
+	mysql_stmt_free_result(st);
+	if (db_sync_reads(w->db, 0) == -1)
+		rc = DB_ROW_ERR;
+	if (rc == DB_ROW)
+		return !c.null[0] && c.len[0] == n &&
+		    memcmp(got, sealed, n) == 0 ? REPO_OK : REPO_NOTFOUND;
+	return rc == DB_ROW_NONE ? REPO_NOTFOUND : REPO_ERR;
 }
 
 /* Rolls w's transaction back. */

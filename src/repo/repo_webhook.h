@@ -79,6 +79,9 @@ struct wdb	*repo_webhook_open(const struct config *);
 void		 repo_webhook_close(struct wdb *);
 enum repo_rc	repo_webhook_begin(struct wdb *);
 enum repo_rc	repo_webhook_commit(struct wdb *);
+/* After a failed commit: does endpoint id hold this sealed secret? */
+enum repo_rc	repo_webhook_stored(struct wdb *, uint64_t id,
+	    const unsigned char *sealed, size_t n);
 void		 repo_webhook_rollback(struct wdb *);
 
 enum repo_rc	repo_webhook_route_exists(struct wdb *, const char *env,

@@ -272,7 +272,7 @@ class Receiver:
             self.send(h, 204)
         elif path == "/gate":
             self.gate(q.get("k", "")).wait(int(q.get("ms", "30000")) / 1000)
-            self.send(h, 204)
+            self.send(h, int(q.get("status", "204")))
         elif path == "/hang":
             time.sleep(int(q.get("ms", "10000")) / 1000)
         elif path == "/reset":
@@ -288,7 +288,8 @@ class Receiver:
             self.send(h, 404)
 
     def gate(self, name):
-        """The event a /gate?k=name request waits on (at most its ms) to answer 204."""
+        """The event a /gate?k=name request waits on (at most its ms) to answer 204
+        (or its status=)."""
         with self.lock:
             return self.gates.setdefault(name, threading.Event())
 

@@ -1,0 +1,102 @@
+/*
+ * db_hint.c - what to check when a connect fails with an error the
+ * server answered (db.h, db_connect_hint): the one-shot programs' log
+ * line (db.c, log_down) and asyncexec-admin check's (repo_check.c).
+ */
+#include <stddef.h>
+#include <stdio.h>
+
+#include <errmsg.h>
+#include <mysql.h>
+#include <mysqld_error.h>
+
+#include "config.h"
+#include "db.h"
+#include "log.h"
+
+#define HINT_LOGIN	"check db_name, db_user and db_password or " \
+	"db_password_file in the configuration file, and the grants"
+
+/* X(error number, what to check) */
+#define CONNECT_HINTS(X) \
+	X(ER_ACCESS_DENIED_ERROR, HINT_LOGIN) \
+	X(ER_DBACCESS_DENIED_ERROR, HINT_LOGIN) \
+	X(ER_BAD_DB_ERROR, HINT_LOGIN) \
+	X(ER_CON_COUNT_ERROR, "the server has max_connections clients " \
+	    "already: raise max_connections, or find who holds them (SHOW " \
+	    "PROCESSLIST)") \
+	X(ER_TOO_MANY_USER_CONNECTIONS, "db_user has the server's " \
+	    "max_user_connections connections already: raise it, or find " \
+	    "who holds them (SHOW PROCESSLIST)") \
+	X(ER_USER_LIMIT_REACHED, "db_user is at a limit of its account, " \
+	    "the one the message names (MAX_USER_CONNECTIONS, or an hourly " \
+	    "one): raise it (ALTER USER ... WITH), find who holds the " \
+	    "connections (SHOW PROCESSLIST), or wait for the hour to pass") \
+	X(ER_HOST_IS_BLOCKED, "the server blocks this host after " \
+	    "max_connect_errors failed connects: find what failed, then run " \
+	    "FLUSH HOSTS on the server") \
+	X(ER_HOST_NOT_PRIVILEGED, "the server has no account for db_user " \
+	    "from this host: check the account's host part (CREATE USER " \
+	    "'user'@'host')") \
+	X(ER_UNKNOWN_COM_ERROR, "the cluster node is not ready (not in the " \
+	    "primary component, or still joining): check wsrep_ready and " \
+	    "wsrep_cluster_status on it, and db_hosts in the configuration " \
+	    "file") \
+	X(ER_SERVER_SHUTDOWN, "the server is shutting down: check that it " \
+	    "comes back (its log, systemctl status mariadb)") \
+	X(CR_SSL_CONNECTION_ERROR, "the TLS handshake failed: check the " \
+	    "server's TLS settings (ssl_cert, ssl_key, tls_version) and its " \
+	    "certificate, and the server's log")
+
+static const struct {
+	unsigned	 err;
+	const char	*hint;
+} hints[] = {
+#define HINT_ROW(e, text) { e, text },
+	CONNECT_HINTS(HINT_ROW)
+#undef HINT_ROW
+};
+
+/*
+ * What to check about connect error e when the server answered it
+ * ("check ..." or a cause and what to do); NULL for the others (no
+ * answer: the caller names where the server should be).
+ */
+const char *
+db_connect_hint(unsigned e)
+{
+	size_t	 i;
+
+	for (i = 0; i < sizeof(hints) / sizeof(hints[0]); i++)
+		if (hints[i].err == e)
+			return hints[i].hint;
+	return NULL;
+}
+
+/*
+ * Logs a one-shot program's failed connect (error e, text msg) with what
+ * to check: the error's hint, else the settings that say where the
+ * server is. Returns nothing.
+ */
+void
+db_log_connect(const struct config *c, unsigned e, const char *msg)
+{
+	const char	*hint = db_connect_hint(e);
+	char		 chk[1200];
+
+	if (hint != NULL)
+		snprintf(chk, sizeof(chk), "%s", hint);
+	else if (c->db_nhosts > 0)
+		snprintf(chk, sizeof(chk), "check db_hosts (%s) in the "
+		    "configuration file, and that the nodes run",
+		    c->db_hosts_text);
+	else if (c->db_socket[0] != '\0')
+		snprintf(chk, sizeof(chk), "check db_socket (%s) in the "
+		    "configuration file, and that the server runs", c->db_socket);
+	else
+		snprintf(chk, sizeof(chk), "check db_host and db_port (%s:%u) in "
+		    "the configuration file, and that the server runs",
+		    c->db_host, c->db_port);
+	log_error("db: cannot connect to database %s as %s: %s; %s",
+	    c->db_name, c->db_user, msg, chk);
+}
