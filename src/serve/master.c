@@ -41,7 +41,7 @@
  * master exits 1; that deadline is below the unit's TimeoutStopSec
  * (30 s), so the master, not systemd, ends the stop and reaps every
  * child; and it is above the longest a request waits on the database
- * (src/db/db.c: DB_IO_TIMEOUT_SECONDS, then one connect), so that such
+ * (src/db/db_io.h: DB_IO_TIMEOUT_SECONDS, then one connect), so that such
  * a request is answered 503, not cut by the SIGKILL.
  */
 #include <sys/socket.h>
@@ -64,6 +64,7 @@
 #include "api.h"
 #include "clock.h"
 #include "config.h"
+#include "db_io.h"
 #include "log.h"
 #include "metrics.h"
 #include "peer.h"
@@ -635,6 +636,7 @@ master_run(const struct config *cfg, const char *path, int fd)
 	unsigned	 i;
 	int		 rc = 0;
 
+	db_serving();	/* the requests' database waits fit STOP_KILL */
 	if (master_init(&m, cfg, path, fd) == -1) {
 		listener_unlink();
 		return 1;

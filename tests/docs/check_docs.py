@@ -404,14 +404,33 @@ def check_stop_waits(src):
                         "asyncexec-fcgi.8",
                         [r"Workers still running (\d+) s after the SIGTERM",
                          r"so that 15 s plus it stays below (\d+) s"])
-    check_page_constant(src, "src/db/db.c", "DB_IO_TIMEOUT_SECONDS",
+    check_page_constant(src, "src/db/db_io.h", "DB_IO_TIMEOUT_SECONDS",
                         "asyncexec-fcgi.8",
                         [r"connection waits at most (\d+) s",
                          r"answered 503 at most (\d+) s plus",
                          r"so that (\d+) s plus it stays below"])
+    check_io_waits(src)
     check_page_constant(src, "src/db/db.c", "DB_LOCK_WAIT_SECONDS_STR",
                         "asyncexec-fcgi.8",
                         [r"above the (\d+) s a statement waits for a row lock"])
+
+
+def check_io_waits(src):
+    """The read timeout of each program's connections (db_io.h), as ops.7 and
+    asyncexec-admin(8) state it."""
+    h = "src/db/db_io.h"
+    check_page_constant(src, h, "DB_IO_TIMEOUT_SECONDS", "asyncexec-ops.7",
+                        [r"(\d+) s in asyncexec-fcgi, whose requests"])
+    check_page_constant(src, h, "DB_TOOL_IO_SECONDS", "asyncexec-ops.7",
+                        [r"(\d+) s in asyncexec-expire, asyncexec-admin"])
+    check_page_constant(src, h, "DB_TOOL_IO_SECONDS", "asyncexec-admin.8",
+                        [r"the other connections (\d+) s"])
+    check_page_constant(src, h, "DB_MIGRATE_IO_SECONDS", "asyncexec-ops.7",
+                        [r"and (\d+) s on the connection of asyncexec-admin migrate"])
+    check_page_constant(src, h, "DB_MIGRATE_IO_SECONDS", "asyncexec-admin.8",
+                        [r"connection waits up to (\d+) s for an answer"])
+    check_page_constant(src, "src/admin/admin_exec.c", "MIGRATE_LOCK_WAIT",
+                        "asyncexec-admin.8", [r"waits up to (\d+) s for the lock"])
 
 
 def check_expire_retries(src):
@@ -462,13 +481,13 @@ def check_notify_unit(src):
     _, table = config_table(src)
     unit = unit_text(src, "asyncexec-notify.service.in")
     stop = re.search(r"(?m)^TimeoutStopSec=(\d+)$", unit)
-    io = re.search(r"#define\s+DB_IO_TIMEOUT_SECONDS\s+(\d+)",
-                   open(os.path.join(src, "src", "db", "db.c"), encoding="utf-8").read())
+    io = re.search(r"#define\s+DB_TOOL_IO_SECONDS\s+(\d+)",
+                   open(os.path.join(src, "src", "db", "db_io.h"), encoding="utf-8").read())
     wt = table.get("webhook_timeout", {}).get("max")
     if not stop or not io or wt is None or \
             int(stop.group(1)) <= int(wt) + int(io.group(1)):
         fail("asyncexec-notify.service.in: TimeoutStopSec=%s must be above the largest "
-             "webhook_timeout (%s, config.c) plus DB_IO_TIMEOUT_SECONDS (%s): the sender "
+             "webhook_timeout (%s, config.c) plus DB_TOOL_IO_SECONDS (%s): the sender "
              "waits that long on SIGTERM" % (stop.group(1) if stop else "(none)", wt,
                                                io.group(1) if io else "(none)"))
     else:
