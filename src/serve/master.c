@@ -73,7 +73,6 @@
 #include "master.h"
 #include "worker.h"
 
-#define STOP_KILL_SECONDS	25	/* then SIGKILL (the unit: 30 s) */
 #define BACKOFF_MIN_MS		100
 #define BACKOFF_MAX_MS		30000
 #define HEALTHY_MS		10000	/* a life this long: no delay */

@@ -400,7 +400,7 @@ def check_side_init(src):
 
 def check_stop_waits(src):
     """asyncexec-fcgi(8)'s stop deadline and the database waits inside it."""
-    check_page_constant(src, "src/serve/master.c", "STOP_KILL_SECONDS",
+    check_page_constant(src, "src/serve/worker.h", "STOP_KILL_SECONDS",
                         "asyncexec-fcgi.8",
                         [r"Workers still running (\d+) s after the SIGTERM",
                          r"so that 15 s plus it stays below (\d+) s"])
@@ -446,7 +446,11 @@ def check_held(src):
                         [r"A worker holds at most (\d+) connections",
                          r"\bworker_processes at or below (\d+)"])
     check_page_constant(src, "src/serve/worker.c", "RETIRE_MS", "asyncexec-fcgi.8",
-                        [r"or (\d+) s have passed"], 1000)
+                        [r"(\d+) s at most \(RETIRE_MS"], 1000)
+    check_page_constant(src, "src/serve/worker.c", "RETIRE_SLACK_MS", "asyncexec-fcgi.8",
+                        [r"and (\d+) s for the request's own work"], 1000)
+    check_page_constant(src, "src/serve/worker.h", "STOP_KILL_SECONDS", "asyncexec-fcgi.8",
+                        [r"is earlier\): (\d+) s less the longest"])
     check_page_constant(src, "src/http/conn.h", "DRAIN_MAX", "asyncexec-fcgi.8",
                         [r"It reads at most (\d+) MiB so"], 1 << 20)
 
