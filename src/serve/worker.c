@@ -31,6 +31,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -349,6 +350,29 @@ retire_window(const struct config *cfg)
 		    nodes * cfg->db_connect_timeout) * 1000;
 
 	return w < 0 ? 0 : w > RETIRE_MS ? RETIRE_MS : w;
+}
+
+/*
+ * Whether cfg leaves a request's longest database wait (retire_window)
+ * room before the master's SIGKILL. 0, or -1 with why, naming the keys,
+ * in err (size bytes).
+ */
+int
+worker_waits_fit(const struct config *cfg, char *err, size_t size)
+{
+	unsigned	 nodes = cfg->db_nhosts > 0 ? cfg->db_nhosts : 1;
+	long		 room = (STOP_KILL_SECONDS * 1000L - RETIRE_SLACK_MS -
+			    1) / 1000 - (long)db_io_seconds(0);
+
+	if (retire_window(cfg) > 0)
+		return 0;
+	snprintf(err, size, "db_connect_timeout (%u s) x %u database "
+	    "node(s) (db_hosts) after the %u s read timeout leaves a request "
+	    "on a silent database no time before the stop deadline (%d s): "
+	    "keep db_connect_timeout x nodes at %ld s or less",
+	    cfg->db_connect_timeout, nodes, db_io_seconds(0),
+	    STOP_KILL_SECONDS, room);
+	return -1;
 }
 
 /*

@@ -18,5 +18,6 @@ struct config;
 #define STOP_KILL_SECONDS	25
 
 int	worker_run(const struct config *, int listen_fd, pid_t master);
+int	worker_waits_fit(const struct config *, char *err, size_t size);
 
 #endif
