@@ -389,8 +389,9 @@ cmd_migrate(struct ctx *c)
 	repo_close(mdb);
 	if (rc == REPO_BUSY)
 		return admin_fail("another migrate holds the migration lock "
-		    "of this database (waited %d s); nothing applied, try "
-		    "again when it has finished", MIGRATE_LOCK_WAIT);
+		    "of this database (waited up to %d s; a wait cut short "
+		    "is logged above); nothing applied, try again when it "
+		    "has finished", MIGRATE_LOCK_WAIT);
 	if (rc != REPO_OK)
 		return migrate_failed(failed, applied, version);
 	printf("applied %d migration(s); schema version %d\n", applied,

@@ -14,22 +14,12 @@
 #include "clock.h"
 #include "config.h"
 #include "db.h"
+#include "db_io.h"
 #include "log.h"
 #include "metrics.h"
 #include "pin.h"
 
 #define DB_IDLE_PING_SECONDS	30	/* ping before use after this idle */
-/*
- * Read/write timeout on the socket (Connector/C waits once, it does not
- * retry): above the lock wait (DB_LOCK_WAIT_SECONDS_STR), so that 1205
- * comes first; and, with the one reconnect after it (db_connect_timeout),
- * inside asyncexec-fcgi's stop deadline (STOP_KILL_SECONDS, 25 s,
- * src/serve/master.c), so that a request waiting on a database that
- * stopped answering gets its 503 before its worker would be killed.
- */
-#define DB_IO_TIMEOUT_SECONDS	15
-/* The migrations' connection (multi): an ALTER may run long; as before */
-#define DB_MIGRATE_IO_SECONDS	30
 /*
  * Reconnect backoff per worker: after a failed connect no other is tried
  * for a wait that starts at DB_BACKOFF_MIN_MS and doubles up to
@@ -250,8 +240,7 @@ static void
 db_options(struct db *db)
 {
 	unsigned	 to = db->cfg->db_connect_timeout;
-	unsigned	 io = db->multi ? DB_MIGRATE_IO_SECONDS :
-			    DB_IO_TIMEOUT_SECONDS;
+	unsigned	 io = db_io_seconds(db->multi);
 
 	mysql_options(db->conn, MYSQL_OPT_CONNECT_TIMEOUT, &to);
 	mysql_options(db->conn, MYSQL_OPT_READ_TIMEOUT, &io);

@@ -85,8 +85,9 @@ apply_one(struct db *db, const struct migration *m)
 /*
  * Takes the migration lock of this database (a MariaDB named lock,
  * "asyncexec_migrate:<database>"), waiting up to wait_seconds. REPO_OK,
- * REPO_BUSY (another session holds it) or REPO_ERR. The lock belongs to
- * the connection: a crashed holder releases it.
+ * REPO_BUSY (another session holds it, or the wait for it ended in an
+ * error: a lost connection, GET_LOCK's NULL when killed) or REPO_ERR.
+ * The lock belongs to the connection: a crashed holder releases it.
  */
 enum repo_rc
 repo_migrate_lock(struct db *db, unsigned wait_seconds)
@@ -98,12 +99,17 @@ repo_migrate_lock(struct db *db, unsigned wait_seconds)
 
 	db_bind_u32(&p[0], &wait_seconds);
 	if ((st = db_run(db, STMT_MIGRATE_LOCK, p)) == NULL)
-		return REPO_ERR;
+		return db_lost(db) ? REPO_BUSY : REPO_ERR;
 	db_rcol(&c, 0, MYSQL_TYPE_LONG, &got, 0);
 	rc = db_fetch_row(st, &c);
 	mysql_stmt_free_result(st);
-	if (rc != DB_ROW || c.null[0])	/* NULL: an error inside GET_LOCK */
+	if (rc != DB_ROW)
 		return REPO_ERR;
+	if (c.null[0]) {	/* NULL: an error inside GET_LOCK */
+		log_warn("migrate: the wait for the migration lock ended in "
+		    "an error (its session killed?)");
+		return REPO_BUSY;
+	}
 	return got == 1 ? REPO_OK : REPO_BUSY;
 }
 

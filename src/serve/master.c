@@ -41,7 +41,7 @@
  * master exits 1; that deadline is below the unit's TimeoutStopSec
  * (30 s), so the master, not systemd, ends the stop and reaps every
  * child; and it is above the longest a request waits on the database
- * (src/db/db.c: DB_IO_TIMEOUT_SECONDS, then one connect), so that such
+ * (src/db/db_io.h: DB_IO_TIMEOUT_SECONDS, then one connect), so that such
  * a request is answered 503, not cut by the SIGKILL.
  */
 #include <sys/socket.h>
@@ -64,6 +64,7 @@
 #include "api.h"
 #include "clock.h"
 #include "config.h"
+#include "db_io.h"
 #include "log.h"
 #include "metrics.h"
 #include "peer.h"
@@ -72,7 +73,6 @@
 #include "master.h"
 #include "worker.h"
 
-#define STOP_KILL_SECONDS	25	/* then SIGKILL (the unit: 30 s) */
 #define BACKOFF_MIN_MS		100
 #define BACKOFF_MAX_MS		30000
 #define HEALTHY_MS		10000	/* a life this long: no delay */
@@ -460,6 +460,7 @@ reload(struct master *m)
 	int		 up;
 
 	if (config_load(&next, m->path, err, sizeof(err)) == -1 ||
+	    worker_waits_fit(&next, err, sizeof(err)) == -1 ||
 	    keeps_allow(m, &next, err, sizeof(err)) == ALLOW_DROPPED) {
 		log_error("master: reload refused, the running configuration "
 		    "and workers stay: %s", err);
@@ -625,16 +626,25 @@ resume_pin(const struct config *cfg)
 /*
  * Runs the master until SIGTERM/SIGINT, reloading path on SIGHUP;
  * returns the exit status: 0 after a clean stop, 1 when it could not
- * start its workers or had to SIGKILL some at the stop deadline.
+ * start its workers, cfg leaves a request's database waits no room
+ * before the stop deadline (worker_waits_fit) or it had to SIGKILL some
+ * at the stop deadline.
  */
 int
 master_run(const struct config *cfg, const char *path, int fd)
 {
 	struct master	 m;
 	sigset_t	 old;
+	char		 err[512];
 	unsigned	 i;
 	int		 rc = 0;
 
+	db_serving();	/* the requests' database waits fit STOP_KILL */
+	if (worker_waits_fit(cfg, err, sizeof(err)) == -1) {
+		log_error("master: %s", err);
+		listener_unlink();
+		return 1;
+	}
 	if (master_init(&m, cfg, path, fd) == -1) {
 		listener_unlink();
 		return 1;

@@ -31,6 +31,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -42,6 +43,7 @@
 #include "clock.h"
 #include "config.h"
 #include "conn.h"
+#include "db_io.h"
 #include "held.h"
 #include "http.h"
 #include "log.h"
@@ -55,10 +57,13 @@
 #include "worker.h"
 
 #define REFUSE_LOG_MS	10000	/* one "refused a connection" line per */
-#define RETIRE_MS	20000	/* after SIGTERM; the master kills at 25 s */
+#define RETIRE_MS	20000	/* after SIGTERM, at most (retire_window) */
+#define RETIRE_SLACK_MS	1000	/* a request's work beside its db waits */
 #define ACCEPT_FAILURES	100	/* in a row, and the worker exits 1 */
 
 static volatile sig_atomic_t stopping;
+static int64_t	 term_ms;	/* CLOCK_MONOTONIC: the stop began (or before) */
+static int64_t	 woke_ms;	/* CLOCK_MONOTONIC: the last wait returned */
 
 /* The refused connections of this worker, for the log's rate. */
 struct refusals {
@@ -94,6 +99,25 @@ worker_signals(void)
 	sigaction(SIGCHLD, &sa, NULL);
 	sigemptyset(&all);
 	sigprocmask(SIG_SETMASK, &all, NULL);
+}
+
+/* Records that the stop began at (unless an earlier time was). */
+static void
+mark_term(int64_t at)
+{
+	stopping = 1;
+	if (term_ms == 0)
+		term_ms = at;
+}
+
+/* Whether SIGTERM or SIGINT is pending (blocked, not delivered). */
+static int
+term_pending(void)
+{
+	sigset_t	 pend;
+
+	return sigpending(&pend) == 0 && (sigismember(&pend, SIGTERM) == 1 ||
+	    sigismember(&pend, SIGINT) == 1);
 }
 
 static double
@@ -132,23 +156,28 @@ serve(struct app *app, struct conn *c)
  * Waits until the listening socket or a kept connection of h is
  * readable, with the signal mask waitmask (SIGTERM let in) for that wait
  * only; fills r. 0, else -1 (errno EINTR after SIGTERM or SIGINT,
- * stopping set).
+ * stopping set, and term_ms: the handler runs only here, so a signal
+ * that came while a request was served is dated from when that round
+ * began, woke_ms, never later than it came).
  */
 static int
 wait_conn(struct held *h, const sigset_t *waitmask, struct held_ready *r)
 {
-	sigset_t	 pend;
+	int	 held = term_pending();
 
-	if (held_wait(h, 1, -1, waitmask, r) == -1)
+	if (held_wait(h, 1, -1, waitmask, r) == -1) {
+		if (stopping)
+			mark_term(held ? woke_ms : clock_mono_ms());
 		return -1;
+	}
 	/* A ppoll that finds a socket ready restores the mask without
 	 * delivering a pending signal: under load it always is. */
-	if (sigpending(&pend) == 0 && (sigismember(&pend, SIGTERM) == 1 ||
-	    sigismember(&pend, SIGINT) == 1)) {
-		stopping = 1;
+	if (term_pending()) {
+		mark_term(held ? woke_ms : clock_mono_ms());
 		errno = EINTR;
 		return -1;
 	}
+	woke_ms = clock_mono_ms();
 	return 0;
 }
 
@@ -167,7 +196,7 @@ follow_master(pid_t master)
 		log_warn("worker: PR_SET_PDEATHSIG: %s", strerror(errno));
 #endif
 	if (getppid() != master)
-		stopping = 1;
+		mark_term(clock_mono_ms());
 }
 
 /* Whether the peer of an accepted request may be served. */
@@ -305,24 +334,70 @@ serve_round(struct loop *l, struct held *h, const struct held_ready *r)
 }
 
 /*
+ * How long after the stop began the worker serves its kept connections,
+ * in ms: a request started then must end before the master's SIGKILL
+ * (STOP_KILL_SECONDS after the SIGTERM) even when it waits the longest
+ * on the database (the read timeout, then a reconnect that tries each
+ * db_hosts node for db_connect_timeout), with RETIRE_SLACK_MS for its
+ * own work. RETIRE_MS at most; 0 when no such request fits.
+ */
+static int64_t
+retire_window(const struct config *cfg)
+{
+	int64_t	 nodes = cfg->db_nhosts > 0 ? (int64_t)cfg->db_nhosts : 1;
+	int64_t	 w = STOP_KILL_SECONDS * 1000LL - RETIRE_SLACK_MS -
+		    ((int64_t)db_io_seconds(0) +
+		    nodes * cfg->db_connect_timeout) * 1000;
+
+	return w < 0 ? 0 : w > RETIRE_MS ? RETIRE_MS : w;
+}
+
+/*
+ * Whether cfg leaves a request's longest database wait (retire_window)
+ * room before the master's SIGKILL. 0, or -1 with why, naming the keys,
+ * in err (size bytes).
+ */
+int
+worker_waits_fit(const struct config *cfg, char *err, size_t size)
+{
+	unsigned	 nodes = cfg->db_nhosts > 0 ? cfg->db_nhosts : 1;
+	long		 room = (STOP_KILL_SECONDS * 1000L - RETIRE_SLACK_MS -
+			    1) / 1000 - (long)db_io_seconds(0);
+
+	if (retire_window(cfg) > 0)
+		return 0;
+	snprintf(err, size, "db_connect_timeout (%u s) x %u database "
+	    "node(s) (db_hosts) after the %u s read timeout leaves a request "
+	    "on a silent database no time before the stop deadline (%d s): "
+	    "keep db_connect_timeout x nodes at %ld s or less",
+	    cfg->db_connect_timeout, nodes, db_io_seconds(0),
+	    STOP_KILL_SECONDS, room);
+	return -1;
+}
+
+/*
  * After SIGTERM: accepts no new connection (its copy of the listening
  * socket is closed first: with the master gone too, the socket then
  * refuses connections and nginx turns to another app host), but serves
  * the requests the web server still sends on its kept connections until
- * it has closed every one, RETIRE_MS at most (then held_free closes the
- * rest). The worker never closes a kept connection itself before that:
- * nginx may be sending a request on it at that moment, and answers that
- * request 502 (a POST is not retried). nginx closes an idle kept
- * connection after its upstream keepalive_timeout and a busy one after
- * keepalive_requests. 0, or -1 after SERVED_FATAL.
+ * it has closed every one, or the retire window (from the SIGTERM) has
+ * passed (then held_free closes the rest). The worker never closes a
+ * kept connection itself before that: nginx may be sending a request on
+ * it at that moment, and answers that request 502 (a POST is not
+ * retried). nginx closes an idle kept connection after its upstream
+ * keepalive_timeout and a busy one after keepalive_requests. 0, or -1
+ * after SERVED_FATAL.
  */
 static int
 retire(struct loop *l, struct held *h, int listen_fd)
 {
 	struct held_ready r;
 	struct conn	*c;
-	int64_t		 end = clock_mono_ms() + RETIRE_MS, left;
+	int64_t		 end, left;
 	int		 k, rc = 0;
+
+	end = (term_ms != 0 ? term_ms : clock_mono_ms()) +
+	    retire_window(l->cfg);
 
 	(void)close(listen_fd);
 	while (rc == 0 && (left = end - clock_mono_ms()) > 0 &&
@@ -377,6 +452,7 @@ worker_run(const struct config *cfg, int listen_fd, pid_t master)
 	sigaddset(&term, SIGTERM);
 	sigaddset(&term, SIGINT);
 	sigprocmask(SIG_BLOCK, &term, &waitmask);
+	woke_ms = clock_mono_ms();
 	if (nonblocking(listen_fd) == -1)
 		return 1;
 	/* SIGTERM only while waiting in ppoll: an accepted request never

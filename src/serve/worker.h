@@ -12,6 +12,12 @@
 
 struct config;
 
+/* A worker still running this long after its first SIGTERM gets SIGKILL
+ * from the master (the unit's TimeoutStopSec: 30 s); a worker ends its
+ * retire window early enough for a request started in it to end first. */
+#define STOP_KILL_SECONDS	25
+
 int	worker_run(const struct config *, int listen_fd, pid_t master);
+int	worker_waits_fit(const struct config *, char *err, size_t size);
 
 #endif

@@ -400,18 +400,74 @@ def check_side_init(src):
 
 def check_stop_waits(src):
     """asyncexec-fcgi(8)'s stop deadline and the database waits inside it."""
-    check_page_constant(src, "src/serve/master.c", "STOP_KILL_SECONDS",
+    check_page_constant(src, "src/serve/worker.h", "STOP_KILL_SECONDS",
                         "asyncexec-fcgi.8",
                         [r"Workers still running (\d+) s after the SIGTERM",
-                         r"so that 15 s plus it stays below (\d+) s"])
-    check_page_constant(src, "src/db/db.c", "DB_IO_TIMEOUT_SECONDS",
+                         r"that must stay below (\d+) s, so db_connect_timeout"])
+    check_page_constant(src, "src/db/db_io.h", "DB_IO_TIMEOUT_SECONDS",
                         "asyncexec-fcgi.8",
                         [r"connection waits at most (\d+) s",
-                         r"answered 503 at most (\d+) s plus",
-                         r"so that (\d+) s plus it stays below"])
+                         r"answered 503 at most (\d+) s plus"])
+    check_connect_room(src)
+    check_io_waits(src)
     check_page_constant(src, "src/db/db.c", "DB_LOCK_WAIT_SECONDS_STR",
                         "asyncexec-fcgi.8",
                         [r"above the (\d+) s a statement waits for a row lock"])
+
+
+def check_connect_room(src):
+    """asyncexec-fcgi(8)'s bound on db_connect_timeout x nodes, and its list per number
+    of nodes, as worker_waits_fit computes them (src/serve/worker.c)."""
+    def num(path, name):
+        m = re.search(r"#define\s+%s\s+(\d+)" % name,
+                      open(os.path.join(src, path), encoding="utf-8").read())
+        return int(m.group(1)) if m else None
+    vals = [num("src/serve/worker.h", "STOP_KILL_SECONDS"),
+            num("src/serve/worker.c", "RETIRE_SLACK_MS"),
+            num("src/db/db_io.h", "DB_IO_TIMEOUT_SECONDS")]
+    text = plain(open(os.path.join(src, "scripts", "man", "asyncexec-fcgi.8"),
+                      encoding="utf-8").read())
+    said = re.search(r"times the nodes must be (\d+) s or less: (.*?); no value fits "
+                     r"(\d+) nodes or more", text)
+    if None in vals or not said:
+        fail("asyncexec-fcgi.8: no 'times the nodes must be N s or less: ...; no value "
+             "fits N nodes or more' (or a constant of worker_waits_fit is gone)")
+        return
+    room = (vals[0] * 1000 - vals[1] - 1) // 1000 - vals[2]
+    bad = []
+    if int(said.group(1)) != room:
+        bad.append("%s s, not %d" % (said.group(1), room))
+    if int(said.group(3)) != room + 1:
+        bad.append("no value fits from %s nodes, not %d" % (said.group(3), room + 1))
+    for m in re.finditer(r"(\d+) s(?: \(the default\))? for (?:one server|(\d+)(?: (?:or|to) "
+                         r"(\d+))?(?: nodes?)?)", said.group(2)):
+        lo = int(m.group(2) or 1)
+        hi = int(m.group(3) or lo)
+        if any(room // n != int(m.group(1)) for n in range(lo, hi + 1)):
+            bad.append("'%s' (room %d s)" % (m.group(0), room))
+    if bad:
+        fail("asyncexec-fcgi.8: db_connect_timeout x nodes: " + "; ".join(bad))
+    else:
+        ok("asyncexec-fcgi.8: db_connect_timeout x nodes at %d s or less, per number of "
+           "nodes, as worker_waits_fit" % room)
+
+
+def check_io_waits(src):
+    """The read timeout of each program's connections (db_io.h), as ops.7 and
+    asyncexec-admin(8) state it."""
+    h = "src/db/db_io.h"
+    check_page_constant(src, h, "DB_IO_TIMEOUT_SECONDS", "asyncexec-ops.7",
+                        [r"(\d+) s in asyncexec-fcgi, whose requests"])
+    check_page_constant(src, h, "DB_TOOL_IO_SECONDS", "asyncexec-ops.7",
+                        [r"(\d+) s in asyncexec-expire, asyncexec-admin"])
+    check_page_constant(src, h, "DB_TOOL_IO_SECONDS", "asyncexec-admin.8",
+                        [r"the other connections (\d+) s"])
+    check_page_constant(src, h, "DB_MIGRATE_IO_SECONDS", "asyncexec-ops.7",
+                        [r"and (\d+) s on the connection of asyncexec-admin migrate"])
+    check_page_constant(src, h, "DB_MIGRATE_IO_SECONDS", "asyncexec-admin.8",
+                        [r"connection waits up to (\d+) s for an answer"])
+    check_page_constant(src, "src/admin/admin_exec.c", "MIGRATE_LOCK_WAIT",
+                        "asyncexec-admin.8", [r"waits up to (\d+) s for the lock"])
 
 
 def check_expire_retries(src):
@@ -427,7 +483,11 @@ def check_held(src):
                         [r"A worker holds at most (\d+) connections",
                          r"\bworker_processes at or below (\d+)"])
     check_page_constant(src, "src/serve/worker.c", "RETIRE_MS", "asyncexec-fcgi.8",
-                        [r"or (\d+) s have passed"], 1000)
+                        [r"(\d+) s at most \(RETIRE_MS"], 1000)
+    check_page_constant(src, "src/serve/worker.c", "RETIRE_SLACK_MS", "asyncexec-fcgi.8",
+                        [r"and (\d+) s for the request's own work"], 1000)
+    check_page_constant(src, "src/serve/worker.h", "STOP_KILL_SECONDS", "asyncexec-fcgi.8",
+                        [r"is earlier\): (\d+) s less the longest"])
     check_page_constant(src, "src/http/conn.h", "DRAIN_MAX", "asyncexec-fcgi.8",
                         [r"It reads at most (\d+) MiB so"], 1 << 20)
 
@@ -462,13 +522,13 @@ def check_notify_unit(src):
     _, table = config_table(src)
     unit = unit_text(src, "asyncexec-notify.service.in")
     stop = re.search(r"(?m)^TimeoutStopSec=(\d+)$", unit)
-    io = re.search(r"#define\s+DB_IO_TIMEOUT_SECONDS\s+(\d+)",
-                   open(os.path.join(src, "src", "db", "db.c"), encoding="utf-8").read())
+    io = re.search(r"#define\s+DB_TOOL_IO_SECONDS\s+(\d+)",
+                   open(os.path.join(src, "src", "db", "db_io.h"), encoding="utf-8").read())
     wt = table.get("webhook_timeout", {}).get("max")
     if not stop or not io or wt is None or \
             int(stop.group(1)) <= int(wt) + int(io.group(1)):
         fail("asyncexec-notify.service.in: TimeoutStopSec=%s must be above the largest "
-             "webhook_timeout (%s, config.c) plus DB_IO_TIMEOUT_SECONDS (%s): the sender "
+             "webhook_timeout (%s, config.c) plus DB_TOOL_IO_SECONDS (%s): the sender "
              "waits that long on SIGTERM" % (stop.group(1) if stop else "(none)", wt,
                                                io.group(1) if io else "(none)"))
     else:

@@ -23,6 +23,7 @@
 
 static char	 dir[256], sock[300], logpath[300], cfg[300];
 static pid_t	 app;
+static int	 proxy_port;
 
 static void
 kill_app(void)
@@ -76,15 +77,16 @@ spawn(int port)
 	return -1;
 }
 
-int
-papp_api(const char *method, const char *uri, const char *key,
-    const char *token, const char *body, struct fcgi_resp *r)
+/* One request on fd (with FCGI_KEEP_CONN when keep) into r; 0 or -1. */
+static int
+send_req(int fd, int keep, const char *method, const char *uri,
+    const char *key, const char *token, const char *body,
+    struct fcgi_resp *r)
 {
 	char		 auth[256], clen[32];
 	const char	*kv[24];
 	size_t		 n = 0, blen = body ? strlen(body) : 0;
 	long long	 deadline = ut_now_ms() + REQ_MS;
-	int		 fd;
 
 	memset(r, 0, sizeof *r);
 	snprintf(auth, sizeof auth, "Bearer %s", key);
@@ -101,13 +103,39 @@ papp_api(const char *method, const char *uri, const char *key,
 		    n++;
 		kv[2 * n] = "CONTENT_LENGTH", kv[2 * n + 1] = clen, n++;
 	}
+	if ((keep ? fcgi_begin_keep(fd, deadline) : fcgi_begin(fd,
+	    deadline)) == 0 && fcgi_params(fd, kv, n, deadline) == 0 &&
+	    (blen == 0 || fcgi_stdin(fd, body, blen, deadline) == 0) &&
+	    fcgi_stdin(fd, NULL, 0, deadline) == 0)
+		return fcgi_read(fd, r, deadline);
+	return -1;
+}
+
+int
+papp_api(const char *method, const char *uri, const char *key,
+    const char *token, const char *body, struct fcgi_resp *r)
+{
+	int	 fd;
+
+	memset(r, 0, sizeof *r);
 	if ((fd = fcgi_connect(sock)) == -1)
 		return 0;
-	if (fcgi_begin(fd, deadline) == 0 && fcgi_params(fd, kv, n,
-	    deadline) == 0 && (blen == 0 || fcgi_stdin(fd, body, blen,
-	    deadline) == 0) && fcgi_stdin(fd, NULL, 0, deadline) == 0)
-		(void)fcgi_read(fd, r, deadline);
+	(void)send_req(fd, 0, method, uri, key, token, body, r);
 	close(fd);
+	return r->status;
+}
+
+int
+papp_connect(void)
+{
+	return fcgi_connect(sock);
+}
+
+int
+papp_api_keep(int fd, const char *method, const char *uri, const char *key,
+    const char *token, const char *body, struct fcgi_resp *r)
+{
+	(void)send_req(fd, 1, method, uri, key, token, body, r);
 	return r->status;
 }
 
@@ -138,6 +166,7 @@ papp_start(const char *key)
 
 	if ((port = dbproxy_start((int)config_long("db_port", 0))) == -1)
 		return -1;
+	proxy_port = port;
 	snprintf(dir, sizeof dir, "/tmp/fault-papp.XXXXXX");
 	if (mkdtemp(dir) == NULL)
 		return -1;
@@ -145,6 +174,18 @@ papp_start(const char *key)
 	snprintf(logpath, sizeof logpath, "%s/app.log", dir);
 	snprintf(cfg, sizeof cfg, "%s/app.conf", dir);
 	if (spawn(port) == -1 || !wait_ready(key))
+		return -1;
+	return 0;
+}
+
+int
+papp_respawn(const char *key)
+{
+	if (app > 0 || proxy_port == 0)
+		return -1;
+	(void)unlink(logpath);
+	(void)unlink(sock);
+	if (spawn(proxy_port) == -1 || !wait_ready(key))
 		return -1;
 	return 0;
 }

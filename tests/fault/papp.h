@@ -18,6 +18,16 @@ int	papp_start(const char *key);
  * r (the caller frees it with fcgi_resp_free); the status, 0 on failure. */
 int	papp_api(const char *method, const char *uri, const char *key,
 	    const char *token, const char *body, struct fcgi_resp *r);
+/* Starts the app again (same files, same proxy) after it exited, with a
+ * fresh log; 0 once ready, else -1. */
+int	papp_respawn(const char *key);
+/* A connection to its socket, for papp_api_keep: the fd, or -1. */
+int	papp_connect(void);
+/* papp_api on fd with FCGI_KEEP_CONN: the app keeps the connection open
+ * for the next request (as nginx's upstream keepalive); fd stays open. */
+int	papp_api_keep(int fd, const char *method, const char *uri,
+	    const char *key, const char *token, const char *body,
+	    struct fcgi_resp *r);
 /* Sends sig to its master; 0 or -1. */
 int	papp_signal(int sig);
 /* Waits up to ms for its master to exit; its exit status (128 + the

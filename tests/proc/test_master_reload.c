@@ -12,9 +12,12 @@
  *      exit 0 and are not replaced, the master stops with exit 0 and
  *      leaves no process
  *   2. an invalid file: one error line naming FILE:LINE: key, the same
- *      workers keep serving; fixed (listen_mode changed, log_level
- *      error): a new generation, a warning about listen_mode, the
- *      socket's mode unchanged, the master's info lines silenced
+ *      workers keep serving; so is a db_connect_timeout (9 s) that leaves
+ *      a request's database wait (15 s + it) no room before the stop
+ *      deadline (25 s), and a master does not start with it; fixed
+ *      (listen_mode changed, log_level error): a new generation, a
+ *      warning about listen_mode, the socket's mode unchanged, the
+ *      master's info lines silenced
  *   3. a request in flight in an old worker (a half-sent submit) is
  *      answered whole after the reload; its worker then exits 0
  *   4. SIGTERM during a reload (an old worker still serving): both
@@ -272,6 +275,40 @@ still_serving(pid_t m, const char *sock, const pid_t *before, size_t nb,
 	return same;
 }
 
+/*
+ * A db_connect_timeout that leaves no room before the stop deadline
+ * (15 s + 9 s + 1 s): the reload of master m (running from cfg) is
+ * refused naming the key, the same workers serve; a master started with
+ * that file exits 1 with the same line, serving nothing.
+ */
+static void
+check_waits_refused(pid_t m, const char *cfg, const char *sock,
+    const char *log, const pid_t *before, size_t nb)
+{
+	const char	*cfg2 = path_in_tmp("waits.conf");
+	const char	*sock2 = path_in_tmp("waits.sock");
+	const char	*log2 = path_in_tmp("waits.log");
+	struct log_wait	 lw = { log, "reload refused, the running configuration "
+			    "and workers stay: db_connect_timeout (9 s)" };
+	pid_t		 m2;
+	int		 ok, st;
+
+	CHECK_EQ_INT(derive_config_x(cfg, sock, "2",
+	    "db_connect_timeout = 9\n", NULL), 0);
+	CHECK_EQ_INT(kill(m, SIGHUP), 0);
+	CHECK(wait_for(logged, &lw, STOP_MS));
+	CHECK(still_serving(m, sock, before, nb, &ok));
+	CHECK_EQ_INT(derive_config_x(cfg2, sock2, "2",
+	    "db_connect_timeout = 9\n", NULL), 0);
+	m2 = start_master(cfg2, log2, -1);
+	CHECK(m2 > 0);
+	st = m2 > 0 ? wait_master_exit(m2, STOP_MS) : -1;
+	CHECK(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 1);
+	CHECK(log_count(log2, "db_connect_timeout (9 s)") == 1);
+	if (check_fail_ > 0)
+		dump_log(log2);
+}
+
 /* 2. An invalid file is refused, the old workers serve; fixed: reload. */
 static void
 scenario_invalid(void)
@@ -303,6 +340,7 @@ scenario_invalid(void)
 	printf("figure: invalid configuration: %s \"%s...\"; %d of 20 "
 	    "requests answered 200 by the %s workers\n", refused ?
 	    "refused with" : "NO line", want, ok, same ? "same" : "CHANGED");
+	check_waits_refused(m, cfg, sock, log, before, nb);
 
 	CHECK_EQ_INT(derive_config_x(cfg, sock, "3", "listen_mode = 0600\n"
 	    "log_level = error\n", NULL), 0);

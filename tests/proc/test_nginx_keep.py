@@ -13,7 +13,7 @@ Then:
   - kept: right after the load, connections nginx keeps to the application are still
     open (server side of the socket, /proc/net/unix), i.e. keep-alive is in effect;
   - stop: SIGTERM to the master with those connections open: it exits 0 once nginx has
-    closed them (its keepalive_timeout), well before the workers' RETIRE_MS.
+    closed them (its keepalive_timeout), before the workers' retire window ends.
 
 Every wait has a deadline. Needs ASYNCEXEC_TEST_CONFIG (scripts/test.sh, whose rendered
 nginx configuration it starts from), ASYNCEXEC_FCGI and ASYNCEXEC_ADMIN.
@@ -43,19 +43,29 @@ RELOAD_EVERY = 300  # answers between two reloads
 RELOADS = 4
 
 
-def retire_s():
-    """RETIRE_MS of src/serve/worker.c, in seconds: how long a stopping worker serves its
-    kept connections at most."""
-    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src",
-                       "serve", "worker.c")
-    m = re.search(r"#define\s+RETIRE_MS\s+(\d+)", open(src, encoding="utf-8").read())
+def define(path, name):
+    """The number #defined as name in path (under src/)."""
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src", path)
+    m = re.search(r"#define\s+%s\s+(\d+)" % name, open(src, encoding="utf-8").read())
     if not m:
-        raise SystemExit("FAIL src/serve/worker.c defines no RETIRE_MS")
-    return int(m.group(1)) / 1000.0
+        raise SystemExit("FAIL src/%s defines no %s" % (path, name))
+    return int(m.group(1))
 
 
-# a stop ends when nginx closes its kept connections (keepalive_timeout), not at RETIRE_MS
-STOP_BOUND_S = retire_s() / 2
+def retire_s():
+    """How long after SIGTERM a stopping worker serves its kept connections at most, in
+    seconds (retire_window, src/serve/worker.c): STOP_KILL_SECONDS less the longest
+    database wait of a request (DB_IO_TIMEOUT_SECONDS and one db_connect_timeout, the
+    default 2 s: the stack has one server) and RETIRE_SLACK_MS, RETIRE_MS at most."""
+    w = define("serve/worker.h", "STOP_KILL_SECONDS") * 1000 - \
+        define("serve/worker.c", "RETIRE_SLACK_MS") - \
+        (define("db/db_io.h", "DB_IO_TIMEOUT_SECONDS") + 2) * 1000
+    return min(w, define("serve/worker.c", "RETIRE_MS")) / 1000.0
+
+
+# a stop ends when nginx closes its kept connections (keepalive_timeout, 2 s), not at
+# the end of the retire window
+STOP_BOUND_S = retire_s() - 1
 
 
 def wait_for(pred, seconds, what):

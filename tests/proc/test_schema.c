@@ -7,19 +7,28 @@
  *  - ahead (a rolling upgrade: another host migrated): ready while every newer migration
  *    is marked compatible with this build (s2r_schema_version.compatible_from), else 503.
  * And a migration that fails: migrate names it and the database's version.
+ * And a migrate behind another's migration lock: it waits past the 30 s
+ * read timeout of the other programs' connections, then proceeds; when its
+ * wait is cut, it says busy.
  */
 #include "check.h"
 #include "fcgi_client.h"
 #include "proc_util.h"
 #include "scratch.h"
 
+#include <sys/wait.h>
+
+#include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "repo.h"
 
 #define LINEAGE_SCHEMA	7	/* s2r_api_key.lineage_id (sql/007) */
+#define HOLD_PAST_IO	34	/* s: a lock held past a 30 s read timeout */
 
 static struct scratch S;
 static char auth[128];	/* "Bearer ak_..." of the scratch database, once made */
@@ -166,6 +175,151 @@ check_failed(void)
 	CHECK(scratch_sql(&S, sql) == 0);
 }
 
+/* Runs sql as the server's root; the first line of its output into v
+ * (size bytes, at most 64). 0 or -1. */
+static int
+sql_value(const char *sql, char *v, size_t size)
+{
+	char sockarg[300], out[4096], err[4096];
+	char *argv[] = { "/usr/bin/mariadb", "--no-defaults", "-uroot",
+	    sockarg, "-N", "-B", "-e", (char *)(uintptr_t)sql, NULL };
+
+	snprintf(sockarg, sizeof sockarg, "--socket=%s", S.dbsock);
+	if (run(argv, out, err, sizeof out, 30000) != 0)
+		return -1;
+	snprintf(v, size, "%.*s", (int)strcspn(out, "\n"), out);
+	return 0;
+}
+
+/* The session holding the scratch database's migration lock; 0: none. */
+static long
+lock_holder(void)
+{
+	char sql[256], v[64];
+
+	snprintf(sql, sizeof sql, "SELECT IFNULL(IS_USED_LOCK("
+	    "'asyncexec_migrate:%s'), 0)", S.db);
+	return sql_value(sql, v, sizeof v) == 0 ? atol(v) : 0;
+}
+
+static int
+lock_held(void *arg)
+{
+	(void)arg;
+	return lock_holder() != 0;
+}
+
+/* The session of a migrate waiting for the lock ("User lock"); 0: none. */
+static long
+lock_waiter(void)
+{
+	char sql[256], v[64];
+
+	snprintf(sql, sizeof sql, "SELECT IFNULL(MAX(ID), 0) FROM "
+	    "information_schema.PROCESSLIST WHERE DB = '%s' AND "
+	    "STATE = 'User lock'", S.db);
+	return sql_value(sql, v, sizeof v) == 0 ? atol(v) : 0;
+}
+
+static int
+lock_waited(void *arg)
+{
+	(void)arg;
+	return lock_waiter() != 0;
+}
+
+/* A root session that takes the migration lock and ends secs later (the
+ * lock goes with it): its client's pid once the lock is held, or -1. */
+static pid_t
+hold_lock(int secs)
+{
+	char sql[256], sockarg[300];
+	char *argv[] = { "/usr/bin/mariadb", "--no-defaults", "-uroot",
+	    sockarg, "-e", sql, NULL };
+	pid_t pid;
+
+	snprintf(sockarg, sizeof sockarg, "--socket=%s", S.dbsock);
+	snprintf(sql, sizeof sql, "SELECT GET_LOCK('asyncexec_migrate:%s', 0), "
+	    "SLEEP(%d)", S.db, secs);
+	fflush(NULL);
+	if ((pid = fork()) == 0) {
+		if (freopen("/dev/null", "w", stdout) == NULL ||
+		    freopen("/dev/null", "w", stderr) == NULL)
+			_exit(126);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	if (pid == -1 || !wait_for(lock_held, NULL, 10000))
+		return -1;
+	return pid;
+}
+
+/* Ends the holder's session (the lock is released) and reaps its client. */
+static void
+release_lock(pid_t holder)
+{
+	struct exit_wait w = { holder };
+	char sql[64];
+	long id;
+
+	if ((id = lock_holder()) != 0) {
+		snprintf(sql, sizeof sql, "KILL CONNECTION %ld", id);
+		CHECK(scratch_sql(&S, sql) == 0);
+	}
+	if (!wait_for(has_exited, &w, 10000))
+		kill(holder, SIGKILL);
+	(void)waitpid(holder, NULL, 0);
+}
+
+/*
+ * Another migrate holds the migration lock: a migrate waits for it (up to
+ * 60 s) on a connection whose reads wait longer than that, and proceeds
+ * when it is released, even past 30 s (the read timeout of the other
+ * programs' connections: the client used to drop there, 2013, and report
+ * a failed migration). When its wait ends in an error (here its session
+ * is killed), it reports the lock as busy, not a failed migration.
+ */
+static void
+check_lock_wait(void)
+{
+	char out[4096], err[4096], *text, *path = path_in_tmp("migrate.err");
+	struct exit_wait w;
+	pid_t holder;
+	long id;
+	int busy, status = -1;
+
+	CHECK((holder = hold_lock(60)) > 0);
+	fflush(NULL);
+	if ((w.pid = fork()) == 0) {
+		int rc = scratch_admin_err(&S, out, err, sizeof out, "migrate", NULL);
+
+		_exit(write_file(path, err) == 0 ? rc & 0xff : 125);
+	}
+	CHECK(w.pid > 0 && wait_for(lock_waited, NULL, 10000));
+	if ((id = lock_waiter()) != 0) {
+		snprintf(out, sizeof out, "KILL CONNECTION %ld", id);
+		CHECK(scratch_sql(&S, out) == 0);
+	}
+	CHECK(wait_for(has_exited, &w, 10000));
+	CHECK(waitpid(w.pid, &status, 0) == w.pid && WIFEXITED(status));
+	CHECK_EQ_INT(WEXITSTATUS(status), 1);
+	text = read_file(path);
+	busy = text != NULL && strstr(text, "another migrate holds") != NULL;
+	CHECK(busy);
+	if (!busy)
+		fprintf(stderr, "  the cut lock wait said: %s\n",
+		    text ? text : "(nothing)");
+	free(text);
+	release_lock(holder);
+
+	CHECK((holder = hold_lock(HOLD_PAST_IO)) > 0);
+	CHECK_EQ_INT(scratch_admin_err(&S, out, err, sizeof out, "migrate", NULL), 0);
+	CHECK(strstr(out, "applied 0 migration(s)") != NULL);
+	if (strstr(out, "applied 0 migration(s)") == NULL)
+		fprintf(stderr, "  migrate behind the lock said: %s%s\n", out, err);
+	release_lock(holder);
+}
+
 int
 main(void)
 {
@@ -187,6 +341,7 @@ main(void)
 	CHECK_EQ_INT(get("/v1/executions/e/s/o/x", out, sizeof out), 404);
 	check_ahead();
 	check_gap();
+	check_lock_wait();
 	CHECK_EQ_INT(scratch_stop(&S), 0);
 	scratch_drop(&S);
 	return check_done("proc_schema");
