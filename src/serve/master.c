@@ -440,6 +440,24 @@ keeps_allow(const struct master *m, const struct config *next, char *err,
 }
 
 /*
+ * Warns when cfg leaves a request's database waits no room before the
+ * stop deadline (worker_waits_fit). Only a warning: a service that
+ * refused to start after an upgrade, on a cluster of many nodes, would
+ * be down, where this costs at most a 502 at a stop while the database
+ * is silent.
+ */
+static void
+waits_warn(const struct config *cfg)
+{
+	char	 err[512];
+
+	if (worker_waits_fit(cfg, err, sizeof(err)) == -1)
+		log_warn("master: %s; a request on a database that stops "
+		    "answering may then be cut by the stop's SIGKILL (nginx: "
+		    "502)", err);
+}
+
+/*
  * SIGHUP: loads m->path into a new struct and checks it whole; an
  * invalid file, or one that would leave the kept TCP socket without
  * listen_allow, is refused (one error line; the running configuration
@@ -460,12 +478,12 @@ reload(struct master *m)
 	int		 up;
 
 	if (config_load(&next, m->path, err, sizeof(err)) == -1 ||
-	    worker_waits_fit(&next, err, sizeof(err)) == -1 ||
 	    keeps_allow(m, &next, err, sizeof(err)) == ALLOW_DROPPED) {
 		log_error("master: reload refused, the running configuration "
 		    "and workers stay: %s", err);
 		return -1;
 	}
+	waits_warn(&next);
 	if ((n = config_workers(&next)) > WORKERS_MAX)
 		n = WORKERS_MAX;
 	need = m->nold + m->n + n;
@@ -626,25 +644,18 @@ resume_pin(const struct config *cfg)
 /*
  * Runs the master until SIGTERM/SIGINT, reloading path on SIGHUP;
  * returns the exit status: 0 after a clean stop, 1 when it could not
- * start its workers, cfg leaves a request's database waits no room
- * before the stop deadline (worker_waits_fit) or it had to SIGKILL some
- * at the stop deadline.
+ * start its workers or had to SIGKILL some at the stop deadline.
  */
 int
 master_run(const struct config *cfg, const char *path, int fd)
 {
 	struct master	 m;
 	sigset_t	 old;
-	char		 err[512];
 	unsigned	 i;
 	int		 rc = 0;
 
 	db_serving();	/* the requests' database waits fit STOP_KILL */
-	if (worker_waits_fit(cfg, err, sizeof(err)) == -1) {
-		log_error("master: %s", err);
-		listener_unlink();
-		return 1;
-	}
+	waits_warn(cfg);
 	if (master_init(&m, cfg, path, fd) == -1) {
 		listener_unlink();
 		return 1;
