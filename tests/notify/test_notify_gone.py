@@ -58,8 +58,8 @@ def main():
         at = time.time()
         hg[0].wait(HOLD + 10)
         c.check("O's delivery recorded while G's row was held (%.1f s before "
-                "the hold ended)" % (hg[1].get("end", 0) - at),
-                got and at < hg[1].get("end", 0), state(eo))
+                "the hold ended)" % (hg[1].get("commit", 0) - at),
+                got and at < hg[1].get("commit", 0), state(eo))
         row = until(lambda: ne.sql(
             "SELECT enabled, disabled_reason LIKE '%%410%%' FROM "
             "s2r_webhook_endpoint WHERE id = %d AND enabled = 0" % eg), 10)
