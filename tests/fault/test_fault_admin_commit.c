@@ -14,11 +14,9 @@
  * Following "do not use it; run rotate-secret again" after a COMMIT that
  * took effect would drop the receiver's current secret.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -33,33 +31,8 @@
 static MYSQL	*m;
 static char	 cfg[300], out[OUT_MAX], tenant[64];
 
-/* asyncexec-admin ARGS through the proxy (stdout and stderr into out);
- * its exit status, -1 when it did not exit. */
-static int
-adm(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int
-adm(const char *fmt, ...)
-{
-	char	 args[1024], cmd[2048];
-	size_t	 n = 0, k;
-	va_list	 ap;
-	FILE	*p;
-	int	 st;
-
-	va_start(ap, fmt);
-	vsnprintf(args, sizeof args, fmt, ap);
-	va_end(ap);
-	snprintf(cmd, sizeof cmd, "'%s' --config '%s' %s 2>&1",
-	    test_env("ASYNCEXEC_ADMIN"), cfg, args);
-	out[0] = '\0';
-	if ((p = popen(cmd, "r")) == NULL)
-		return -1;
-	while ((k = fread(out + n, 1, OUT_MAX - 1 - n, p)) > 0)
-		n += k;
-	out[n] = '\0';
-	st = pclose(p);
-	return st == -1 || !WIFEXITED(st) ? -1 : WEXITSTATUS(st);
-}
+/* asyncexec-admin ARGS through the proxy (f_admin, output into out). */
+#define adm(...)	f_admin(cfg, out, sizeof(out), __VA_ARGS__)
 
 /* The COMMIT and key rotate's read back of its key (the unknown case). */
 static int

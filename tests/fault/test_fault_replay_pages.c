@@ -13,11 +13,9 @@
  * run must not take them. It replays exactly the originals, as many as
  * --dry-run counted, and no execution it made replays a replay.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -44,32 +42,8 @@ write_config(int port)
 	return f_proxy_config(cfg, port, "");
 }
 
-/* asyncexec-admin ARGS through the proxy (output into out); its status. */
-static int
-adm(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int
-adm(const char *fmt, ...)
-{
-	char	 args[1024], cmd[2048];
-	size_t	 n = 0, k;
-	va_list	 ap;
-	FILE	*p;
-	int	 st;
-
-	va_start(ap, fmt);
-	vsnprintf(args, sizeof args, fmt, ap);
-	va_end(ap);
-	snprintf(cmd, sizeof cmd, "'%s' --config '%s' %s 2>&1",
-	    test_env("ASYNCEXEC_ADMIN"), cfg, args);
-	out[0] = '\0';
-	if ((p = popen(cmd, "r")) == NULL)
-		return -1;
-	while ((k = fread(out + n, 1, OUT_MAX - 1 - n, p)) > 0)
-		n += k;
-	out[n] = '\0';
-	st = pclose(p);
-	return st == -1 || !WIFEXITED(st) ? -1 : WEXITSTATUS(st);
-}
+/* asyncexec-admin ARGS through the proxy (f_admin, output into out). */
+#define adm(...)	f_admin(cfg, out, sizeof(out), __VA_ARGS__)
 
 /* The candidates statement of the second page: it binds the route's
  * service key (the pattern) and the first page's last id. */
