@@ -261,3 +261,33 @@ listener_shutdown(void)
 	if (owned_tcp != -1)
 		(void)shutdown(owned_tcp, SHUT_RDWR);
 }
+
+/*
+ * What socket fd listens on, for the log: its path, or ADDRESS:PORT
+ * ([ADDRESS]:PORT for IPv6), from getsockname, so that an inherited
+ * socket (systemd's ListenStream=, spawn-fcgi) is named as it is, not
+ * as the configuration's listen says. buf (size bytes); "?" when fd
+ * tells nothing.
+ */
+const char *
+listener_name(int fd, char *buf, size_t size)
+{
+	struct sockaddr_storage	 ss;
+	socklen_t		 len = sizeof(ss);
+	char			 a[INET6_ADDRSTRLEN];
+
+	snprintf(buf, size, "?");
+	if (getsockname(fd, (struct sockaddr *)&ss, &len) == -1)
+		return buf;
+	if (ss.ss_family == AF_UNIX)
+		snprintf(buf, size, "%s", ((struct sockaddr_un *)&ss)->sun_path);
+	else if (ss.ss_family == AF_INET && inet_ntop(AF_INET,
+	    &((struct sockaddr_in *)&ss)->sin_addr, a, sizeof(a)) != NULL)
+		snprintf(buf, size, "%s:%u", a,
+		    ntohs(((struct sockaddr_in *)&ss)->sin_port));
+	else if (ss.ss_family == AF_INET6 && inet_ntop(AF_INET6,
+	    &((struct sockaddr_in6 *)&ss)->sin6_addr, a, sizeof(a)) != NULL)
+		snprintf(buf, size, "[%s]:%u", a,
+		    ntohs(((struct sockaddr_in6 *)&ss)->sin6_port));
+	return buf;
+}

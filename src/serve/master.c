@@ -651,6 +651,7 @@ master_run(const struct config *cfg, const char *path, int fd)
 {
 	struct master	 m;
 	sigset_t	 old;
+	char		 name[128];
 	unsigned	 i;
 	int		 rc = 0;
 
@@ -666,7 +667,8 @@ master_run(const struct config *cfg, const char *path, int fd)
 	for (i = 0; i < m.n && rc == 0; i++)
 		rc = spawn(&m.cfg, fd, &m.kids[i], i);
 	if (rc == 0)
-		log_info("master: %u workers serving %s", m.n, m.cfg.listen);
+		log_info("master: %u workers serving %s", m.n,
+		    listener_name(fd, name, sizeof(name)));
 	while (rc == 0 && !got_term) {
 		sigsuspend(&old);
 		if (got_term)

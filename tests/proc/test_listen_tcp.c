@@ -195,7 +195,7 @@ inherited(void)
 {
 	const char	*cfg = path_in_tmp("inh.conf"), *log = path_in_tmp("inh.log");
 	const char	*sock = path_in_tmp("never.sock");
-	char		 addr[64], *text;
+	char		 addr[64], want[96], *text;
 	unsigned	 port = test_free_port();
 	int		 fd = tcp_listener(port);
 	pid_t		 m;
@@ -221,6 +221,11 @@ inherited(void)
 	CHECK(m > 0 && wait_for(answers, &u, START_MS) && u.status == 200);
 	CHECK_EQ_INT(get(addr, "/healthz"), 200);
 	CHECK(!exists(sock));
+	/* the start line names the socket served, not the config's listen */
+	snprintf(want, sizeof(want), "workers serving %s\"", addr);
+	text = read_file(log);
+	CHECK(text != NULL && strstr(text, want) != NULL);
+	free(text);
 	kill_master(m);
 	close(fd);
 }
