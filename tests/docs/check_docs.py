@@ -583,6 +583,83 @@ def check_secrets_tried(src):
         check_page_constant(src, "src/check/check.c", "SEALED_TRY", page, [phrase])
 
 
+# ---- 9. each program's options, as its man page states them -----------------------------
+PROGRAMS = ("fcgi", "expire", "notify", "admin")
+
+
+def program_options(src, prog):
+    """The options (--name) src/main/main_PROG.c compares arguments with, and those its
+    usage text names."""
+    text = open(os.path.join(src, "src", "main", "main_%s.c" % prog),
+                encoding="utf-8").read()
+    return set(re.findall(r'"(--[a-z][a-z-]*)"', text)) | \
+        set(re.findall(r'(?<![\w-])(--[a-z][a-z-]*)', " ".join(
+            re.findall(r'"((?:[^"\\]|\\.)*)"', text))))
+
+
+def page_options(lines):
+    return set(re.findall(r"(?<![\w-])(--[a-z][a-z-]*)", " ".join(plain(l) for l in lines)))
+
+
+def check_options(src):
+    """Every option of a program (src/main/main_*.c) is in its man page's SYNOPSIS, and
+    the SYNOPSIS names no other; fcgi, expire and notify describe each in OPTIONS
+    (--help and --version aside)."""
+    for prog in PROGRAMS:
+        want = program_options(src, prog)
+        page = "asyncexec-%s.8" % prog
+        secs = sections(os.path.join(src, "scripts", "man", page))
+        have = page_options(secs.get("SYNOPSIS", []))
+        bad = False
+        for o in sorted(want - have):
+            fail("%s SYNOPSIS lacks %s (src/main/main_%s.c)" % (page, o, prog))
+            bad = True
+        for o in sorted(have - want):
+            fail("%s SYNOPSIS names %s, which src/main/main_%s.c does not take"
+                 % (page, o, prog))
+            bad = True
+        if prog != "admin":
+            opts = page_options(l for l in secs.get("OPTIONS", [])
+                                if re.match(r"\.B[IR]? ", l))
+            for o in sorted(want - opts - {"--help", "--version"}):
+                fail("%s OPTIONS has no entry for %s (src/main/main_%s.c)"
+                     % (page, o, prog))
+                bad = True
+        if not bad:
+            ok("%s: SYNOPSIS and OPTIONS name the %d options of src/main/main_%s.c"
+               % (page, len(want), prog))
+
+
+def check_check_config(src):
+    """--check-config runs check_run (src/check/check.c) in every program that takes it:
+    its page says so in OPTIONS with check.c's levels and exit statuses."""
+    levels = re.findall(r'say\(k, "(\w+)"', open(os.path.join(
+        src, "src", "check", "check.c"), encoding="utf-8").read())
+    if set(levels) != {"ok", "warn", "error"}:
+        fail("src/check/check.c: its lines are %s, not ok, warn and error; teach "
+             "tests/docs/check_docs.py" % ", ".join(sorted(set(levels))))
+        return
+    say = "ok, warn or error"
+    for prog in ("fcgi", "expire", "notify"):
+        main = open(os.path.join(src, "src", "main", "main_%s.c" % prog),
+                    encoding="utf-8").read()
+        if "check_run(" not in main:
+            continue
+        page = "asyncexec-%s.8" % prog
+        lines = sections(os.path.join(src, "scripts", "man", page)).get("OPTIONS", [])
+        text = " ".join(" ".join(plain(l) for l in lines).split())
+        m = re.search(r"--check-config (.*?)(?= \.TP|$)", text)
+        block = re.sub(r"(?m)^\.\S+\s*", "", m.group(1)) if m else ""
+        need = ["One line per check, " + say, "Exit 0 when no line is an error, 1 "
+                "otherwise, 2 when the file does not parse"]
+        miss = [n for n in need if n not in block]
+        if miss:
+            fail("%s OPTIONS, --check-config: must say '%s' (src/check/check.c, "
+                 "check_run)" % (page, "', '".join(miss)))
+        else:
+            ok("%s: --check-config as src/check/check.c runs it" % page)
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
@@ -605,6 +682,8 @@ def main():
     check_notify_unit(src)
     check_ops_blocks(src)
     check_secrets_tried(src)
+    check_options(src)
+    check_check_config(src)
     if failures:
         print("%d failure(s)" % len(failures))
         return 1
