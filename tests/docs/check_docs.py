@@ -660,6 +660,45 @@ def check_check_config(src):
             ok("%s: --check-config as src/check/check.c runs it" % page)
 
 
+# ---- 10. the cron lines of the guide are the packaged cron file -------------------------
+INSTALL_PATHS = {"@ASYNCEXEC_SBINDIR@": "/usr/sbin",
+                 "@ASYNCEXEC_CONF@": "/etc/asyncexec/asyncexec.conf"}
+
+
+def cron_lines(text):
+    """The non-comment lines of a cron file, install paths filled in, a PATH= without
+    repeated directories."""
+    out = []
+    for line in text.split("\n"):
+        if not line.strip() or line.startswith("#"):
+            continue
+        for k, v in INSTALL_PATHS.items():
+            line = line.replace(k, v)
+        if line.startswith("PATH="):
+            dirs = line[5:].split(":")
+            line = "PATH=" + ":".join(d for i, d in enumerate(dirs) if d not in dirs[:i])
+        out.append(line)
+    return out
+
+
+def check_cron(src):
+    """asyncexec-ops(7)'s cron lines (the block after "The cron line") are those of
+    scripts/cron/asyncexec-expire.in, which the package installs as the example."""
+    want = cron_lines(open(os.path.join(src, "scripts", "cron", "asyncexec-expire.in"),
+                           encoding="utf-8").read())
+    ops = open(os.path.join(src, "scripts", "man", "asyncexec-ops.7"),
+               encoding="utf-8").read()
+    m = re.search(r"(?ms)^The cron line .*?^\.EX\n(.*?)^\.EE", ops)
+    have = cron_lines(plain(m.group(1))) if m else []
+    if have != want:
+        fail("asyncexec-ops(7)'s cron block (after 'The cron line') must be the lines of "
+             "scripts/cron/asyncexec-expire.in with the install paths:\n  %s\nnot\n  %s"
+             % ("\n  ".join(want), "\n  ".join(have) or "(no block)"))
+    else:
+        ok("asyncexec-ops(7): the cron block is scripts/cron/asyncexec-expire.in's %d "
+           "lines" % len(want))
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
@@ -684,6 +723,7 @@ def main():
     check_secrets_tried(src)
     check_options(src)
     check_check_config(src)
+    check_cron(src)
     if failures:
         print("%d failure(s)" % len(failures))
         return 1
