@@ -699,6 +699,53 @@ def check_cron(src):
            "lines" % len(want))
 
 
+# ---- 11. the shipped files' pointers into the documents --------------------------------
+SHIPPED = ("scripts/systemd", "scripts/cron", "scripts/examples", "scripts/debian", "nginx")
+
+
+def doc_titles(src, doc):
+    """The section titles of README.md or of man page doc ("asyncexec-ops(7)"), in lower
+    case: headings, .SH/.SS titles and the bold lead-ins of paragraphs."""
+    if doc.startswith("README"):
+        text = open(os.path.join(src, "README.md"), encoding="utf-8").read()
+        return [t.strip().lower() for t in re.findall(r"(?m)^#+ (.*)$", text)]
+    m = re.match(r"(asyncexec[-.\w]*)\((\d)\)$", doc)
+    path = os.path.join(src, "scripts", "man", "%s.%s" % m.groups()) if m else ""
+    if not os.path.exists(path):
+        return None
+    text = open(path, encoding="utf-8").read()
+    titles = [plain(t).strip().strip('"') for t in
+              re.findall(r"(?m)^\.S[HS] (.*)$", text)]
+    titles += [plain(t) for t in re.findall(r"(?m)^\\fB(.*?)\\f[RP]", text)]
+    return [t.strip().lower() for t in titles]
+
+
+def check_pointers(src):
+    """Each 'README, "Title"' or 'asyncexec-x(N), "Title"' in a shipped file (units, cron
+    file, examples, package scripts, nginx site) names a section that exists."""
+    n = 0
+    for d in SHIPPED:
+        for path in sorted(glob.glob(os.path.join(src, d, "*"))):
+            if not os.path.isfile(path):
+                continue
+            try:
+                text = open(path, encoding="utf-8").read()
+            except UnicodeDecodeError:
+                continue
+            text = re.sub(r"\n\s*#\s*", " ", text)    # a pointer across comment lines
+            for doc, title in re.findall(r'(README(?:\.md)?|asyncexec[-.\w]*\(\d\)),? '
+                                         r'"([^"]+)"', text):
+                n += 1
+                titles = doc_titles(src, doc)
+                t = title.lower()
+                if titles is None or not any(x == t or x.startswith(t + " ")
+                                             or x.startswith(t + ".") for x in titles):
+                    fail('%s: %s has no section "%s"' % (os.path.relpath(path, src),
+                                                         doc, title))
+                    n -= 1
+    ok("shipped files: %d pointers into the README and the man pages name a section" % n)
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
@@ -724,6 +771,7 @@ def main():
     check_options(src)
     check_check_config(src)
     check_cron(src)
+    check_pointers(src)
     if failures:
         print("%d failure(s)" % len(failures))
         return 1
