@@ -746,6 +746,52 @@ def check_pointers(src):
     ok("shipped files: %d pointers into the README and the man pages name a section" % n)
 
 
+# ---- 12. who writes db_pin_file, and whose unit lets it -------------------------------
+def pin_writers(src):
+    """The programs that write db_pin_file: pin_save writes only for a process with the
+    shared page (pin_move is 0 without it), which pin_init maps in src/serve/master.c;
+    so the programs whose main runs master_run. None when the code changed shape."""
+    hits = [p for p in glob.glob(os.path.join(src, "src", "**", "*.c"), recursive=True)
+            if re.search(r"\bpin_init\(\)", open(p, encoding="utf-8").read())
+            and not p.endswith(os.path.join("db", "pin.c"))]
+    if [os.path.relpath(p, src) for p in hits] != ["src/serve/master.c"]:
+        return None
+    return sorted("asyncexec-" + re.sub(r"^main_|\.c$", "", os.path.basename(p))
+                  for p in glob.glob(os.path.join(src, "src", "main", "main_*.c"))
+                  if "master_run(" in open(p, encoding="utf-8").read())
+
+
+def check_pin_writers(src):
+    """asyncexec.conf(5)'s db_pin_file block names the programs that write the file
+    ("Written by:"), and the packaged unit of each lets it write /var/lib/asyncexec."""
+    want = pin_writers(src)
+    if want is None:
+        fail("pin_init() is called elsewhere than src/serve/master.c: teach "
+             "tests/docs/check_docs.py which programs write db_pin_file")
+        return
+    b = conf_page_blocks(os.path.join(src, "scripts", "man", "asyncexec.conf.5"))
+    m = re.search(r"Written by: (.*?)\.(\s|$)", b.get("db_pin_file", ""))
+    got = sorted(re.findall(r"(asyncexec-\w+)\(8\)", m.group(1))) if m else []
+    bad = False
+    if got != want:
+        fail("asyncexec.conf(5), db_pin_file: 'Written by: %s', but %s write it (the "
+             "programs that run master_run, which maps the pin's shared page)"
+             % (", ".join(got) or "(none)", ", ".join(want)))
+        bad = True
+    for prog in want:
+        unit = unit_text(src, prog + ".service.in")
+        if "ProtectSystem=strict" in unit and not re.search(
+                r"(?m)^(StateDirectory=asyncexec|ReadWritePaths=-?/var/lib/asyncexec)$",
+                unit):
+            fail("%s.service.in: ProtectSystem=strict without StateDirectory=asyncexec "
+                 "or ReadWritePaths=/var/lib/asyncexec, but %s writes db_pin_file"
+                 % (prog, prog))
+            bad = True
+    if not bad:
+        ok("db_pin_file: written by %s, whose unit may write /var/lib/asyncexec"
+           % ", ".join(want))
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
@@ -772,6 +818,7 @@ def main():
     check_check_config(src)
     check_cron(src)
     check_pointers(src)
+    check_pin_writers(src)
     if failures:
         print("%d failure(s)" % len(failures))
         return 1
