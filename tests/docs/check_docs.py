@@ -792,6 +792,46 @@ def check_pin_writers(src):
            % ", ".join(want))
 
 
+# ---- 13. the rate limit of the public server -------------------------------------------
+def nginx_blocks(text, head):
+    """The bodies of the blocks "HEAD {...}" of an nginx file (comments dropped), each
+    with its head's argument: [(arg, body)]."""
+    text = re.sub(r"(?m)#.*$", "", text)
+    out = []
+    for m in re.finditer(r"(?m)^\s*%s\s*([^{;]*)\{" % head, text):
+        depth, i = 1, m.end()
+        while depth and i < len(text):
+            depth += {"{": 1, "}": -1}.get(text[i], 0)
+            i += 1
+        out.append((m.group(1).strip(), text[m.end():i - 1]))
+    return out
+
+
+def check_rate_limit(src):
+    """Every location of the public server (the one on port 80) that passes to the
+    application has limit_req, as asyncexec-api(7) says of nginx's 429."""
+    text = open(os.path.join(src, "nginx", "asyncexec.conf"), encoding="utf-8").read()
+    public = [b for _, b in nginx_blocks(text, "server")
+              if re.search(r"(?m)^\s*listen 80;", b)]
+    if len(public) != 1:
+        fail("nginx/asyncexec.conf: no one server with 'listen 80;'")
+        return
+    bad = [arg for arg, b in nginx_blocks(public[0], "location")
+           if "fastcgi_pass" in b and "limit_req " not in b]
+    for arg in bad:
+        fail("nginx/asyncexec.conf: location %s passes to the application without "
+             "limit_req (asyncexec-api(7): the rate limit covers every such path)" % arg)
+    api = plain(open(os.path.join(src, "scripts", "man", "asyncexec-api.7"),
+                     encoding="utf-8").read())
+    if "on every path the public server passes to the application" not in api:
+        fail("asyncexec-api(7), 429: must say the rate limit is 'on every path the "
+             "public server passes to the application'")
+        bad.append("api.7")
+    if not bad:
+        ok("nginx/asyncexec.conf: every location of the public server that passes to the "
+           "application is rate-limited")
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
@@ -819,6 +859,7 @@ def main():
     check_cron(src)
     check_pointers(src)
     check_pin_writers(src)
+    check_rate_limit(src)
     if failures:
         print("%d failure(s)" % len(failures))
         return 1
