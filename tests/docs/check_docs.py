@@ -832,6 +832,61 @@ def check_rate_limit(src):
            "application is rate-limited")
 
 
+# ---- 14. the database users of the cluster guide ---------------------------------------
+def grants_in(text):
+    """[(privileges, user, host)] of the GRANT statements in text (plain)."""
+    out = []
+    for privs, user, host in re.findall(r"GRANT ([A-Z, ]+?) ON \S+ TO '([^']+)'@'([^']+)'",
+                                        text):
+        out.append(({p.strip() for p in privs.split(",")}, user, host))
+    return out
+
+
+def check_cluster_users(src):
+    """asyncexec-ops(7) SCALE-OUT (GALERA): the app hosts' users are granted over the
+    network (not 'localhost', which a TCP client never matches: 1045) the table privileges
+    src/repo/repo_check.c probes, a migrate user those and check.c's DDL ones, and a
+    migrate.conf reaches the cluster over TCP (db_hosts, that user, db_password_file)."""
+    probes = set(re.findall(r'\{ \{ T_\w+, "([A-Z]+)"', open(os.path.join(
+        src, "src", "repo", "repo_check.c"), encoding="utf-8").read()))
+    m = re.search(r"ddl\[DDL_N\] = \{([^}]*)\}", open(os.path.join(
+        src, "src", "check", "check.c"), encoding="utf-8").read())
+    ddl = set(re.findall(r'"([A-Z]+)"', m.group(1))) if m else set()
+    if not probes or not ddl:
+        fail("src/repo/repo_check.c's probes or src/check/check.c's ddl[] not found")
+        return
+    secs = sections(os.path.join(src, "scripts", "man", "asyncexec-ops.7"))
+    text = plain("\n".join(secs.get("SCALE-OUT (GALERA)", [])))
+    g = grants_in(text)
+    svc = [x for x in g if x[0] >= probes and not x[0] >= ddl]
+    mig = [x for x in g if x[0] >= probes | ddl]
+    bad = []
+    if not svc or any(h == "localhost" for _, _, h in svc):
+        bad.append("a GRANT of %s to the service's user at the app hosts' addresses "
+                   "(not 'localhost')" % ", ".join(sorted(probes)))
+    if not mig or any(h == "localhost" for _, _, h in mig):
+        bad.append("a GRANT of %s to a migrate user at the app hosts' addresses"
+                   % ", ".join(sorted(probes | ddl)))
+    else:
+        ok_conf = False
+        for blk in re.findall(r"(?ms)^\.EX\n(.*?)^\.EE", "\n".join(
+                secs.get("SCALE-OUT (GALERA)", []))):
+            b = plain(blk)
+            if re.search(r"\bdb_hosts = ", b) and \
+                    re.search(r"\bdb_user = %s\b" % re.escape(mig[0][1]), b) and \
+                    re.search(r"\bdb_password_file = ", b) and "db_socket" not in b \
+                    and re.search(r"asyncexec-admin --config \S+ migrate", b):
+                ok_conf = True
+        if not ok_conf:
+            bad.append("a migrate.conf with db_hosts, db_user = %s and "
+                       "db_password_file (no db_socket), and the migrate it runs"
+                       % mig[0][1])
+    for b in bad:
+        fail("asyncexec-ops(7) SCALE-OUT (GALERA) lacks " + b)
+    if not bad:
+        ok("asyncexec-ops(7) SCALE-OUT: the app hosts' users and grants, migrate over TCP")
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
@@ -860,6 +915,7 @@ def main():
     check_pointers(src)
     check_pin_writers(src)
     check_rate_limit(src)
+    check_cluster_users(src)
     if failures:
         print("%d failure(s)" % len(failures))
         return 1
