@@ -2,9 +2,9 @@
  * test_http_nginx.c - what nginx answers itself is in the contract's format too: methods
  * nginx refuses (TRACE), and the collection paths without a trailing slash, which nginx
  * used to answer with an HTML 301 to an absolute http:// URL. Never a redirect, never HTML.
- * The per-client rate limit covers the API, the collection paths without a trailing
- * slash, /healthz, /readyz and the catch-all location: every location of the public
- * server that passes to the application.
+ * The per-client rate limit covers the API, the collection paths without a
+ * trailing slash, /healthz, /readyz and the catch-all location: every
+ * location of the public server that passes to the application.
  */
 #include "check.h"
 #include "fixture.h"
@@ -112,9 +112,9 @@ rate_limit(const char *source, const char *path, int want)
 }
 
 /*
- * The API, and (issue 16) the probes and the catch-all location too; and the exact
- * locations of the collection paths without a trailing slash, which pass to the
- * application (404) and went unlimited.
+ * The API, and (issue 16) the probes and the catch-all location too; and the
+ * exact locations of the collection paths without a trailing slash, which
+ * pass to the application (404) and went unlimited.
  */
 static void
 test_rate_limit(void)
