@@ -10,7 +10,7 @@
  *   {"type":"execution.completed","timestamp":"2026-01-31T12:00:00Z",
  *    "data":{"environment":"prod","service":"shop","operation":"order",
  *            "correlationId":"...","status":"completed","completedAt":"...",
- *            "statusUrl":"https://.../v1/executions/..."}}
+ *            "statusUrl":"/v1/executions/prod/shop/order/..."}}
  *
  * and three headers prove where it comes from:
  *
@@ -26,7 +26,8 @@
  * the document root and of version control.
  *
  * The notification only says that something ended: fetch the result from
- * statusUrl, as you would poll (asyncexec-api(7)).
+ * statusUrl, a path relative to the API's host (as the submit's 202 gave
+ * it), as you would poll (asyncexec-api(7)).
  *
  * Install: put this file where your web server runs PHP (nginx + PHP-FPM, or
  * Apache), e.g. as https://shop.example.com/hooks/asyncexec, and give it the

@@ -26,7 +26,19 @@ usage: check_docs.py SOURCE_DIR ADMIN_BINARY
      the largest webhook_timeout plus a database statement's wait; its IPAddressDeny=
      suggestion allows loopback (notify_listen) and the resolver; a documented TCP
      ListenStream= override has FreeBind=yes; adding an app host copies the key file
-     (webhook_key_file's default) with the configuration.
+     (webhook_key_file's default) with the configuration;
+  9. each program's options (src/main/main_*.c) are its page's SYNOPSIS options (and
+     OPTIONS entries), and --check-config is described as src/check/check.c runs it;
+ 10. asyncexec-ops(7)'s cron block is scripts/cron/asyncexec-expire.in's lines;
+ 11. the shipped files' pointers ('README, "Title"', 'asyncexec-x(N), "Title"') name
+     sections that exist;
+ 12. db_pin_file's "Written by:" (asyncexec.conf(5)) names the programs that write it,
+     whose units may write /var/lib/asyncexec;
+ 13. every location of the nginx site's public server that passes to the application
+     has limit_req, as asyncexec-api(7) says;
+ 14. asyncexec-ops(7)'s cluster guide grants the app hosts (not 'localhost') what
+     src/repo/repo_check.c probes, a migrate user the DDL privileges too, and migrates
+     over TCP.
 
 Each failure names the document and the fact; exit 1 when there is one.
 """
@@ -38,6 +50,8 @@ import re
 import shutil
 import subprocess
 import sys
+
+import check_shipped
 
 failures = []
 
@@ -605,6 +619,7 @@ def main():
     check_notify_unit(src)
     check_ops_blocks(src)
     check_secrets_tried(src)
+    check_shipped.run(src, sys.modules[__name__])
     if failures:
         print("%d failure(s)" % len(failures))
         return 1

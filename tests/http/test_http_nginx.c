@@ -2,7 +2,9 @@
  * test_http_nginx.c - what nginx answers itself is in the contract's format too: methods
  * nginx refuses (TRACE), and the collection paths without a trailing slash, which nginx
  * used to answer with an HTML 301 to an absolute http:// URL. Never a redirect, never HTML.
- * The per-client rate limit covers the API, /healthz, /readyz and the catch-all location.
+ * The per-client rate limit covers the API, the collection paths without a
+ * trailing slash, /healthz, /readyz and the catch-all location: every
+ * location of the public server that passes to the application.
  */
 #include "check.h"
 #include "fixture.h"
@@ -109,7 +111,11 @@ rate_limit(const char *source, const char *path, int want)
 	http_resp_free(&r);
 }
 
-/* The API, and (issue 16) the probes and the catch-all location too. */
+/*
+ * The API, and (issue 16) the probes and the catch-all location too; and the
+ * exact locations of the collection paths without a trailing slash, which
+ * pass to the application (404) and went unlimited.
+ */
 static void
 test_rate_limit(void)
 {
@@ -117,6 +123,9 @@ test_rate_limit(void)
 	rate_limit("127.0.0.4", "/healthz", 200);
 	rate_limit("127.0.0.5", "/readyz", 200);
 	rate_limit("127.0.0.6", "/no/such/path", 404);
+	rate_limit("127.0.0.7", "/v1/executions", 404);
+	rate_limit("127.0.0.8", "/v1/backend", 404);
+	rate_limit("127.0.0.9", "/v1/callbacks", 404);
 }
 
 int
