@@ -281,6 +281,10 @@ struct route_waiting {
 };
 enum repo_rc	repo_metrics_waiting(struct db *, struct route_waiting *, size_t max,
 	    size_t *n);
+/* the text, name and parameter kinds of metrics statement i (for the
+ * EXPLAIN test, as repo_dash_sql); NULL past the last one */
+const char	*repo_metrics_sql(unsigned i, const char **name,
+		    const char **params);
 /* the last asyncexec-expire run (s2r_job_run, migration 6) */
 struct job_run {
 	int64_t		 last_run_ms, last_success_ms;	/* 0: never */

@@ -51,10 +51,6 @@ enum dstmt {
 	"e.initiator_tenant_id, e.created_at, " at ", e.attempts, " \
 	"LEFT(JSON_VALUE(" ERR_DOC ", '$.code'), 64), IF(? = 1, " \
 	"LEFT(JSON_VALUE(" ERR_DOC ", '$.message'), 200), NULL) "
-/* Route ?/?/?'s waiting executions (the equality prefix of ix_exec_claim). */
-#define ROUTE_WAITING \
-	"WHERE environment = ? AND service_key = ? AND operation_key = ? AND " \
-	"status = 'waiting_callback' "
 /*
  * The first cap waiting executions: all (nearest expiry first) or a
  * route's (in claim order); each of their rows is read when the
@@ -98,12 +94,8 @@ static const struct db_stmt_def dstmts[D__MAX] = {
 	 */
 	[D_ROUTE_OPEN] = {
 	    "SELECT a.n, d.leased, d.retrying, d.claimable, a.cancel, "
-	    "(SELECT created_at FROM s2r_async_execution WHERE id = a.oldest), "
-	    "d.scheduled FROM (SELECT COUNT(*) AS n, COALESCE(SUM("
-	    "cancel_requested), 0) AS cancel, MIN(IF(cancel_requested = 0, id, "
-	    "NULL)) AS oldest FROM (SELECT cancel_requested, id FROM "
-	    "s2r_async_execution FORCE INDEX (ix_exec_claim) " ROUTE_WAITING
-	    "LIMIT " DASH_OPEN_CAP_STR ") x) a JOIN (SELECT "
+	    OPEN_OLDEST ", d.scheduled FROM " OPEN_HEAD(DASH_OPEN_CAP_STR)
+	    "JOIN (SELECT "
 	    "COALESCE(SUM(lease_expires_at > ?), 0) AS leased, "
 	    "COALESCE(SUM(not_before > ? AND attempts > 0), 0) AS retrying, "
 	    "COALESCE(SUM(cancel_requested "
