@@ -86,8 +86,9 @@ static const struct db_stmt_def dstmts[D__MAX] = {
 	/*
 	 * The route's waiting range of ix_exec_claim: its first DASH_OPEN_CAP
 	 * entries counted from the index alone (about 1 us an entry), the
-	 * oldest one's created_at by primary key (the lowest id not
-	 * cancel-requested among them), and the rows of its first
+	 * oldest one's created_at by primary key (repo_sql.h OPEN_HEAD: the
+	 * lowest id among them due, with no live lease and not
+	 * cancel-requested, as GET /metrics), and the rows of its first
 	 * DASH_DETAIL_CAP in the index's order read for the rest (about 4 us
 	 * a row; ordered by cancel_requested, id it was a filesort of every
 	 * waiting execution of the route, sql/011)
@@ -192,7 +193,7 @@ static const struct db_stmt_def dstmts[D__MAX] = {
 
 static const char *const dparams[D__MAX] = {
 	[D_ROUTES] = "n",
-	[D_ROUTE_OPEN] = "ssstttttsss",
+	[D_ROUTE_OPEN] = "ttssstttttsss",
 	[D_ROUTE_ENDED] = "tssst",
 	[D_EXEC] = "n",
 	[D_KEYS] = "n",
@@ -299,21 +300,23 @@ enum repo_rc
 repo_dash_route_open(struct ddb *d, const struct dash_route *r, int64_t now,
     struct dash_open *o)
 {
-	MYSQL_BIND		 p[11];
-	MYSQL_TIME		 t[6];
+	MYSQL_BIND		 p[13];
+	MYSQL_TIME		 t[8];
 	MYSQL_STMT		*st;
 	struct db_cols		 c;
 	unsigned long long	 v[6] = { 0, 0, 0, 0, 0, 0 };
 	int			 i, rc;
 
 	memset(o, 0, sizeof(*o));
-	for (i = 0; i <= 8; i += 8) {	/* the two ranges' route */
+	for (i = 2; i <= 10; i += 8) {	/* the two ranges' route */
 		db_bind_str(&p[i], r->env);
 		db_bind_str(&p[i + 1], r->svc);
 		db_bind_str(&p[i + 2], r->op);
 	}
+	db_bind_time(&p[0], &t[6], now);	/* the oldest: due, no lease */
+	db_bind_time(&p[1], &t[7], now);
 	for (i = 0; i < 5; i++)
-		db_bind_time(&p[3 + i], &t[i], now);
+		db_bind_time(&p[5 + i], &t[i], now);
 	if ((st = db_run(d->db, D_ROUTE_OPEN, p)) == NULL)
 		return REPO_ERR;
 	for (i = 0; i < 5; i++)

@@ -2,7 +2,8 @@
  * repo_metrics.c - the database figures of GET /metrics: per route, how
  * many executions wait (counted on ix_exec_claim's range, capped, so a
  * scrape never scans a backlog) and when the oldest of them was
- * submitted (the lowest id in that capped range, as the dashboard's).
+ * submitted (the lowest id in that capped range that is due and not
+ * leased, as the dashboard's).
  */
 #include <string.h>
 
@@ -17,7 +18,7 @@ static const struct {
 	const char	*params;
 } mstmts[] = {
 	{ STMT_METRICS_ROUTES, "" },
-	{ STMT_METRICS_WAITING, "sss" },
+	{ STMT_METRICS_WAITING, "ttsss" },
 };
 
 /*
@@ -63,22 +64,24 @@ routes(struct db *db, struct route_waiting *w, size_t max, size_t *n)
 
 /*
  * Reads route w's waiting executions (at most REPO_WAITING_CAP) and the
- * creation time of the oldest (repo_sql.h OPEN_HEAD) into w. REPO_OK or
- * REPO_ERR.
+ * creation time of the oldest that waits for a claim at now (repo_sql.h
+ * OPEN_HEAD) into w. REPO_OK or REPO_ERR.
  */
 static enum repo_rc
-route_open(struct db *db, struct route_waiting *w)
+route_open(struct db *db, struct route_waiting *w, int64_t now)
 {
-	MYSQL_BIND		 b[3];
+	MYSQL_BIND		 b[5];
 	MYSQL_STMT		*st;
-	MYSQL_TIME		 t;
+	MYSQL_TIME		 t, at[2];
 	struct db_cols		 c;
 	unsigned long long	 count = 0;
 	int			 rc;
 
-	db_bind_str(&b[0], w->env);
-	db_bind_str(&b[1], w->svc);
-	db_bind_str(&b[2], w->op);
+	db_bind_time(&b[0], &at[0], now);
+	db_bind_time(&b[1], &at[1], now);
+	db_bind_str(&b[2], w->env);
+	db_bind_str(&b[3], w->svc);
+	db_bind_str(&b[4], w->op);
 	if ((st = db_run(db, STMT_METRICS_WAITING, b)) == NULL)
 		return REPO_ERR;
 	db_rcol(&c, 0, MYSQL_TYPE_LONGLONG, &count, 0);
@@ -95,19 +98,20 @@ route_open(struct db *db, struct route_waiting *w)
 /*
  * Fills w[0..*n-1] (max entries) with every route (by id, at most
  * REPO_METRICS_ROUTES), its waiting executions (at most
- * REPO_WAITING_CAP) and the creation time of the oldest one that is not
- * cancel-requested. REPO_OK or REPO_ERR.
+ * REPO_WAITING_CAP) and the creation time of the oldest one that waits
+ * for a claim at now: due, no live lease, not cancel-requested. REPO_OK
+ * or REPO_ERR.
  */
 enum repo_rc
 repo_metrics_waiting(struct db *db, struct route_waiting *w, size_t max,
-    size_t *n)
+    size_t *n, int64_t now)
 {
 	size_t	 i;
 
 	if (routes(db, w, max, n) != REPO_OK)
 		return REPO_ERR;
 	for (i = 0; i < *n; i++)
-		if (route_open(db, &w[i]) != REPO_OK)
+		if (route_open(db, &w[i], now) != REPO_OK)
 			return REPO_ERR;
 	return REPO_OK;
 }

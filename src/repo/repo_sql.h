@@ -39,17 +39,23 @@
  * The first cap entries of route ?/?/?'s waiting range of ix_exec_claim,
  * read from the index alone (about 1 us an entry) as derived table a:
  * n of them, cancel of them cancel-requested, and oldest, the lowest id
- * among them that is not; OPEN_OLDEST: its created_at, by primary key.
- * The dashboard's Routes page (repo_dash.c) and GET /metrics
- * (repo_metrics.c) both read a route's oldest waiting execution so
- * (ORDER BY id was a filesort of all the route's waiting executions
- * after sql/011, or a walk of the primary key).
+ * among them that waits for a claim at the time of the first two ?:
+ * not cancel-requested, due (due_at: not a scheduled start or a retry's
+ * backoff still ahead) and no live lease (a claim's, a heartbeat's);
+ * OPEN_OLDEST: its created_at, by primary key. The dashboard's Routes
+ * page (repo_dash.c) and GET /metrics (repo_metrics.c) both read a
+ * route's oldest waiting execution so: one definition (ORDER BY id was
+ * a filesort of all the route's waiting executions after sql/011, or a
+ * walk of the primary key; and a submit scheduled a day ahead made the
+ * age climb for a day).
  */
 #define OPEN_HEAD(cap) \
 	"(SELECT COUNT(*) AS n, COALESCE(SUM(cancel_requested), 0) AS " \
-	"cancel, MIN(IF(cancel_requested = 0, id, NULL)) AS oldest FROM " \
-	"(SELECT cancel_requested, id FROM s2r_async_execution FORCE INDEX " \
-	"(ix_exec_claim) " ROUTE_WAITING "LIMIT " cap ") x) a "
+	"cancel, MIN(IF(cancel_requested = 0 AND due_at <= ? AND " \
+	"(lease_expires_at IS NULL OR lease_expires_at <= ?), id, NULL)) " \
+	"AS oldest FROM (SELECT cancel_requested, due_at, lease_expires_at, " \
+	"id FROM s2r_async_execution FORCE INDEX (ix_exec_claim) " \
+	ROUTE_WAITING "LIMIT " cap ") x) a "
 #define OPEN_OLDEST \
 	"(SELECT created_at FROM s2r_async_execution WHERE id = a.oldest)"
 
