@@ -106,7 +106,9 @@ routes(struct ddb *d, struct buf *b, uint64_t after, int64_t now)
 	dash_html(b, "<p class=\"muted\">Waiting and cancel requested are "
 	    "counted among a route's first %d waiting executions in claim order "
 	    "(shown with + past that), leased, retrying, scheduled and "
-	    "claimable among its first %d, the oldest among the %d.</p>\n",
+	    "claimable among its first %d, the oldest among the %d (the "
+	    "oldest due one that no lease holds, as asyncexec_oldest_waiting_"
+	    "seconds).</p>\n",
 	    DASH_OPEN_CAP, DASH_DETAIL_CAP, DASH_OPEN_CAP);
 	if (n > DASH_PAGE_MAX)
 		dash_html(b, "<p class=\"more\"><a href=\"routes?after=%llu\">"

@@ -230,7 +230,8 @@ metrics_db(struct app *app, struct buf *b)
 	    "asyncexec_db_up %d\n", up);
 	if (!up || (w = calloc(REPO_METRICS_ROUTES, sizeof(*w))) == NULL)
 		return;
-	if (repo_metrics_waiting(app->db, w, REPO_METRICS_ROUTES, &n) != REPO_OK)
+	if (repo_metrics_waiting(app->db, w, REPO_METRICS_ROUTES, &n,
+	    now) != REPO_OK)
 		n = 0;
 	buf_printf(b, "# HELP asyncexec_executions_waiting Executions in "
 	    "waiting_callback per route (counted up to %d).\n"
@@ -239,7 +240,8 @@ metrics_db(struct app *app, struct buf *b)
 		buf_printf(b, "asyncexec_executions_waiting{route=\"%s/%s/%s\"} "
 		    "%u\n", w[i].env, w[i].svc, w[i].op, w[i].waiting);
 	buf_puts(b, "# HELP asyncexec_oldest_waiting_seconds Age of the oldest "
-	    "waiting, not cancel-requested execution per route (0: none).\n"
+	    "execution per route waiting for a claim: due, no live lease, "
+	    "not cancel-requested (0: none).\n"
 	    "# TYPE asyncexec_oldest_waiting_seconds gauge\n");
 	for (i = 0; i < n; i++)
 		buf_printf(b, "asyncexec_oldest_waiting_seconds{route=\"%s/%s/%s"

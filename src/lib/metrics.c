@@ -2,6 +2,13 @@
  * metrics.c - request counters, latency histogram and worker gauges
  * shared by all processes through one MAP_SHARED anonymous mapping made
  * before fork. Every series is rendered from the start, at 0.
+ *
+ * Busy workers: each worker has a flag of its own in the mapping, which
+ * the master gives it before the fork (metrics_worker_slot: the child
+ * inherits the choice) and clears when it reaps that worker, so a worker
+ * killed inside a request (SIGKILL, the OOM killer) is not counted busy
+ * for ever, as a shared +1/-1 counter left it. Which pid holds which
+ * flag only the master knows (owner, in its own memory).
  */
 #include <stdint.h>
 #include <string.h>
@@ -29,7 +36,7 @@ struct shm {
 	uint64_t	 db_errors;
 	uint64_t	 db_reconnects;
 	uint64_t	 workers;
-	uint64_t	 busy;
+	uint32_t	 busy[METRICS_WORKER_SLOTS];	/* 1: serving */
 	uint64_t	 restarts;
 	uint64_t	 refused[REFUSED__MAX];
 	uint64_t	 writer;	/* the pin word last reported */
@@ -39,6 +46,8 @@ struct shm {
 static struct shm		*shm;
 static const char *const	*names;
 static int			 nnames;
+static pid_t			 owner[METRICS_WORKER_SLOTS]; /* master's */
+static int			 mine = -1;	/* this worker's flag */
 
 /*
  * Maps the shared region; call once in the master, before the fork.
@@ -122,12 +131,71 @@ metrics_worker_restart(void)
 		add(&shm->restarts, 1);
 }
 
-/* +1 when a worker starts serving a request, -1 when it is done. */
+/* This worker's flag: 1 while it serves a request, 0 when it is done. */
 void
-metrics_busy(int delta)
+metrics_busy(int on)
 {
-	if (shm != NULL)
-		add(&shm->busy, (uint64_t)(int64_t)delta);
+	if (shm != NULL && mine >= 0)
+		__atomic_store_n(&shm->busy[mine], on ? 1 : 0,
+		    __ATOMIC_RELAXED);
+}
+
+/*
+ * The master, before a fork: reserves a free flag for the child (which
+ * inherits mine); none when all are taken (the child is not counted).
+ */
+void
+metrics_worker_slot(void)
+{
+	int	 i;
+
+	mine = -1;
+	if (shm == NULL)
+		return;
+	for (i = 0; i < METRICS_WORKER_SLOTS && owner[i] != 0; i++)
+		;
+	if (i == METRICS_WORKER_SLOTS)
+		return;
+	__atomic_store_n(&shm->busy[i], 0, __ATOMIC_RELAXED);
+	owner[i] = -1;
+	mine = i;
+}
+
+/* The master, after the fork: the flag reserved is pid's (-1: failed). */
+void
+metrics_worker_forked(pid_t pid)
+{
+	if (mine >= 0)
+		owner[mine] = pid > 0 ? pid : 0;
+	mine = -1;
+}
+
+/* The master, once it has reaped pid: its flag is cleared and free. */
+void
+metrics_worker_reaped(pid_t pid)
+{
+	int	 i;
+
+	if (shm == NULL || pid <= 0)
+		return;
+	for (i = 0; i < METRICS_WORKER_SLOTS && owner[i] != pid; i++)
+		;
+	if (i == METRICS_WORKER_SLOTS)
+		return;
+	__atomic_store_n(&shm->busy[i], 0, __ATOMIC_RELAXED);
+	owner[i] = 0;
+}
+
+/* The sum of the busy flags (asyncexec_workers_busy). */
+static uint64_t
+busy_sum(void)
+{
+	uint64_t	 n = 0;
+	int		 i;
+
+	for (i = 0; i < METRICS_WORKER_SLOTS; i++)
+		n += __atomic_load_n(&shm->busy[i], __ATOMIC_RELAXED);
+	return n;
 }
 
 void
@@ -182,7 +250,7 @@ metrics_snapshot(struct metrics_snap *s)
 	s->db_errors = get(&shm->db_errors);
 	s->db_reconnects = get(&shm->db_reconnects);
 	s->workers = get(&shm->workers);
-	s->busy = get(&shm->busy);
+	s->busy = busy_sum();
 	s->restarts = get(&shm->restarts);
 	s->writer_index = get(&shm->writer) & 0xffffffffu;
 	s->failovers = get(&shm->failovers);
@@ -280,7 +348,7 @@ metrics_render(struct buf *b)
 	one(b, "asyncexec_workers", "gauge", "Worker processes the master "
 	    "keeps.", get(&shm->workers));
 	one(b, "asyncexec_workers_busy", "gauge", "Workers serving a request "
-	    "now (this scrape included).", get(&shm->busy));
+	    "now (this scrape included).", busy_sum());
 	one(b, "asyncexec_worker_restarts_total", "counter", "Workers forked "
 	    "to replace one that exited.", get(&shm->restarts));
 	one(b, "asyncexec_db_writer_index", "gauge", "The database node "

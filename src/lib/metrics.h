@@ -12,9 +12,18 @@
 #ifndef ASYNCEXEC_METRICS_H
 #define ASYNCEXEC_METRICS_H
 
+#include <sys/types.h>
+
 #include <stdint.h>
 
 #define METRICS_MAX_ENDPOINTS	32
+/*
+ * Busy flags, one per live worker (asyncexec_workers_busy is their sum):
+ * twice WORKERS_MAX, a generation and the old one still finishing its
+ * requests after a reload. A worker forked when all are taken is not
+ * counted.
+ */
+#define METRICS_WORKER_SLOTS	2048
 
 struct buf;
 
@@ -31,7 +40,10 @@ void	metrics_db_error(void);
 void	metrics_db_reconnect(void);
 void	metrics_workers(unsigned total);
 void	metrics_worker_restart(void);
-void	metrics_busy(int delta);
+void	metrics_busy(int on);
+void	metrics_worker_slot(void);
+void	metrics_worker_forked(pid_t pid);
+void	metrics_worker_reaped(pid_t pid);
 void	metrics_refused(enum refusal);
 int	metrics_render(struct buf *);
 void	metrics_db_writer(uint64_t gen, unsigned node);

@@ -267,7 +267,8 @@ enum repo_rc	repo_exec_winner(struct db *, uint64_t, unsigned char *tokhash,
 	    unsigned char *winhash);
 
 /* metrics (repo_metrics.c): per route, waiting executions (capped) and
- * the age of the oldest one that is not cancel-requested */
+ * the age of the oldest one waiting for a claim (due, no live lease, not
+ * cancel-requested: repo_sql.h OPEN_HEAD) */
 #define REPO_METRICS_ROUTES	256	/* routes reported at most */
 #define REPO_METRICS_ROUTES_STR	"256"
 #define REPO_WAITING_CAP	10000	/* counted at most per route */
@@ -280,7 +281,11 @@ struct route_waiting {
 	int64_t		 oldest_ms;	/* created_at, 0 when none */
 };
 enum repo_rc	repo_metrics_waiting(struct db *, struct route_waiting *, size_t max,
-	    size_t *n);
+	    size_t *n, int64_t now);
+/* the text, name and parameter kinds of metrics statement i (for the
+ * EXPLAIN test, as repo_dash_sql); NULL past the last one */
+const char	*repo_metrics_sql(unsigned i, const char **name,
+		    const char **params);
 /* the last asyncexec-expire run (s2r_job_run, migration 6) */
 struct job_run {
 	int64_t		 last_run_ms, last_success_ms;	/* 0: never */

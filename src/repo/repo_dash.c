@@ -51,10 +51,6 @@ enum dstmt {
 	"e.initiator_tenant_id, e.created_at, " at ", e.attempts, " \
 	"LEFT(JSON_VALUE(" ERR_DOC ", '$.code'), 64), IF(? = 1, " \
 	"LEFT(JSON_VALUE(" ERR_DOC ", '$.message'), 200), NULL) "
-/* Route ?/?/?'s waiting executions (the equality prefix of ix_exec_claim). */
-#define ROUTE_WAITING \
-	"WHERE environment = ? AND service_key = ? AND operation_key = ? AND " \
-	"status = 'waiting_callback' "
 /*
  * The first cap waiting executions: all (nearest expiry first) or a
  * route's (in claim order); each of their rows is read when the
@@ -90,20 +86,17 @@ static const struct db_stmt_def dstmts[D__MAX] = {
 	/*
 	 * The route's waiting range of ix_exec_claim: its first DASH_OPEN_CAP
 	 * entries counted from the index alone (about 1 us an entry), the
-	 * oldest one's created_at by primary key (the lowest id not
-	 * cancel-requested among them), and the rows of its first
+	 * oldest one's created_at by primary key (repo_sql.h OPEN_HEAD: the
+	 * lowest id among them due, with no live lease and not
+	 * cancel-requested, as GET /metrics), and the rows of its first
 	 * DASH_DETAIL_CAP in the index's order read for the rest (about 4 us
 	 * a row; ordered by cancel_requested, id it was a filesort of every
 	 * waiting execution of the route, sql/011)
 	 */
 	[D_ROUTE_OPEN] = {
 	    "SELECT a.n, d.leased, d.retrying, d.claimable, a.cancel, "
-	    "(SELECT created_at FROM s2r_async_execution WHERE id = a.oldest), "
-	    "d.scheduled FROM (SELECT COUNT(*) AS n, COALESCE(SUM("
-	    "cancel_requested), 0) AS cancel, MIN(IF(cancel_requested = 0, id, "
-	    "NULL)) AS oldest FROM (SELECT cancel_requested, id FROM "
-	    "s2r_async_execution FORCE INDEX (ix_exec_claim) " ROUTE_WAITING
-	    "LIMIT " DASH_OPEN_CAP_STR ") x) a JOIN (SELECT "
+	    OPEN_OLDEST ", d.scheduled FROM " OPEN_HEAD(DASH_OPEN_CAP_STR)
+	    "JOIN (SELECT "
 	    "COALESCE(SUM(lease_expires_at > ?), 0) AS leased, "
 	    "COALESCE(SUM(not_before > ? AND attempts > 0), 0) AS retrying, "
 	    "COALESCE(SUM(cancel_requested "
@@ -200,7 +193,7 @@ static const struct db_stmt_def dstmts[D__MAX] = {
 
 static const char *const dparams[D__MAX] = {
 	[D_ROUTES] = "n",
-	[D_ROUTE_OPEN] = "ssstttttsss",
+	[D_ROUTE_OPEN] = "ttssstttttsss",
 	[D_ROUTE_ENDED] = "tssst",
 	[D_EXEC] = "n",
 	[D_KEYS] = "n",
@@ -307,21 +300,23 @@ enum repo_rc
 repo_dash_route_open(struct ddb *d, const struct dash_route *r, int64_t now,
     struct dash_open *o)
 {
-	MYSQL_BIND		 p[11];
-	MYSQL_TIME		 t[6];
+	MYSQL_BIND		 p[13];
+	MYSQL_TIME		 t[8];
 	MYSQL_STMT		*st;
 	struct db_cols		 c;
 	unsigned long long	 v[6] = { 0, 0, 0, 0, 0, 0 };
 	int			 i, rc;
 
 	memset(o, 0, sizeof(*o));
-	for (i = 0; i <= 8; i += 8) {	/* the two ranges' route */
+	for (i = 2; i <= 10; i += 8) {	/* the two ranges' route */
 		db_bind_str(&p[i], r->env);
 		db_bind_str(&p[i + 1], r->svc);
 		db_bind_str(&p[i + 2], r->op);
 	}
+	db_bind_time(&p[0], &t[6], now);	/* the oldest: due, no lease */
+	db_bind_time(&p[1], &t[7], now);
 	for (i = 0; i < 5; i++)
-		db_bind_time(&p[3 + i], &t[i], now);
+		db_bind_time(&p[5 + i], &t[i], now);
 	if ((st = db_run(d->db, D_ROUTE_OPEN, p)) == NULL)
 		return REPO_ERR;
 	for (i = 0; i < 5; i++)

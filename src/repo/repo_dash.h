@@ -56,8 +56,10 @@ struct dash_open {
 	unsigned	 scheduled;	/* a start (X-Not-Before) ahead */
 	unsigned	 claimable;	/* a claim would take it now */
 	unsigned	 cancel_requested;
-	int64_t		 oldest_ms;	/* created_at of the oldest one not
-					 * cancel-requested; 0: none */
+	int64_t		 oldest_ms;	/* created_at of the oldest one
+					 * waiting for a claim (due, no
+					 * live lease, not cancel-requested:
+					 * repo_sql.h OPEN_HEAD); 0: none */
 };
 
 /* A route's executions that ended in the last day and hour, by status. */

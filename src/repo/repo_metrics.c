@@ -1,14 +1,39 @@
 /*
  * repo_metrics.c - the database figures of GET /metrics: per route, how
  * many executions wait (counted on ix_exec_claim's range, capped, so a
- * scrape never scans a backlog) and when the oldest one was submitted
- * (the first entry of that range: one index probe).
+ * scrape never scans a backlog) and when the oldest of them was
+ * submitted (the lowest id in that capped range that is due and not
+ * leased, as the dashboard's).
  */
 #include <string.h>
 
 #include "db.h"
 #include "repo.h"
 #include "repo_sql.h"
+
+/* The statements of a scrape, with their parameters' kinds (s string,
+ * t time; repo_dash.c's dparams). */
+static const struct {
+	enum stmt	 id;
+	const char	*params;
+} mstmts[] = {
+	{ STMT_METRICS_ROUTES, "" },
+	{ STMT_METRICS_WAITING, "ttsss" },
+};
+
+/*
+ * Statement i's text, name and parameter kinds (for the EXPLAIN test,
+ * tests/dash); NULL past the last one.
+ */
+const char *
+repo_metrics_sql(unsigned i, const char **name, const char **params)
+{
+	if (i >= sizeof(mstmts) / sizeof(mstmts[0]))
+		return NULL;
+	*name = repo_stmts[mstmts[i].id].name;
+	*params = mstmts[i].params;
+	return repo_stmts[mstmts[i].id].sql;
+}
 
 /* Reads up to max route names into w; REPO_OK or REPO_ERR. */
 static enum repo_rc
@@ -37,56 +62,57 @@ routes(struct db *db, struct route_waiting *w, size_t max, size_t *n)
 	return rc == DB_ROW_ERR ? REPO_ERR : REPO_OK;
 }
 
-/* Runs probe id for route w into its column 0 (type t, buffer p). */
+/*
+ * Reads route w's waiting executions (at most REPO_WAITING_CAP) and the
+ * creation time of the oldest that waits for a claim at now (repo_sql.h
+ * OPEN_HEAD) into w. REPO_OK or REPO_ERR.
+ */
 static enum repo_rc
-probe(struct db *db, enum stmt id, const struct route_waiting *w,
-    enum enum_field_types t, void *p, size_t sz, int *is_null)
+route_open(struct db *db, struct route_waiting *w, int64_t now)
 {
-	MYSQL_BIND	 b[3];
-	MYSQL_STMT	*st;
-	struct db_cols	 c;
-	int		 rc;
+	MYSQL_BIND		 b[5];
+	MYSQL_STMT		*st;
+	MYSQL_TIME		 t, at[2];
+	struct db_cols		 c;
+	unsigned long long	 count = 0;
+	int			 rc;
 
-	db_bind_str(&b[0], w->env);
-	db_bind_str(&b[1], w->svc);
-	db_bind_str(&b[2], w->op);
-	if ((st = db_run(db, id, b)) == NULL)
+	db_bind_time(&b[0], &at[0], now);
+	db_bind_time(&b[1], &at[1], now);
+	db_bind_str(&b[2], w->env);
+	db_bind_str(&b[3], w->svc);
+	db_bind_str(&b[4], w->op);
+	if ((st = db_run(db, STMT_METRICS_WAITING, b)) == NULL)
 		return REPO_ERR;
-	db_rcol(&c, 0, t, p, sz);
+	db_rcol(&c, 0, MYSQL_TYPE_LONGLONG, &count, 0);
+	db_rcol(&c, 1, MYSQL_TYPE_DATETIME, &t, sizeof(t));
 	rc = db_fetch_row(st, &c);
 	mysql_stmt_free_result(st);
-	*is_null = rc == DB_ROW_NONE || (rc == DB_ROW && c.null[0]);
-	return rc == DB_ROW_ERR ? REPO_ERR : REPO_OK;
+	if (rc != DB_ROW)
+		return rc == DB_ROW_NONE ? REPO_OK : REPO_ERR;
+	w->waiting = (unsigned)count;
+	w->oldest_ms = c.null[1] ? 0 : db_time_ms(&t);
+	return REPO_OK;
 }
 
 /*
  * Fills w[0..*n-1] (max entries) with every route (by id, at most
  * REPO_METRICS_ROUTES), its waiting executions (at most
- * REPO_WAITING_CAP) and the creation time of the oldest one that is not
- * cancel-requested. REPO_OK or REPO_ERR.
+ * REPO_WAITING_CAP) and the creation time of the oldest one that waits
+ * for a claim at now: due, no live lease, not cancel-requested. REPO_OK
+ * or REPO_ERR.
  */
 enum repo_rc
 repo_metrics_waiting(struct db *db, struct route_waiting *w, size_t max,
-    size_t *n)
+    size_t *n, int64_t now)
 {
-	unsigned long long	 count;
-	MYSQL_TIME		 t;
-	size_t			 i;
-	int			 null;
+	size_t	 i;
 
 	if (routes(db, w, max, n) != REPO_OK)
 		return REPO_ERR;
-	for (i = 0; i < *n; i++) {
-		count = 0;
-		if (probe(db, STMT_METRICS_WAITING, &w[i], MYSQL_TYPE_LONGLONG,
-		    &count, 0, &null) != REPO_OK)
+	for (i = 0; i < *n; i++)
+		if (route_open(db, &w[i], now) != REPO_OK)
 			return REPO_ERR;
-		w[i].waiting = null ? 0 : (unsigned)count;
-		if (probe(db, STMT_METRICS_OLDEST, &w[i], MYSQL_TYPE_DATETIME,
-		    &t, sizeof(t), &null) != REPO_OK)
-			return REPO_ERR;
-		w[i].oldest_ms = null ? 0 : db_time_ms(&t);
-	}
 	return REPO_OK;
 }
 

@@ -31,6 +31,34 @@
 #define LEASE_DUE	"due_at = lease_expires_at"
 #define DUE_RESTORED	"due_at = COALESCE(not_before, created_at)"
 
+/* Route ?/?/?'s waiting executions (the equality prefix of ix_exec_claim). */
+#define ROUTE_WAITING \
+	"WHERE environment = ? AND service_key = ? AND operation_key = ? AND " \
+	"status = 'waiting_callback' "
+/*
+ * The first cap entries of route ?/?/?'s waiting range of ix_exec_claim,
+ * read from the index alone (about 1 us an entry) as derived table a:
+ * n of them, cancel of them cancel-requested, and oldest, the lowest id
+ * among them that waits for a claim at the time of the first two ?:
+ * not cancel-requested, due (due_at: not a scheduled start or a retry's
+ * backoff still ahead) and no live lease (a claim's, a heartbeat's);
+ * OPEN_OLDEST: its created_at, by primary key. The dashboard's Routes
+ * page (repo_dash.c) and GET /metrics (repo_metrics.c) both read a
+ * route's oldest waiting execution so: one definition (ORDER BY id was
+ * a filesort of all the route's waiting executions after sql/011, or a
+ * walk of the primary key; and a submit scheduled a day ahead made the
+ * age climb for a day).
+ */
+#define OPEN_HEAD(cap) \
+	"(SELECT COUNT(*) AS n, COALESCE(SUM(cancel_requested), 0) AS " \
+	"cancel, MIN(IF(cancel_requested = 0 AND due_at <= ? AND " \
+	"(lease_expires_at IS NULL OR lease_expires_at <= ?), id, NULL)) " \
+	"AS oldest FROM (SELECT cancel_requested, due_at, lease_expires_at, " \
+	"id FROM s2r_async_execution FORCE INDEX (ix_exec_claim) " \
+	ROUTE_WAITING "LIMIT " cap ") x) a "
+#define OPEN_OLDEST \
+	"(SELECT created_at FROM s2r_async_execution WHERE id = a.oldest)"
+
 /*
  * What asyncexec-expire's purge (repo_expire.c) leaves although it is
  * past its time: a row whose replay (replaced_by, sql/011) still exists,
@@ -152,7 +180,6 @@ enum stmt {
 	STMT_KEY_STORED,
 	STMT_METRICS_ROUTES,
 	STMT_METRICS_WAITING,
-	STMT_METRICS_OLDEST,
 	STMT_POLL_KEYS,
 	STMT_POLL_KEY_INSERT,
 	STMT_POLL_KEY_RETIRE,

@@ -350,18 +350,10 @@ const struct db_stmt_def repo_stmts[STMT__MAX] = {
 	[STMT_METRICS_ROUTES] = {
 	    "SELECT environment, service_key, operation_key FROM s2r_route "
 	    "ORDER BY id LIMIT " REPO_METRICS_ROUTES_STR, 1, "metrics_routes" },
-	/* index range of ix_exec_claim, at most REPO_WAITING_CAP entries */
+	/* a route's waiting ones and its oldest (repo_sql.h OPEN_HEAD) */
 	[STMT_METRICS_WAITING] = {
-	    "SELECT COUNT(*) FROM (SELECT 1 FROM s2r_async_execution "
-	    "WHERE environment = ? AND service_key = ? AND operation_key = ? "
-	    "AND status = 'waiting_callback' LIMIT " REPO_WAITING_CAP_STR ") w",
+	    "SELECT a.n, " OPEN_OLDEST " FROM " OPEN_HEAD(REPO_WAITING_CAP_STR),
 	    1, "metrics_waiting" },
-	/* the first entry of ix_exec_claim's waiting range: one probe */
-	[STMT_METRICS_OLDEST] = {
-	    "SELECT created_at FROM s2r_async_execution WHERE environment = ? "
-	    "AND service_key = ? AND operation_key = ? AND "
-	    "status = 'waiting_callback' AND cancel_requested = 0 "
-	    "ORDER BY id LIMIT 1", 1, "metrics_oldest" },
 	/* poll-token keys (repo_keys.c): every version, LIKE escaped */
 	[STMT_POLL_KEYS] = {
 	    "SELECT name, secret, retire_at FROM s2r_secret WHERE "

@@ -173,7 +173,9 @@ spawn(const struct config *cfg, int fd, struct child *c, unsigned i)
 	unsigned	 held;
 	pid_t		 pid, master = getpid();
 
+	metrics_worker_slot();		/* the child's busy flag */
 	if ((pid = fork()) == -1) {
+		metrics_worker_forked(-1);
 		back_off(c, now);
 		if (ratelog_ok(&fork_log, now, &held))
 			log_error("fork: %s; worker slot %u retried in %u ms "
@@ -183,6 +185,7 @@ spawn(const struct config *cfg, int fd, struct child *c, unsigned i)
 	}
 	if (pid == 0)
 		_exit(worker_run(cfg, fd, master));
+	metrics_worker_forked(pid);
 	c->pid = pid;
 	c->started = now;
 	return 0;
@@ -255,7 +258,8 @@ old_exited(struct master *m, size_t i, int status)
 }
 
 /*
- * Reaps every exited worker: a current one's slot becomes empty (to be
+ * Reaps every exited worker: its busy flag is cleared (one killed inside
+ * a request left it set), a current one's slot becomes empty (to be
  * refilled), an old one is forgotten.
  */
 static void
@@ -267,6 +271,7 @@ reap(struct master *m)
 	size_t		 j;
 
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		metrics_worker_reaped(pid);	/* busy or not, it is gone */
 		for (i = 0; i < m->n && m->kids[i].pid != pid; i++)
 			;
 		if (i < m->n) {
@@ -527,8 +532,10 @@ reap_stopped(struct child *kids, size_t n)
 
 	for (i = 0; i < n; i++) {
 		if (kids[i].pid > 0 && waitpid(kids[i].pid, NULL, WNOHANG) ==
-		    kids[i].pid)
+		    kids[i].pid) {
+			metrics_worker_reaped(kids[i].pid);
 			kids[i].pid = 0;
+		}
 		if (kids[i].pid > 0)
 			live++;
 	}

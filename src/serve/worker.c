@@ -146,7 +146,7 @@ serve(struct app *app, struct conn *c)
 	if (resp_write(&resp, conn_io(c), strcmp(req.method, "HEAD") == 0) == -1)
 		log_debug("client went away before the response was written");
 	metrics_request((int)route, resp.status, elapsed(&t0));
-	metrics_busy(-1);
+	metrics_busy(0);
 	log_context(NULL, NULL);
 	req_free(&req);
 	resp_free(&resp);

@@ -536,12 +536,12 @@ repo_ping(struct db *db)
 
 /*
  * As repo_metrics.c: per route (both of the fake's), the waiting
- * executions and the created_at of the oldest waiting one that is not
- * cancel-requested (0 when none).
+ * executions and the created_at of the oldest one waiting for a claim at
+ * now: due, no live lease, not cancel-requested (0 when none).
  */
 int
 repo_metrics_waiting(struct db *db, struct route_waiting *w, size_t max,
-    size_t *n)
+    size_t *n, int64_t now)
 {
 	static const char *const ops[] = { "charge", "off" };
 	struct exec_row	*r;
@@ -564,7 +564,10 @@ repo_metrics_waiting(struct db *db, struct route_waiting *w, size_t max,
 			    strcmp(r->svc, "billing") != 0)
 				continue;
 			w[*n].waiting++;
-			if (!r->cancel_requested && (w[*n].oldest_ms == 0 ||
+			if (!r->cancel_requested && r->not_before <= now &&
+			    fake_tab[i].not_before <= now &&
+			    fake_tab[i].lease_until <= now &&
+			    (w[*n].oldest_ms == 0 ||
 			    r->created_at < w[*n].oldest_ms))
 				w[*n].oldest_ms = r->created_at;
 		}

@@ -2,10 +2,14 @@
  * test_http_ops.c - /healthz, /readyz, /metrics, unknown paths, and a database outage:
  * 503 service_unavailable (never 500) while MariaDB is down, recovery once it is back.
  * Stops the shared test database: CTest runs it with RUN_SERIAL.
+ * asyncexec_oldest_waiting_seconds counts only due executions no lease holds
+ * (a scheduled one, X-Delay-Seconds, made it climb for a day), rows dated
+ * back in SQL.
  */
 #include "util/clock.h"
 #include "check.h"
 #include "fixture.h"
+#include "sidedb.h"
 
 #include <signal.h>
 #include <stdlib.h>
@@ -19,6 +23,7 @@
 #define RECOVERY_PAUSE_MS 250
 
 static struct fx F;
+static struct config cfg;
 static int db_stopped;
 
 static int
@@ -287,6 +292,60 @@ test_metrics_series(void)
 	test_expiry_metrics();
 }
 
+/* Dates the executions of g's tenant (cid NULL: all of them) back by secs. */
+static void
+date_back(MYSQL *db, const struct fx *g, const char *cid, int secs)
+{
+	char q[1024];
+
+	snprintf(q, sizeof q, "UPDATE s2r_async_execution SET created_at = "
+	    "created_at - INTERVAL %d SECOND WHERE initiator_tenant_id = '%s' "
+	    "AND ('%s' = '' OR correlation_id = '%s')", secs, g->tenant,
+	    cid ? cid : "", cid ? cid : "");
+	sidedb_exec(db, q);
+	CHECK(mysql_affected_rows(db) >= 1);
+}
+
+/*
+ * The oldest waiting execution is the oldest due one no lease holds: a route
+ * with one scheduled a day ahead and one claimed, both submitted an hour ago,
+ * shows 0; a due one submitted a minute ago then shows its age.
+ * asyncexec_executions_waiting counts all.
+ */
+static void
+test_oldest_due(void)
+{
+	struct fx g;
+	struct sub sched, held, due;
+	struct claim c;
+	MYSQL *db = sidedb_open(&cfg);
+	char oldest[400], waiting[400];
+	long long age;
+
+	fx_setup(&g, "opsdue");
+	snprintf(oldest, sizeof oldest,
+	    "asyncexec_oldest_waiting_seconds{route=\"%s\"}", g.route);
+	snprintf(waiting, sizeof waiting,
+	    "asyncexec_executions_waiting{route=\"%s\"}", g.route);
+	CHECK(fx_submit_hdr_ok(&g, NULL, "{\"sched\":1}",
+	    "X-Delay-Seconds: 86400", &sched));
+	CHECK(fx_submit_claim(&g, "{\"held\":1}", &held, &c));
+	date_back(db, &g, NULL, 3600);
+	CHECK_EQ_INT(counter(waiting), 2);
+	age = counter(oldest);
+	if (age != 0)
+		fprintf(stderr, "  oldest waiting %lld s: scheduled or leased "
+		    "counted\n", age);
+	CHECK_EQ_INT(age, 0);
+	CHECK(fx_submit_ok(&g, NULL, "{\"due\":1}", &due));
+	date_back(db, &g, due.cid, 60);
+	CHECK_EQ_INT(counter(waiting), 3);
+	age = counter(oldest);
+	CHECK(age >= 60 && age < 3600);
+	mysql_close(db);
+	fx_free(&g);
+}
+
 static void
 test_outage(void)
 {
@@ -318,6 +377,7 @@ int
 main(void)
 {
 	http_test_init();
+	sidedb_init(&cfg);
 	test_env("ASYNCEXEC_TEST_DBCTL");
 	atexit(restart_db);
 	signal(SIGINT, on_signal);
@@ -326,6 +386,7 @@ main(void)
 	test_probes();
 	test_unknown_path();
 	test_metrics_series();
+	test_oldest_due();
 	test_outage();
 	fx_free(&F);
 	return check_done("http_ops");

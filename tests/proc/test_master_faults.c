@@ -16,6 +16,8 @@
  *      keeps serving; a stale socket file is replaced
  *   6. the SIGKILL deadline of a stop is shorter than the unit's
  *      TimeoutStopSec
+ *   7. a worker SIGKILLed inside a request leaves no busy worker behind
+ *      in /metrics (asyncexec_workers_busy: the dead one's +1 stayed)
  *
  * Measured figures are printed as "figure: ..." lines.
  */
@@ -432,6 +434,54 @@ scenario_stop_deadline(void)
 		dump_log(log);
 }
 
+/* asyncexec_workers_busy of sock's /metrics, -1 without it. */
+static int
+busy_gauge(const char *sock)
+{
+	struct fcgi_resp	 r;
+	const char		*p;
+	int			 v = -1;
+
+	if (fcgi_request(sock, "GET", "/metrics", NULL, NULL, 0, REQ_MS,
+	    &r) == 0 && r.out != NULL && (p = strstr(r.out,
+	    "\nasyncexec_workers_busy ")) != NULL)
+		v = atoi(p + 24);
+	fcgi_resp_free(&r);
+	return v;
+}
+
+/*
+ * 7. The one worker SIGKILLed while it holds a half-sent submit (busy):
+ * once its replacement is up, /metrics counts one busy worker, the one
+ * serving that scrape.
+ */
+static void
+scenario_busy_killed(void)
+{
+	const char		*cfg = path_in_tmp("busy.conf");
+	const char		*sock = path_in_tmp("busy.sock");
+	const char		*log = path_in_tmp("busy.log");
+	struct holder_wait	 hw;
+	struct fresh_wait	 f;
+	pid_t			 m;
+	int			 fd;
+
+	if ((m = up_derived(cfg, sock, log, 1)) == -1)
+		return;
+	CHECK_EQ_INT(busy_gauge(sock), 1);	/* the scrape itself */
+	fd = inflight_start(sock, "busy");
+	CHECK(fd != -1);
+	hw.master = m, hw.pid = 0;
+	CHECK(wait_for(holder, &hw, START_MS));
+	CHECK(hw.pid > 0 && kill(hw.pid, SIGKILL) == 0);
+	f.master = m, f.old = hw.pid, f.now = 0;
+	CHECK(wait_for(fresh_worker, &f, RESPAWN_MS));
+	if (fd != -1)
+		close(fd);
+	CHECK_EQ_INT(busy_gauge(sock), 1);	/* not 2: the dead one's */
+	down(m, log);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -442,6 +492,7 @@ main(int argc, char *argv[])
 		{ "umask", scenario_umask },
 		{ "twice", scenario_second_instance },
 		{ "deadline", scenario_stop_deadline },
+		{ "busy", scenario_busy_killed },
 	};
 
 	atexit(stop_filler);
