@@ -3,7 +3,7 @@
 -- Secrets (API keys, poll tokens, callback tokens) are stored only as
 -- their SHA-256 (BINARY(32)).
 
-CREATE TABLE s2r_route (
+CREATE TABLE IF NOT EXISTS s2r_route (
   id              BIGINT UNSIGNED NOT NULL AUTO_INCREMENT,
   environment     VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   service_key     VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
@@ -15,7 +15,7 @@ CREATE TABLE s2r_route (
   UNIQUE KEY uq_route (environment, service_key, operation_key)
 ) ENGINE=InnoDB;
 
-CREATE TABLE s2r_api_key (
+CREATE TABLE IF NOT EXISTS s2r_api_key (
   id              BIGINT UNSIGNED NOT NULL AUTO_INCREMENT,
   kind            ENUM('consumer','backend') NOT NULL,
   key_hash        BINARY(32) NOT NULL,
@@ -27,7 +27,7 @@ CREATE TABLE s2r_api_key (
   UNIQUE KEY uq_api_key_hash (key_hash)
 ) ENGINE=InnoDB;
 
-CREATE TABLE s2r_backend_key_route (
+CREATE TABLE IF NOT EXISTS s2r_backend_key_route (
   key_id          BIGINT UNSIGNED NOT NULL,
   route_id        BIGINT UNSIGNED NOT NULL,
   PRIMARY KEY (key_id, route_id),
@@ -36,7 +36,7 @@ CREATE TABLE s2r_backend_key_route (
   CONSTRAINT fk_bkr_route FOREIGN KEY (route_id) REFERENCES s2r_route (id)
 ) ENGINE=InnoDB;
 
-CREATE TABLE s2r_async_execution (
+CREATE TABLE IF NOT EXISTS s2r_async_execution (
   id                  BIGINT UNSIGNED NOT NULL AUTO_INCREMENT,
   correlation_id      VARCHAR(128) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   environment         VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,

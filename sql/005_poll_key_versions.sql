@@ -16,5 +16,5 @@
 -- newer schema when every migration after B is compatible from B or
 -- earlier. NULL (migrations before this one): compatible only with its
 -- own version.
-ALTER TABLE s2r_secret ADD COLUMN retire_at DATETIME(3) NULL;
-ALTER TABLE s2r_schema_version ADD COLUMN compatible_from INT UNSIGNED NULL;
+ALTER TABLE s2r_secret ADD COLUMN IF NOT EXISTS retire_at DATETIME(3) NULL;
+ALTER TABLE s2r_schema_version ADD COLUMN IF NOT EXISTS compatible_from INT UNSIGNED NULL;

@@ -15,14 +15,15 @@
 -- ix_exec_list serves GET /v1/executions/{env}/{svc}/{op} newest first
 -- (id descending), ix_exec_list_status the same with ?status=. Both are
 -- entered by their whole prefix, so a page reads limit + 1 entries.
-ALTER TABLE s2r_api_key ADD COLUMN lineage_id BIGINT UNSIGNED NULL;
+ALTER TABLE s2r_api_key ADD COLUMN IF NOT EXISTS lineage_id BIGINT UNSIGNED NULL;
 UPDATE s2r_api_key SET lineage_id = id WHERE lineage_id IS NULL;
 ALTER TABLE s2r_async_execution
-  ADD COLUMN initiator_lineage BINARY(32) NULL,
-  ADD KEY ix_exec_list (initiator_lineage, environment, service_key,
-                        operation_key, id),
-  ADD KEY ix_exec_list_status (initiator_lineage, environment, service_key,
-                               operation_key, status, id);
+  ADD COLUMN IF NOT EXISTS initiator_lineage BINARY(32) NULL,
+  ADD KEY IF NOT EXISTS ix_exec_list (initiator_lineage, environment,
+                                      service_key, operation_key, id),
+  ADD KEY IF NOT EXISTS ix_exec_list_status (initiator_lineage, environment,
+                                             service_key, operation_key,
+                                             status, id);
 UPDATE s2r_async_execution e JOIN s2r_api_key k
   ON k.key_hash = e.initiator_key_hash
   SET e.initiator_lineage = UNHEX(SHA2(CONCAT('lineage:',

@@ -4,7 +4,7 @@
 -- writes (a tenant without a row, or with 0, is unlimited). Submit reads
 -- it by primary key, at most once per cache_ttl_seconds per worker and
 -- tenant, never on a hot row: nothing is written per submit.
-CREATE TABLE s2r_tenant (
+CREATE TABLE IF NOT EXISTS s2r_tenant (
   tenant_id       VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   max_open        INT UNSIGNED NOT NULL DEFAULT 0,
   updated_at      DATETIME(3) NOT NULL,
@@ -16,5 +16,5 @@ CREATE TABLE s2r_tenant (
 -- the tenant's history. uq_exec_correlation also starts with the tenant,
 -- but its range holds every status (it grows until the purge).
 ALTER TABLE s2r_async_execution
-  ADD KEY ix_exec_tenant_open (initiator_tenant_id, status),
+  ADD KEY IF NOT EXISTS ix_exec_tenant_open (initiator_tenant_id, status),
   ALGORITHM=INPLACE, LOCK=NONE;

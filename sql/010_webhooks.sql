@@ -24,7 +24,7 @@
 -- next attempt while pending and the lease's end while leased: the sender
 -- leases due rows on ix_delivery_due with SKIP LOCKED and a fresh
 -- lease_token, and only the holder of the token records the outcome.
-CREATE TABLE s2r_webhook_endpoint (
+CREATE TABLE IF NOT EXISTS s2r_webhook_endpoint (
   id                BIGINT UNSIGNED NOT NULL AUTO_INCREMENT,
   tenant_id         VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   environment       VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NULL,
@@ -42,7 +42,7 @@ CREATE TABLE s2r_webhook_endpoint (
   PRIMARY KEY (id),
   KEY ix_endpoint_tenant (tenant_id, enabled)
 ) ENGINE=InnoDB;
-CREATE TABLE s2r_webhook_delivery (
+CREATE TABLE IF NOT EXISTS s2r_webhook_delivery (
   id                BIGINT UNSIGNED NOT NULL AUTO_INCREMENT,
   endpoint_id       BIGINT UNSIGNED NOT NULL,
   execution_id      BIGINT UNSIGNED NOT NULL,
@@ -65,7 +65,13 @@ CREATE TABLE s2r_webhook_delivery (
   KEY ix_delivery_endpoint (endpoint_id, created_at)
 ) ENGINE=InnoDB;
 ALTER TABLE s2r_async_execution
-  ADD COLUMN notify TINYINT(1) NOT NULL DEFAULT 0, ALGORITHM=INSTANT;
+  ADD COLUMN IF NOT EXISTS notify TINYINT(1) NOT NULL DEFAULT 0, ALGORITHM=INSTANT;
+-- Rerunnable after an interruption (migrate runs an unrecorded migration
+-- again): every statement is a no-op where it ran (IF NOT EXISTS), and the
+-- key redefined here is dropped and added in one ALTER without IF EXISTS /
+-- IF NOT EXISTS, which works on the old and on the new definition alike
+-- (with both clauses MariaDB tests IF NOT EXISTS before the DROP, skips the
+-- ADD and loses the key).
 ALTER TABLE s2r_async_execution
   DROP KEY ix_exec_tenant_open,
   ADD KEY ix_exec_tenant_open (initiator_tenant_id, status, notify),

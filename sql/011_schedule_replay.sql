@@ -29,23 +29,28 @@
 -- (id) or a rotated one (lineage_id, ix_key_lineage), read without
 -- locking the keys. NULL (a row a schema-10 binary inserted) is not
 -- checked.
+--
+-- Rerunnable after an interruption, as sql/010: IF NOT EXISTS, the
+-- redefined ix_exec_claim dropped and added in one ALTER (a rerun builds
+-- it again), and the two UPDATEs set values that depend only on the row
+-- and its key, the same each time.
 ALTER TABLE s2r_async_execution
-  ADD COLUMN priority TINYINT UNSIGNED NOT NULL DEFAULT 0,
-  ADD COLUMN due_at DATETIME(3) NOT NULL DEFAULT (UTC_TIMESTAMP(3)),
-  ADD COLUMN sched_hash BINARY(32) NULL,
-  ADD COLUMN replay_of BIGINT UNSIGNED NULL,
-  ADD COLUMN replaced_by BIGINT UNSIGNED NULL,
-  ADD COLUMN initiator_lineage_id BIGINT UNSIGNED NULL;
+  ADD COLUMN IF NOT EXISTS priority TINYINT UNSIGNED NOT NULL DEFAULT 0,
+  ADD COLUMN IF NOT EXISTS due_at DATETIME(3) NOT NULL DEFAULT (UTC_TIMESTAMP(3)),
+  ADD COLUMN IF NOT EXISTS sched_hash BINARY(32) NULL,
+  ADD COLUMN IF NOT EXISTS replay_of BIGINT UNSIGNED NULL,
+  ADD COLUMN IF NOT EXISTS replaced_by BIGINT UNSIGNED NULL,
+  ADD COLUMN IF NOT EXISTS initiator_lineage_id BIGINT UNSIGNED NULL;
 UPDATE s2r_async_execution SET due_at = COALESCE(not_before, created_at)
   WHERE status = 'waiting_callback';
 ALTER TABLE s2r_async_execution
   DROP KEY ix_exec_claim,
   ADD KEY ix_exec_claim (environment, service_key, operation_key, status,
                          cancel_requested, priority DESC, due_at, id),
-  ADD UNIQUE KEY uq_exec_replay_of (replay_of),
+  ADD UNIQUE KEY IF NOT EXISTS uq_exec_replay_of (replay_of),
   ALGORITHM=INPLACE, LOCK=NONE;
 UPDATE s2r_async_execution e JOIN s2r_api_key k
   ON k.key_hash = e.initiator_key_hash
   SET e.initiator_lineage_id = COALESCE(k.lineage_id, k.id)
   WHERE e.status = 'waiting_callback';
-ALTER TABLE s2r_api_key ADD KEY ix_key_lineage (lineage_id);
+ALTER TABLE s2r_api_key ADD KEY IF NOT EXISTS ix_key_lineage (lineage_id);

@@ -15,6 +15,6 @@
 --
 -- Indexes only: a binary of schema 10 or 11 runs unchanged on it.
 ALTER TABLE s2r_async_execution
-  ADD KEY ix_exec_lineage (initiator_lineage_id, status, id),
+  ADD KEY IF NOT EXISTS ix_exec_lineage (initiator_lineage_id, status, id),
   ALGORITHM=INPLACE, LOCK=NONE;
-ALTER TABLE s2r_api_key ADD KEY ix_key_revoked (revoked_at);
+ALTER TABLE s2r_api_key ADD KEY IF NOT EXISTS ix_key_revoked (revoked_at);

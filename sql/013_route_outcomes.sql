@@ -21,9 +21,9 @@
 --
 -- Additive: a binary of schema 10, 11 or 12 runs unchanged on it.
 ALTER TABLE s2r_async_execution
-  ADD KEY ix_exec_completed (status, completed_at),
+  ADD KEY IF NOT EXISTS ix_exec_completed (status, completed_at),
   ALGORITHM=INPLACE, LOCK=NONE;
-CREATE TABLE s2r_route_outcome (
+CREATE TABLE IF NOT EXISTS s2r_route_outcome (
   environment     VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   service_key     VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   operation_key   VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
@@ -32,7 +32,7 @@ CREATE TABLE s2r_route_outcome (
   ended           BIGINT UNSIGNED NOT NULL,
   PRIMARY KEY (environment, service_key, operation_key, bucket, status)
 ) ENGINE=InnoDB;
-CREATE TABLE s2r_rollup_mark (
+CREATE TABLE IF NOT EXISTS s2r_rollup_mark (
   id              TINYINT UNSIGNED NOT NULL,
   counted_until   DATETIME(3) NOT NULL,
   PRIMARY KEY (id)

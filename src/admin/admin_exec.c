@@ -364,8 +364,9 @@ migrate_failed(const char *failed, int applied, int version)
 	return admin_fail("migrate failed at %s after %d migration(s); "
 	    "schema version %s. The server's error is logged above. What %s "
 	    "changed before its failing statement stays (DDL is not rolled "
-	    "back): fix the cause and what it left, then run migrate again "
-	    "(asyncexec-ops(7), UPGRADES)", failed, applied, v, failed);
+	    "back) and is skipped when it runs again: fix the cause, then run "
+	    "migrate again (asyncexec-ops(7), UPGRADES)", failed, applied, v,
+	    failed);
 }
 
 /*

@@ -44,42 +44,50 @@ poll_key_ensure(struct db *db)
 }
 
 /*
- * Records the "-- compatible-from" of every applied migration that has
- * one (from migration 5 on the column exists; earlier rows get theirs
- * the first time). REPO_OK or REPO_ERR.
+ * Records the "-- compatible-from" of every applied migration whose row
+ * has none: rows recorded before migration 5 made the column, and rows
+ * an earlier build recorded without it. Call only once the column
+ * exists. REPO_OK or REPO_ERR.
  */
 static enum repo_rc
-record_compat(struct db *db, int version)
+record_compat(struct db *db)
 {
 	size_t	 i;
 
-	if (version < POLL_KEY_SCHEMA)
-		return REPO_OK;
 	for (i = 0; i < asyncexec_nmigrations; i++) {
 		const struct migration *m = &asyncexec_migrations[i];
 
-		if (m->compat > 0 && m->version <= version &&
+		if (m->compat > 0 &&
 		    repo_schema_set_compat(db, m->version, m->compat) != REPO_OK)
 			return REPO_ERR;
 	}
 	return REPO_OK;
 }
 
-/* Applies migration m and records it; REPO_OK or REPO_ERR. */
+/*
+ * Applies migration m and records it: with its compatible-from in the
+ * same row once the column exists (col, or m is the migration that
+ * makes it), so that old hosts' readiness never reads an applied
+ * migration as incompatible, also while a run goes on or after one
+ * stopped part way. REPO_OK or REPO_ERR.
+ */
 static enum repo_rc
-apply_one(struct db *db, const struct migration *m)
+apply_one(struct db *db, const struct migration *m, int col)
 {
-	MYSQL_BIND	 p[2];
+	MYSQL_BIND	 p[3];
 	MYSQL_TIME	 t;
-	unsigned	 v = (unsigned)m->version;
+	unsigned	 v = (unsigned)m->version, c = (unsigned)m->compat;
+	enum stmt	 id = STMT_MIGRATION_RECORD;
 
 	log_info("migrate: applying %s", m->name);
 	if (db_script(db, m->sql, m->len) == -1)
 		return REPO_ERR;
+	if (col || m->version == POLL_KEY_SCHEMA)
+		id = STMT_MIGRATION_RECORD_COMPAT;
 	db_bind_u32(&p[0], &v);
 	db_bind_time(&p[1], &t, clock_now_ms());
-	return db_run(db, STMT_MIGRATION_RECORD, p) != NULL ? REPO_OK :
-	    repo_failed(db);
+	db_bind_u32(&p[2], &c);
+	return db_run(db, id, p) != NULL ? REPO_OK : repo_failed(db);
 }
 
 /*
@@ -144,6 +152,41 @@ is_applied(struct db *db, int v)
 }
 
 /*
+ * Applies migration m unless it is recorded (*ran: whether it ran), then
+ * what follows it: the poll-token key (from migration 3 on: never a
+ * window without it) and, when m made compatible_from (*col: the column
+ * exists), the rows recorded before it. REPO_OK, or REPO_ERR with
+ * *failed naming m when m itself failed.
+ */
+static enum repo_rc
+apply_pending(struct db *db, const struct migration *m, int before,
+    int *col, int *ran, const char **failed)
+{
+	int	 done;
+
+	*ran = 0;
+	if ((done = is_applied(db, m->version)) == -1)
+		return REPO_ERR;
+	if (done)
+		return REPO_OK;
+	if (m->version < before)
+		log_warn("migrate: %s is applied after version %d (out of "
+		    "order)", m->name, before);
+	if (apply_one(db, m, *col) != REPO_OK) {
+		*failed = m->name;
+		return REPO_ERR;
+	}
+	*ran = 1;
+	if (m->version >= POLL_KEY_VERSION && poll_key_ensure(db) != REPO_OK)
+		return REPO_ERR;
+	if (m->version == POLL_KEY_SCHEMA) {
+		*col = 1;
+		return record_compat(db);
+	}
+	return REPO_OK;
+}
+
+/*
  * Applies every embedded migration that is not recorded yet, up to
  * target (0: the newest), in order, holding the migration lock (a
  * concurrent run waits up to lock_wait seconds, then gets REPO_BUSY and
@@ -159,7 +202,7 @@ repo_migrate(struct db *db, int target, unsigned lock_wait, int *applied,
     int *version, const char **failed)
 {
 	size_t	 i;
-	int	 rc, done, before;
+	int	 rc, ran, before, col;
 
 	*applied = 0;
 	*version = -1;
@@ -170,35 +213,26 @@ repo_migrate(struct db *db, int target, unsigned lock_wait, int *applied,
 		return rc;
 	if ((rc = repo_schema_version(db, &before)) != REPO_OK)
 		goto fail;
+	rc = REPO_ERR;
+	if ((col = is_applied(db, POLL_KEY_SCHEMA)) == -1)
+		goto fail;
+	/* what an earlier build, or a run that stopped, left without it */
+	if (col && (rc = record_compat(db)) != REPO_OK)
+		goto fail;
 	for (i = 0; i < asyncexec_nmigrations; i++) {
 		const struct migration *m = &asyncexec_migrations[i];
 
 		if (target > 0 && m->version > target)
 			break;
-		rc = REPO_ERR;
-		if ((done = is_applied(db, m->version)) == -1)
-			goto fail;
-		if (done)
-			continue;
-		if (m->version < before)
-			log_warn("migrate: %s is applied after version %d (out "
-			    "of order)", m->name, before);
-		if ((rc = apply_one(db, m)) != REPO_OK) {
-			*failed = m->name;
-			goto fail;
-		}
-		(*applied)++;
-		/* the key before any later migration: never a window */
-		if (m->version >= POLL_KEY_VERSION &&
-		    (rc = poll_key_ensure(db)) != REPO_OK)
+		rc = apply_pending(db, m, before, &col, &ran, failed);
+		*applied += ran;
+		if (rc != REPO_OK)
 			goto fail;
 	}
 	if ((rc = repo_schema_version(db, version)) != REPO_OK)
 		goto fail;
 	/* also repairs a database whose key row went missing */
 	rc = *version >= POLL_KEY_VERSION ? poll_key_ensure(db) : REPO_OK;
-	if (rc == REPO_OK)
-		rc = record_compat(db, *version);
 fail:
 	/* what the database is at now, for the operator */
 	if (rc != REPO_OK && repo_schema_version(db, version) != REPO_OK)

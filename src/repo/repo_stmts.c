@@ -216,9 +216,16 @@ const struct db_stmt_def repo_stmts[STMT__MAX] = {
 	[STMT_BACKEND_ROUTE_ADD] = {
 	    "INSERT INTO s2r_backend_key_route (key_id, route_id) "
 	    "VALUES (?, ?)", 0, "backend_route_add" },
+	/* before migration 5 (no compatible_from column yet) */
 	[STMT_MIGRATION_RECORD] = {
 	    "INSERT INTO s2r_schema_version (version, applied_at) "
 	    "VALUES (?, ?)", 0, "migration_record" },
+	/* from migration 5 on: the version and its compatible-from (0: NULL)
+	 * in one row, so no reader ever sees one without the other */
+	[STMT_MIGRATION_RECORD_COMPAT] = {
+	    "INSERT INTO s2r_schema_version (version, applied_at, "
+	    "compatible_from) VALUES (?, ?, NULLIF(?, 0))", 0,
+	    "migration_record_compat" },
 	[STMT_ROUTE_LIST] = {
 	    "SELECT CONCAT(environment, '/', service_key, '/', operation_key), "
 	    "retention_days, IF(enabled, 'yes', 'no') FROM s2r_route "

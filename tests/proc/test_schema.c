@@ -6,7 +6,11 @@
  *    without a restart;
  *  - ahead (a rolling upgrade: another host migrated): ready while every newer migration
  *    is marked compatible with this build (s2r_schema_version.compatible_from), else 503.
- * And a migration that fails: migrate names it and the database's version.
+ * And a migration that fails: migrate names it and the database's version;
+ * the migrations the run applied before it keep their compatible-from (an
+ * older build stays ready). And a migration interrupted part way (some or
+ * all of its statements ran, it is not recorded): migrate runs it again and
+ * reaches the schema a clean run makes.
  * And a migrate behind another's migration lock: it waits past the 30 s
  * read timeout of the other programs' connections, then proceeds; when its
  * wait is cut, it says busy.
@@ -17,6 +21,8 @@
 #include "scratch.h"
 
 #include <sys/wait.h>
+
+#include <glob.h>
 
 #include <signal.h>
 #include <stdint.h>
@@ -191,6 +197,162 @@ sql_value(const char *sql, char *v, size_t size)
 	return 0;
 }
 
+/*
+ * A run that fails part way (at migration 15, whose column was made by
+ * hand) after applying 11 to 14: each of those is recorded with its
+ * compatible-from (10) as it is applied, so a build of schema 10 stays
+ * ready; it was recorded only after the whole run, which the failure
+ * skipped, and the readiness statement read NULL as "own version only".
+ */
+static void
+check_failed_compat(void)
+{
+	char sql[512], out[4096], err[4096], v[64];
+
+	CHECK_EQ_INT(scratch_admin(&S, out, sizeof out, "migrate", "--to", "10",
+	    NULL), 0);
+	snprintf(sql, sizeof sql, "ALTER TABLE %s.s2r_async_execution ADD COLUMN "
+	    "payload_inline INT NULL", S.db);
+	CHECK(scratch_sql(&S, sql) == 0);
+	CHECK_EQ_INT(scratch_admin_err(&S, out, err, sizeof out, "migrate", NULL),
+	    1);
+	CHECK(strstr(err, "015_poll_inline.sql") != NULL);
+	CHECK(strstr(err, "after 4 migration(s); schema version 14") != NULL);
+	snprintf(sql, sizeof sql, "SELECT GROUP_CONCAT(version, ':', "
+	    "IFNULL(compatible_from, 'NULL') ORDER BY version) FROM "
+	    "%s.s2r_schema_version WHERE version >= 10", S.db);
+	CHECK(sql_value(sql, v, sizeof v) == 0);
+	CHECK_EQ_STR(v, "10:9,11:10,12:10,13:10,14:10");
+	/* the readiness statement's answer (STMT_SCHEMA_COMPAT) for a build of
+	 * schema 10: the oldest build every newer migration serves is 10 */
+	snprintf(sql, sizeof sql, "SELECT COALESCE(MAX(IF(version > 10, "
+	    "COALESCE(compatible_from, version), 0)), 0) FROM "
+	    "%s.s2r_schema_version", S.db);
+	CHECK(sql_value(sql, v, sizeof v) == 0);
+	CHECK_EQ_STR(v, "10");
+	snprintf(sql, sizeof sql, "ALTER TABLE %s.s2r_async_execution DROP COLUMN "
+	    "payload_inline", S.db);
+	CHECK(scratch_sql(&S, sql) == 0);
+}
+
+/* The text of migration v (sql/NNN_*.sql), malloc'ed; NULL if none. */
+static char *
+migration_text(int v)
+{
+	char pat[512], *t = NULL;
+	glob_t g;
+
+	snprintf(pat, sizeof pat, "%s/%03d_*.sql", ASYNCEXEC_SQL_DIR, v);
+	if (glob(pat, 0, NULL, &g) == 0 && g.gl_pathc == 1)
+		t = read_file(g.gl_pathv[0]);
+	globfree(&g);
+	return t;
+}
+
+/* Where statement k (from 1) of migration text t ends (past its ';'),
+ * 0 when it has fewer; *n gets how many it has (a statement ends with a
+ * line ending in ';' that is not a comment). */
+static size_t
+stmt_end(const char *t, int k, int *n)
+{
+	const char *p, *e;
+	size_t end = 0;
+
+	*n = 0;
+	for (p = t; *p != '\0'; p = *e != '\0' ? e + 1 : e) {
+		e = p + strcspn(p, "\n");
+		if (strncmp(p, "--", 2) != 0 && e > p && e[-1] == ';' &&
+		    ++*n == k)
+			end = (size_t)(e - t);
+	}
+	return end;
+}
+
+/* A fingerprint of database db's columns and indexes into v (size). */
+static int
+schema_print(const char *db, char *v, size_t size)
+{
+	char sql[1024];
+
+	snprintf(sql, sizeof sql, "SELECT MD5(GROUP_CONCAT(x ORDER BY x "
+	    "SEPARATOR '|')) FROM (SELECT CONCAT_WS(',', TABLE_NAME, COLUMN_NAME, "
+	    "COLUMN_TYPE, IS_NULLABLE, IFNULL(COLUMN_DEFAULT, '-')) x FROM "
+	    "information_schema.COLUMNS WHERE TABLE_SCHEMA = '%s' UNION ALL "
+	    "SELECT CONCAT_WS(',', TABLE_NAME, INDEX_NAME, NON_UNIQUE, "
+	    "SEQ_IN_INDEX, COLUMN_NAME, IFNULL(COLLATION, '-')) FROM "
+	    "information_schema.STATISTICS WHERE TABLE_SCHEMA = '%s') t", db, db);
+	return sql_value(sql, v, size);
+}
+
+/*
+ * Migration v interrupted after its first k statements: R is migrated to
+ * v - 1, they are run by hand (not recorded), then migrate --to v must
+ * run it again and record it. 0 or -1.
+ */
+static int
+rerun_one(struct scratch *R, int v, const char *text, int k)
+{
+	char vs[16], out[4096], *sql;
+	size_t len;
+	int n, ok;
+
+	len = stmt_end(text, k, &n);
+	if ((sql = malloc(len + 128)) == NULL)
+		return -1;
+	snprintf(sql, len + 128, "USE %s;\n%.*s", R->db, (int)len, text);
+	snprintf(vs, sizeof vs, "%d", v - 1);
+	out[0] = '\0';
+	ok = (v == 1 || scratch_admin(R, out, sizeof out, "migrate", "--to", vs,
+	    NULL) == 0) && scratch_sql(R, sql) == 0;
+	snprintf(vs, sizeof vs, "%d", v);
+	ok = ok &&
+	    scratch_admin(R, out, sizeof out, "migrate", "--to", vs, NULL) == 0 &&
+	    strstr(out, "applied 1 migration(s)") != NULL;
+	if (!ok)
+		fprintf(stderr, "  migration %d after %d of its %d statements by "
+		    "hand: not run again (%s)\n", v, k, n, out);
+	free(sql);
+	return ok ? 0 : -1;
+}
+
+/*
+ * Every migration of several statements, interrupted after all but its
+ * last (database A) and after all of them, before its record (B): migrate
+ * runs it again, each statement a no-op where it had run (IF NOT EXISTS;
+ * a key redefined is dropped and added in one ALTER, which works on
+ * either definition), and both reach the schema of a clean run (S).
+ */
+static void
+check_rerun(void)
+{
+	struct scratch A, B;
+	char out[4096], pa[64], pb[64], ps[64], *text;
+	int v, n, ok = 1;
+
+	CHECK(scratch_init(&A, "rerun_a") == 0 && scratch_init(&B, "rerun_b") == 0);
+	for (v = 1; ok && v <= SCHEMA_VERSION; v++) {
+		CHECK((text = migration_text(v)) != NULL);
+		if (text == NULL)
+			break;
+		(void)stmt_end(text, 0, &n);
+		if (n > 1)
+			ok = rerun_one(&A, v, text, n - 1) == 0 &&
+			    rerun_one(&B, v, text, n) == 0;
+		free(text);
+	}
+	CHECK(ok);
+	CHECK_EQ_INT(scratch_admin(&A, out, sizeof out, "migrate", NULL), 0);
+	CHECK_EQ_INT(scratch_admin(&B, out, sizeof out, "migrate", NULL), 0);
+	CHECK(schema_print(S.db, ps, sizeof ps) == 0 && strlen(ps) == 32);
+	CHECK(schema_print(A.db, pa, sizeof pa) == 0);
+	CHECK(schema_print(B.db, pb, sizeof pb) == 0);
+	CHECK_EQ_STR(pa, ps);
+	CHECK_EQ_STR(pb, ps);
+	snprintf(out, sizeof out, "DROP DATABASE %s; DROP DATABASE %s", A.db,
+	    B.db);
+	CHECK(scratch_sql(&S, out) == 0);
+}
+
 /* The session holding the scratch database's migration lock; 0: none. */
 static long
 lock_holder(void)
@@ -333,6 +495,7 @@ main(void)
 	CHECK_EQ_INT(scratch_route_key(&S, auth, sizeof auth), 0);
 	CHECK(scratch_start(&S) == 0);
 	check_behind(2);
+	check_failed_compat();
 	check_behind(SCHEMA_VERSION - 1);
 	/* migrate while it runs: ready without a restart, and it serves */
 	CHECK_EQ_INT(scratch_admin(&S, out, sizeof out, "migrate", NULL), 0);
@@ -342,6 +505,7 @@ main(void)
 	check_ahead();
 	check_gap();
 	check_lock_wait();
+	check_rerun();
 	CHECK_EQ_INT(scratch_stop(&S), 0);
 	scratch_drop(&S);
 	return check_done("proc_schema");
