@@ -17,7 +17,9 @@ usage: check_docs.py SOURCE_DIR ADMIN_BINARY
      without a warning (groff -man -ww -z, when groff is installed) and the deployment
      guide still marks its blocks ('.\\" deploy-block' in asyncexec-ops.7);
   5. SCHEMA_VERSION (src/repo/repo.h) is the newest migration of sql/, and
-     asyncexec-ops(7) says "This build needs schema version N." with that N;
+     asyncexec-ops(7) says "This build needs schema version N." with that N; its
+     "Today:" list names every migration's "-- compatible-from: N" line of sql/, and
+     the oldest build it says stays ready on the newest schema follows from them;
   6. the man pages' figures of a header's constant state it: the claim's clock tolerance
      and reads of ids, the size of the payload a poll gets with its row;
   7. the versions the man pages name (.TH, package file names, asyncexec_build_info,
@@ -344,6 +346,44 @@ def check_schema(src):
         return
     ok("asyncexec-ops(7): the build needs schema version %d, as SCHEMA_VERSION and sql/ say"
        % newest)
+    check_compat(src, page, newest)
+
+
+def compat_lines(src):
+    """{version: compatible-from} of the migrations of sql/ that have the line."""
+    out = {}
+    for p in glob.glob(os.path.join(src, "sql", "[0-9]*.sql")):
+        m = re.search(r"^-- compatible-from: (\d+)$",
+                      open(p, encoding="utf-8").read(), re.M)
+        if m:
+            out[int(os.path.basename(p)[:3])] = int(m.group(1))
+    return out
+
+
+def check_compat(src, page, newest):
+    """ops.7's "Today: migration 4 is compatible from 3, 5 from 4, ..." is sql/'s
+    compatible-from lines, all of them; "the oldest build that stays ready on schema
+    N is a schema-B build" is the lowest B that every migration above B serves."""
+    want = compat_lines(src)
+    today = re.search(r"Today: (.*?)\.", page)
+    said = {int(a): int(b) for a, b in re.findall(r"(\d+) (?:is compatible )?from (\d+)",
+                                                  today.group(1))} if today else {}
+    if said != want:
+        fail("asyncexec-ops(7) UPGRADES 'Today:' says %s, sql/'s compatible-from lines %s"
+             % (sorted(said.items()), sorted(want.items())))
+        return
+    oldest = min(b for b in range(1, newest + 1)
+                 if all(want.get(v, v) <= b for v in range(b + 1, newest + 1)))
+    m = re.search(r"the oldest build that stays ready on schema (\d+) is a schema-(\d+) "
+                  r"build", page)
+    if not m or (int(m.group(1)), int(m.group(2))) != (newest, oldest):
+        fail("asyncexec-ops(7) UPGRADES: 'the oldest build that stays ready on schema %d "
+             "is a schema-%d build' (sql/), found %s" % (newest, oldest,
+                                                          "'%s'" % m.group(0) if m else
+                                                          "nothing"))
+        return
+    ok("asyncexec-ops(7): 'Today:' lists the %d compatible-from lines of sql/; a "
+       "schema-%d build is the oldest ready on %d" % (len(want), oldest, newest))
 
 
 def check_page_constant(src, header, name, page, phrases, per_unit=1):
