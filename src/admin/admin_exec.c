@@ -404,5 +404,5 @@ cmd_migrate(struct ctx *c)
 int
 cmd_check(struct ctx *c)
 {
-	return check_run("asyncexec-admin", CHECK_ADMIN, c->path);
+	return check_run("asyncexec-admin", CHECK_ADMIN, c->path, NULL);
 }

@@ -7,7 +7,8 @@
  * readable by others; the database can be reached; the server version;
  * the schema version against this build's; the privileges this binary
  * needs; for the sender and the admin, that webhook_key_file opens the
- * stored endpoint secrets. A file that does not parse is reported on
+ * stored endpoint secrets; the program's own check (check_run's extra:
+ * asyncexec-fcgi's stop deadline). A file that does not parse is reported on
  * stderr and nothing else is checked (exit 2, as for any configuration
  * error).
  */
@@ -387,22 +388,28 @@ check_secrets(struct chk *k, struct rchk *r)
 
 /*
  * Runs the checks of binary prog (who: CHECK_FCGI, CHECK_EXPIRE,
- * CHECK_ADMIN or CHECK_NOTIFY) on configuration file path. Returns the exit status: 0
- * when no check is an error, 1 otherwise, 2 when the file does not parse.
+ * CHECK_ADMIN or CHECK_NOTIFY) on configuration file path, extra (when
+ * not NULL) after the file's. Returns the exit status: 0 when no check
+ * is an error, 1 otherwise, 2 when the file does not parse.
  */
 int
-check_run(const char *prog, unsigned who, const char *path)
+check_run(const char *prog, unsigned who, const char *path,
+    const struct check_extra *extra)
 {
 	struct chk	 k;
 	struct rchk	*r;
 	unsigned	 e;
 	int		 rc;
+	char		 msg[768];
 
 	memset(&k, 0, sizeof(k));
 	k.prog = prog;
 	k.who = who;
 	if ((rc = check_file(&k, path)) != 0)
 		return rc;
+	if (extra != NULL)
+		say(&k, extra->fn(&k.cfg, msg, sizeof(msg)) == 0 ? "ok" :
+		    "warn", extra->what, "%s", msg);
 	if (who & (CHECK_ADMIN | CHECK_NOTIFY))
 		check_keyfile(&k);
 	log_set_level(LOG_ERROR);

@@ -707,15 +707,7 @@ db_fetch_failed(struct db *db, MYSQL_STMT *st)
 	db->last_errno = mysql_stmt_errno(st);
 	if (db->last_errno == 0 && db->conn != NULL)
 		db->last_errno = mysql_errno(db->conn);
-	metrics_db_error();
-	if (db->last_errno == ER_LOCK_DEADLOCK)
-		log_warn("db: fetch: %s (another write won; retried or 503)",
-		    mysql_stmt_errno(st) != 0 ? mysql_stmt_error(st) :
-		    mysql_error(db->conn));
-	else
-		log_error("db: fetch: %s", mysql_stmt_errno(st) != 0 ?
-		    mysql_stmt_error(st) : db->conn != NULL ?
-		    mysql_error(db->conn) : "no connection");
+	metrics_db_error();	/* the fetch logged it (db_fetch_log) */
 	mysql_stmt_free_result(st);
 	if (conn_lost(db->last_errno))
 		db_drop(db);	/* closes (frees) st */

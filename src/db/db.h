@@ -57,11 +57,11 @@ unsigned	 db_errno(const struct db *);
 const struct config *db_config(const struct db *);
 int		 db_lost(const struct db *);
 int		 db_conflict(const struct db *);
-/* Records and logs why fetching the rows of st failed (an error the
- * server sent while they streamed, a deadlock say, is the connection's),
- * so that db_conflict and db_lost answer for it, and frees st's result:
- * when the connection was lost it is dropped, st with it (st must not be
- * used again). */
+/* Records why fetching the rows of st failed (an error the server sent
+ * while they streamed, a deadlock say, is the connection's), so that
+ * db_conflict and db_lost answer for it, and frees st's result: when the
+ * connection was lost it is dropped, st with it (st must not be used
+ * again). It logs nothing: db_fetch_row (or db_fetch_log) did. */
 void		 db_fetch_failed(struct db *, MYSQL_STMT *);
 int		 db_sync_reads(struct db *, int on);
 int		 db_node_state(struct db *, struct db_node *);
@@ -108,5 +108,8 @@ enum db_row {
 };
 
 enum db_row	 db_fetch_row(MYSQL_STMT *, struct db_cols *);
+/* Logs, in one line with the server's text, why fetching st's rows
+ * failed (a deadlock at warn); for a fetch loop of the caller's own. */
+void		 db_fetch_log(MYSQL_STMT *);
 
 #endif

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include <mysql.h>
+#include <mysqld_error.h>
 
 #include "clock.h"
 #include "db.h"
@@ -118,7 +119,8 @@ db_rstr(struct db_cols *r, int i, char *p, size_t n)
 
 /*
  * Fetches one row: DB_ROW, DB_ROW_NONE (no more rows) or DB_ROW_ERR
- * (logged). Only the columns bound
+ * (logged, once: db_fetch_failed, which the caller may run next, logs
+ * nothing). Only the columns bound
  * without a buffer (payloads, fetched afterwards) may be truncated; a
  * value longer than any other column's buffer is an error, never cut.
  * Every column of the result must be bound (db_rcol).
@@ -148,12 +150,31 @@ db_fetch_row(MYSQL_STMT *st, struct db_cols *r)
 	}
 	if (rc == MYSQL_NO_DATA)
 		return DB_ROW_NONE;
-	/* an error while the rows stream (a lock wait, a lost connection)
-	 * is the connection's, not the statement's */
-	log_error("db: fetch: %s", mysql_stmt_errno(st) != 0 ?
-	    mysql_stmt_error(st) : st->mysql != NULL ? mysql_error(st->mysql) :
-	    "no connection");
+	db_fetch_log(st);
 	return DB_ROW_ERR;
+}
+
+/*
+ * Logs the error that ended fetching st's rows, one line with the
+ * server's text: a deadlock at warn (as db_query), any other at error.
+ * An error while the rows stream (a lock wait, a lost connection) is the
+ * connection's, not the statement's. No result.
+ */
+void
+db_fetch_log(MYSQL_STMT *st)
+{
+	MYSQL		*m = st->mysql;
+	unsigned	 e = mysql_stmt_errno(st);
+	const char	*text = e != 0 ? mysql_stmt_error(st) : m != NULL ?
+			    mysql_error(m) : "no connection";
+
+	if (e == 0 && m != NULL)
+		e = mysql_errno(m);
+	if (e == ER_LOCK_DEADLOCK)
+		log_warn("db: fetch: %s (another write won; retried or 503)",
+		    text);
+	else
+		log_error("db: fetch: %s", text);
 }
 
 /*
@@ -168,8 +189,11 @@ db_fetch_blob(MYSQL_STMT *st, MYSQL_BIND *b, unsigned col,
 	MYSQL_BIND	 one;
 	char		*p;
 
-	if ((p = malloc(len + 1)) == NULL)
+	if ((p = malloc(len + 1)) == NULL) {
+		log_error("db: fetch column %u: no memory for %lu bytes", col,
+		    len);
 		return -1;
+	}
 	memset(&one, 0, sizeof(one));
 	one.buffer_type = b->buffer_type;
 	one.buffer = p;

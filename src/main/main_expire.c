@@ -110,7 +110,7 @@ main(int argc, char *argv[])
 	if ((rc = parse_args(argc, argv, &path, &cli, &check)) != 0)
 		return rc == -1 ? 0 : rc;
 	if (check)
-		return check_run("asyncexec-expire", CHECK_EXPIRE, path);
+		return check_run("asyncexec-expire", CHECK_EXPIRE, path, NULL);
 	if (config_load(&cfg, path, err, sizeof(err)) == -1) {
 		fprintf(stderr, "asyncexec-expire: %s\n", err);
 		return 2;

@@ -17,6 +17,11 @@
 #include "listener.h"
 #include "master.h"
 
+/* --check-config's own line: the stop deadline's room (master.c) */
+static const struct check_extra waits = {
+	"stop deadline", master_waits_check
+};
+
 static int
 usage(FILE *f)
 {
@@ -48,7 +53,7 @@ main(int argc, char *argv[])
 			return usage(stderr);
 	}
 	if (check)
-		return check_run("asyncexec-fcgi", CHECK_FCGI, path);
+		return check_run("asyncexec-fcgi", CHECK_FCGI, path, &waits);
 	if (config_load(&cfg, path, err, sizeof(err)) == -1) {
 		fprintf(stderr, "asyncexec-fcgi: %s\n", err);
 		return 2;

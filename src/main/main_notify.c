@@ -50,6 +50,6 @@ main(int argc, char *argv[])
 			return usage(stderr);
 	}
 	if (check)
-		return check_run("asyncexec-notify", CHECK_NOTIFY, path);
+		return check_run("asyncexec-notify", CHECK_NOTIFY, path, NULL);
 	return (int)notify_run(path);
 }

@@ -61,7 +61,7 @@ claim_read(struct db *db, MYSQL_STMT *st, struct claim_item *it,
 	db_rcol(&c, 7, MYSQL_TYPE_LONG, &row.priority, 0);
 	db_rcol(&c, 8, MYSQL_TYPE_DATETIME, &t[2], sizeof(t[2]));
 	if (mysql_stmt_bind_result(st, c.b) != 0)
-		rc = -1;
+		rc = 1;		/* the statement's error: logged below */
 	*full = 1;
 	while (rc == 0 && *n < max) {
 		memset(&row, 0, sizeof(row));
@@ -90,8 +90,11 @@ claim_read(struct db *db, MYSQL_STMT *st, struct claim_item *it,
 		else
 			it[(*n)++] = row;
 	}
-	/* a deadlock while the rows streamed: repo_claim runs it again;
-	 * a lost connection: st is closed with it */
+	/* rc 1: the fetch's error (db_fetch_blob logs its own); a deadlock
+	 * while the rows streamed: repo_claim runs it again; a lost
+	 * connection: st is closed with it */
+	if (rc == 1)
+		db_fetch_log(st);
 	if (rc != 0)
 		db_fetch_failed(db, st);
 	else

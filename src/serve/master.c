@@ -445,21 +445,37 @@ keeps_allow(const struct master *m, const struct config *next, char *err,
 }
 
 /*
- * Warns when cfg leaves a request's database waits no room before the
- * stop deadline (worker_waits_fit). Only a warning: a service that
- * refused to start after an upgrade, on a cluster of many nodes, would
- * be down, where this costs at most a 502 at a stop while the database
- * is silent.
+ * Whether cfg leaves a request's database waits room before the stop
+ * deadline (worker_waits_fit), in msg (size bytes): the warning that
+ * start, reload and --check-config give, or that it fits. -1 (warn) or
+ * 0. Only a warning: a service that refused to start after an upgrade,
+ * on a cluster of many nodes, would be down, where this costs at most a
+ * 502 at a stop while the database is silent.
  */
-static void
-waits_warn(const struct config *cfg)
+int
+master_waits_check(const struct config *cfg, char *msg, size_t size)
 {
 	char	 err[512];
 
-	if (worker_waits_fit(cfg, err, sizeof(err)) == -1)
-		log_warn("master: %s; a request on a database that stops "
-		    "answering may then be cut by the stop's SIGKILL (nginx: "
-		    "502)", err);
+	if (worker_waits_fit(cfg, err, sizeof(err)) == 0) {
+		snprintf(msg, size, "a request on a silent database is "
+		    "answered within it (%d s)", STOP_KILL_SECONDS);
+		return 0;
+	}
+	snprintf(msg, size, "%s; a request on a database that stops "
+	    "answering may then be cut by the stop's SIGKILL (nginx: 502)",
+	    err);
+	return -1;
+}
+
+/* Logs master_waits_check's warning for cfg, if any. */
+static void
+waits_warn(const struct config *cfg)
+{
+	char	 msg[768];
+
+	if (master_waits_check(cfg, msg, sizeof(msg)) == -1)
+		log_warn("master: %s", msg);
 }
 
 /*

@@ -339,14 +339,16 @@ serve_round(struct loop *l, struct held *h, const struct held_ready *r)
  * (STOP_KILL_SECONDS after the SIGTERM) even when it waits the longest
  * on the database (the read timeout, then a reconnect that tries each
  * db_hosts node for db_connect_timeout), with RETIRE_SLACK_MS for its
- * own work. RETIRE_MS at most; 0 when no such request fits.
+ * own work. RETIRE_MS at most; 0 when no such request fits. The read
+ * timeout is a worker's (DB_IO_TIMEOUT_SECONDS, db_serving) whichever
+ * process asks: --check-config's serves nothing.
  */
 static int64_t
 retire_window(const struct config *cfg)
 {
 	int64_t	 nodes = cfg->db_nhosts > 0 ? (int64_t)cfg->db_nhosts : 1;
 	int64_t	 w = STOP_KILL_SECONDS * 1000LL - RETIRE_SLACK_MS -
-		    ((int64_t)db_io_seconds(0) +
+		    ((int64_t)DB_IO_TIMEOUT_SECONDS +
 		    nodes * cfg->db_connect_timeout) * 1000;
 
 	return w < 0 ? 0 : w > RETIRE_MS ? RETIRE_MS : w;
@@ -362,7 +364,7 @@ worker_waits_fit(const struct config *cfg, char *err, size_t size)
 {
 	unsigned	 nodes = cfg->db_nhosts > 0 ? cfg->db_nhosts : 1;
 	long		 room = (STOP_KILL_SECONDS * 1000L - RETIRE_SLACK_MS -
-			    1) / 1000 - (long)db_io_seconds(0);
+			    1) / 1000 - (long)DB_IO_TIMEOUT_SECONDS;
 
 	if (retire_window(cfg) > 0)
 		return 0;
@@ -370,7 +372,7 @@ worker_waits_fit(const struct config *cfg, char *err, size_t size)
 	    "node(s) (db_hosts) after the %u s read timeout leaves a request "
 	    "on a silent database no time before the stop deadline (%d s): "
 	    "keep db_connect_timeout x nodes at %ld s or less",
-	    cfg->db_connect_timeout, nodes, db_io_seconds(0),
+	    cfg->db_connect_timeout, nodes, (unsigned)DB_IO_TIMEOUT_SECONDS,
 	    STOP_KILL_SECONDS, room);
 	return -1;
 }

@@ -269,30 +269,6 @@ f_proxy_config(const char *path, int port, const char *extra)
 	return fclose(out) == 0 ? 0 : -1;
 }
 
-int
-f_admin(const char *cfg, char *out, size_t size, const char *fmt, ...)
-{
-	char	 args[1024], cmd[2048];
-	size_t	 n = 0, k;
-	va_list	 ap;
-	FILE	*p;
-	int	 st;
-
-	va_start(ap, fmt);
-	vsnprintf(args, sizeof args, fmt, ap);
-	va_end(ap);
-	snprintf(cmd, sizeof cmd, "'%s' --config '%s' %s 2>&1",
-	    test_env("ASYNCEXEC_ADMIN"), cfg, args);
-	out[0] = '\0';
-	if ((p = popen(cmd, "r")) == NULL)
-		return -1;
-	while ((k = fread(out + n, 1, size - 1 - n, p)) > 0)
-		n += k;
-	out[n] = '\0';
-	st = pclose(p);
-	return st == -1 || !WIFEXITED(st) ? -1 : WEXITSTATUS(st);
-}
-
 MYSQL *
 f_sql_open(void)
 {

@@ -43,11 +43,6 @@ const char	*f_cfg_str(const char *key, char *buf, size_t n);
  * wsrep_sync_wait of the session's own, no listen, listen_mode or
  * workers, then the "key = value\n" lines of extra. 0 or -1. */
 int		 f_proxy_config(const char *path, int port, const char *extra);
-/* Runs asyncexec-admin --config cfg with the arguments fmt makes (a
- * shell word list), its stdout and stderr into out (size bytes, cut);
- * its exit status, -1 when it did not exit. */
-int		 f_admin(const char *cfg, char *out, size_t size,
-		    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /* A root session on the private server (unix socket), in the app's database. */
 MYSQL		*f_sql_open(void);
 /* Runs q (printf format); 0 or the error number (printed). */

@@ -31,8 +31,8 @@
 static MYSQL	*m;
 static char	 cfg[300], out[OUT_MAX], tenant[64];
 
-/* asyncexec-admin ARGS through the proxy (f_admin, output into out). */
-#define adm(...)	f_admin(cfg, out, sizeof(out), __VA_ARGS__)
+/* asyncexec-admin ARGS through the proxy (httpc_admin, output into out). */
+#define adm(...)	httpc_admin(cfg, out, sizeof(out), __VA_ARGS__)
 
 /* The COMMIT and key rotate's read back of its key (the unknown case). */
 static int

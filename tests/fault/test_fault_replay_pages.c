@@ -42,8 +42,8 @@ write_config(int port)
 	return f_proxy_config(cfg, port, "");
 }
 
-/* asyncexec-admin ARGS through the proxy (f_admin, output into out). */
-#define adm(...)	f_admin(cfg, out, sizeof(out), __VA_ARGS__)
+/* asyncexec-admin ARGS through the proxy (httpc_admin, output into out). */
+#define adm(...)	httpc_admin(cfg, out, sizeof(out), __VA_ARGS__)
 
 /* The candidates statement of the second page: it binds the route's
  * service key (the pattern) and the first page's last id. */

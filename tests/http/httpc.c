@@ -621,21 +621,33 @@ api(const char *method, const char *path, const char *key, const char *body,
 
 /* ---- admin CLI ------------------------------------------------------------------------ */
 
+/* Opens "$ASYNCEXEC_ADMIN --config CFG ARGS" plus TAIL (e.g. " 2>&1") for reading, ARGS
+ * made from FMT and AP; the command into cmd (size bytes). Results: the stream, or NULL
+ * when popen failed. */
+static FILE *
+admin_open(char *cmd, size_t size, const char *cfg, const char *tail, const char *fmt,
+    va_list ap)
+{
+	char args[2048];
+
+	vsnprintf(args, sizeof args, fmt, ap);
+	snprintf(cmd, size, "'%s' --config '%s' %s%s", test_env("ASYNCEXEC_ADMIN"), cfg,
+	    args, tail);
+	return popen(cmd, "r");
+}
+
 char *
 admin(const char *fmt, ...)
 {
-	char args[1024], cmd[4096], line[1024];
+	char cmd[4096], line[1024];
 	char *first = NULL;
 	va_list ap;
 	FILE *p;
 	int st;
 
 	va_start(ap, fmt);
-	vsnprintf(args, sizeof args, fmt, ap);
+	p = admin_open(cmd, sizeof cmd, test_env("ASYNCEXEC_TEST_CONFIG"), "", fmt, ap);
 	va_end(ap);
-	snprintf(cmd, sizeof cmd, "'%s' --config '%s' %s", test_env("ASYNCEXEC_ADMIN"),
-	    test_env("ASYNCEXEC_TEST_CONFIG"), args);
-	p = popen(cmd, "r");
 	if (p == NULL) {
 		fprintf(stderr, "FATAL: popen(%s): %s\n", cmd, strerror(errno));
 		exit(1);
@@ -650,4 +662,26 @@ admin(const char *fmt, ...)
 		exit(1);
 	}
 	return first;
+}
+
+int
+httpc_admin(const char *cfg, char *out, size_t size, const char *fmt, ...)
+{
+	char cmd[4096];
+	size_t n = 0, k;
+	va_list ap;
+	FILE *p;
+	int st;
+
+	va_start(ap, fmt);
+	p = admin_open(cmd, sizeof cmd, cfg, " 2>&1", fmt, ap);
+	va_end(ap);
+	out[0] = '\0';
+	if (p == NULL)
+		return -1;
+	while ((k = fread(out + n, 1, size - 1 - n, p)) > 0)
+		n += k;
+	out[n] = '\0';
+	st = pclose(p);
+	return st == -1 || !WIFEXITED(st) ? -1 : WEXITSTATUS(st);
 }

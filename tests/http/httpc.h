@@ -81,6 +81,11 @@ int api(const char *method, const char *path, const char *key, const char *body,
 /* Runs "$ASYNCEXEC_ADMIN --config $ASYNCEXEC_TEST_CONFIG <args>"; returns its first stdout
  * line (malloc'd) or NULL when it printed nothing. Exits 1 when the command fails. */
 char *admin(const char *fmt, ...) HTTPC_PRINTF(1, 2);
+/* Runs "$ASYNCEXEC_ADMIN --config CFG <args>" (CFG: any config file), its stdout and
+ * stderr into OUT (SIZE bytes, cut, NUL-terminated). Results: its exit status, -1 when
+ * it could not start or did not exit. */
+int httpc_admin(const char *cfg, char *out, size_t size, const char *fmt, ...)
+    HTTPC_PRINTF(4, 5);
 
 /* ---- JSON --------------------------------------------------------------------------- */
 

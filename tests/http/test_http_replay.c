@@ -32,30 +32,8 @@ static MYSQL *M;
 static char out[OUT_MAX];
 
 /* asyncexec-admin ARGS (stdout and stderr into out); its exit status. */
-static int adm(const char *fmt, ...) HTTPC_PRINTF(1, 2);
-static int
-adm(const char *fmt, ...)
-{
-	char args[2048], cmd[4096];
-	size_t n = 0, k;
-	va_list ap;
-	FILE *p;
-	int st;
-
-	va_start(ap, fmt);
-	vsnprintf(args, sizeof args, fmt, ap);
-	va_end(ap);
-	snprintf(cmd, sizeof cmd, "'%s' --config '%s' %s 2>&1", test_env("ASYNCEXEC_ADMIN"),
-	    test_env("ASYNCEXEC_TEST_CONFIG"), args);
-	out[0] = '\0';
-	if ((p = popen(cmd, "r")) == NULL)
-		return -1;
-	while ((k = fread(out + n, 1, OUT_MAX - 1 - n, p)) > 0)
-		n += k;
-	out[n] = '\0';
-	st = pclose(p);
-	return st == -1 || !WIFEXITED(st) ? -1 : WEXITSTATUS(st);
-}
+#define adm(...)	httpc_admin(test_env("ASYNCEXEC_TEST_CONFIG"), out, sizeof out, \
+			    __VA_ARGS__)
 
 /* The first column of the first row of query Q as a string ("" when none; static). */
 static const char *

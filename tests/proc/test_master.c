@@ -9,7 +9,8 @@
  *      the master exits 0, leaves no process behind, removes its socket
  *   4. an inherited listening socket (fd 0) is used, not unlinked, and
  *      the configured path is never created
- *   5. --check-config on a good and on a bad file
+ *   5. --check-config on a good and on a bad file, and on one whose
+ *      db_connect_timeout x nodes leaves no room before the stop deadline
  *
  * Each master runs in its own process group; whatever this test started
  * is SIGKILLed and reaped on every exit path. Every wait is a poll of a
@@ -424,6 +425,36 @@ scenario_check_config(void)
 	CHECK(!exists(sock));
 }
 
+/*
+ * 5. --check-config of a file whose database waits leave a request no
+ * room before the stop deadline (15 s + 9 s + 1 s > 25 s): the warning
+ * that start and reload log (proc_master_reload), and exit 0.
+ */
+static void
+scenario_check_waits(void)
+{
+	const char	*cfg = path_in_tmp("check-waits.conf");
+	const char	*sock = path_in_tmp("check-waits.sock");
+	char		 out[4096], err[4096];
+	char		*argv[] = { (char *)fcgi_bin, "--config", (char *)cfg,
+			    "--check-config", NULL };
+	int		 st;
+
+	CHECK_EQ_INT(derive_config_x(cfg, sock, WORKERS_STR,
+	    "db_connect_timeout = 9\n", NULL), 0);
+	st = run(argv, out, err, sizeof(out), 30000);
+	CHECK_EQ_INT(st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1, 0);
+	CHECK(strstr(out, "\nwarn  stop deadline: db_connect_timeout (9 s) x ")
+	    != NULL);
+	CHECK(strstr(out, " s or less; a request on a database that stops "
+	    "answering may then be cut by the stop's SIGKILL (nginx: 502)\n")
+	    != NULL);
+	CHECK(strstr(out, "\nerror") == NULL);
+	if (strstr(out, "\nwarn  stop deadline: ") == NULL)
+		fprintf(stderr, "--check-config said: %s\n", out);
+	CHECK(!exists(sock));
+}
+
 int
 main(void)
 {
@@ -441,6 +472,7 @@ main(void)
 	}
 	scenario_inherited();
 	scenario_check_config();
+	scenario_check_waits();
 
 	kill_all();
 	remove_tmpdir();
