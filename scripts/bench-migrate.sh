@@ -105,6 +105,7 @@ migrate_one() {
 on_exit() {
     local rc=$?
     stop_writer || true
+    set +e  # (exit RC) hands RC on as $?, which under set -e would end the trap here
     (exit "$rc")
     stack_scratch_cleanup
 }
