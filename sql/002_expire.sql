@@ -8,5 +8,5 @@
 -- lease_expires_at) do not touch it either.
 -- Expiry and purge use ix_exec_expiry (status, expires_at) from migration 1.
 ALTER TABLE s2r_async_execution
-  ADD KEY ix_exec_abandon (attempts),
+  ADD KEY IF NOT EXISTS ix_exec_abandon (attempts),
   ALGORITHM=INPLACE, LOCK=NONE;

@@ -9,7 +9,7 @@
 -- needs MariaDB 10.10+, and MySQL 8 has no such function). A key already
 -- present (made by an earlier build's migration) stays; replacing it
 -- invalidates every poll token issued so far.
-CREATE TABLE s2r_secret (
+CREATE TABLE IF NOT EXISTS s2r_secret (
   name        VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   secret      VARBINARY(64) NOT NULL,
   created_at  DATETIME(3) NOT NULL,

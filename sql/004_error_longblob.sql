@@ -6,5 +6,7 @@
 -- LONGBLOB, like request_payload and result_payload. The connection's
 -- init command also pins a strict sql_mode (src/db.c), so no server
 -- setting can truncate a payload.
+-- Rerunnable after an interruption as it is: the MODIFY states the
+-- column's whole definition, the same where it ran.
 ALTER TABLE s2r_async_execution
   MODIFY error_payload LONGBLOB NULL;

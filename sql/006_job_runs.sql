@@ -5,7 +5,7 @@
 -- ran, how it ended, when it last succeeded, and what it changed.
 -- GET /metrics reads it by primary key (asyncexec_expire_* series), so an
 -- operator can alert on an expiry that stopped running or failing runs.
-CREATE TABLE s2r_job_run (
+CREATE TABLE IF NOT EXISTS s2r_job_run (
   job             VARCHAR(32) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   last_run_at     DATETIME(3) NOT NULL,
   last_result     VARCHAR(16) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,

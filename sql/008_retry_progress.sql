@@ -12,7 +12,7 @@
 --                     next to callback_token_hash: the winner repeating
 --                     itself byte for byte gets its 200 again.
 ALTER TABLE s2r_async_execution
-  ADD COLUMN progress_payload BLOB NULL,
-  ADD COLUMN not_before DATETIME(3) NULL,
-  ADD COLUMN last_error LONGBLOB NULL,
-  ADD COLUMN winner_hash BINARY(32) NULL;
+  ADD COLUMN IF NOT EXISTS progress_payload BLOB NULL,
+  ADD COLUMN IF NOT EXISTS not_before DATETIME(3) NULL,
+  ADD COLUMN IF NOT EXISTS last_error LONGBLOB NULL,
+  ADD COLUMN IF NOT EXISTS winner_hash BINARY(32) NULL;

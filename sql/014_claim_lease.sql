@@ -13,6 +13,8 @@
 -- execution's entry of this index; nothing reads it in another order.
 --
 -- Indexes only: a binary of schema 10 to 13 runs unchanged on it.
+-- Rerunnable after an interruption as it is (as sql/010): the key is
+-- dropped and added in one ALTER, which works on either definition.
 ALTER TABLE s2r_async_execution
   DROP KEY ix_exec_claim,
   ADD KEY ix_exec_claim (environment, service_key, operation_key, status,

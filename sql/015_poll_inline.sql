@@ -21,5 +21,5 @@
 -- schema 10 to 14 runs unchanged on it (what it ends has no copy, and
 -- polls of those take the second statement).
 ALTER TABLE s2r_async_execution
-  ADD COLUMN payload_inline VARBINARY(1024) NULL,
+  ADD COLUMN IF NOT EXISTS payload_inline VARBINARY(1024) NULL,
   ALGORITHM=INSTANT;

@@ -8,7 +8,7 @@
  *    is marked compatible with this build (s2r_schema_version.compatible_from), else 503.
  * And a migration that fails: migrate names it and the database's version;
  * the migrations the run applied before it keep their compatible-from (an
- * older build stays ready). And a migration interrupted part way (some or
+ * older build stays ready). And every migration interrupted part way (some or
  * all of its statements ran, it is not recorded): migrate runs it again and
  * reaches the schema a clean run makes.
  * And a migrate behind another's migration lock: it waits past the 30 s
@@ -158,17 +158,41 @@ check_gap(void)
 }
 
 /*
- * A migration that fails (here: its table is there already, made by
- * hand): migrate exits 1 naming it, with the schema version the database
- * is at and where the procedure is.
+ * A trigger (refuse_record) on the scratch database's s2r_schema_version
+ * that fails the insert of version v's record, after migrate has run the
+ * migration's statements. 0 or -1.
+ */
+static int
+refuse_record(int v)
+{
+	char sql[512], sockarg[300], out[4096], err[4096];
+	char *argv[] = { "/usr/bin/mariadb", "--no-defaults", "-uroot",
+	    sockarg, "--delimiter=//", "-e", sql, NULL };
+
+	snprintf(sockarg, sizeof sockarg, "--socket=%s", S.dbsock);
+	snprintf(sql, sizeof sql, "CREATE TRIGGER %s.refuse_record BEFORE "
+	    "INSERT ON %s.s2r_schema_version FOR EACH ROW IF NEW.version = %d "
+	    "THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'refused by the "
+	    "test'; END IF", S.db, S.db, v);
+	if (run(argv, out, err, sizeof out, 30000) != 0) {
+		fprintf(stderr, "  the trigger refusing %d: %s\n", v, err);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * A migration that fails (here: its record, refused by a trigger made by
+ * hand; a table or column made by hand no longer fails one, as every
+ * migration adds with IF NOT EXISTS): migrate exits 1 naming it, with the
+ * schema version the database is at and where the procedure is.
  */
 static void
 check_failed(void)
 {
 	char sql[256], out[4096], err[4096];
 
-	snprintf(sql, sizeof sql, "CREATE TABLE %s.s2r_secret (x INT)", S.db);
-	CHECK(scratch_sql(&S, sql) == 0);
+	CHECK(refuse_record(3) == 0);
 	CHECK_EQ_INT(scratch_admin_err(&S, out, err, sizeof out, "migrate", NULL),
 	    1);
 	CHECK(strstr(err, "003_poll_token_key.sql") != NULL);
@@ -177,7 +201,9 @@ check_failed(void)
 	if (strstr(err, "003_poll_token_key.sql") == NULL ||
 	    strstr(err, "schema version 2") == NULL)
 		fprintf(stderr, "  the failed migrate said: %s\n", err);
-	snprintf(sql, sizeof sql, "DROP TABLE %s.s2r_secret", S.db);
+	/* what its statement made, as a kill before the record leaves it */
+	snprintf(sql, sizeof sql, "DROP TRIGGER %s.refuse_record; "
+	    "DROP TABLE %s.s2r_secret", S.db, S.db);
 	CHECK(scratch_sql(&S, sql) == 0);
 }
 
@@ -198,8 +224,8 @@ sql_value(const char *sql, char *v, size_t size)
 }
 
 /*
- * A run that fails part way (at migration 15, whose column was made by
- * hand) after applying 11 to 14: each of those is recorded with its
+ * A run that fails part way (at migration 15, whose record a trigger
+ * refuses) after applying 11 to 14: each of those is recorded with its
  * compatible-from (10) as it is applied, so a build of schema 10 stays
  * ready; it was recorded only after the whole run, which the failure
  * skipped, and the readiness statement read NULL as "own version only".
@@ -211,9 +237,7 @@ check_failed_compat(void)
 
 	CHECK_EQ_INT(scratch_admin(&S, out, sizeof out, "migrate", "--to", "10",
 	    NULL), 0);
-	snprintf(sql, sizeof sql, "ALTER TABLE %s.s2r_async_execution ADD COLUMN "
-	    "payload_inline INT NULL", S.db);
-	CHECK(scratch_sql(&S, sql) == 0);
+	CHECK(refuse_record(15) == 0);
 	CHECK_EQ_INT(scratch_admin_err(&S, out, err, sizeof out, "migrate", NULL),
 	    1);
 	CHECK(strstr(err, "015_poll_inline.sql") != NULL);
@@ -230,8 +254,8 @@ check_failed_compat(void)
 	    "%s.s2r_schema_version", S.db);
 	CHECK(sql_value(sql, v, sizeof v) == 0);
 	CHECK_EQ_STR(v, "10");
-	snprintf(sql, sizeof sql, "ALTER TABLE %s.s2r_async_execution DROP COLUMN "
-	    "payload_inline", S.db);
+	snprintf(sql, sizeof sql, "DROP TRIGGER %s.refuse_record; ALTER TABLE "
+	    "%s.s2r_async_execution DROP COLUMN payload_inline", S.db, S.db);
 	CHECK(scratch_sql(&S, sql) == 0);
 }
 
@@ -316,11 +340,37 @@ rerun_one(struct scratch *R, int v, const char *text, int k)
 }
 
 /*
- * Every migration of several statements, interrupted after all but its
- * last (database A) and after all of them, before its record (B): migrate
- * runs it again, each statement a no-op where it had run (IF NOT EXISTS;
- * a key redefined is dropped and added in one ALTER, which works on
- * either definition), and both reach the schema of a clean run (S).
+ * Migration v of one statement, run by hand on a fresh database (C)
+ * brought to v - 1, as a migrate killed between it and its record leaves
+ * it: migrate runs it again (a no-op, IF NOT EXISTS) and goes on to the
+ * schema of a clean run (ps). 0 or -1.
+ */
+static int
+rerun_single(int v, const char *text, const char *ps)
+{
+	struct scratch C;
+	char out[4096], pc[64] = "";
+	int ok;
+
+	if (scratch_init(&C, "rerun_c") != 0)
+		return -1;
+	ok = rerun_one(&C, v, text, 1) == 0 &&
+	    scratch_admin(&C, out, sizeof out, "migrate", NULL) == 0 &&
+	    schema_print(C.db, pc, sizeof pc) == 0 && strcmp(pc, ps) == 0;
+	if (!ok)
+		fprintf(stderr, "  migration %d run by hand: schema %s, a clean "
+		    "run's %s\n", v, pc, ps);
+	snprintf(out, sizeof out, "DROP DATABASE %s", C.db);
+	return scratch_sql(&S, out) == 0 && ok ? 0 : -1;
+}
+
+/*
+ * Every migration interrupted before its record: one of several
+ * statements after all but its last (database A) and after all of them
+ * (B), one of a single statement after it (a database of its own).
+ * migrate runs it again, each statement a no-op where it had run (IF NOT
+ * EXISTS; a key redefined is dropped and added in one ALTER, which works
+ * on either definition), and each reaches the schema of a clean run (S).
  */
 static void
 check_rerun(void)
@@ -330,20 +380,22 @@ check_rerun(void)
 	int v, n, ok = 1;
 
 	CHECK(scratch_init(&A, "rerun_a") == 0 && scratch_init(&B, "rerun_b") == 0);
-	for (v = 1; ok && v <= SCHEMA_VERSION; v++) {
+	CHECK(schema_print(S.db, ps, sizeof ps) == 0 && strlen(ps) == 32);
+	for (v = 1; v <= SCHEMA_VERSION; v++) {
 		CHECK((text = migration_text(v)) != NULL);
 		if (text == NULL)
 			break;
 		(void)stmt_end(text, 0, &n);
 		if (n > 1)
-			ok = rerun_one(&A, v, text, n - 1) == 0 &&
+			ok = ok && rerun_one(&A, v, text, n - 1) == 0 &&
 			    rerun_one(&B, v, text, n) == 0;
+		else
+			CHECK(rerun_single(v, text, ps) == 0);
 		free(text);
 	}
 	CHECK(ok);
 	CHECK_EQ_INT(scratch_admin(&A, out, sizeof out, "migrate", NULL), 0);
 	CHECK_EQ_INT(scratch_admin(&B, out, sizeof out, "migrate", NULL), 0);
-	CHECK(schema_print(S.db, ps, sizeof ps) == 0 && strlen(ps) == 32);
 	CHECK(schema_print(A.db, pa, sizeof pa) == 0);
 	CHECK(schema_print(B.db, pb, sizeof pb) == 0);
 	CHECK_EQ_STR(pa, ps);
