@@ -88,8 +88,11 @@ att_row(struct buf *b, const struct dash_att_row *r, const char *base,
 	buf_puts(b, "</tr>\n");
 }
 
-/* List which; *more 1 when it has rows past this page. */
-static void
+/*
+ * List which; *more 1 when it has rows past this page. HERR_OK,
+ * HERR_UNAVAILABLE (the database failed) or HERR_INTERNAL (memory).
+ */
+static enum herr
 att_list(struct app *app, struct ddb *d, struct buf *b, enum dash_att which,
     const struct dash_route *only, unsigned page, int64_t now, int *more)
 {
@@ -97,20 +100,20 @@ att_list(struct app *app, struct ddb *d, struct buf *b, enum dash_att which,
 	size_t			 i, n = 0;
 	int			 show = app->cfg->dashboard_show_errors != 0;
 
+	if ((r = calloc(DASH_ATT_ROWS + 1, sizeof(*r))) == NULL)
+		return HERR_INTERNAL;
+	if (repo_dash_attention(d, which, only, app->cfg->max_attempts, show,
+	    now, page * DASH_ATT_ROWS, r, DASH_ATT_ROWS + 1, &n) != REPO_OK) {
+		free(r);
+		return HERR_UNAVAILABLE;
+	}
 	dash_html(b, "<h2>%s</h2>\n<p class=\"muted\">%s</p>\n",
 	    lists[which].title, list_note(which, only != NULL,
 	    app->cfg->max_attempts));
-	if ((r = calloc(DASH_ATT_ROWS + 1, sizeof(*r))) == NULL ||
-	    repo_dash_attention(d, which, only, app->cfg->max_attempts, show,
-	    now, page * DASH_ATT_ROWS, r, DASH_ATT_ROWS + 1, &n) != REPO_OK) {
-		dash_unavailable(b, lists[which].title);
-		free(r);
-		return;
-	}
 	if (n == 0) {
 		dash_html(b, "<p class=\"muted\">%s</p>\n", lists[which].empty);
 		free(r);
-		return;
+		return HERR_OK;
 	}
 	dash_html(b, "<table>\n<tr><th>Id</th><th>Route</th><th>Tenant</th>"
 	    "<th>Created</th><th>%s</th><th>Attempts</th><th>Error code</th>",
@@ -122,9 +125,14 @@ att_list(struct app *app, struct ddb *d, struct buf *b, enum dash_att which,
 	if (n > DASH_ATT_ROWS)
 		*more = 1;
 	free(r);
+	return HERR_OK;
 }
 
-/* GET /dashboard/attention[?route=ENV/SVC/OP][&page=N]. */
+/*
+ * GET /dashboard/attention[?route=ENV/SVC/OP][&page=N]: HERR_OK,
+ * HERR_INVALID_REQUEST, HERR_UNAVAILABLE at the first list the database
+ * failed (no list read after it), or HERR_INTERNAL.
+ */
 enum herr
 handle_dash_attention(struct app *app, struct req *req, struct resp *resp)
 {
@@ -156,8 +164,10 @@ handle_dash_attention(struct app *app, struct req *req, struct resp *resp)
 		    "\"attention\">every route</a> &middot; <a href=\"routes\">"
 		    "Routes</a></p>\n", only.env, only.svc, only.op);
 	for (i = 0; i < DASH_ATT__MAX; i++)
-		att_list(app, d, &resp->body, (enum dash_att)i,
-		    by_route ? &only : NULL, (unsigned)page, now, &more);
+		if ((e = att_list(app, d, &resp->body, (enum dash_att)i,
+		    by_route ? &only : NULL, (unsigned)page, now, &more)) !=
+		    HERR_OK)
+			return e;
 	if (page > 0 || more) {
 		buf_puts(&resp->body, "<p class=\"more\">");
 		if (page > 0)
