@@ -99,17 +99,23 @@ att_list(struct app *app, struct ddb *d, struct buf *b, enum dash_att which,
 	struct dash_att_row	*r;
 	size_t			 i, n = 0;
 	int			 show = app->cfg->dashboard_show_errors != 0;
+	int			 capped;
 
 	if ((r = calloc(DASH_ATT_ROWS + 1, sizeof(*r))) == NULL)
 		return HERR_INTERNAL;
 	if (repo_dash_attention(d, which, only, app->cfg->max_attempts, show,
-	    now, page * DASH_ATT_ROWS, r, DASH_ATT_ROWS + 1, &n) != REPO_OK) {
+	    now, page * DASH_ATT_ROWS, r, DASH_ATT_ROWS + 1, &n, &capped) !=
+	    REPO_OK) {
 		free(r);
 		return HERR_UNAVAILABLE;
 	}
 	dash_html(b, "<h2>%s</h2>\n<p class=\"muted\">%s</p>\n",
 	    lists[which].title, list_note(which, only != NULL,
 	    app->cfg->max_attempts));
+	if (capped)
+		buf_puts(b, "<p class=\"warn\">Among the first "
+		    DASH_LAST_CAP_STR " entries examined only: the list may be "
+		    "incomplete.</p>\n");
 	if (n == 0) {
 		dash_html(b, "<p class=\"muted\">%s</p>\n", lists[which].empty);
 		free(r);
