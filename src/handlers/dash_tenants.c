@@ -14,11 +14,16 @@
 #include "repo_dash.h"
 #include "valid.h"
 
-/* One tenant's row. */
+/*
+ * One tenant's row. A count stopped at DASH_OPEN_CAP below a larger
+ * quota says nothing of whether the quota is reached: its state is
+ * unknown, not "accepting".
+ */
 static void
 tenant_row(struct buf *b, const struct dash_tenant *t)
 {
 	int	 over = t->max_open > 0 && t->open >= t->max_open;
+	int	 unknown = !over && t->capped && t->max_open > t->open;
 
 	dash_html(b, "<tr><td>%s</td>", t->tenant);
 	if (t->max_open == 0)
@@ -28,8 +33,9 @@ tenant_row(struct buf *b, const struct dash_tenant *t)
 	dash_html(b, "<td class=\"n\">%u%s</td><td class=\"%s\">%s</td></tr>\n",
 	    t->open,
 	    t->capped || (t->max_open > 0 && t->open > t->max_open) ? "+" : "",
-	    over ? "bad" : "ok", over ? "at its quota: submits get 429" :
-	    "accepting");
+	    over ? "bad" : unknown ? "warn" : "ok",
+	    over ? "at its quota: submits get 429" : unknown ? "unknown: the "
+	    "count stops at " DASH_OPEN_CAP_STR : "accepting");
 }
 
 /*
@@ -71,9 +77,10 @@ handle_dash_tenants(struct app *app, struct req *req, struct resp *resp)
 		    "quota (asyncexec-admin tenant set TENANT --max-open "
 		    "N).</p>\n");
 	dash_html(&resp->body, "<p class=\"muted\">Open executions are "
-	    "counted as the quota counts them: up to the quota + 1, or "
-	    "%d without one (shown with +). Tenants without a quota are "
-	    "not listed.</p>\n", DASH_OPEN_CAP);
+	    "counted as the quota counts them: up to the quota + 1, at most "
+	    "%d (shown with +; a quota above that, reached or not, is then "
+	    "unknown). Tenants without a quota are not listed.</p>\n",
+	    DASH_OPEN_CAP);
 	if (n > DASH_PAGE_MAX)
 		dash_html(&resp->body, "<p class=\"more\"><a href=\""
 		    "tenants?after=%s\">Next tenants</a></p>\n",
