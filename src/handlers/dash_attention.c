@@ -19,21 +19,23 @@
 #include "repo_dash.h"
 #include "valid.h"
 
+/* Each list's heading, time column, and text when empty: on the first
+ * page, and on a later one (the rows were on the pages before). */
 static const struct {
-	const char	*title, *at, *empty;
+	const char	*title, *at, *empty, *no_more;
 } lists[DASH_ATT__MAX] = {
 	[DASH_ATT_WAITING] = { "Oldest waiting", "Expires",
-	    "Nothing is waiting." },
+	    "Nothing is waiting.", "No more waiting." },
 	[DASH_ATT_LAST] = { "On their last attempt", "Lease expires",
-	    "None is on its last attempt." },
+	    "None is on its last attempt.", "No more on their last attempt." },
 	[DASH_ATT_LAPSED] = { "Lapsed leases", "Lease lapsed",
-	    "No lease has lapsed." },
+	    "No lease has lapsed.", "No more lapsed leases." },
 	[DASH_ATT_FAILED] = { "Recent failures", "Failed",
-	    "No recent failure." },
+	    "No recent failure.", "No more recent failures." },
 	[DASH_ATT_EXPIRED] = { "Recent expiries", "Expired",
-	    "No recent expiry." },
+	    "No recent expiry.", "No more recent expiries." },
 	[DASH_ATT_ABANDONED] = { "Recent abandonments", "Abandoned",
-	    "No recent abandonment." },
+	    "No recent abandonment.", "No more recent abandonments." },
 };
 
 /* How each list is chosen, under its heading. */
@@ -117,7 +119,8 @@ att_list(struct app *app, struct ddb *d, struct buf *b, enum dash_att which,
 		    DASH_LAST_CAP_STR " entries examined only: the list may be "
 		    "incomplete.</p>\n");
 	if (n == 0) {
-		dash_html(b, "<p class=\"muted\">%s</p>\n", lists[which].empty);
+		dash_html(b, "<p class=\"muted\">%s</p>\n", page > 0 ?
+		    lists[which].no_more : lists[which].empty);
 		free(r);
 		return HERR_OK;
 	}

@@ -78,12 +78,13 @@ ended(struct ddb *d, struct buf *b, const struct dash_route *r, size_t n,
 }
 
 /*
- * The table of routes r[0..n) (one past a page: there are more); the
- * next page's link. REPO_OK, or REPO_ERR at the first read that failed.
+ * The table of routes r[0..n) (one past a page: there are more) of the
+ * first page or a later one; the next page's link. REPO_OK, or REPO_ERR
+ * at the first read that failed.
  */
 static enum repo_rc
 routes(struct ddb *d, struct buf *b, const struct dash_route *r, size_t n,
-    int64_t now)
+    int later, int64_t now)
 {
 	size_t			 i;
 
@@ -97,8 +98,9 @@ routes(struct ddb *d, struct buf *b, const struct dash_route *r, size_t n,
 			return REPO_ERR;
 	buf_puts(b, "</table>\n");
 	if (n == 0)
-		buf_puts(b, "<p class=\"muted\">No routes (asyncexec-admin "
-		    "route add).</p>\n");
+		buf_puts(b, later ? "<p class=\"muted\">No more routes.</p>\n" :
+		    "<p class=\"muted\">No routes (asyncexec-admin route add)."
+		    "</p>\n");
 	dash_html(b, "<p class=\"muted\">Waiting and cancel requested are "
 	    "counted among a route's first %d waiting executions in claim order "
 	    "(shown with + past that), leased, retrying, scheduled and "
@@ -151,7 +153,8 @@ handle_dash_routes(struct app *app, struct req *req, struct resp *resp)
 	e = HERR_UNAVAILABLE;
 	if (repo_dash_routes(d, after, r, DASH_PAGE_MAX + 1, &n) == REPO_OK) {
 		dash_begin(resp, DASH_ROUTES, "", "Routes");
-		if (routes(d, &resp->body, r, n, clock_now_ms()) == REPO_OK) {
+		if (routes(d, &resp->body, r, n, after > 0, clock_now_ms()) ==
+		    REPO_OK) {
 			refusals(&resp->body);
 			e = dash_end(resp);
 		}
