@@ -19,21 +19,23 @@
 #include "repo_dash.h"
 #include "valid.h"
 
+/* Each list's heading, time column, and text when empty: on the first
+ * page, and on a later one (the rows were on the pages before). */
 static const struct {
-	const char	*title, *at, *empty;
+	const char	*title, *at, *empty, *no_more;
 } lists[DASH_ATT__MAX] = {
 	[DASH_ATT_WAITING] = { "Oldest waiting", "Expires",
-	    "Nothing is waiting." },
+	    "Nothing is waiting.", "No more waiting." },
 	[DASH_ATT_LAST] = { "On their last attempt", "Lease expires",
-	    "None is on its last attempt." },
+	    "None is on its last attempt.", "No more on their last attempt." },
 	[DASH_ATT_LAPSED] = { "Lapsed leases", "Lease lapsed",
-	    "No lease has lapsed." },
+	    "No lease has lapsed.", "No more lapsed leases." },
 	[DASH_ATT_FAILED] = { "Recent failures", "Failed",
-	    "No recent failure." },
+	    "No recent failure.", "No more recent failures." },
 	[DASH_ATT_EXPIRED] = { "Recent expiries", "Expired",
-	    "No recent expiry." },
+	    "No recent expiry.", "No more recent expiries." },
 	[DASH_ATT_ABANDONED] = { "Recent abandonments", "Abandoned",
-	    "No recent abandonment." },
+	    "No recent abandonment.", "No more recent abandonments." },
 };
 
 /* How each list is chosen, under its heading. */
@@ -88,29 +90,39 @@ att_row(struct buf *b, const struct dash_att_row *r, const char *base,
 	buf_puts(b, "</tr>\n");
 }
 
-/* List which; *more 1 when it has rows past this page. */
-static void
+/*
+ * List which; *more 1 when it has rows past this page. HERR_OK,
+ * HERR_UNAVAILABLE (the database failed) or HERR_INTERNAL (memory).
+ */
+static enum herr
 att_list(struct app *app, struct ddb *d, struct buf *b, enum dash_att which,
     const struct dash_route *only, unsigned page, int64_t now, int *more)
 {
 	struct dash_att_row	*r;
 	size_t			 i, n = 0;
 	int			 show = app->cfg->dashboard_show_errors != 0;
+	int			 capped;
 
+	if ((r = calloc(DASH_ATT_ROWS + 1, sizeof(*r))) == NULL)
+		return HERR_INTERNAL;
+	if (repo_dash_attention(d, which, only, app->cfg->max_attempts, show,
+	    now, page * DASH_ATT_ROWS, r, DASH_ATT_ROWS + 1, &n, &capped) !=
+	    REPO_OK) {
+		free(r);
+		return HERR_UNAVAILABLE;
+	}
 	dash_html(b, "<h2>%s</h2>\n<p class=\"muted\">%s</p>\n",
 	    lists[which].title, list_note(which, only != NULL,
 	    app->cfg->max_attempts));
-	if ((r = calloc(DASH_ATT_ROWS + 1, sizeof(*r))) == NULL ||
-	    repo_dash_attention(d, which, only, app->cfg->max_attempts, show,
-	    now, page * DASH_ATT_ROWS, r, DASH_ATT_ROWS + 1, &n) != REPO_OK) {
-		dash_unavailable(b, lists[which].title);
-		free(r);
-		return;
-	}
+	if (capped)
+		buf_puts(b, "<p class=\"warn\">Among the first "
+		    DASH_LAST_CAP_STR " entries examined only: the list may be "
+		    "incomplete.</p>\n");
 	if (n == 0) {
-		dash_html(b, "<p class=\"muted\">%s</p>\n", lists[which].empty);
+		dash_html(b, "<p class=\"muted\">%s</p>\n", page > 0 ?
+		    lists[which].no_more : lists[which].empty);
 		free(r);
-		return;
+		return HERR_OK;
 	}
 	dash_html(b, "<table>\n<tr><th>Id</th><th>Route</th><th>Tenant</th>"
 	    "<th>Created</th><th>%s</th><th>Attempts</th><th>Error code</th>",
@@ -122,9 +134,14 @@ att_list(struct app *app, struct ddb *d, struct buf *b, enum dash_att which,
 	if (n > DASH_ATT_ROWS)
 		*more = 1;
 	free(r);
+	return HERR_OK;
 }
 
-/* GET /dashboard/attention[?route=ENV/SVC/OP][&page=N]. */
+/*
+ * GET /dashboard/attention[?route=ENV/SVC/OP][&page=N]: HERR_OK,
+ * HERR_INVALID_REQUEST, HERR_UNAVAILABLE at the first list the database
+ * failed (no list read after it), or HERR_INTERNAL.
+ */
 enum herr
 handle_dash_attention(struct app *app, struct req *req, struct resp *resp)
 {
@@ -156,8 +173,10 @@ handle_dash_attention(struct app *app, struct req *req, struct resp *resp)
 		    "\"attention\">every route</a> &middot; <a href=\"routes\">"
 		    "Routes</a></p>\n", only.env, only.svc, only.op);
 	for (i = 0; i < DASH_ATT__MAX; i++)
-		att_list(app, d, &resp->body, (enum dash_att)i,
-		    by_route ? &only : NULL, (unsigned)page, now, &more);
+		if ((e = att_list(app, d, &resp->body, (enum dash_att)i,
+		    by_route ? &only : NULL, (unsigned)page, now, &more)) !=
+		    HERR_OK)
+			return e;
 	if (page > 0 || more) {
 		buf_puts(&resp->body, "<p class=\"more\">");
 		if (page > 0)

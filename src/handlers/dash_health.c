@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "config.h"
 #include "dash.h"
 #include "metrics.h"
 
@@ -29,8 +30,36 @@ row_n(struct buf *b, const char *name, unsigned long long v)
 	dash_html(b, "<tr><th>%s</th><td class=\"n\">%llu</td></tr>\n", name, v);
 }
 
-/* The service and database tables: readiness, workers, node, writer. */
+/*
+ * The node rows of the database table: what n holds when the database
+ * answered, else whether it is a cluster from the configuration and
+ * "unknown" for what could not be read.
+ */
 static void
+node_rows(struct app *app, struct buf *b, const struct repo_node *n,
+    int up)
+{
+	const char	*unknown = "unknown";
+
+	row(b, "Reachable", up ? "ok" : "bad", up ? "yes" : "no");
+	if (!up)
+		row(b, "Node", NULL, app->cfg->db_nhosts > 0 ? unknown :
+		    "db_host (no db_hosts)");
+	else
+		row(b, "Node", NULL, n->cluster ? n->addr :
+		    "db_host (no db_hosts)");
+	row(b, "Galera state", NULL, !up ? unknown : n->wsrep ? n->state :
+	    "no Galera");
+	row(b, "Galera cluster status", NULL, !up ? unknown : n->wsrep ?
+	    n->status : "-");
+}
+
+/*
+ * The service and database tables: readiness, workers, node, writer;
+ * no read after the first the database failed. Returns whether every
+ * read was answered.
+ */
+static int
 service(struct app *app, struct buf *b)
 {
 	struct metrics_snap	 m;
@@ -38,7 +67,7 @@ service(struct app *app, struct buf *b)
 	const char		*why;
 	int			 v = 0, needs = 0, up;
 
-	why = ops_unready(app, &n, &v);
+	why = ops_unready(app, &n, &v, &up);
 	(void)metrics_snapshot(&m);
 	buf_puts(b, "<h2>Service</h2>\n<table>\n");
 	row(b, "Version", NULL, ASYNCEXEC_VERSION);
@@ -47,38 +76,41 @@ service(struct app *app, struct buf *b)
 	row_n(b, "Workers busy", m.busy);
 	row_n(b, "Worker restarts", m.restarts);
 	buf_puts(b, "</table>\n<h2>Database</h2>\n<table>\n");
-	up = repo_ping(app->db) == REPO_OK;
-	row(b, "Reachable", up ? "ok" : "bad", up ? "yes" : "no");
-	row(b, "Node", NULL, n.cluster ? n.addr : "db_host (no db_hosts)");
-	row(b, "Galera state", NULL, n.wsrep ? n.state : "no Galera");
-	row(b, "Galera cluster status", NULL, n.wsrep ? n.status : "-");
+	node_rows(app, b, &n, up);
 	row_n(b, "Writer index (db_hosts, 0 the first)", m.writer_index);
 	row_n(b, "Writer failovers", m.failovers);
 	row_n(b, "Database errors", m.db_errors);
 	row_n(b, "Reconnects", m.db_reconnects);
 	buf_puts(b, "</table>\n<h2>Schema</h2>\n<table>\n");
-	if (repo_schema_compat(app->db, SCHEMA_VERSION, &v, &needs) == REPO_OK) {
+	if (up && repo_schema_compat(app->db, SCHEMA_VERSION, &v, &needs) ==
+	    REPO_OK) {
 		row_n(b, "Database schema", (unsigned long long)v);
 		row_n(b, "This build's schema", SCHEMA_VERSION);
 		dash_html(b, "<tr><th>Newer migrations compatible from</th>"
 		    "<td class=\"n\">%d</td></tr>\n", needs ? needs : v);
-	} else
+	} else {
 		row(b, "Database schema", "bad", "unknown: no answer");
+		up = 0;
+	}
 	buf_puts(b, "</table>\n");
+	return up;
 }
 
-/* The last asyncexec-expire run (s2r_job_run), as /metrics has it. */
+/*
+ * The last asyncexec-expire run (s2r_job_run), as /metrics has it; not
+ * read when the database failed before (up 0).
+ */
 static void
-expiry(struct app *app, struct buf *b, int64_t now)
+expiry(struct app *app, struct buf *b, int up, int64_t now)
 {
 	static const char *const steps[4] = { "Expired", "Cancelled",
 	    "Abandoned", "Purged" };
 	struct job_run	 j;
-	enum repo_rc	 rc;
+	enum repo_rc	 rc = REPO_ERR;
 	int		 i;
 
 	buf_puts(b, "<h2>Last expiry run</h2>\n");
-	if ((rc = repo_metrics_expiry(app->db, &j)) == REPO_ERR) {
+	if (!up || (rc = repo_metrics_expiry(app->db, &j)) == REPO_ERR) {
 		dash_unavailable(b, "The last expiry run");
 		return;
 	}
@@ -103,13 +135,18 @@ expiry(struct app *app, struct buf *b, int64_t now)
 	buf_puts(b, "</table>\n");
 }
 
-/* GET /dashboard/ and /dashboard/health. */
+/*
+ * GET /dashboard/ and /dashboard/health: 200 even when the database does
+ * not answer (the page shows the outage), HERR_INTERNAL (memory).
+ */
 enum herr
 handle_dash_health(struct app *app, struct req *req, struct resp *resp)
 {
+	int	 up;
+
 	(void)req;
 	dash_begin(resp, DASH_HEALTH, "", "Health");
-	service(app, &resp->body);
-	expiry(app, &resp->body, clock_now_ms());
+	up = service(app, &resp->body);
+	expiry(app, &resp->body, up, clock_now_ms());
 	return dash_end(resp);
 }

@@ -45,7 +45,10 @@ key_row(struct buf *b, const struct dash_key *k, int64_t now)
 	    (unsigned long long)k->lineage);
 }
 
-/* GET /dashboard/keys[?before=ID]. */
+/*
+ * GET /dashboard/keys[?before=ID]: HERR_OK, HERR_INVALID_REQUEST,
+ * HERR_UNAVAILABLE (the database failed) or HERR_INTERNAL (memory).
+ */
 enum herr
 handle_dash_keys(struct app *app, struct req *req, struct resp *resp)
 {
@@ -62,21 +65,21 @@ handle_dash_keys(struct app *app, struct req *req, struct resp *resp)
 	if ((d = dash_db(app)) == NULL ||
 	    (k = calloc(DASH_PAGE_MAX + 1, sizeof(*k))) == NULL)
 		return HERR_INTERNAL;
-	dash_begin(resp, DASH_KEYS, "", "Keys");
-	if (repo_dash_keys(d, before, k, DASH_PAGE_MAX + 1, &n) != REPO_OK)
-		dash_unavailable(&resp->body, "The keys");
-	else {
-		buf_puts(&resp->body, "<table>\n<tr><th>Id</th><th>Kind</th>"
-		    "<th>Tenant</th><th>Label</th><th>Routes</th><th>Created</th>"
-		    "<th>State</th><th>Lineage</th></tr>\n");
-		for (i = 0; i < n && i < DASH_PAGE_MAX; i++)
-			key_row(&resp->body, &k[i], now);
-		buf_puts(&resp->body, "</table>\n");
-		if (n > DASH_PAGE_MAX)
-			dash_html(&resp->body, "<p class=\"more\"><a href=\"keys?"
-			    "before=%llu\">Older keys</a></p>\n",
-			    (unsigned long long)k[DASH_PAGE_MAX - 1].id);
+	if (repo_dash_keys(d, before, k, DASH_PAGE_MAX + 1, &n) != REPO_OK) {
+		free(k);
+		return HERR_UNAVAILABLE;
 	}
+	dash_begin(resp, DASH_KEYS, "", "Keys");
+	buf_puts(&resp->body, "<table>\n<tr><th>Id</th><th>Kind</th>"
+	    "<th>Tenant</th><th>Label</th><th>Routes</th><th>Created</th>"
+	    "<th>State</th><th>Lineage</th></tr>\n");
+	for (i = 0; i < n && i < DASH_PAGE_MAX; i++)
+		key_row(&resp->body, &k[i], now);
+	buf_puts(&resp->body, "</table>\n");
+	if (n > DASH_PAGE_MAX)
+		dash_html(&resp->body, "<p class=\"more\"><a href=\"keys?"
+		    "before=%llu\">Older keys</a></p>\n",
+		    (unsigned long long)k[DASH_PAGE_MAX - 1].id);
 	free(k);
 	return dash_end(resp);
 }

@@ -30,7 +30,11 @@ webhook_row(struct buf *b, const struct dash_webhook *w,
 	    caps->dead && w->dead > 0 ? "+" : "");
 }
 
-/* GET /dashboard/webhooks[?enabled=0|1&after=ID]. */
+/*
+ * GET /dashboard/webhooks[?enabled=0|1&after=ID]: HERR_OK,
+ * HERR_INVALID_REQUEST, HERR_UNAVAILABLE (the database failed) or
+ * HERR_INTERNAL (memory).
+ */
 enum herr
 handle_dash_webhooks(struct app *app, struct req *req, struct resp *resp)
 {
@@ -51,33 +55,33 @@ handle_dash_webhooks(struct app *app, struct req *req, struct resp *resp)
 	if ((d = dash_db(app)) == NULL ||
 	    (w = calloc(DASH_PAGE_MAX + 1, sizeof(*w))) == NULL)
 		return HERR_INTERNAL;
-	dash_begin(resp, DASH_WEBHOOKS, "", "Webhooks");
 	if (repo_dash_webhooks(d, (int)en, after, w, DASH_PAGE_MAX + 1, &n,
-	    &caps) != REPO_OK)
-		dash_unavailable(&resp->body, "The webhook endpoints");
-	else {
-		buf_puts(&resp->body, "<table>\n<tr><th>Id</th><th>Tenant</th>"
-		    "<th>Route</th><th>Receiver</th><th>Enabled</th>"
-		    "<th>Disabled because</th><th>Pending</th>"
-		    "<th>Oldest pending</th><th>Dead</th></tr>\n");
-		for (i = 0; i < n && i < DASH_PAGE_MAX; i++)
-			webhook_row(&resp->body, &w[i], &caps, now);
-		buf_puts(&resp->body, "</table>\n");
-		if (n == 0)
-			buf_puts(&resp->body, "<p class=\"muted\">No webhook "
-			    "endpoints (asyncexec-admin webhook add).</p>\n");
-		dash_html(&resp->body, "<p class=\"muted\">Disabled endpoints "
-		    "first. The receiver is the URL's scheme, host and port. "
-		    "Pending (or being sent) counts the first %d deliveries by "
-		    "due time, dead the latest %d (shown with + at the cap). "
-		    "asyncexec-admin webhook deliveries ID lists them.</p>\n",
-		    DASH_DELIVERY_CAP, DASH_DELIVERY_CAP);
-		if (n > DASH_PAGE_MAX)
-			dash_html(&resp->body, "<p class=\"more\"><a href=\""
-			    "webhooks?enabled=%d&amp;after=%llu\">Next endpoints</a>"
-			    "</p>\n", w[DASH_PAGE_MAX - 1].enabled,
-			    (unsigned long long)w[DASH_PAGE_MAX - 1].id);
+	    &caps) != REPO_OK) {
+		free(w);
+		return HERR_UNAVAILABLE;
 	}
+	dash_begin(resp, DASH_WEBHOOKS, "", "Webhooks");
+	buf_puts(&resp->body, "<table>\n<tr><th>Id</th><th>Tenant</th>"
+	    "<th>Route</th><th>Receiver</th><th>Enabled</th>"
+	    "<th>Disabled because</th><th>Pending</th>"
+	    "<th>Oldest pending</th><th>Dead</th></tr>\n");
+	for (i = 0; i < n && i < DASH_PAGE_MAX; i++)
+		webhook_row(&resp->body, &w[i], &caps, now);
+	buf_puts(&resp->body, "</table>\n");
+	if (n == 0)
+		buf_puts(&resp->body, "<p class=\"muted\">No webhook "
+		    "endpoints (asyncexec-admin webhook add).</p>\n");
+	dash_html(&resp->body, "<p class=\"muted\">Disabled endpoints "
+	    "first. The receiver is the URL's scheme, host and port. "
+	    "Pending (or being sent) counts the first %d deliveries by "
+	    "due time, dead the latest %d (shown with + at the cap). "
+	    "asyncexec-admin webhook deliveries ID lists them.</p>\n",
+	    DASH_DELIVERY_CAP, DASH_DELIVERY_CAP);
+	if (n > DASH_PAGE_MAX)
+		dash_html(&resp->body, "<p class=\"more\"><a href=\""
+		    "webhooks?enabled=%d&amp;after=%llu\">Next endpoints</a>"
+		    "</p>\n", w[DASH_PAGE_MAX - 1].enabled,
+		    (unsigned long long)w[DASH_PAGE_MAX - 1].id);
 	free(w);
 	return dash_end(resp);
 }

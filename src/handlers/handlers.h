@@ -30,7 +30,8 @@ enum herr	handle_readyz_detail(struct app *, struct req *, struct resp *);
 enum herr	handle_metrics(struct app *, struct req *, struct resp *);
 enum herr	handle_openapi(struct app *, struct req *, struct resp *);
 enum herr	handle_list(struct app *, struct req *, struct resp *);
-const char	*ops_unready(struct app *, struct repo_node *, int *version);
+const char	*ops_unready(struct app *, struct repo_node *, int *version,
+		    int *answered);
 
 /* the operator dashboard (dash*.c): read-only HTML pages */
 enum herr	handle_dash_css(struct app *, struct req *, struct resp *);

@@ -133,13 +133,15 @@ unready_detail(enum readiness r)
 /*
  * For the dashboard's health page: what /readyz/detail decides. NULL
  * when this host can serve, else the detail of its 503; n gets the node,
- * *v the schema version (as readiness).
+ * *v the schema version (as readiness); *answered 0 when a read of the
+ * database failed (n and *v then hold nothing read), else 1.
  */
 const char *
-ops_unready(struct app *app, struct repo_node *n, int *v)
+ops_unready(struct app *app, struct repo_node *n, int *v, int *answered)
 {
 	enum readiness	 r = readiness(app, n, v);
 
+	*answered = r != NOT_DB;
 	return r == READY ? NULL : unready_detail(r);
 }
 

@@ -27,6 +27,7 @@ enum dstmt {
 	D_ATT_WAITING,
 	D_ATT_WAITING_R,
 	D_ATT_LAST,
+	D_ATT_LAST_SEEN,
 	D_ATT_LAPSED,
 	D_ATT_LAPSED_R,
 	D_ATT_FAILED,
@@ -134,14 +135,23 @@ static const struct db_stmt_def dstmts[D__MAX] = {
 	    ATT_COLS("e.expires_at") WAIT_ROUTE(DASH_OPEN_CAP_STR)
 	    "ORDER BY w.id LIMIT ?, ?",
 	    1, "dash_att_waiting_route" },
-	/* the range attempts IN (max - 1, max) of ix_exec_abandon, in its order */
+	/* the first DASH_LAST_CAP entries of the range attempts IN (max - 1,
+	 * max) of ix_exec_abandon, in its order (the range holds the
+	 * finished executions too: max_attempts = 1, every one) */
 	[D_ATT_LAST] = {
-	    ATT_COLS("e.lease_expires_at") "FROM s2r_async_execution e FORCE "
-	    "INDEX (ix_exec_abandon) WHERE e.attempts IN (?, ?) AND e.status = "
-	    "'waiting_callback' AND ((e.attempts = ? AND (e.lease_expires_at IS "
-	    "NULL OR e.lease_expires_at <= ?)) OR (e.attempts = ? AND "
-	    "e.lease_expires_at > ?)) AND " ONLY_ROUTE "ORDER BY e.attempts, "
-	    "e.id LIMIT ?, ?", 1, "dash_att_last" },
+	    ATT_COLS("e.lease_expires_at") "FROM (SELECT id, attempts FROM "
+	    "s2r_async_execution FORCE INDEX (ix_exec_abandon) WHERE attempts "
+	    "IN (?, ?) ORDER BY attempts, id LIMIT " DASH_LAST_CAP_STR ") w "
+	    "STRAIGHT_JOIN s2r_async_execution e ON e.id = w.id WHERE "
+	    "e.status = 'waiting_callback' AND ((e.attempts = ? AND "
+	    "(e.lease_expires_at IS NULL OR e.lease_expires_at <= ?)) OR "
+	    "(e.attempts = ? AND e.lease_expires_at > ?)) AND " ONLY_ROUTE
+	    "ORDER BY w.attempts, w.id LIMIT ?, ?", 1, "dash_att_last" },
+	/* whether that range reached DASH_LAST_CAP: from the index alone */
+	[D_ATT_LAST_SEEN] = {
+	    "SELECT COUNT(*) FROM (SELECT 1 FROM s2r_async_execution FORCE "
+	    "INDEX (ix_exec_abandon) WHERE attempts IN (?, ?) LIMIT "
+	    DASH_LAST_CAP_STR ") w", 1, "dash_att_last_seen" },
 	/* every row of the window read: DASH_DETAIL_CAP, not DASH_OPEN_CAP
 	 * (10000 rows: 30 ms of database time, the page's p99 over 100 ms
 	 * in scripts/bench.sh with 5,000,000 rows) */
@@ -201,6 +211,7 @@ static const char *const dparams[D__MAX] = {
 	[D_ATT_WAITING] = "nnn",
 	[D_ATT_WAITING_R] = "nsssnn",
 	[D_ATT_LAST] = "nnnntntssssnn",
+	[D_ATT_LAST_SEEN] = "nn",
 	[D_ATT_LAPSED] = "ntnn",
 	[D_ATT_LAPSED_R] = "nssstnn",
 	[D_ATT_FAILED] = "nnssssnn",
@@ -514,15 +525,42 @@ att_fetch(MYSQL_STMT *st, struct dash_att_row *r)
 }
 
 /*
+ * *capped 1 when the range attempts IN (before, last) of ix_exec_abandon
+ * holds DASH_LAST_CAP entries or more (the LAST list read only those),
+ * else 0. REPO_OK or REPO_ERR.
+ */
+static enum repo_rc
+last_seen(struct ddb *d, unsigned before, unsigned last, int *capped)
+{
+	MYSQL_BIND		 p[2];
+	MYSQL_STMT		*st;
+	struct db_cols		 c;
+	unsigned long long	 v = 0;
+	int			 rc;
+
+	db_bind_u32(&p[0], &before);
+	db_bind_u32(&p[1], &last);
+	if ((st = db_run(d->db, D_ATT_LAST_SEEN, p)) == NULL)
+		return REPO_ERR;
+	db_rcol(&c, 0, MYSQL_TYPE_LONGLONG, &v, 0);
+	rc = db_fetch_row(st, &c);
+	mysql_stmt_free_result(st);
+	*capped = v >= DASH_LAST_CAP;
+	return rc == DB_ROW ? REPO_OK : REPO_ERR;
+}
+
+/*
  * Attention list which (repo_dash.h), of route only (NULL: every route),
  * at now: rows offset .. offset + max - 1 into r (*n of them), each error
- * with its message when show_errors. REPO_OK or REPO_ERR.
+ * with its message when show_errors; *capped 1 when the list was read
+ * among its first entries only (LAST: DASH_LAST_CAP). REPO_OK or
+ * REPO_ERR (no statement after the one that failed).
  */
 enum repo_rc
 repo_dash_attention(struct ddb *d, enum dash_att which,
     const struct dash_route *only, unsigned max_attempts, int show_errors,
     int64_t now, unsigned offset, struct dash_att_row *r, size_t max,
-    size_t *n)
+    size_t *n, int *capped)
 {
 	MYSQL_BIND	 p[13];
 	MYSQL_TIME	 t[2];
@@ -537,6 +575,7 @@ repo_dash_attention(struct ddb *d, enum dash_att which,
 	int		 k = 0;
 
 	*n = 0;
+	*capped = 0;
 	db_bind_u32(&p[k++], &show);
 	switch (which) {
 	case DASH_ATT_WAITING:
@@ -553,6 +592,8 @@ repo_dash_attention(struct ddb *d, enum dash_att which,
 		break;
 	case DASH_ATT_LAST:
 		s = D_ATT_LAST;
+		if (last_seen(d, before, last, capped) != REPO_OK)
+			return REPO_ERR;
 		db_bind_u32(&p[k++], &before);
 		db_bind_u32(&p[k++], &last);
 		db_bind_u32(&p[k++], &before);

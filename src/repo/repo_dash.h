@@ -89,7 +89,10 @@ struct dash_key {
  *             entries of ix_exec_claim, oldest (lowest id) first
  *   LAST      on their last attempt: claimable with attempts =
  *             max_attempts - 1 (the next claim is the last) or leased with
- *             attempts = max_attempts (the last one runs), ix_exec_abandon
+ *             attempts = max_attempts (the last one runs), among the first
+ *             DASH_LAST_CAP entries of that range of ix_exec_abandon (it
+ *             holds the finished executions too; *capped says it was
+ *             reached)
  *   LAPSED    waiting with a lease that has lapsed, among the first
  *             DASH_OPEN_CAP waiting (of ix_exec_expiry, or the route's)
  *   FAILED, EXPIRED, ABANDONED
@@ -113,6 +116,8 @@ enum dash_att {
 #define DASH_RECENT_WINDOW	2000
 #define DASH_RECENT_WINDOW_STR	API_STR(DASH_RECENT_WINDOW)
 #define DASH_ERR_CHARS		200	/* an error message shown, at most */
+#define DASH_LAST_CAP		5000	/* entries of the LAST range read */
+#define DASH_LAST_CAP_STR	API_STR(DASH_LAST_CAP)
 
 /* One execution of an Attention list. */
 struct dash_att_row {
@@ -180,7 +185,7 @@ enum repo_rc	 repo_dash_keys(struct ddb *, uint64_t before, struct dash_key *,
 enum repo_rc	 repo_dash_attention(struct ddb *, enum dash_att,
 		    const struct dash_route *only, unsigned max_attempts,
 		    int show_errors, int64_t now, unsigned offset,
-		    struct dash_att_row *, size_t max, size_t *n);
+		    struct dash_att_row *, size_t max, size_t *n, int *capped);
 enum repo_rc	 repo_dash_tenants(struct ddb *, const char *after,
 		    struct dash_tenant *, size_t max, size_t *n);
 enum repo_rc	 repo_dash_webhooks(struct ddb *, int after_enabled,

@@ -28,6 +28,8 @@ loopback server:
   - the label renders escaped (no raw <script>, the entities present);
   - no page holds a key, a token, a hash of one, a payload marker;
   - the public server answers 404 for every dashboard path;
+  - a tenant whose full quota is above the open count's cap is not "accepting"; a page
+    past the last (Attention ?page=1, Routes ?after=) says "No more ...";
   - page timings (50 GETs each): p50 and p99, printed.
 Closing line "N passed, N failed".
 """
@@ -516,6 +518,51 @@ def big_route(metrics):
     check("first 1000" in html and "first 10000" in html, "routes: the caps are stated")
 
 
+def tenant_over_cap(metrics):
+    """A tenant whose quota (10,001) is above the count's cap (10,000) and full: 10,001
+    waiting executions (rows written as submit writes them). The count stops at the cap,
+    so the page cannot say "accepting": the state is unknown. The rows are deleted."""
+    sfx = "%d%d" % (os.getpid(), int(time.time()))
+    tenant = "dash-q" + sfx
+    admin("tenant", "set", tenant, "--max-open", "10001")
+    sql("INSERT INTO s2r_async_execution (correlation_id, environment, service_key, "
+        "operation_key, status, request_payload, request_sha256, initiator_tenant_id, "
+        "initiator_key_hash, poll_token_hash, attempts, created_at, updated_at, due_at, "
+        "expires_at) SELECT CONCAT('q-', seq), 'dashq%s', 'svc', 'op', "
+        "'waiting_callback', '{}', UNHEX(SHA2('q', 256)), '%s', UNHEX(SHA2('q-key', 256)), "
+        "UNHEX(SHA2('q-token', 256)), 0, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3), "
+        "UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL 7 DAY FROM seq_1_to_10001"
+        % (sfx, tenant))
+    try:
+        seen = follow(metrics, "/dashboard/tenants", "<td>%s</td>" % tenant,
+                      r'href="(tenants\?after=[^"]+)"')
+        m = re.search(r"<tr><td>%s</td>(.*?)</tr>" % re.escape(tenant), seen[-1][1])
+        cells = re.findall(r"<td[^>]*>(.*?)</td>", m.group(1)) if m else None
+        # quota, open (capped), state
+        check(cells is not None and cells[:2] == ["10001", "10000+"] and
+              "accepting" not in cells[2] and "unknown" in cells[2],
+              "tenants: a full quota above the count's cap is not \"accepting\"",
+              repr(cells))
+    finally:
+        sql("DELETE FROM s2r_async_execution WHERE environment = 'dashq%s'" % sfx)
+
+
+def later_pages(metrics, att):
+    """A page past the last says "No more ...", not that there are none."""
+    st, h, body = req(metrics, "GET", "/dashboard/attention?route=%s&page=1" % att["route"])
+    html = body.decode("utf-8", "replace")
+    sec = sections(html)
+    check(st == 200 and "No recent failure." not in html and
+          "No more recent failures." in sec.get("Recent failures", ""),
+          "attention page 1 of a route with one failure: \"No more recent failures.\"",
+          re.sub(r"(?s).*<main>|</main>.*", "", html)[:1500])
+    st, h, body = req(metrics, "GET", "/dashboard/routes?after=999999999999")
+    html = body.decode("utf-8", "replace")
+    check(st == 200 and "No routes (asyncexec-admin" not in html and
+          "No more routes." in html, "routes past the last: \"No more routes.\"",
+          re.sub(r"(?s).*<main>|</main>.*", "", html)[:1500])
+
+
 def browser_pages(metrics, shots, route, done_id, waiting_id, marks, att):
     with cdp.Browser(shots) as b:
         attention_page(metrics, b, shots, att, routes_page(metrics, att["route"]))
@@ -642,6 +689,8 @@ def main():
         att = seed_attention()
         seed_tenant_webhooks(att)
         big_route(metrics)
+        tenant_over_cap(metrics)
+        later_pages(metrics, att)
         detector_catches_inline_style(shots)
         headers_and_methods(metrics, done_id)
         public_refuses(pub)

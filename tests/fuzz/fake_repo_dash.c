@@ -87,7 +87,7 @@ enum repo_rc
 repo_dash_attention(struct ddb *d, enum dash_att which,
     const struct dash_route *only, unsigned max_attempts, int show_errors,
     int64_t now, unsigned offset, struct dash_att_row *r, size_t max,
-    size_t *n)
+    size_t *n, int *capped)
 {
 	(void)d;
 	(void)which;
@@ -99,6 +99,7 @@ repo_dash_attention(struct ddb *d, enum dash_att which,
 	(void)r;
 	(void)max;
 	*n = 0;
+	*capped = 0;
 	return fake_failing() ? REPO_ERR : REPO_OK;
 }
 

@@ -443,6 +443,13 @@ parse_response(const char *method, const struct dbuf *raw, struct http_resp *out
 static pthread_mutex_t rec_mu = PTHREAD_MUTEX_INITIALIZER;
 static int rec_fd = -2;		/* -2: not opened yet, -1: not recording */
 static unsigned long rec_seq;
+static _Thread_local int rec_off;	/* http_set_record(0) */
+
+void
+http_set_record(int on)
+{
+	rec_off = !on;
+}
 
 static void
 rec_str(struct dbuf *b, const char *s, size_t n)
@@ -557,7 +564,7 @@ http_do(const char *method, const char *path, const char *const *headers,
 	}
 	free(req.p);
 	free(raw.p);
-	if (rc == 0)
+	if (rc == 0 && !rec_off)
 		rec_exchange(method, path, out);
 	if (rc != 0) {
 		fprintf(stderr, "httpc: %s %.120s failed\n", method, path);

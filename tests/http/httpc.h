@@ -55,6 +55,9 @@ void http_set_target(const char *hostport);
 /* Later requests of the calling thread go to HOSTPORT, whatever http_set_target says
  * (NULL: back to http_set_target's choice). */
 void http_set_thread_target(const char *hostport);
+/* 0: later exchanges of the calling thread are not recorded (pages outside
+ * src/openapi.json: the dashboard's HTML); 1: recorded again (the default). */
+void http_set_record(int on);
 /* Later requests are sent from local address IP (e.g. "127.0.0.3"; NULL: any). */
 void http_set_source(const char *ip);
 /* Returns 0 when a response was parsed, -1 otherwise (reason on stderr, out->status 0). */

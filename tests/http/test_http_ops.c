@@ -4,7 +4,9 @@
  * Stops the shared test database: CTest runs it with RUN_SERIAL.
  * asyncexec_oldest_waiting_seconds counts only due executions no lease holds
  * (a scheduled one, X-Delay-Seconds, made it climb for a day), rows dated
- * back in SQL.
+ * back in SQL. During the outage every dashboard page but Health answers 503 with
+ * Retry-After (never a 200 page with a hole), and Health says what it could not read
+ * ("unknown"), its node taken from the configuration.
  */
 #include "util/clock.h"
 #include "check.h"
@@ -57,17 +59,21 @@ on_signal(int sig)
 }
 
 /*
- * GET path; /metrics and /readyz/detail go to the loopback-only metrics server
- * (ASYNCEXEC_TEST_METRICS), everything else to the public one.
+ * GET path; /metrics, /readyz/detail and /dashboard/ go to the loopback-only metrics
+ * server (ASYNCEXEC_TEST_METRICS), everything else to the public one. The dashboard's
+ * HTML is not recorded for http_openapi (it is outside src/openapi.json).
  */
 static int
 get(const char *path, struct http_resp *r)
 {
 	int status;
 
-	if (strcmp(path, "/metrics") == 0 || strcmp(path, "/readyz/detail") == 0)
+	if (strcmp(path, "/metrics") == 0 || strcmp(path, "/readyz/detail") == 0 ||
+	    strncmp(path, "/dashboard/", 11) == 0)
 		http_set_target(test_env("ASYNCEXEC_TEST_METRICS"));
+	http_set_record(strncmp(path, "/dashboard/", 11) != 0);
 	status = api("GET", path, NULL, NULL, r, (const char *)NULL);
+	http_set_record(1);
 	http_set_target(NULL);
 	return status;
 }
@@ -134,6 +140,40 @@ check_unavailable(const struct http_resp *r, int64_t elapsed_ms, const char *wha
 	CHECK(elapsed_ms <= bound);
 }
 
+/*
+ * The dashboard during the outage: each page that reads the database answers 503 with
+ * Retry-After at its first failed read; Health renders the outage, the node as the
+ * configuration has it and "unknown" for what it could not read (not "no Galera").
+ */
+static void
+dash_outage(void)
+{
+	static const char *const pages[] = { "routes", "keys", "tenants", "webhooks",
+	    "attention", "routes?after=1", "attention?page=1" };
+	struct http_resp r;
+	char path[64];
+	size_t i;
+	int64_t t0;
+
+	for (i = 0; i < sizeof pages / sizeof pages[0]; i++) {
+		snprintf(path, sizeof path, "/dashboard/%s", pages[i]);
+		t0 = ut_now_ms();
+		get(path, &r);
+		check_unavailable(&r, ut_now_ms() - t0, path);
+		http_resp_free(&r);
+	}
+	CHECK_EQ_INT(get("/dashboard/health", &r), 200);
+	CHECK(r.body != NULL && strstr(r.body, "<tr><th>Reachable</th>"
+	    "<td class=\"bad\">no</td></tr>") != NULL);
+	CHECK(r.body != NULL && strstr(r.body, cfg.db_nhosts > 0 ?
+	    "<tr><th>Node</th><td>unknown</td></tr>" :
+	    "<tr><th>Node</th><td>db_host (no db_hosts)</td></tr>") != NULL);
+	CHECK(r.body != NULL && strstr(r.body,
+	    "<tr><th>Galera state</th><td>unknown</td></tr>") != NULL);
+	CHECK(r.body != NULL && strstr(r.body, "no Galera") == NULL);
+	http_resp_free(&r);
+}
+
 static void
 outage_round(const struct sub *s)
 {
@@ -164,6 +204,7 @@ outage_round(const struct sub *s)
 	http_resp_free(&r);
 	CHECK_EQ_INT(get("/healthz", &r), 200);
 	http_resp_free(&r);
+	dash_outage();
 }
 
 /* Readiness polling: submits until RECOVERY_STREAK in a row succeed, bounded in time. */
