@@ -23,6 +23,7 @@ struct run {
 	struct expire_result		*r;
 	int64_t				 start;	/* monotonic ms */
 	int64_t				 cutoff;	/* purge: expires_at before */
+	int64_t				 counted;	/* purge: ended by */
 	enum exec_status		 purging;	/* purge: this status */
 	int				 dead;	/* deliveries: dead, else delivered */
 	uint64_t			*ids;	/* batch_size slots */
@@ -140,13 +141,14 @@ static int
 purge_due(struct run *run, struct repo_pos *pos, size_t *n)
 {
 	return repo_purge_due(run->db, run->purging, run->cutoff,
-	    run->o->batch_size, pos, run->ids, n);
+	    run->counted, run->o->batch_size, pos, run->ids, n);
 }
 
 static int
 purge_apply(struct run *run, size_t n, unsigned *changed)
 {
-	return repo_purge_apply(run->db, run->ids, n, run->cutoff, changed);
+	return repo_purge_apply(run->db, run->ids, n, run->cutoff,
+	    run->counted, changed);
 }
 
 static int
@@ -270,13 +272,36 @@ step_rule(struct run *run, enum expire_step step)
 	return 0;
 }
 
-/* Deletes old terminal rows, status by status, batch by batch. 0 or -1. */
+/*
+ * The rollup's mark (repo_rollup_mark) into *mark: the purge spares the
+ * executions that ended after it, which the rollup has yet to count.
+ * REPO_OK or REPO_ERR.
+ */
+static enum repo_rc
+rollup_mark(struct run *run, int64_t *mark)
+{
+	struct odb	*o;
+	enum repo_rc	 rc;
+
+	if ((o = repo_rollup_open(run->o->cfg)) == NULL)
+		return REPO_ERR;
+	rc = repo_rollup_mark(o, run->o->now, mark);
+	repo_rollup_close(o);
+	return rc;
+}
+
+/*
+ * Deletes old terminal rows that the rollup has counted, status by
+ * status, batch by batch. 0 or -1.
+ */
 static int
 step_purge(struct run *run)
 {
 	size_t	 i;
 
 	run->cutoff = run->o->now - (int64_t)run->o->purge_grace_days * DAY_MS;
+	if (rollup_mark(run, &run->counted) != REPO_OK)
+		return -1;
 	for (i = 0; i < sizeof(terminal) / sizeof(terminal[0]); i++) {
 		run->purging = terminal[i];
 		if (step_rule(run, EXPIRE_STEP_PURGE) == -1)
@@ -376,6 +401,17 @@ rollup_count(struct run *run, uint64_t *n)
 	return rc;
 }
 
+/* The purge step's dry-run count: what it would delete now. */
+static enum repo_rc
+purge_count(struct run *run, int64_t cutoff, uint64_t *n)
+{
+	int64_t		 mark;
+
+	if (rollup_mark(run, &mark) != REPO_OK)
+		return REPO_ERR;
+	return repo_purge_count(run->db, run->o->now, cutoff, mark, n);
+}
+
 /* Counts what each selected step would touch; changes nothing. 0 or -1. */
 static int
 dry_run(struct run *run)
@@ -398,7 +434,7 @@ dry_run(struct run *run)
 			rc = repo_abandon_count(run->db, o->max_attempts,
 			    o->now, &c[step]);
 		else if (step == EXPIRE_STEP_PURGE)
-			rc = repo_purge_count(run->db, cutoff, &c[step]);
+			rc = purge_count(run, cutoff, &c[step]);
 		else if (step == EXPIRE_STEP_DELIVERIES)
 			rc = repo_delivery_purge_count(run->db, cutoff, &c[step]);
 		else if (step == EXPIRE_STEP_REVOKED)

@@ -293,6 +293,7 @@ purge_boundaries(void)
 	int64_t		 now = clock_now_ms(), cut = now - 7 * DAY;
 	uint64_t	 exp = add("p", "p-exp", cut - 5), old, eq, comp, fail;
 	uint64_t	 wait;
+	long long	 m0;
 	struct expire_result r;
 	struct repo_pos	 pos = { 0, 0 };
 	uint64_t	 ids[1];
@@ -310,11 +311,18 @@ purge_boundaries(void)
 	fail = add("p-f", "p-fail", cut - DAY);
 	finish("p-f", fail, ST_FAILED, now);
 	wait = add("p-w", "p-wait", cut - 30 * DAY);
-	CHECK(repo_purge_due(xdb, ST_WAITING, now, 1000, &pos, ids, &n) ==
-	    REPO_ERR);
+	CHECK(repo_purge_due(xdb, ST_WAITING, now, now, 1000, &pos, ids,
+	    &n) == REPO_ERR);
 	ids[0] = wait;
-	CHECK(repo_purge_apply(xdb, ids, 1, now, &deleted) == REPO_OK);
+	CHECK(repo_purge_apply(xdb, ids, 1, now, now, &deleted) == REPO_OK);
 	CHECK_EQ_INT(deleted, 0);
+	/* they ended at now: not yet counted by the rollup, none goes */
+	m0 = mark_set(&cfg, now - MIN);
+	r = run(opts(now, S(PURGE)));
+	CHECK_EQ_INT(r.count[EXPIRE_STEP_PURGE], 0);
+	CHECK(status_of(old, NULL) == ST_CANCELLED);
+	/* counted (the mark past now): they go */
+	mark_set(&cfg, now + MIN);
 	r = run(opts(now, S(PURGE)));
 	CHECK_EQ_INT(r.count[EXPIRE_STEP_PURGE], 4);
 	CHECK(status_of(exp, NULL) == ST__MAX);
@@ -329,6 +337,7 @@ purge_boundaries(void)
 	CHECK_EQ_INT(r.count[EXPIRE_STEP_PURGE], 1);
 	CHECK(status_of(wait, NULL) == ST__MAX);
 	CHECK(status_of(eq, NULL) == ST_CANCELLED);
+	mark_set(&cfg, m0);
 	wipe();
 }
 
@@ -435,6 +444,7 @@ dry_run_changes_nothing(void)
 	struct exec_row	 before[DRY_ROWS], x;
 	uint64_t	 id[DRY_ROWS];
 	MYSQL		*hold = side();
+	long long	 m0 = mark_set(&cfg, now + MIN);	/* all counted */
 	int		 i;
 
 	id[0] = add("d", "d-0", now - 1);		/* expire */
@@ -467,6 +477,7 @@ dry_run_changes_nothing(void)
 	r = run(opts(now, EXPIRE_STEPS_ALL));
 	for (i = 0; i < EXPIRE_STEP__MAX; i++)
 		CHECK_EQ_INT(r.count[i], d.count[i]);
+	mark_set(&cfg, m0);
 	wipe();
 }
 

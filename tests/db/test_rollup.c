@@ -11,6 +11,11 @@
  * 20 s or 40 s, so the mark stays 20 s or more behind the clock: only rows that committed
  * long before are passed.
  *
+ * grace_zero_counted: with purge_grace_days 0, an execution the run expires
+ * is counted by a later run before any run purges it (the purge spares what
+ * ended after the mark); it used to be purged by the run that expired it,
+ * before the rollup could see it, and never counted.
+ *
  * retries_per_window: a run of several windows, each undone by
  * deadlocks, has its retries counted per window (EXPIRE_RETRY_MAX each,
  * as for a batch); it used to count them per run and give up at the
@@ -186,6 +191,49 @@ counts_once(void)
 	snprintf(q, sizeof(q), "SELECT COUNT(*) FROM s2r_route_outcome WHERE environment = "
 	    "'%s' AND status NOT IN ('completed', 'failed', 'expired', 'cancelled')", env);
 	CHECK_EQ_INT(num(q), 0);
+}
+
+/* Every step at now with purge_grace_days 0; the run's purge count. */
+static uint64_t
+run_all(int64_t now)
+{
+	struct expire_opts	 o;
+	struct expire_result	 r;
+
+	expire_opts_init(&o, &cfg);
+	o.now = now;
+	o.purge_grace_days = 0;
+	o.max_runtime_ms = 60000;
+	CHECK(expire_run(xdb, &o, &r) == 0);
+	CHECK(r.complete && !r.skipped && !r.failed);
+	return r.count[EXPIRE_STEP_PURGE];
+}
+
+/*
+ * purge_grace_days 0: an overdue execution is expired, counted by the
+ * rollup (once the lag has passed), and only then purged. The runs are a
+ * year back (with the mark two minutes before), so that with no grace
+ * they touch no row of the suites beside this one; the mark is restored.
+ */
+static void
+grace_zero_counted(void)
+{
+	int64_t		 now = clock_now_ms() - 365 * 86400 * SEC;
+	long long	 m0, x0 = counted("expired");
+
+	m0 = mark_set(&cfg, now - 2 * MIN);
+	ended("gz", "waiting_callback", 0);
+	sql("UPDATE s2r_async_execution SET expires_at = FROM_UNIXTIME(%lld) "
+	    "WHERE environment = '%s' AND correlation_id = 'gz'",
+	    (long long)((now - SEC) / 1000), env);
+	run_all(now);
+	run_all(now + 2 * MIN);
+	CHECK_EQ_INT(counted("expired") - x0, 1);
+	/* counted: a later run purges it */
+	run_all(now + 4 * MIN);
+	CHECK_EQ_INT(side_numf(side, "SELECT COUNT(*) FROM s2r_async_execution "
+	    "WHERE correlation_id = 'gz' AND environment = '%s'", env), 0);
+	mark_set(&cfg, m0);
 }
 
 /* Intervals older than ROLLUP_KEEP_MS are deleted; younger ones stay. */
@@ -387,6 +435,7 @@ main(void)
 {
 	setup();
 	counts_once();
+	grace_zero_counted();
 	prunes();
 	explains();
 	retries_per_window();
