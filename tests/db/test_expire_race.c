@@ -12,9 +12,12 @@
  * winner's outcome is the stored one, the rest is exactly what the
  * expiry counted, and no run of the binary exits non-zero (a deadlock
  * with a callback, 1213, or a lock wait timeout, 1205, is retried).
+ * forced_deadlock and lock_wait_timeout capture the run's stderr: a
+ * retried deadlock or timeout is logged at warn, no line at level=error.
  *
  * ASYNCEXEC_TEST_SCALE (default 1) scales the executions per round.
  */
+#include <fcntl.h>
 #include <mysql.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -502,7 +505,51 @@ side_long(MYSQL *m, const char *q)
 struct held {
 	int			 rc;
 	struct expire_result	 r;
+	int			 errors;	/* level=error lines it logged */
 };
+
+static char	 logf[] = "/tmp/expirerace.XXXXXX";	/* stderr, held */
+
+/*
+ * Sends stderr into logf (emptied) until capture_end; results: the
+ * descriptor of the real stderr. Exits when it cannot.
+ */
+static int
+capture_begin(void)
+{
+	int	 keep = dup(STDERR_FILENO);
+	int	 fd = open(logf, O_WRONLY | O_TRUNC);
+
+	if (keep == -1 || fd == -1 || dup2(fd, STDERR_FILENO) == -1) {
+		fprintf(stderr, "cannot capture stderr into %s\n", logf);
+		exit(1);
+	}
+	close(fd);
+	return keep;
+}
+
+/*
+ * Puts back stderr (keep: capture_begin's), copies what was captured to
+ * it; results: how many of those lines are at level=error.
+ */
+static int
+capture_end(int keep)
+{
+	char	 line[2048];
+	FILE	*f;
+	int	 n = 0;
+
+	dup2(keep, STDERR_FILENO);
+	close(keep);
+	if ((f = fopen(logf, "r")) == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		fputs(line, stderr);
+		n += strstr(line, "level=error") != NULL;
+	}
+	fclose(f);
+	return n;
+}
 
 /* An expiry run at the clock's now, expire step only. */
 static void *
@@ -540,7 +587,7 @@ forced_deadlock(void)
 	char		 q[256];
 	uint64_t	 x;
 	long		 waits = 0;
-	int		 i, skipped = 1, tries;
+	int		 i, skipped = 1, tries, keep;
 
 	snprintf(env, sizeof(env), "xd%ld", (long)getpid());
 	for (tries = 0; skipped && tries < 20; tries++) {
@@ -559,6 +606,7 @@ forced_deadlock(void)
 		    "WHERE id = %llu FOR UPDATE", (unsigned long long)x);
 		mysql_free_result((side_sql(a, q), mysql_store_result(a)));
 		memset(&h, 0, sizeof(h));
+		keep = capture_begin();
 		pthread_create(&th, NULL, held_run, &h);
 		/* bounded: until the run's UPDATE has waited for 300 ms */
 		for (i = 0; i < 1000 && (waits = side_long(a, WAITING)) == 0;
@@ -570,6 +618,7 @@ forced_deadlock(void)
 		side_sql(a, q);
 		side_sql(a, "COMMIT");
 		pthread_join(th, NULL);
+		h.errors = capture_end(keep);
 		mysql_close(a);
 		skipped = h.r.skipped;	/* another run held the run lock */
 		snprintf(q, sizeof(q), "SELECT status = 'completed' FROM "
@@ -585,6 +634,7 @@ forced_deadlock(void)
 	CHECK_EQ_INT(h.rc, 0);
 	CHECK(h.r.complete && !h.r.failed);
 	CHECK_EQ_INT(h.r.count[EXPIRE_STEP_EXPIRE], 0);
+	CHECK_EQ_INT(h.errors, 0);	/* a retried deadlock: a warning */
 	printf("forced deadlock: run %s, %lu retries\n", h.rc == 0 ? "ok" :
 	    "FAILED", h.r.retries);
 }
@@ -604,7 +654,7 @@ lock_wait_timeout(void)
 	uint64_t	 x;
 	int64_t		 until;
 	long		 waits = 0;
-	int		 i;
+	int		 i, keep;
 
 	snprintf(env, sizeof(env), "xw%ld", (long)getpid());
 	x = add("lw", "lw-x", clock_now_ms() - 1000);
@@ -614,6 +664,7 @@ lock_wait_timeout(void)
 	    "id = %llu FOR UPDATE", (unsigned long long)x);
 	mysql_free_result((side_sql(a, q), mysql_store_result(a)));
 	memset(&h, 0, sizeof(h));
+	keep = capture_begin();
 	pthread_create(&th, NULL, held_run, &h);
 	/* bounded: until the run's apply waits for the row, then hold the
 	 * row 1.5 s past the session's lock wait timeout */
@@ -624,12 +675,14 @@ lock_wait_timeout(void)
 		nanosleep(&(struct timespec){ 0, 50000000 }, NULL);
 	side_sql(a, "COMMIT");
 	pthread_join(th, NULL);
+	h.errors = capture_end(keep);
 	mysql_close(a);
 	CHECK(!h.r.skipped);
 	CHECK_EQ_INT(waits, 1);
 	CHECK_EQ_INT(h.rc, 0);
 	CHECK(h.r.retries >= 1);
 	CHECK_EQ_INT(h.r.count[EXPIRE_STEP_EXPIRE], 1);
+	CHECK_EQ_INT(h.errors, 0);	/* a retried timeout: a warning */
 	printf("lock wait timeout: run %s, %lu retries\n", h.rc == 0 ? "ok" :
 	    "FAILED", h.r.retries);
 	wipe();
@@ -639,10 +692,15 @@ int
 main(void)
 {
 	long	 runs_failed = 0;
-	int	 round;
+	int	 round, fd;
 
 	mysql_library_init(0, NULL, NULL);
 	setup();
+	if ((fd = mkstemp(logf)) == -1) {
+		fprintf(stderr, "no log file\n");
+		return 1;
+	}
+	close(fd);
 	forced_deadlock();
 	lock_wait_timeout();
 	race_round(0, race_lib);
@@ -656,5 +714,6 @@ main(void)
 	    2 * BIN_ROUNDS);
 	repo_close(db);
 	mysql_library_end();
+	unlink(logf);
 	return check_done("db_expire_race");
 }
