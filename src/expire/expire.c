@@ -207,12 +207,29 @@ retry_pause(struct run *run, int k, unsigned *base)
 }
 
 /*
+ * True (the run marked stopped, at warn) when a batch or window undone
+ * k + 1 times by deadlocks or lock wait timeouts is not to run again:
+ * the runtime bound is spent; the next run goes on with it.
+ */
+static int
+retries_end(struct run *run, const char *what, int k)
+{
+	if (!out_of_time(run))
+		return 0;
+	log_warn("expire: a %s was undone %d times by deadlocks or lock wait "
+	    "timeouts; max runtime reached, the next run retries it", what,
+	    k + 1);
+	return 1;
+}
+
+/*
  * Applies a batch of n selected ids with rule ru. An apply undone by a
  * deadlock or lock wait timeout (REPO_RETRY) runs again after a
  * jittered, doubling pause (EXPIRE_RETRY_BASE_MS up to
- * EXPIRE_RETRY_CAP_MS), at most EXPIRE_RETRY_MAX times; each retry is
- * counted in r->retries. Each attempt counts as one statement for
- * longest_tx_ms. 0, or -1 on an error or when the retries are spent.
+ * EXPIRE_RETRY_CAP_MS), as often as it takes until the runtime bound is
+ * spent (retries_end: the run stops, *changed 0); each retry is counted
+ * in r->retries. Each attempt counts as one statement for longest_tx_ms.
+ * 0 (also when stopped), or -1 on an error.
  */
 static int
 apply_batch(struct run *run, const struct rule *ru, size_t n,
@@ -228,11 +245,9 @@ apply_batch(struct run *run, const struct rule *ru, size_t n,
 		tx_done(run, t0);
 		if (rc != REPO_RETRY)
 			return rc == REPO_OK ? 0 : -1;
-		if (k == EXPIRE_RETRY_MAX) {
-			log_error("expire: a batch was undone %d times by "
-			    "deadlocks or lock wait timeouts; giving up",
-			    k + 1);
-			return -1;
+		if (retries_end(run, "batch", k)) {
+			*changed = 0;
+			return 0;
 		}
 		retry_pause(run, k, &base);
 	}
@@ -328,10 +343,10 @@ step_deliveries(struct run *run)
 
 /*
  * Counts one rollup window (repo_rollup_window). A window undone by a
- * deadlock or lock wait timeout runs again as apply_batch's batch does:
- * the pause starts at EXPIRE_RETRY_BASE_MS and at most EXPIRE_RETRY_MAX
- * retries for each window, not for the run. REPO_OK, or REPO_RETRY when
- * the retries are spent, or REPO_ERR.
+ * deadlock or lock wait timeout runs again as apply_batch's batch does,
+ * its pause starting at EXPIRE_RETRY_BASE_MS, until the runtime bound is
+ * spent (then nothing counted, *more 0, the run stopped). REPO_OK (also
+ * when stopped) or REPO_ERR.
  */
 static enum repo_rc
 rollup_window(struct run *run, struct odb *o, uint64_t *counted,
@@ -348,12 +363,8 @@ rollup_window(struct run *run, struct odb *o, uint64_t *counted,
 		tx_done(run, t0);
 		if (rc != REPO_RETRY)
 			return rc;
-		if (k == EXPIRE_RETRY_MAX) {
-			log_error("expire: a rollup window was undone %d times "
-			    "by deadlocks or lock wait timeouts; giving up",
-			    k + 1);
-			return rc;
-		}
+		if (retries_end(run, "rollup window", k))
+			return REPO_OK;		/* *counted, *more: 0 */
 		retry_pause(run, k, &base);
 	}
 }

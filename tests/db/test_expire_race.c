@@ -688,6 +688,67 @@ lock_wait_timeout(void)
 	wipe();
 }
 
+struct held_bin {
+	char	 out[8192];
+	int	 st;
+};
+
+/* The binary with --max-runtime 1 (stderr with stdout into out). */
+static void *
+held_bin_run(void *arg)
+{
+	struct held_bin	*b = arg;
+	char		 cmd[1024];
+
+	snprintf(cmd, sizeof(cmd), "'%s' --config \"$ASYNCEXEC_TEST_CONFIG\" "
+	    "--max-runtime 1 2>&1", expire_bin);
+	b->st = ut_run(cmd, b->out, sizeof(b->out));
+	return NULL;
+}
+
+/*
+ * A row lock held for as long as the run lasts: the apply times out
+ * (1205, after the session's 5 s) again and again, each time retried,
+ * until the runtime bound (1 s) is spent; then the run ends as a run
+ * stopped by it: result=stopped, exit 0, at warn, no level=error line.
+ * (It used to give up after 8 retries, 45 s on, and exit 1.)
+ */
+static void
+held_past_runtime(void)
+{
+	MYSQL		*a;
+	pthread_t	 th;
+	struct held_bin	 b;
+	uint64_t	 x;
+	long		 waits = 0;
+	int		 i;
+
+	snprintf(env, sizeof(env), "xh%ld", (long)getpid());
+	x = add("hr", "hr-x", clock_now_ms() - 1000);
+	a = side();
+	side_sql(a, "BEGIN");
+	side_sqlf(a, "SELECT id FROM s2r_async_execution WHERE id = %llu "
+	    "FOR UPDATE", (unsigned long long)x);
+	mysql_free_result(mysql_store_result(a));
+	memset(&b, 0, sizeof(b));
+	pthread_create(&th, NULL, held_bin_run, &b);
+	/* bounded: until the run's apply waits for the row; the lock is
+	 * then held until the run has ended */
+	for (i = 0; i < 1000 && (waits = side_long(a, WAITING)) == 0; i++)
+		nanosleep(&(struct timespec){ 0, 10000000 }, NULL);
+	pthread_join(th, NULL);
+	side_sql(a, "COMMIT");
+	CHECK_EQ_INT(waits, 1);
+	mysql_close(a);
+	printf("held past the runtime: exit %d: %s", b.st, b.out);
+	CHECK_EQ_INT(b.st, 0);
+	CHECK(strstr(b.out, "result=stopped") != NULL);
+	CHECK(strstr(b.out, "level=error") == NULL);
+	CHECK(strstr(b.out, "level=warn") != NULL);
+	CHECK_EQ_INT(field(b.out, "expired"), 0);
+	wipe();
+}
+
 int
 main(void)
 {
@@ -703,6 +764,7 @@ main(void)
 	close(fd);
 	forced_deadlock();
 	lock_wait_timeout();
+	held_past_runtime();
 	race_round(0, race_lib);
 	for (round = 1; round <= BIN_ROUNDS; round++)
 		runs_failed += race_round(round, race_bin);

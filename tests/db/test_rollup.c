@@ -17,7 +17,7 @@
  * before the rollup could see it, and never counted.
  *
  * retries_per_window: a run of several windows, each undone by
- * deadlocks, has its retries counted per window (EXPIRE_RETRY_MAX each,
+ * deadlocks, has its retries counted per window (8 each, the limit then,
  * as for a batch); it used to count them per run and give up at the
  * ninth, leaving the later windows for the next run.
  */
@@ -282,7 +282,7 @@ explains(void)
  * mark and the run counts ten minutes (ROLLUP_WINDOW_MS) at a time */
 #define WINDOW_ROWS	100000
 #define HELD		2	/* windows undone by deadlocks */
-#define DEADLOCKS	5	/* each: HELD x 5 > EXPIRE_RETRY_MAX */
+#define DEADLOCKS	5	/* each: HELD x 5 > 8, the old limit */
 /* a rollup add waiting 100 ms or more (for a row lock: it takes ms) */
 #define ADD_WAITS	"SELECT COUNT(*) FROM information_schema.PROCESSLIST " \
 	"WHERE ID <> CONNECTION_ID() AND INFO LIKE " \
