@@ -16,6 +16,9 @@
  * ended after the mark); it used to be purged by the run that expired it,
  * before the rollup could see it, and never counted.
  *
+ * retries_past_eight: a window undone by 10 deadlocks is retried until it
+ * commits; it used to fail the run at the ninth.
+ *
  * retries_per_window: a run of several windows, each undone by
  * deadlocks, has its retries counted per window (8 each, the limit then,
  * as for a batch); it used to count them per run and give up at the
@@ -430,6 +433,60 @@ retries_per_window(void)
 	CHECK_EQ_INT(in_bucket(big - big % ROLLUP_BUCKET_MS), WINDOW_ROWS + 1);
 }
 
+#define LONG_DEADLOCKS	10	/* one window's: more than the old 8 */
+
+/*
+ * The mark half an hour back and one execution after it: one window,
+ * whose add waits on LONG_DEADLOCKS holders of its interval, each of
+ * which in turn makes a deadlock. The window is retried as often as it
+ * takes (the runtime bound is far) and counted; the run completes. It
+ * used to give up at the ninth deadlock and fail.
+ */
+static void
+retries_past_eight(void)
+{
+	MYSQL		*h[LONG_DEADLOCKS];
+	struct bg	 bg;
+	pthread_t	 th;
+	int64_t		 m = clock_now_ms() - 30 * MIN, at, b;
+	int		 i, t, failed = 0;
+
+	m -= m % ROLLUP_BUCKET_MS;
+	mark_set(&cfg, m);
+	at = m + 3 * MIN;
+	b = at - at % ROLLUP_BUCKET_MS;
+	ended("long0", "completed", at);
+	sql("INSERT INTO s2r_route_outcome VALUES ('%s', 's', 'o', "
+	    "FROM_UNIXTIME(%lld), 'completed', 0)", env, (long long)(b / 1000));
+	for (i = 0; i < LONG_DEADLOCKS; i++)
+		h[i] = holder(b, 100 + i);
+	memset(&bg, 0, sizeof(bg));
+	pthread_create(&th, NULL, bg_run, &bg);
+	for (i = 0; i < LONG_DEADLOCKS && !failed; i++) {
+		/* bounded: until the window's add waits, or the run ended */
+		for (t = 0; t < 3000 && !atomic_load(&bg.done) &&
+		    num(ADD_WAITS) == 0; t++)
+			nanosleep(&(struct timespec){ 0, 10000000 }, NULL);
+		if (atomic_load(&bg.done) || t == 3000)
+			break;
+		failed = deadlock(h[i]);
+		mysql_close(h[i]);
+		h[i] = NULL;
+	}
+	CHECK_EQ_INT(i, LONG_DEADLOCKS);
+	CHECK_EQ_INT(failed, 0);
+	for (i = 0; i < LONG_DEADLOCKS; i++)
+		if (h[i] != NULL)
+			mysql_close(h[i]);
+	pthread_join(th, NULL);
+	printf("one window held: run %s, %lu retries\n", bg.rc == 0 ? "ok" :
+	    "FAILED", bg.r.retries);
+	CHECK_EQ_INT(bg.rc, 0);
+	CHECK(bg.r.complete && !bg.r.failed);
+	CHECK_EQ_INT(bg.r.retries, LONG_DEADLOCKS);
+	CHECK_EQ_INT(in_bucket(b), 1);
+}
+
 int
 main(void)
 {
@@ -438,6 +495,7 @@ main(void)
 	grace_zero_counted();
 	prunes();
 	explains();
+	retries_past_eight();
 	retries_per_window();
 	sql("DELETE FROM s2r_async_execution WHERE environment = '%s'", env);
 	sql("DELETE FROM s2r_route_outcome WHERE environment = '%s'", env);
