@@ -446,7 +446,7 @@ dry_run_changes_nothing(void)
 	struct exec_row	 before[DRY_ROWS], x;
 	uint64_t	 id[DRY_ROWS];
 	MYSQL		*hold = side();
-	long long	 m0 = mark_set(&cfg, now + MIN);	/* all counted */
+	long long	 m0 = mark_set(&cfg, now + MIN);	/* counted */
 	int		 i;
 
 	id[0] = add("d", "d-0", now - 1);		/* expire */

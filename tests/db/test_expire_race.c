@@ -505,7 +505,7 @@ side_long(MYSQL *m, const char *q)
 struct held {
 	int			 rc;
 	struct expire_result	 r;
-	int			 errors;	/* level=error lines it logged */
+	int			 errors;	/* its level=error lines */
 };
 
 static char	 logf[] = "/tmp/expirerace.XXXXXX";	/* stderr, held */
