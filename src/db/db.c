@@ -526,6 +526,33 @@ exec_once(struct db *db, int id, MYSQL_BIND *params)
 }
 
 /*
+ * Logs statement id's failure with error e (why: the text of a lost
+ * connection's error): a deadlock (1213) or a lock wait timeout (1205),
+ * which its caller retries (repo_failed: REPO_RETRY) or answers with a
+ * 503, at warn, as db_query and db_fetch_log log a deadlock; any other
+ * error at error. No result.
+ */
+static void
+run_failed_log(struct db *db, int id, unsigned e, const char *why)
+{
+	char		 nb[24];
+	const char	*name = stmt_name(db, (size_t)id, nb, sizeof(nb));
+	const char	*text = db->conn && db->stmts[id] ?
+			    mysql_stmt_error(db->stmts[id]) : why[0] != '\0' ?
+			    why : "(connection lost)";
+
+	if (e == ER_LOCK_DEADLOCK)
+		log_warn("db: statement %s failed: error %u %s (another write "
+		    "won; retried or 503)", name, e, text);
+	else if (e == ER_LOCK_WAIT_TIMEOUT)
+		log_warn("db: statement %s failed: error %u %s (a row lock "
+		    "was held too long; retried or 503)", name, e, text);
+	else
+		log_error("db: statement %s failed: error %u %s", name, e,
+		    text);
+}
+
+/*
  * Runs prepared statement id with params (NULL when it has none).
  * Returns the executed statement (results are the caller's to fetch and
  * free with mysql_stmt_free_result), or NULL on error: db_errno() tells
@@ -536,7 +563,7 @@ MYSQL_STMT *
 db_run(struct db *db, int id, MYSQL_BIND *params)
 {
 	unsigned	 e;
-	char		 nb[24], why[128] = "";
+	char		 why[128] = "";
 
 	db->last_errno = 0;
 	if (db_ready(db) == -1)
@@ -559,11 +586,7 @@ db_run(struct db *db, int id, MYSQL_BIND *params)
 		metrics_db_error();	/* not prepared: db_prepare logged it */
 	} else if (e != ER_DUP_ENTRY) {
 		metrics_db_error();
-		log_error("db: statement %s failed: error %u %s",
-		    stmt_name(db, (size_t)id, nb, sizeof(nb)), e,
-		    db->conn && db->stmts[id] ?
-		    mysql_stmt_error(db->stmts[id]) : why[0] != '\0' ? why :
-		    "(connection lost)");
+		run_failed_log(db, id, e, why);
 	}
 	return NULL;
 }

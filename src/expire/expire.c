@@ -23,6 +23,7 @@ struct run {
 	struct expire_result		*r;
 	int64_t				 start;	/* monotonic ms */
 	int64_t				 cutoff;	/* purge: expires_at before */
+	int64_t				 counted;	/* purge: ended by */
 	enum exec_status		 purging;	/* purge: this status */
 	int				 dead;	/* deliveries: dead, else delivered */
 	uint64_t			*ids;	/* batch_size slots */
@@ -140,13 +141,14 @@ static int
 purge_due(struct run *run, struct repo_pos *pos, size_t *n)
 {
 	return repo_purge_due(run->db, run->purging, run->cutoff,
-	    run->o->batch_size, pos, run->ids, n);
+	    run->counted, run->o->batch_size, pos, run->ids, n);
 }
 
 static int
 purge_apply(struct run *run, size_t n, unsigned *changed)
 {
-	return repo_purge_apply(run->db, run->ids, n, run->cutoff, changed);
+	return repo_purge_apply(run->db, run->ids, n, run->cutoff,
+	    run->counted, changed);
 }
 
 static int
@@ -205,12 +207,29 @@ retry_pause(struct run *run, int k, unsigned *base)
 }
 
 /*
+ * True (the run marked stopped, at warn) when a batch or window undone
+ * k + 1 times by deadlocks or lock wait timeouts is not to run again:
+ * the runtime bound is spent; the next run goes on with it.
+ */
+static int
+retries_end(struct run *run, const char *what, int k)
+{
+	if (!out_of_time(run))
+		return 0;
+	log_warn("expire: a %s was undone %d times by deadlocks or lock wait "
+	    "timeouts; max runtime reached, the next run retries it", what,
+	    k + 1);
+	return 1;
+}
+
+/*
  * Applies a batch of n selected ids with rule ru. An apply undone by a
  * deadlock or lock wait timeout (REPO_RETRY) runs again after a
  * jittered, doubling pause (EXPIRE_RETRY_BASE_MS up to
- * EXPIRE_RETRY_CAP_MS), at most EXPIRE_RETRY_MAX times; each retry is
- * counted in r->retries. Each attempt counts as one statement for
- * longest_tx_ms. 0, or -1 on an error or when the retries are spent.
+ * EXPIRE_RETRY_CAP_MS), as often as it takes until the runtime bound is
+ * spent (retries_end: the run stops, *changed 0); each retry is counted
+ * in r->retries. Each attempt counts as one statement for longest_tx_ms.
+ * 0 (also when stopped), or -1 on an error.
  */
 static int
 apply_batch(struct run *run, const struct rule *ru, size_t n,
@@ -226,11 +245,9 @@ apply_batch(struct run *run, const struct rule *ru, size_t n,
 		tx_done(run, t0);
 		if (rc != REPO_RETRY)
 			return rc == REPO_OK ? 0 : -1;
-		if (k == EXPIRE_RETRY_MAX) {
-			log_error("expire: a batch was undone %d times by "
-			    "deadlocks or lock wait timeouts; giving up",
-			    k + 1);
-			return -1;
+		if (retries_end(run, "batch", k)) {
+			*changed = 0;
+			return 0;
 		}
 		retry_pause(run, k, &base);
 	}
@@ -270,13 +287,36 @@ step_rule(struct run *run, enum expire_step step)
 	return 0;
 }
 
-/* Deletes old terminal rows, status by status, batch by batch. 0 or -1. */
+/*
+ * The rollup's mark (repo_rollup_mark) into *mark: the purge spares the
+ * executions that ended after it, which the rollup has yet to count.
+ * REPO_OK or REPO_ERR.
+ */
+static enum repo_rc
+rollup_mark(struct run *run, int64_t *mark)
+{
+	struct odb	*o;
+	enum repo_rc	 rc;
+
+	if ((o = repo_rollup_open(run->o->cfg)) == NULL)
+		return REPO_ERR;
+	rc = repo_rollup_mark(o, run->o->now, mark);
+	repo_rollup_close(o);
+	return rc;
+}
+
+/*
+ * Deletes old terminal rows that the rollup has counted, status by
+ * status, batch by batch. 0 or -1.
+ */
 static int
 step_purge(struct run *run)
 {
 	size_t	 i;
 
 	run->cutoff = run->o->now - (int64_t)run->o->purge_grace_days * DAY_MS;
+	if (rollup_mark(run, &run->counted) != REPO_OK)
+		return -1;
 	for (i = 0; i < sizeof(terminal) / sizeof(terminal[0]); i++) {
 		run->purging = terminal[i];
 		if (step_rule(run, EXPIRE_STEP_PURGE) == -1)
@@ -303,10 +343,10 @@ step_deliveries(struct run *run)
 
 /*
  * Counts one rollup window (repo_rollup_window). A window undone by a
- * deadlock or lock wait timeout runs again as apply_batch's batch does:
- * the pause starts at EXPIRE_RETRY_BASE_MS and at most EXPIRE_RETRY_MAX
- * retries for each window, not for the run. REPO_OK, or REPO_RETRY when
- * the retries are spent, or REPO_ERR.
+ * deadlock or lock wait timeout runs again as apply_batch's batch does,
+ * its pause starting at EXPIRE_RETRY_BASE_MS, until the runtime bound is
+ * spent (then nothing counted, *more 0, the run stopped). REPO_OK (also
+ * when stopped) or REPO_ERR.
  */
 static enum repo_rc
 rollup_window(struct run *run, struct odb *o, uint64_t *counted,
@@ -323,12 +363,8 @@ rollup_window(struct run *run, struct odb *o, uint64_t *counted,
 		tx_done(run, t0);
 		if (rc != REPO_RETRY)
 			return rc;
-		if (k == EXPIRE_RETRY_MAX) {
-			log_error("expire: a rollup window was undone %d times "
-			    "by deadlocks or lock wait timeouts; giving up",
-			    k + 1);
-			return rc;
-		}
+		if (retries_end(run, "rollup window", k))
+			return REPO_OK;		/* *counted, *more: 0 */
 		retry_pause(run, k, &base);
 	}
 }
@@ -376,6 +412,17 @@ rollup_count(struct run *run, uint64_t *n)
 	return rc;
 }
 
+/* The purge step's dry-run count: what it would delete now. */
+static enum repo_rc
+purge_count(struct run *run, int64_t cutoff, uint64_t *n)
+{
+	int64_t		 mark;
+
+	if (rollup_mark(run, &mark) != REPO_OK)
+		return REPO_ERR;
+	return repo_purge_count(run->db, run->o->now, cutoff, mark, n);
+}
+
 /* Counts what each selected step would touch; changes nothing. 0 or -1. */
 static int
 dry_run(struct run *run)
@@ -398,7 +445,7 @@ dry_run(struct run *run)
 			rc = repo_abandon_count(run->db, o->max_attempts,
 			    o->now, &c[step]);
 		else if (step == EXPIRE_STEP_PURGE)
-			rc = repo_purge_count(run->db, cutoff, &c[step]);
+			rc = purge_count(run, cutoff, &c[step]);
 		else if (step == EXPIRE_STEP_DELIVERIES)
 			rc = repo_delivery_purge_count(run->db, cutoff, &c[step]);
 		else if (step == EXPIRE_STEP_REVOKED)

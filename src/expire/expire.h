@@ -54,8 +54,7 @@ enum expire_step {
 #define EXPIRE_RUNTIME_DEFAULT	50	/* seconds; below the timer's minute */
 #define EXPIRE_RUNTIME_MAX	86400
 /* A batch or rollup window undone by a deadlock or lock wait timeout is
- * retried; past EXPIRE_RETRY_MAX retries the run fails. */
-#define EXPIRE_RETRY_MAX	8	/* per batch or rollup window */
+ * retried until the runtime bound is spent; then the run stops. */
 #define EXPIRE_RETRY_BASE_MS	20	/* first pause (jittered 50-100 %) */
 #define EXPIRE_RETRY_CAP_MS	2000	/* longest pause */
 

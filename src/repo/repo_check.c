@@ -51,6 +51,7 @@ enum cstmt {
 #define T_WDL	"s2r_webhook_delivery"
 #define T_ROC	"s2r_route_outcome"
 #define T_RMK	"s2r_rollup_mark"
+#define T_JOB	"s2r_job_run"
 
 static const struct {
 	struct repo_probe	 def;
@@ -62,11 +63,13 @@ static const struct {
 	    "created_at, updated_at, expires_at", N9) },
 	{ { T_EXEC, "UPDATE", F | X | A | N }, UPD(T_EXEC, "attempts = 0") },
 	{ { T_EXEC, "DELETE", X }, DEL(T_EXEC) },
-	{ { T_ROUTE, "SELECT", F | A }, SEL(T_ROUTE) },
+	/* expire: the cancel step reads the routes (CANCEL_FROM) */
+	{ { T_ROUTE, "SELECT", F | X | A }, SEL(T_ROUTE) },
 	{ { T_ROUTE, "INSERT", A }, INS(T_ROUTE, "environment, service_key, "
 	    "operation_key, created_at", N4) },
 	{ { T_ROUTE, "UPDATE", A }, UPD(T_ROUTE, "enabled = 0") },
-	{ { T_KEY, "SELECT", F | A }, SEL(T_KEY) },
+	/* expire: the revoked step reads the keys (sql/012) */
+	{ { T_KEY, "SELECT", F | X | A }, SEL(T_KEY) },
 	{ { T_KEY, "INSERT", A }, INS(T_KEY, "kind, key_hash, created_at", N3) },
 	{ { T_KEY, "UPDATE", A }, UPD(T_KEY, "revoked_at = NULL") },
 	{ { T_BKR, "SELECT", F | A }, SEL(T_BKR) },
@@ -97,6 +100,12 @@ static const struct {
 	{ { T_RMK, "SELECT", X }, SEL(T_RMK) },
 	{ { T_RMK, "INSERT", X }, INS(T_RMK, "id, counted_until", N2) },
 	{ { T_RMK, "UPDATE", X }, UPD(T_RMK, "counted_until = NULL") },
+	/* expire records each run (INSERT ... ON DUPLICATE KEY UPDATE,
+	 * which reads last_success_at), /metrics reads it (sql/006) */
+	{ { T_JOB, "SELECT", F | X }, SEL(T_JOB) },
+	{ { T_JOB, "INSERT", X }, INS(T_JOB, "job, last_run_at, last_result",
+	    N3) },
+	{ { T_JOB, "UPDATE", X }, UPD(T_JOB, "retries = 0") },
 };
 #define NPROBES	(sizeof(probes) / sizeof(probes[0]))
 

@@ -128,12 +128,14 @@ static const struct db_stmt_def xstmts[XSTMT__MAX] = {
 	[XSTMT_PURGE_DUE] = {
 	  "SELECT e.id, e.expires_at FROM s2r_async_execution e FORCE INDEX "
 	  "(ix_exec_expiry) " PURGE_REPLACEMENT "WHERE e.status = ? AND "
-	  "e.expires_at < ? AND (e.expires_at > ? OR (e.expires_at = ? AND "
-	  "e.id > ?)) AND " PURGE_FREE " ORDER BY e.expires_at, e.id LIMIT ?",
+	  "e.expires_at < ? AND " PURGE_COUNTED " AND (e.expires_at > ? OR "
+	  "(e.expires_at = ? AND e.id > ?)) AND " PURGE_FREE " ORDER BY "
+	  "e.expires_at, e.id LIMIT ?",
 	  0, "purge_due" },
 	[XSTMT_PURGE_APPLY] = {
 	  "DELETE e FROM " IDS_TABLE PURGE_REPLACEMENT "WHERE e.status <> "
-	  "'waiting_callback' AND e.expires_at < ? AND " PURGE_FREE,
+	  "'waiting_callback' AND e.expires_at < ? AND " PURGE_COUNTED " AND "
+	  PURGE_FREE,
 	  0, "purge_apply" },
 	[XSTMT_COUNT_EXPIRE] = {
 	  "SELECT COUNT(*) FROM s2r_async_execution WHERE status = "
@@ -146,17 +148,18 @@ static const struct db_stmt_def xstmts[XSTMT__MAX] = {
 	  "'waiting_callback' AND attempts >= ? AND lease_expires_at <= ? "
 	  "AND expires_at > ? AND cancel_requested = 0",
 	  0, "count_abandon" },
-	/* every status (as an IN list, so ix_exec_expiry serves it): a
-	 * waiting row this old is expired and then purged by the same run,
-	 * unless the expiry marks it (its tenant has an enabled endpoint) */
+	/* every status (an IN list for ix_exec_expiry): a waiting row this
+	 * old is expired, and purged by the same run unless the rollup has
+	 * not counted its now (? 1) or its expiry marks it */
 	[XSTMT_COUNT_PURGE] = {
 	  "SELECT COUNT(*) FROM s2r_async_execution e FORCE INDEX "
 	  "(ix_exec_expiry) " PURGE_REPLACEMENT "WHERE e.status IN "
 	  "('waiting_callback', 'completed', 'failed', 'expired', "
-	  "'cancelled') AND e.expires_at < ? AND " PURGE_FREE " AND NOT "
-	  "(e.status = 'waiting_callback' AND EXISTS (SELECT 1 FROM "
+	  "'cancelled') AND e.expires_at < ? AND " PURGE_COUNTED " AND "
+	  PURGE_FREE " AND NOT (e.status = 'waiting_callback' AND (? OR "
+	  "EXISTS (SELECT 1 FROM "
 	  "s2r_webhook_endpoint w FORCE INDEX (ix_endpoint_tenant) WHERE "
-	  "w.tenant_id = e.initiator_tenant_id AND w.enabled = 1))",
+	  "w.tenant_id = e.initiator_tenant_id AND w.enabled = 1)))",
 	  0, "count_purge" },
 	/* ended webhook deliveries: due_at is when they ended (sql/010) */
 	[XSTMT_DPURGE_DUE] = {
@@ -361,21 +364,6 @@ fetch_ids(MYSQL_STMT *st, unsigned limit, uint64_t *ids, size_t *n,
 	return REPO_OK;
 }
 
-/*
- * The outcome of apply statement id that db_run returned st for: REPO_OK
- * with *changed its matched rows; REPO_RETRY after a deadlock or lock
- * wait timeout (the statement was undone); else REPO_ERR.
- */
-static enum repo_rc
-applied(struct db *db, enum xstmt id, MYSQL_STMT *st, unsigned *changed)
-{
-	if (st != NULL) {
-		*changed = (unsigned)db_affected(db, id);
-		return REPO_OK;
-	}
-	return repo_failed(db);
-}
-
 /* Renders ids as a JSON array "[1,2,3]" into a new buffer (caller frees). */
 static char *
 ids_json(const uint64_t *ids, size_t n)
@@ -438,8 +426,8 @@ static enum repo_rc
 apply_ids(struct db *db, enum xstmt id, const uint64_t *ids, size_t n,
     MYSQL_BIND *p, unsigned *changed)
 {
-	char	*json;
-	int	 rc;
+	char		*json;
+	MYSQL_STMT	*st;
 
 	*changed = 0;
 	if (n == 0)
@@ -447,9 +435,12 @@ apply_ids(struct db *db, enum xstmt id, const uint64_t *ids, size_t n,
 	if ((json = ids_json(ids, n)) == NULL)
 		return REPO_ERR;
 	db_bind_str(&p[0], json);
-	rc = applied(db, id, db_run(db, id, p), changed);
+	st = db_run(db, id, p);
 	free(json);
-	return rc;
+	if (st == NULL)
+		return repo_failed(db);	/* REPO_RETRY: 1213, 1205 */
+	*changed = (unsigned)db_affected(db, id);
+	return REPO_OK;
 }
 
 /* apply_ids of id whose three other binds are all now. */
@@ -561,39 +552,42 @@ repo_abandon_apply(struct xdb *x, const uint64_t *ids, size_t n,
 
 /*
  * Candidates for purge after *pos: status st (terminal), expired before
- * cutoff, PURGE_FREE; the rows it leaves are read past in the statement,
- * so a batch comes back short only at the end of the range.
+ * cutoff, PURGE_COUNTED, PURGE_FREE; the rows it leaves are read past in
+ * the statement, so a batch comes back short only at the end.
  */
 enum repo_rc
 repo_purge_due(struct xdb *x, enum exec_status st, int64_t cutoff,
-    unsigned limit, struct repo_pos *pos, uint64_t *ids, size_t *n)
+    int64_t counted, unsigned limit, struct repo_pos *pos, uint64_t *ids,
+    size_t *n)
 {
-	MYSQL_BIND	 p[6];
-	MYSQL_TIME	 t[3];
+	MYSQL_BIND	 p[7];
+	MYSQL_TIME	 t[4];
 
 	*n = 0;
 	if (st == ST_WAITING || st >= ST__MAX)
 		return REPO_ERR;
 	db_bind_str(&p[0], exec_status_name(st));
 	db_bind_time(&p[1], &t[0], cutoff);
-	bind_time_keyset(&p[2], &t[1], pos, &limit);
+	db_bind_time(&p[2], &t[1], counted);
+	bind_time_keyset(&p[3], &t[2], pos, &limit);
 	return due_ids(x->db, XSTMT_PURGE_DUE, p, limit, pos, ids, n, 1);
 }
 
 /*
  * Deletes those of ids[0..n) that are terminal with expires_at before
- * cutoff (never a waiting one) and still PURGE_FREE (a replay or a mark
- * since the selection keeps the row), in one autocommit DELETE by
- * primary key; *deleted gets how many. REPO_OK, REPO_RETRY or REPO_ERR.
+ * cutoff (never a waiting one), still PURGE_COUNTED and PURGE_FREE, in
+ * one autocommit DELETE by primary key; *deleted gets how many.
+ * REPO_OK, REPO_RETRY or REPO_ERR.
  */
 enum repo_rc
 repo_purge_apply(struct xdb *x, const uint64_t *ids, size_t n,
-    int64_t cutoff, unsigned *deleted)
+    int64_t cutoff, int64_t counted, unsigned *deleted)
 {
-	MYSQL_BIND	 p[2];
-	MYSQL_TIME	 t;
+	MYSQL_BIND	 p[3];
+	MYSQL_TIME	 t[2];
 
-	db_bind_time(&p[1], &t, cutoff);
+	db_bind_time(&p[1], &t[0], cutoff);
+	db_bind_time(&p[2], &t[1], counted);
 	return apply_ids(x->db, XSTMT_PURGE_APPLY, ids, n, p, deleted);
 }
 
@@ -756,14 +750,18 @@ repo_abandon_count(struct xdb *x, unsigned max_attempts, int64_t now,
 	return query_u64(x->db, XSTMT_COUNT_ABANDON, p, n, NULL);
 }
 
-/* Dry run: how many the purge would delete (some expired first). */
+/* Dry run: how many the purge of a run at now would delete. */
 enum repo_rc
-repo_purge_count(struct xdb *x, int64_t cutoff, uint64_t *n)
+repo_purge_count(struct xdb *x, int64_t now, int64_t cutoff,
+    int64_t counted, uint64_t *n)
 {
-	MYSQL_BIND	 p[1];
-	MYSQL_TIME	 t;
+	MYSQL_BIND	 p[3];
+	MYSQL_TIME	 t[2];
+	uint32_t	 spare = now > counted;	/* expired now: not counted */
 
-	db_bind_time(&p[0], &t, cutoff);
+	db_bind_time(&p[0], &t[0], cutoff);
+	db_bind_time(&p[1], &t[1], counted);
+	db_bind_u32(&p[2], &spare);
 	return query_u64(x->db, XSTMT_COUNT_PURGE, p, n, NULL);
 }
 

@@ -73,11 +73,16 @@ enum repo_rc	repo_abandon_due(struct xdb *, unsigned max_attempts, int64_t now,
 enum repo_rc	repo_abandon_apply(struct xdb *, const uint64_t *ids, size_t n,
 	    unsigned max_attempts, int64_t now, unsigned *changed);
 
-/* Rows in terminal status st with expires_at < cutoff; waiting refused. */
+/*
+ * Rows in terminal status st with expires_at < cutoff that ended no later
+ * than counted (the rollup's mark; a row without completed_at too);
+ * waiting refused.
+ */
 enum repo_rc	repo_purge_due(struct xdb *, enum exec_status st, int64_t cutoff,
-	    unsigned limit, struct repo_pos *, uint64_t *ids, size_t *n);
+	    int64_t counted, unsigned limit, struct repo_pos *, uint64_t *ids,
+	    size_t *n);
 enum repo_rc	repo_purge_apply(struct xdb *, const uint64_t *ids, size_t n,
-	    int64_t cutoff, unsigned *deleted);
+	    int64_t cutoff, int64_t counted, unsigned *deleted);
 
 /* Webhook deliveries that ended (delivered; dead: dead) before cutoff. */
 enum repo_rc	repo_delivery_purge_due(struct xdb *, int dead, int64_t cutoff,
@@ -107,7 +112,8 @@ enum repo_rc	repo_expire_record(struct xdb *, const char *result, int success,
 enum repo_rc	repo_cancel_count(struct xdb *, int64_t now, uint64_t *n);
 enum repo_rc	repo_abandon_count(struct xdb *, unsigned max_attempts, int64_t now,
 	    uint64_t *n);
-enum repo_rc	repo_purge_count(struct xdb *, int64_t cutoff, uint64_t *n);
+enum repo_rc	repo_purge_count(struct xdb *, int64_t now, int64_t cutoff,
+	    int64_t counted, uint64_t *n);
 
 /* The text of the statement logged as name ("purge_due"), for EXPLAIN. */
 const char	*repo_expire_sql(const char *name);

@@ -239,6 +239,21 @@ repo_rollup_pending(struct odb *o, int64_t now, uint64_t *n)
 }
 
 /*
+ * The time up to which the rollup has counted, into *mark: the mark, or
+ * before the first count now - ROLLUP_START_MS (where it will start).
+ * The purge spares what ended after it. REPO_OK or REPO_ERR.
+ */
+enum repo_rc
+repo_rollup_mark(struct odb *o, int64_t now, int64_t *mark)
+{
+	enum repo_rc	 rc;
+
+	*mark = now - ROLLUP_START_MS;
+	rc = one_time(o->db, O_MARK_PEEK, mark);
+	return rc == REPO_OK || rc == REPO_NOTFOUND ? REPO_OK : REPO_ERR;
+}
+
+/*
  * Deletes the intervals older than ROLLUP_KEEP_MS, PRUNE_BATCH at a
  * time (the table holds routes x 576 intervals x 4 statuses); *deleted
  * gets how many. REPO_OK or REPO_ERR.

@@ -29,6 +29,7 @@ void		 repo_rollup_close(struct odb *);
 enum repo_rc	 repo_rollup_window(struct odb *, int64_t now, uint64_t *counted,
 		    int *more);
 enum repo_rc	 repo_rollup_pending(struct odb *, int64_t now, uint64_t *n);
+enum repo_rc	 repo_rollup_mark(struct odb *, int64_t now, int64_t *mark);
 enum repo_rc	 repo_rollup_prune(struct odb *, int64_t now, uint64_t *deleted);
 
 #endif

@@ -79,6 +79,14 @@
 	"r.id IS NULL AND (e.notify = 0 OR NOT EXISTS (SELECT 1 FROM " \
 	"s2r_webhook_endpoint w FORCE INDEX (ix_endpoint_tenant) WHERE " \
 	"w.tenant_id = e.initiator_tenant_id))"
+/*
+ * The rollup (repo_rollup.c) has counted e: it ended no later than the
+ * mark (bound by the caller, read before the purge), so that the purge
+ * never deletes an execution before the rollup has seen it. A row
+ * without completed_at is never counted and never waits for it.
+ */
+#define PURGE_COUNTED \
+	"(e.completed_at IS NULL OR e.completed_at <= ?)"
 
 /*
  * The outbox mark (sql/010_webhooks.sql): every statement that ends an

@@ -37,6 +37,31 @@ wipe_env(const struct config *cfg, const char *env)
 }
 
 /*
+ * Sets the rollup's mark (sql/013) to ms, as if the rollup had counted
+ * every execution that ended by then (ms -1: no mark, as before the
+ * first count), so that the purge takes what ended before it; returns
+ * the mark it replaced (-1: none), to put back.
+ */
+static inline long long
+mark_set(const struct config *cfg, long long ms)
+{
+	MYSQL		*m = side_open(cfg, "SET time_zone = '+00:00'");
+	long long	 old;
+
+	old = side_numf(m, "SELECT CAST(UNIX_TIMESTAMP(counted_until) * "
+	    "1000 AS SIGNED) FROM s2r_rollup_mark WHERE id = 1");
+	if (ms < 0)
+		side_sqlf(m, "DELETE FROM s2r_rollup_mark WHERE id = 1");
+	else
+		side_sqlf(m, "INSERT INTO s2r_rollup_mark (id, counted_until) "
+		    "VALUES (1, FROM_UNIXTIME(%lld.%03lld)) ON DUPLICATE KEY "
+		    "UPDATE counted_until = VALUES(counted_until)", ms / 1000,
+		    ms % 1000);
+	mysql_close(m);
+	return old;
+}
+
+/*
  * Inserts waiting execution env/svc/op/cid of tenant with request "{}",
  * created a day before it expires (expires_at); the id the insert
  * returned (0: none).

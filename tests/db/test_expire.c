@@ -10,6 +10,7 @@
  * end so that nothing it leaves behind becomes due for a later test.
  * Lapsed leases are made by claiming "in the past", never by sleeping.
  */
+#include <fcntl.h>
 #include <mysql.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -28,6 +29,7 @@
 #include "json.h"
 #include "repo.h"
 #include "repo_admin.h"
+#include "repo_check.h"
 #include "repo_expire.h"
 
 #define LOCK_NAME "CONCAT('asyncexec_expire:', " \
@@ -293,6 +295,7 @@ purge_boundaries(void)
 	int64_t		 now = clock_now_ms(), cut = now - 7 * DAY;
 	uint64_t	 exp = add("p", "p-exp", cut - 5), old, eq, comp, fail;
 	uint64_t	 wait;
+	long long	 m0;
 	struct expire_result r;
 	struct repo_pos	 pos = { 0, 0 };
 	uint64_t	 ids[1];
@@ -310,11 +313,18 @@ purge_boundaries(void)
 	fail = add("p-f", "p-fail", cut - DAY);
 	finish("p-f", fail, ST_FAILED, now);
 	wait = add("p-w", "p-wait", cut - 30 * DAY);
-	CHECK(repo_purge_due(xdb, ST_WAITING, now, 1000, &pos, ids, &n) ==
-	    REPO_ERR);
+	CHECK(repo_purge_due(xdb, ST_WAITING, now, now, 1000, &pos, ids,
+	    &n) == REPO_ERR);
 	ids[0] = wait;
-	CHECK(repo_purge_apply(xdb, ids, 1, now, &deleted) == REPO_OK);
+	CHECK(repo_purge_apply(xdb, ids, 1, now, now, &deleted) == REPO_OK);
 	CHECK_EQ_INT(deleted, 0);
+	/* they ended at now: not yet counted by the rollup, none goes */
+	m0 = mark_set(&cfg, now - MIN);
+	r = run(opts(now, S(PURGE)));
+	CHECK_EQ_INT(r.count[EXPIRE_STEP_PURGE], 0);
+	CHECK(status_of(old, NULL) == ST_CANCELLED);
+	/* counted (the mark past now): they go */
+	mark_set(&cfg, now + MIN);
 	r = run(opts(now, S(PURGE)));
 	CHECK_EQ_INT(r.count[EXPIRE_STEP_PURGE], 4);
 	CHECK(status_of(exp, NULL) == ST__MAX);
@@ -329,6 +339,7 @@ purge_boundaries(void)
 	CHECK_EQ_INT(r.count[EXPIRE_STEP_PURGE], 1);
 	CHECK(status_of(wait, NULL) == ST__MAX);
 	CHECK(status_of(eq, NULL) == ST_CANCELLED);
+	mark_set(&cfg, m0);
 	wipe();
 }
 
@@ -435,6 +446,7 @@ dry_run_changes_nothing(void)
 	struct exec_row	 before[DRY_ROWS], x;
 	uint64_t	 id[DRY_ROWS];
 	MYSQL		*hold = side();
+	long long	 m0 = mark_set(&cfg, now + MIN);	/* counted */
 	int		 i;
 
 	id[0] = add("d", "d-0", now - 1);		/* expire */
@@ -467,6 +479,7 @@ dry_run_changes_nothing(void)
 	r = run(opts(now, EXPIRE_STEPS_ALL));
 	for (i = 0; i < EXPIRE_STEP__MAX; i++)
 		CHECK_EQ_INT(r.count[i], d.count[i]);
+	mark_set(&cfg, m0);
 	wipe();
 }
 
@@ -511,6 +524,19 @@ add_overdue(const char *op, int n, int64_t now)
 		snprintf(cid, sizeof(cid), "%s-%d", op, i);
 		add(op, cid, now - 1000 - i);
 	}
+}
+
+/* Writes s into a new file at path, mode 0600. 0 or -1. */
+static int
+write_text_file(const char *path, const char *s)
+{
+	FILE	*f;
+	int	 fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+	if (fd == -1 || (f = fdopen(fd, "w")) == NULL)
+		return -1;
+	fputs(s, f);
+	return fclose(f) == 0 ? 0 : -1;
 }
 
 /* Runs the binary with args (stdout into out); returns its exit status. */
@@ -630,6 +656,102 @@ binary(void)
 	unlink(bad);
 }
 
+/*
+ * The test configuration with db_user u and db_password_file pwf, into
+ * path. 0 or -1.
+ */
+static int
+user_conf(const char *path, const char *u, const char *pwf)
+{
+	FILE	*in = fopen(getenv("ASYNCEXEC_TEST_CONFIG"), "r");
+	FILE	*o = fopen(path, "w");
+	char	 line[1024];
+	int	 rc = in != NULL && o != NULL ? 0 : -1;
+
+	while (rc == 0 && fgets(line, sizeof(line), in) != NULL)
+		if (strncmp(line, "db_user", 7) != 0 &&
+		    strncmp(line, "db_password", 11) != 0)
+			fputs(line, o);
+	if (o != NULL)
+		fprintf(o, "db_user = %s\ndb_password_file = %s\n", u, pwf);
+	if (in != NULL)
+		fclose(in);
+	if (o != NULL && fclose(o) != 0)
+		rc = -1;
+	return rc;
+}
+
+/* Runs q as the test server's root (its unix socket); 0 or -1. */
+static int
+root_q(MYSQL *root, const char *q)
+{
+	if (mysql_query(root, q) == 0)
+		return 0;
+	fprintf(stderr, "root: %s: %s\n", q, mysql_error(root));
+	return -1;
+}
+
+/*
+ * A user granted exactly the privileges asyncexec-expire --check-config
+ * probes (repo_check_probe_def, CHECK_EXPIRE): its check passes, and a
+ * run of every step completes and is recorded in s2r_job_run (no
+ * warning, no error line). Without UPDATE on s2r_job_run, its check has
+ * that error line. (The cancel step's s2r_route, the revoked step's
+ * s2r_api_key and s2r_job_run were not probed: such a run exited 1.)
+ */
+static void
+probed_grants(void)
+{
+	MYSQL		*root = mysql_init(NULL);
+	const struct repo_probe *p;
+	char		 u[32], q[512], conf[64], pwf[64], out[4096], args[160];
+	size_t		 i;
+	int		 ok = 1;
+
+	snprintf(u, sizeof(u), "xg%ld", (long)getpid());
+	snprintf(conf, sizeof(conf), "/tmp/%s.conf", u);
+	snprintf(pwf, sizeof(pwf), "/tmp/%s.pw", u);
+	CHECK(root != NULL && mysql_real_connect(root, NULL, "root", NULL,
+	    NULL, 0, cfg.db_socket, 0) != NULL);
+	snprintf(q, sizeof(q), "CREATE USER '%s'@'localhost' IDENTIFIED BY "
+	    "'pw1', '%s'@'127.0.0.1' IDENTIFIED BY 'pw1'", u, u);
+	CHECK(root_q(root, q) == 0);
+	for (i = 0; (p = repo_check_probe_def(i)) != NULL; i++) {
+		if (!(p->who & CHECK_EXPIRE))
+			continue;
+		snprintf(q, sizeof(q), "GRANT %s ON `%s`.`%s` TO '%s'@"
+		    "'localhost', '%s'@'127.0.0.1'", p->priv, cfg.db_name,
+		    p->table, u, u);
+		ok &= root_q(root, q) == 0;
+	}
+	CHECK(ok);
+	CHECK(write_text_file(pwf, "pw1\n") == 0);
+	CHECK(user_conf(conf, u, pwf) == 0);
+	add("pg", "pg-x", clock_now_ms() - 1);
+	snprintf(args, sizeof(args), "--config %s --check-config", conf);
+	CHECK_EQ_INT(run_bin(args, out, sizeof(out)), 0);
+	snprintf(q, sizeof(q), "'%s' --config %s --max-runtime 20 2>&1",
+	    expire_bin, conf);
+	CHECK_EQ_INT(ut_run(q, out, sizeof(out)), 0);
+	printf("expire as %s: %s", u, out);
+	CHECK(strstr(out, "result=complete") != NULL);
+	CHECK(field(out, "expired") >= 1);
+	CHECK(strstr(out, "level=error") == NULL);
+	CHECK(strstr(out, "not recorded") == NULL);
+	snprintf(q, sizeof(q), "REVOKE UPDATE ON `%s`.`s2r_job_run` FROM "
+	    "'%s'@'localhost', '%s'@'127.0.0.1'", cfg.db_name, u, u);
+	CHECK(root_q(root, q) == 0);
+	CHECK_EQ_INT(run_bin(args, out, sizeof(out)), 1);
+	CHECK(strstr(out, "lacks UPDATE on s2r_job_run") != NULL);
+	snprintf(q, sizeof(q), "DROP USER '%s'@'localhost', '%s'@'127.0.0.1'",
+	    u, u);
+	CHECK(root_q(root, q) == 0);
+	mysql_close(root);
+	unlink(conf);
+	unlink(pwf);
+	wipe();
+}
+
 int
 main(void)
 {
@@ -645,6 +767,7 @@ main(void)
 	batches_and_runtime();
 	concurrent_runs();
 	binary();
+	probed_grants();
 	repo_expire_close(xdb);
 	repo_close(db);
 	mysql_library_end();

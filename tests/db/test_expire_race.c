@@ -12,9 +12,12 @@
  * winner's outcome is the stored one, the rest is exactly what the
  * expiry counted, and no run of the binary exits non-zero (a deadlock
  * with a callback, 1213, or a lock wait timeout, 1205, is retried).
+ * forced_deadlock and lock_wait_timeout capture the run's stderr: a
+ * retried deadlock or timeout is logged at warn, no line at level=error.
  *
  * ASYNCEXEC_TEST_SCALE (default 1) scales the executions per round.
  */
+#include <fcntl.h>
 #include <mysql.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -502,7 +505,51 @@ side_long(MYSQL *m, const char *q)
 struct held {
 	int			 rc;
 	struct expire_result	 r;
+	int			 errors;	/* its level=error lines */
 };
+
+static char	 logf[] = "/tmp/expirerace.XXXXXX";	/* stderr, held */
+
+/*
+ * Sends stderr into logf (emptied) until capture_end; results: the
+ * descriptor of the real stderr. Exits when it cannot.
+ */
+static int
+capture_begin(void)
+{
+	int	 keep = dup(STDERR_FILENO);
+	int	 fd = open(logf, O_WRONLY | O_TRUNC);
+
+	if (keep == -1 || fd == -1 || dup2(fd, STDERR_FILENO) == -1) {
+		fprintf(stderr, "cannot capture stderr into %s\n", logf);
+		exit(1);
+	}
+	close(fd);
+	return keep;
+}
+
+/*
+ * Puts back stderr (keep: capture_begin's), copies what was captured to
+ * it; results: how many of those lines are at level=error.
+ */
+static int
+capture_end(int keep)
+{
+	char	 line[2048];
+	FILE	*f;
+	int	 n = 0;
+
+	dup2(keep, STDERR_FILENO);
+	close(keep);
+	if ((f = fopen(logf, "r")) == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		fputs(line, stderr);
+		n += strstr(line, "level=error") != NULL;
+	}
+	fclose(f);
+	return n;
+}
 
 /* An expiry run at the clock's now, expire step only. */
 static void *
@@ -540,7 +587,7 @@ forced_deadlock(void)
 	char		 q[256];
 	uint64_t	 x;
 	long		 waits = 0;
-	int		 i, skipped = 1, tries;
+	int		 i, skipped = 1, tries, keep;
 
 	snprintf(env, sizeof(env), "xd%ld", (long)getpid());
 	for (tries = 0; skipped && tries < 20; tries++) {
@@ -559,6 +606,7 @@ forced_deadlock(void)
 		    "WHERE id = %llu FOR UPDATE", (unsigned long long)x);
 		mysql_free_result((side_sql(a, q), mysql_store_result(a)));
 		memset(&h, 0, sizeof(h));
+		keep = capture_begin();
 		pthread_create(&th, NULL, held_run, &h);
 		/* bounded: until the run's UPDATE has waited for 300 ms */
 		for (i = 0; i < 1000 && (waits = side_long(a, WAITING)) == 0;
@@ -570,6 +618,7 @@ forced_deadlock(void)
 		side_sql(a, q);
 		side_sql(a, "COMMIT");
 		pthread_join(th, NULL);
+		h.errors = capture_end(keep);
 		mysql_close(a);
 		skipped = h.r.skipped;	/* another run held the run lock */
 		snprintf(q, sizeof(q), "SELECT status = 'completed' FROM "
@@ -585,6 +634,7 @@ forced_deadlock(void)
 	CHECK_EQ_INT(h.rc, 0);
 	CHECK(h.r.complete && !h.r.failed);
 	CHECK_EQ_INT(h.r.count[EXPIRE_STEP_EXPIRE], 0);
+	CHECK_EQ_INT(h.errors, 0);	/* a retried deadlock: a warning */
 	printf("forced deadlock: run %s, %lu retries\n", h.rc == 0 ? "ok" :
 	    "FAILED", h.r.retries);
 }
@@ -604,7 +654,7 @@ lock_wait_timeout(void)
 	uint64_t	 x;
 	int64_t		 until;
 	long		 waits = 0;
-	int		 i;
+	int		 i, keep;
 
 	snprintf(env, sizeof(env), "xw%ld", (long)getpid());
 	x = add("lw", "lw-x", clock_now_ms() - 1000);
@@ -614,6 +664,7 @@ lock_wait_timeout(void)
 	    "id = %llu FOR UPDATE", (unsigned long long)x);
 	mysql_free_result((side_sql(a, q), mysql_store_result(a)));
 	memset(&h, 0, sizeof(h));
+	keep = capture_begin();
 	pthread_create(&th, NULL, held_run, &h);
 	/* bounded: until the run's apply waits for the row, then hold the
 	 * row 1.5 s past the session's lock wait timeout */
@@ -624,14 +675,77 @@ lock_wait_timeout(void)
 		nanosleep(&(struct timespec){ 0, 50000000 }, NULL);
 	side_sql(a, "COMMIT");
 	pthread_join(th, NULL);
+	h.errors = capture_end(keep);
 	mysql_close(a);
 	CHECK(!h.r.skipped);
 	CHECK_EQ_INT(waits, 1);
 	CHECK_EQ_INT(h.rc, 0);
 	CHECK(h.r.retries >= 1);
 	CHECK_EQ_INT(h.r.count[EXPIRE_STEP_EXPIRE], 1);
+	CHECK_EQ_INT(h.errors, 0);	/* a retried timeout: a warning */
 	printf("lock wait timeout: run %s, %lu retries\n", h.rc == 0 ? "ok" :
 	    "FAILED", h.r.retries);
+	wipe();
+}
+
+struct held_bin {
+	char	 out[8192];
+	int	 st;
+};
+
+/* The binary with --max-runtime 1 (stderr with stdout into out). */
+static void *
+held_bin_run(void *arg)
+{
+	struct held_bin	*b = arg;
+	char		 cmd[1024];
+
+	snprintf(cmd, sizeof(cmd), "'%s' --config \"$ASYNCEXEC_TEST_CONFIG\" "
+	    "--max-runtime 1 2>&1", expire_bin);
+	b->st = ut_run(cmd, b->out, sizeof(b->out));
+	return NULL;
+}
+
+/*
+ * A row lock held for as long as the run lasts: the apply times out
+ * (1205, after the session's 5 s) again and again, each time retried,
+ * until the runtime bound (1 s) is spent; then the run ends as a run
+ * stopped by it: result=stopped, exit 0, at warn, no level=error line.
+ * (It used to give up after 8 retries, 45 s on, and exit 1.)
+ */
+static void
+held_past_runtime(void)
+{
+	MYSQL		*a;
+	pthread_t	 th;
+	struct held_bin	 b;
+	uint64_t	 x;
+	long		 waits = 0;
+	int		 i;
+
+	snprintf(env, sizeof(env), "xh%ld", (long)getpid());
+	x = add("hr", "hr-x", clock_now_ms() - 1000);
+	a = side();
+	side_sql(a, "BEGIN");
+	side_sqlf(a, "SELECT id FROM s2r_async_execution WHERE id = %llu "
+	    "FOR UPDATE", (unsigned long long)x);
+	mysql_free_result(mysql_store_result(a));
+	memset(&b, 0, sizeof(b));
+	pthread_create(&th, NULL, held_bin_run, &b);
+	/* bounded: until the run's apply waits for the row; the lock is
+	 * then held until the run has ended */
+	for (i = 0; i < 1000 && (waits = side_long(a, WAITING)) == 0; i++)
+		nanosleep(&(struct timespec){ 0, 10000000 }, NULL);
+	pthread_join(th, NULL);
+	side_sql(a, "COMMIT");
+	CHECK_EQ_INT(waits, 1);
+	mysql_close(a);
+	printf("held past the runtime: exit %d: %s", b.st, b.out);
+	CHECK_EQ_INT(b.st, 0);
+	CHECK(strstr(b.out, "result=stopped") != NULL);
+	CHECK(strstr(b.out, "level=error") == NULL);
+	CHECK(strstr(b.out, "level=warn") != NULL);
+	CHECK_EQ_INT(field(b.out, "expired"), 0);
 	wipe();
 }
 
@@ -639,12 +753,18 @@ int
 main(void)
 {
 	long	 runs_failed = 0;
-	int	 round;
+	int	 round, fd;
 
 	mysql_library_init(0, NULL, NULL);
 	setup();
+	if ((fd = mkstemp(logf)) == -1) {
+		fprintf(stderr, "no log file\n");
+		return 1;
+	}
+	close(fd);
 	forced_deadlock();
 	lock_wait_timeout();
+	held_past_runtime();
 	race_round(0, race_lib);
 	for (round = 1; round <= BIN_ROUNDS; round++)
 		runs_failed += race_round(round, race_bin);
@@ -656,5 +776,6 @@ main(void)
 	    2 * BIN_ROUNDS);
 	repo_close(db);
 	mysql_library_end();
+	unlink(logf);
 	return check_done("db_expire_race");
 }

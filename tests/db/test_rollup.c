@@ -11,8 +11,16 @@
  * 20 s or 40 s, so the mark stays 20 s or more behind the clock: only rows that committed
  * long before are passed.
  *
+ * grace_zero_counted: with purge_grace_days 0, an execution the run expires
+ * is counted by a later run before any run purges it (the purge spares what
+ * ended after the mark); it used to be purged by the run that expired it,
+ * before the rollup could see it, and never counted.
+ *
+ * retries_past_eight: a window undone by 10 deadlocks is retried until it
+ * commits; it used to fail the run at the ninth.
+ *
  * retries_per_window: a run of several windows, each undone by
- * deadlocks, has its retries counted per window (EXPIRE_RETRY_MAX each,
+ * deadlocks, has its retries counted per window (8 each, the limit then,
  * as for a batch); it used to count them per run and give up at the
  * ninth, leaving the later windows for the next run.
  */
@@ -188,6 +196,49 @@ counts_once(void)
 	CHECK_EQ_INT(num(q), 0);
 }
 
+/* Every step at now with purge_grace_days 0; the run's purge count. */
+static uint64_t
+run_all(int64_t now)
+{
+	struct expire_opts	 o;
+	struct expire_result	 r;
+
+	expire_opts_init(&o, &cfg);
+	o.now = now;
+	o.purge_grace_days = 0;
+	o.max_runtime_ms = 60000;
+	CHECK(expire_run(xdb, &o, &r) == 0);
+	CHECK(r.complete && !r.skipped && !r.failed);
+	return r.count[EXPIRE_STEP_PURGE];
+}
+
+/*
+ * purge_grace_days 0: an overdue execution is expired, counted by the
+ * rollup (once the lag has passed), and only then purged. The runs are a
+ * year back (with the mark two minutes before), so that with no grace
+ * they touch no row of the suites beside this one; the mark is restored.
+ */
+static void
+grace_zero_counted(void)
+{
+	int64_t		 now = clock_now_ms() - 365 * 86400 * SEC;
+	long long	 m0, x0 = counted("expired");
+
+	m0 = mark_set(&cfg, now - 2 * MIN);
+	ended("gz", "waiting_callback", 0);
+	sql("UPDATE s2r_async_execution SET expires_at = FROM_UNIXTIME(%lld) "
+	    "WHERE environment = '%s' AND correlation_id = 'gz'",
+	    (long long)((now - SEC) / 1000), env);
+	run_all(now);
+	run_all(now + 2 * MIN);
+	CHECK_EQ_INT(counted("expired") - x0, 1);
+	/* counted: a later run purges it */
+	run_all(now + 4 * MIN);
+	CHECK_EQ_INT(side_numf(side, "SELECT COUNT(*) FROM s2r_async_execution "
+	    "WHERE correlation_id = 'gz' AND environment = '%s'", env), 0);
+	mark_set(&cfg, m0);
+}
+
 /* Intervals older than ROLLUP_KEEP_MS are deleted; younger ones stay. */
 static void
 prunes(void)
@@ -234,7 +285,7 @@ explains(void)
  * mark and the run counts ten minutes (ROLLUP_WINDOW_MS) at a time */
 #define WINDOW_ROWS	100000
 #define HELD		2	/* windows undone by deadlocks */
-#define DEADLOCKS	5	/* each: HELD x 5 > EXPIRE_RETRY_MAX */
+#define DEADLOCKS	5	/* each: HELD x 5 > 8, the old limit */
 /* a rollup add waiting 100 ms or more (for a row lock: it takes ms) */
 #define ADD_WAITS	"SELECT COUNT(*) FROM information_schema.PROCESSLIST " \
 	"WHERE ID <> CONNECTION_ID() AND INFO LIKE " \
@@ -382,13 +433,69 @@ retries_per_window(void)
 	CHECK_EQ_INT(in_bucket(big - big % ROLLUP_BUCKET_MS), WINDOW_ROWS + 1);
 }
 
+#define LONG_DEADLOCKS	10	/* one window's: more than the old 8 */
+
+/*
+ * The mark half an hour back and one execution after it: one window,
+ * whose add waits on LONG_DEADLOCKS holders of its interval, each of
+ * which in turn makes a deadlock. The window is retried as often as it
+ * takes (the runtime bound is far) and counted; the run completes. It
+ * used to give up at the ninth deadlock and fail.
+ */
+static void
+retries_past_eight(void)
+{
+	MYSQL		*h[LONG_DEADLOCKS];
+	struct bg	 bg;
+	pthread_t	 th;
+	int64_t		 m = clock_now_ms() - 30 * MIN, at, b;
+	int		 i, t, failed = 0;
+
+	m -= m % ROLLUP_BUCKET_MS;
+	mark_set(&cfg, m);
+	at = m + 3 * MIN;
+	b = at - at % ROLLUP_BUCKET_MS;
+	ended("long0", "completed", at);
+	sql("INSERT INTO s2r_route_outcome VALUES ('%s', 's', 'o', "
+	    "FROM_UNIXTIME(%lld), 'completed', 0)", env, (long long)(b / 1000));
+	for (i = 0; i < LONG_DEADLOCKS; i++)
+		h[i] = holder(b, 100 + i);
+	memset(&bg, 0, sizeof(bg));
+	pthread_create(&th, NULL, bg_run, &bg);
+	for (i = 0; i < LONG_DEADLOCKS && !failed; i++) {
+		/* bounded: until the window's add waits, or the run ended */
+		for (t = 0; t < 3000 && !atomic_load(&bg.done) &&
+		    num(ADD_WAITS) == 0; t++)
+			nanosleep(&(struct timespec){ 0, 10000000 }, NULL);
+		if (atomic_load(&bg.done) || t == 3000)
+			break;
+		failed = deadlock(h[i]);
+		mysql_close(h[i]);
+		h[i] = NULL;
+	}
+	CHECK_EQ_INT(i, LONG_DEADLOCKS);
+	CHECK_EQ_INT(failed, 0);
+	for (i = 0; i < LONG_DEADLOCKS; i++)
+		if (h[i] != NULL)
+			mysql_close(h[i]);
+	pthread_join(th, NULL);
+	printf("one window held: run %s, %lu retries\n", bg.rc == 0 ? "ok" :
+	    "FAILED", bg.r.retries);
+	CHECK_EQ_INT(bg.rc, 0);
+	CHECK(bg.r.complete && !bg.r.failed);
+	CHECK_EQ_INT(bg.r.retries, LONG_DEADLOCKS);
+	CHECK_EQ_INT(in_bucket(b), 1);
+}
+
 int
 main(void)
 {
 	setup();
 	counts_once();
+	grace_zero_counted();
 	prunes();
 	explains();
+	retries_past_eight();
 	retries_per_window();
 	sql("DELETE FROM s2r_async_execution WHERE environment = '%s'", env);
 	sql("DELETE FROM s2r_route_outcome WHERE environment = '%s'", env);

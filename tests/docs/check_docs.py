@@ -525,11 +525,10 @@ def check_io_waits(src):
 
 
 def check_expire_retries(src):
-    check_page_constant(src, "src/expire/expire.h", "EXPIRE_RETRY_MAX",
-                        "asyncexec-expire.8",
-                        [r"at most (\d+) retries, then the run fails",
-                         r"at most (\d+) retries for each window",
-                         r"a later window gets its own (\d+) retries"])
+    check_page_constant(src, "src/expire/expire.h", "EXPIRE_RETRY_BASE_MS",
+                        "asyncexec-expire.8", [r"jittered pause \((\d+) ms doubling"])
+    check_page_constant(src, "src/expire/expire.h", "EXPIRE_RETRY_CAP_MS",
+                        "asyncexec-expire.8", [r"ms doubling to (\d+) s\)"], 1000)
 
 
 def check_held(src):
