@@ -320,11 +320,15 @@ take(struct loop *l, struct conn *c)
 	return TAKE_REFUSED;
 }
 
-/* An accept failed (errno): logged; SERVED_NONE, or SERVED_FATAL. */
+/*
+ * An accept failed (errno): logged, unless the stop began, SIGTERM held
+ * included (the master shuts a TCP listening socket down right after
+ * it: accept then fails EINVAL); SERVED_NONE, or SERVED_FATAL.
+ */
 static enum served
 failed(struct loop *l)
 {
-	if (stopping)
+	if (stopping || term_pending())
 		return SERVED_NONE;
 	log_error("worker: accept failed: %s", strerror(errno));
 	return ++l->failures > ACCEPT_FAILURES ? SERVED_FATAL : SERVED_NONE;
