@@ -16,7 +16,8 @@ struct conn {
 
 /*
  * Prepares the request slot on listen_fd (accept interrupted by a
- * signal returns instead of restarting). The conn, or NULL (libfcgi or
+ * signal returns instead of restarting; -1: the slot never accepts, it
+ * reads only what conn_give hands it). The conn, or NULL (libfcgi or
  * memory failed).
  */
 struct conn *
@@ -35,15 +36,20 @@ conn_new(int listen_fd)
 }
 
 /*
- * Accepts the next request (on the kept connection, or a new one).
- * CONN_ACCEPTED; CONN_AGAIN after EINTR, EAGAIN or EWOULDBLOCK (a
- * signal, or another worker took the connection); CONN_FAILED (errno).
+ * Accepts the next request (on the kept or given connection, or a new
+ * one). CONN_ACCEPTED; CONN_CLOSED for a slot without a listener (conn_new
+ * -1) when that connection ended, failed or timed out before a whole
+ * request (libfcgi closed it, then its accept on -1 failed); CONN_AGAIN
+ * after EINTR, EAGAIN or EWOULDBLOCK (a signal, or another worker took
+ * the connection); CONN_FAILED (errno).
  */
 enum conn_accept
 conn_accept(struct conn *c)
 {
 	if (FCGX_Accept_r(&c->fr) >= 0)
 		return CONN_ACCEPTED;
+	if (c->fr.listen_sock < 0)
+		return CONN_CLOSED;
 	if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)
 		return CONN_AGAIN;
 	return CONN_FAILED;
@@ -57,14 +63,16 @@ conn_fd(const struct conn *c)
 }
 
 /*
- * Shuts the accepted connection down unanswered: conn_finish then sends
- * the peer nothing and does not keep the connection.
+ * Hands the connected socket fd (checked by the caller) to c, which has
+ * none: the next conn_accept reads its request from it, as from a kept
+ * connection (keepConnection set, or the FCGX_Finish_r that
+ * FCGX_Accept_r begins with would close it).
  */
 void
-conn_close_unanswered(struct conn *c)
+conn_give(struct conn *c, int fd)
 {
-	(void)shutdown(c->fr.ipcFd, SHUT_RDWR);
-	c->fr.keepConnection = 0;
+	c->fr.ipcFd = fd;
+	c->fr.keepConnection = 1;
 }
 
 /* The libfcgi request, for req_from_params and resp_write. */

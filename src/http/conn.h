@@ -12,6 +12,10 @@
  * closed a kept connection, conn_drop closes one. conn_io is what
  * req_from_params and resp_write take.
  *
+ * conn_new(-1) makes a slot that never accepts itself (a TCP listener:
+ * the worker accepts and checks the peer first, then conn_give hands the
+ * connection over, and libfcgi reads nothing from a peer not checked).
+ *
  * http layer: serve/worker.c includes it.
  */
 #ifndef ASYNCEXEC_CONN_H
@@ -30,13 +34,15 @@ struct conn;
 enum conn_accept {
 	CONN_ACCEPTED,		/* a request is there: serve, then finish */
 	CONN_AGAIN,		/* interrupted or nothing there: try again */
+	CONN_CLOSED,		/* conn_new(-1): the connection ended (or went
+				 * silent) before a request; it is closed */
 	CONN_FAILED		/* accept failed (errno) */
 };
 
 struct conn	*conn_new(int listen_fd);
 enum conn_accept conn_accept(struct conn *);
 int		 conn_fd(const struct conn *);
-void		 conn_close_unanswered(struct conn *);
+void		 conn_give(struct conn *, int fd);
 void		*conn_io(struct conn *);
 void		 conn_finish(struct conn *);
 int		 conn_closed(const struct conn *);

@@ -54,6 +54,8 @@ main(int argc, char *argv[])
 	}
 	if (check)
 		return check_run("asyncexec-fcgi", CHECK_FCGI, path, &waits);
+	/* a SIGHUP (SIGTERM, ...) before master_run's handlers waits */
+	master_block_signals();
 	if (config_load(&cfg, path, err, sizeof(err)) == -1) {
 		fprintf(stderr, "asyncexec-fcgi: %s\n", err);
 		return 2;

@@ -18,9 +18,13 @@ struct held {
 	int		 listen_fd;
 };
 
-/* HELD_MAX empty slots on listen_fd, or NULL (out of memory, libfcgi). */
+/*
+ * HELD_MAX empty slots on listen_fd, accepting on it themselves when
+ * self_accepts (else only given connections: conn_give); or NULL (out
+ * of memory, libfcgi).
+ */
 struct held *
-held_new(int listen_fd)
+held_new(int listen_fd, int self_accepts)
 {
 	struct held	*h;
 	int		 i;
@@ -29,7 +33,8 @@ held_new(int listen_fd)
 		return NULL;
 	h->listen_fd = listen_fd;
 	for (i = 0; i < HELD_MAX; i++)
-		if ((h->c[i] = conn_new(listen_fd)) == NULL) {
+		if ((h->c[i] = conn_new(self_accepts ? listen_fd : -1)) ==
+		    NULL) {
 			held_free(h);
 			return NULL;
 		}

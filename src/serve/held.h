@@ -10,6 +10,10 @@
  * connection whenever it has no idle one. At HELD_MAX open connections
  * a new one closes the least recently served idle one.
  *
+ * held_new(fd, 0): the slots never accept on fd themselves (it is only
+ * waited on): the worker accepts, checks the peer and gives the slot the
+ * connection (conn_give), as on a TCP listener.
+ *
  * serve layer: worker.c includes it.
  */
 #ifndef ASYNCEXEC_HELD_H
@@ -30,7 +34,7 @@ struct held_ready {
 	int	 slot[HELD_MAX + 1];
 };
 
-struct held	*held_new(int listen_fd);
+struct held	*held_new(int listen_fd, int self_accepts);
 int		 held_wait(struct held *, int with_listen, int ms,
 		    const sigset_t *, struct held_ready *);
 struct conn	*held_take(struct held *, int slot);

@@ -600,24 +600,49 @@ stop_all(struct child *kids, size_t n)
 	return sig == SIGKILL ? -1 : 0;
 }
 
-/* Installs the handlers with every handled signal blocked in *old. */
+/* The signals the master handles (on_signal). */
+static const int master_sigs[] = { SIGTERM, SIGINT, SIGCHLD, SIGALRM, SIGHUP };
+#define NSIGS	(sizeof(master_sigs) / sizeof(master_sigs[0]))
+
+/*
+ * Blocks the signals the master handles; main calls it first, so that
+ * one sent before master_run installs the handlers (a reload's SIGHUP
+ * just after the start) waits for them instead of ending the process
+ * by its default action.
+ */
+void
+master_block_signals(void)
+{
+	sigset_t	 block;
+	size_t		 i;
+
+	sigemptyset(&block);
+	for (i = 0; i < NSIGS; i++)
+		sigaddset(&block, master_sigs[i]);
+	sigprocmask(SIG_BLOCK, &block, NULL);
+}
+
+/*
+ * Installs the handlers with every handled signal blocked; *old is the
+ * mask to wait with (sigsuspend) and to restore: the one before, the
+ * handled signals let in (those master_block_signals held are then
+ * delivered).
+ */
 static void
 master_signals(sigset_t *old)
 {
 	struct sigaction sa;
-	sigset_t	 block;
-	const int	 sigs[] = { SIGTERM, SIGINT, SIGCHLD, SIGALRM, SIGHUP };
 	size_t		 i;
 
-	sigemptyset(&block);
-	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		sigaddset(&block, sigs[i]);
-	sigprocmask(SIG_BLOCK, &block, old);
+	master_block_signals();
+	sigprocmask(SIG_BLOCK, NULL, old);
+	for (i = 0; i < NSIGS; i++)
+		sigdelset(old, master_sigs[i]);
 	memset(&sa, 0, sizeof(sa));
 	sigemptyset(&sa.sa_mask);
 	sa.sa_handler = on_signal;
-	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		sigaction(sigs[i], &sa, NULL);
+	for (i = 0; i < NSIGS; i++)
+		sigaction(master_sigs[i], &sa, NULL);
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
 }

@@ -12,6 +12,8 @@
 struct config;
 
 int	master_run(const struct config *, const char *path, int listen_fd);
+/* Blocks the signals master_run handles (main, before anything else). */
+void	master_block_signals(void);
 /* Whether cfg's database waits leave a request room before the stop
  * deadline: 0 (fits) or -1 (the warning start and reload log), the text
  * in msg (size bytes); --check-config prints it (check_run's extra). */

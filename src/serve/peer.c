@@ -9,14 +9,58 @@
  * unix peer is not the list's business (the socket file's mode is).
  */
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <arpa/inet.h>
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "peer.h"
+
+/* setsockopt of an int value on fd; 0 or -1 (errno). */
+static int
+opt(int fd, int level, int name, int value)
+{
+	return setsockopt(fd, level, name, &value, sizeof(value));
+}
+
+/*
+ * Accepts the next connection on the TCP listener listen_fd (which is
+ * non-blocking; the connection is not, and is close-on-exec) and sets
+ * it up: TCP_NODELAY (libfcgi did that for AF_INET peers only),
+ * keepalive, and reads and writes that fail after
+ * PEER_IO_TIMEOUT_SECONDS. The connection's fd, or -1 (errno: EAGAIN
+ * when none is waiting; ECONNABORTED when an option failed, the
+ * connection closed: the peer is likely gone).
+ */
+int
+peer_accept(int listen_fd)
+{
+	struct timeval	 tv = { PEER_IO_TIMEOUT_SECONDS, 0 };
+	int		 fd;
+
+	if ((fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC)) == -1)
+		return -1;
+	if (opt(fd, IPPROTO_TCP, TCP_NODELAY, 1) == -1 ||
+	    opt(fd, SOL_SOCKET, SO_KEEPALIVE, 1) == -1 ||
+#ifdef TCP_KEEPIDLE
+	    opt(fd, IPPROTO_TCP, TCP_KEEPIDLE, PEER_KEEPIDLE_SECONDS) == -1 ||
+	    opt(fd, IPPROTO_TCP, TCP_KEEPINTVL, PEER_KEEPINTVL_SECONDS) ==
+	    -1 || opt(fd, IPPROTO_TCP, TCP_KEEPCNT, PEER_KEEPCNT) == -1 ||
+#endif
+	    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) == -1 ||
+	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) == -1) {
+		(void)close(fd);
+		errno = ECONNABORTED;
+		return -1;
+	}
+	return fd;
+}
 
 /* The kind of the listening socket fd (getsockname's family). */
 enum listen_kind

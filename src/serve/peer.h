@@ -26,7 +26,20 @@ enum peer_verdict {
 
 #define PEER_ADDR_MAX	64	/* an IPv6 address in text, with room */
 
+/*
+ * How long a read or a write on an accepted TCP connection may wait for
+ * the peer (SO_RCVTIMEO, SO_SNDTIMEO): a request whose peer went silent
+ * (nginx on another host gone, a partition) does not hold its worker
+ * for ever, and below the stop deadline's room (worker.h).
+ */
+#define PEER_IO_TIMEOUT_SECONDS	5
+/* TCP keepalive on accepted connections: idle, then probes, seconds */
+#define PEER_KEEPIDLE_SECONDS	60
+#define PEER_KEEPINTVL_SECONDS	10
+#define PEER_KEEPCNT		3
+
 enum listen_kind	 peer_listen_kind(int fd);
+int			 peer_accept(int listen_fd);
 enum peer_verdict	 peer_check(int fd, const char *allow, char *addr,
 			    size_t addrsz);
 

@@ -20,11 +20,16 @@
  * signals held.
  *
  * On a TCP listener (AF_INET, or AF_INET6 such as a dual-stack socket
- * systemd passes) every accepted connection's peer is checked against
- * listen_allow (peer.c) before anything is served: one not on the list
- * is closed without an answer and logged (one line, then at most one
- * per REFUSE_LOG_MS). libfcgi's FCGI_WEB_SERVER_ADDRS, set too, sees
- * AF_INET peers only.
+ * systemd passes) the worker accepts itself (peer_accept) and checks
+ * the peer against listen_allow (peer.c) before a byte is read from it:
+ * one not on the list is closed at once without an answer and logged
+ * (one line, then at most one per REFUSE_LOG_MS); an allowed one is
+ * handed to libfcgi (conn_give), whose slots never accept on a TCP
+ * listener. libfcgi's own check (FCGI_WEB_SERVER_ADDRS) sees AF_INET
+ * peers only, and it reads an AF_INET6 peer's first record inside its
+ * accept, blocking with SIGTERM held: a silent connection from any
+ * peer would hold the worker for ever. Reads and writes on an accepted
+ * TCP connection give up after PEER_IO_TIMEOUT_SECONDS (peer.h).
  */
 #include <sys/socket.h>
 
@@ -199,37 +204,25 @@ follow_master(pid_t master)
 		mark_term(clock_mono_ms());
 }
 
-/* Whether the peer of an accepted request may be served. */
-enum admit {
-	ADMIT_SERVE,		/* allowed, or the listener is a unix one */
-	ADMIT_CLOSED		/* refused: closed unanswered */
+/* What one accept of the worker's own on a TCP listener did. */
+enum take {
+	TAKE_GIVEN,		/* an allowed peer's: given to the conn */
+	TAKE_REFUSED,		/* not on listen_allow (or gone): closed */
+	TAKE_NONE,		/* none waiting, interrupted, or one aborted */
+	TAKE_FAILED		/* accept failed (errno) */
 };
 
-/*
- * Checks the peer of the request fr accepted on a TCP listener against
- * listen_allow; a peer not on it (or gone) gets its connection shut
- * down, so that conn_finish sends it nothing, and is logged (rate
- * limited by r).
- */
-static enum admit
-admit(const struct config *cfg, struct conn *c, struct refusals *r)
+/* Logs a refused connection from addr, rate limited by r. */
+static void
+refused(struct refusals *r, const char *addr)
 {
-	char		 addr[PEER_ADDR_MAX];
 	struct timespec	 now;
 
-	switch (peer_check(conn_fd(c), cfg->listen_allow, addr, sizeof(addr))) {
-	case PEER_ALLOWED:
-		return ADMIT_SERVE;
-	case PEER_REFUSED:
-	case PEER_UNKNOWN:
-		break;
-	}
-	conn_close_unanswered(c);
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	if (r->logged && (now.tv_sec - r->last.tv_sec) * 1000 +
 	    (now.tv_nsec - r->last.tv_nsec) / 1000000 < REFUSE_LOG_MS) {
 		r->held++;
-		return ADMIT_CLOSED;
+		return;
 	}
 	log_warn("worker: refused a connection from %s: not in listen_allow; "
 	    "closed unanswered (%lu more since the last such line)", addr,
@@ -237,7 +230,34 @@ admit(const struct config *cfg, struct conn *c, struct refusals *r)
 	r->last = now;
 	r->held = 0;
 	r->logged = 1;
-	return ADMIT_CLOSED;
+}
+
+/*
+ * Whether accept's errno e means no connection this time, but nothing
+ * wrong with the listener: none waiting, a signal, or one that failed
+ * in the backlog (accept(2) passes such network errors on).
+ */
+static int
+accept_transient(int e)
+{
+	switch (e) {
+	case EAGAIN:
+#if EWOULDBLOCK != EAGAIN
+	case EWOULDBLOCK:
+#endif
+	case EINTR:
+	case ECONNABORTED:
+	case EPROTO:
+	case ENETDOWN:
+	case ENETUNREACH:
+	case EHOSTDOWN:
+	case EHOSTUNREACH:
+	case ENOPROTOOPT:
+	case EOPNOTSUPP:
+		return 1;
+	default:
+		return 0;
+	}
 }
 
 /* Makes the listening socket fd non-blocking; 0 or -1 (logged). */
@@ -259,6 +279,7 @@ struct loop {
 	struct app		 app;	/* idkey_ok 0: the key loads on first use */
 	const struct config	*cfg;
 	struct refusals		 refused;
+	int			 listen_fd;
 	int			 check_peers;	/* a TCP listener */
 	int			 failures;	/* accepts failed in a row */
 };
@@ -271,27 +292,79 @@ enum served {
 };
 
 /*
+ * Accepts a connection on the TCP listener and checks its peer against
+ * listen_allow before a byte is read from it: an allowed one is given
+ * to c (which has none), one not on the list (or gone) is closed at
+ * once, unanswered, and logged. TAKE_GIVEN, TAKE_REFUSED, TAKE_NONE, or
+ * TAKE_FAILED (errno).
+ */
+static enum take
+take(struct loop *l, struct conn *c)
+{
+	char	 addr[PEER_ADDR_MAX];
+	int	 fd;
+
+	if ((fd = peer_accept(l->listen_fd)) == -1)
+		return accept_transient(errno) ? TAKE_NONE : TAKE_FAILED;
+	l->failures = 0;
+	switch (peer_check(fd, l->cfg->listen_allow, addr, sizeof(addr))) {
+	case PEER_ALLOWED:
+		conn_give(c, fd);
+		return TAKE_GIVEN;
+	case PEER_REFUSED:
+	case PEER_UNKNOWN:
+		break;
+	}
+	(void)close(fd);
+	refused(&l->refused, addr);
+	return TAKE_REFUSED;
+}
+
+/*
+ * An accept failed (errno): logged, unless the stop began, SIGTERM held
+ * included (the master shuts a TCP listening socket down right after
+ * it: accept then fails EINVAL); SERVED_NONE, or SERVED_FATAL.
+ */
+static enum served
+failed(struct loop *l)
+{
+	if (stopping || term_pending())
+		return SERVED_NONE;
+	log_error("worker: accept failed: %s", strerror(errno));
+	return ++l->failures > ACCEPT_FAILURES ? SERVED_FATAL : SERVED_NONE;
+}
+
+/*
  * Accepts the next request on c (read from its kept connection, or on a
- * new one) and serves it. SERVED, SERVED_NONE, or SERVED_FATAL.
+ * new one: on a TCP listener one take gave it) and serves it. SERVED,
+ * SERVED_NONE, or SERVED_FATAL.
  */
 static enum served
 serve_next(struct loop *l, struct conn *c)
 {
+	if (l->check_peers && conn_fd(c) < 0)
+		switch (take(l, c)) {
+		case TAKE_GIVEN:
+			break;
+		case TAKE_REFUSED:
+			return SERVED;
+		case TAKE_NONE:
+			return SERVED_NONE;
+		case TAKE_FAILED:
+			return failed(l);
+		}
 	switch (conn_accept(c)) {
 	case CONN_AGAIN:
 		return SERVED_NONE;
+	case CONN_CLOSED:
+		return SERVED;	/* a connection closed */
 	case CONN_FAILED:
-		if (stopping)
-			return SERVED_NONE;
-		log_error("worker: accept failed: %s", strerror(errno));
-		return ++l->failures > ACCEPT_FAILURES ? SERVED_FATAL :
-		    SERVED_NONE;
+		return failed(l);
 	case CONN_ACCEPTED:
 		break;
 	}
 	l->failures = 0;
-	if (!l->check_peers || admit(l->cfg, c, &l->refused) == ADMIT_SERVE)
-		serve(&l->app, c);
+	serve(&l->app, c);
 	conn_finish(c);
 	return SERVED;
 }
@@ -435,16 +508,13 @@ worker_run(const struct config *cfg, int listen_fd, pid_t master)
 	worker_signals();
 	follow_master(master);
 	l.app.cfg = cfg;
+	l.listen_fd = listen_fd;
+	/* TCP: the worker accepts (take), libfcgi never does */
 	l.check_peers = peer_listen_kind(listen_fd) != LISTEN_UNIX;
-	/* TCP: libfcgi closes AF_INET peers not on it at accept; admit()
-	 * checks every peer of every family after it */
-	if (cfg->listen_allow[0] != '\0' &&
-	    setenv("FCGI_WEB_SERVER_ADDRS", cfg->listen_allow, 1) == -1)
-		return 1;
 	if ((l.app.db = repo_open(cfg, 1)) == NULL ||
 	    (l.app.lookup = lookup_new(cfg->cache_ttl_seconds)) == NULL ||
 	    (l.app.quota = quota_new(cfg->cache_ttl_seconds)) == NULL ||
-	    (h = held_new(listen_fd)) == NULL) {
+	    (h = held_new(listen_fd, !l.check_peers)) == NULL) {
 		log_error("worker: cannot initialise");
 		return 1;
 	}

@@ -258,7 +258,7 @@ worker_main(int listen_fd)
 	} else if (mode == M_INSERT) {
 		prepare(&w, "INSERT INTO bench_probe (payload, created_at) VALUES (?, ?)");
 	}
-	if ((h = held_new(listen_fd)) == NULL)
+	if ((h = held_new(listen_fd, 1)) == NULL)
 		die("%s", "FCGX_Init failed (or out of memory)");
 	sigemptyset(&wait);	/* SIGTERM only while waiting, as worker.c does */
 	while (!stopping) {
@@ -269,6 +269,7 @@ worker_main(int listen_fd)
 				continue;
 			switch (conn_accept(c)) {
 			case CONN_AGAIN:
+			case CONN_CLOSED:
 				continue;
 			case CONN_FAILED:
 				if (stopping)

@@ -5,7 +5,11 @@
  *   1. a TCP listen without listen_allow is refused by --check-config
  *      (exit 2; FastCGI has no authentication of its own);
  *   2. listen = 127.0.0.1:PORT, listen_allow = 127.0.0.1: /healthz and
- *      /readyz answer over TCP;
+ *      /readyz answer over TCP, and a kept connection (FCGI_KEEP_CONN)
+ *      answers request after request;
+ *      a stop while the one worker serves a kept connection, a new one
+ *      waiting, logs no "accept failed" (EINVAL on the listening socket
+ *      the master shut down) and exits 0;
  *   3. a second master on the same address refuses to start;
  *   4. listen_allow = 127.0.0.2: a connection from 127.0.0.1 is closed
  *      unanswered while the master runs;
@@ -17,13 +21,19 @@
  *      listen_allow = 127.0.0.2 closes 127.0.0.1's connections unanswered
  *      (libfcgi checks AF_INET peers only: they used to be served),
  *      listen_allow = 127.0.0.1 serves them; a native IPv6 peer (::1) is
- *      never on the IPv4 list: closed unanswered.
+ *      never on the IPv4 list: closed unanswered; with one worker, a
+ *      refused peer's silent connection (it sends nothing) does not hold
+ *      the worker: an allowed peer (127.0.0.2) is answered at once, and
+ *      SIGTERM ends the master cleanly (libfcgi used to read the refused
+ *      connection's first record before the check, for ever).
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +42,12 @@
 #include "check.h"
 #include "util/port.h"
 #include "fcgi_client.h"
+#include "load.h"
 #include "proc_util.h"
+
+#define SILENT_MS	2000	/* an allowed peer is answered within */
+#define PEER_IO_MS	5000	/* PEER_IO_TIMEOUT_SECONDS (src/serve/peer.h) */
+#define LINGER_MS	2000	/* libfcgi's close waits for the peer's EOF */
 
 /*
  * fd (a new stream socket, or -1) with SO_REUSEADDR, bound to sa (len
@@ -105,12 +120,14 @@ dual_listener(unsigned port)
 }
 
 /*
- * What [::1]:port does with a FastCGI GET /healthz: 1 when an answer
- * came back, 0 when the connection was closed without one, -1 when no
- * IPv6 connection could be made.
+ * What a FastCGI GET /healthz from src (NULL: any address) to dst does,
+ * waiting ms for the answer: 1 when an answer came back, 0 when the
+ * connection was closed (or silent) without one, -1 when no connection
+ * could be made.
  */
 static int
-v6_answered(unsigned port)
+answered_from(const struct sockaddr *src, const struct sockaddr *dst,
+    socklen_t len, int ms)
 {
 	static const unsigned char req[] = {
 		1, 1, 0, 1, 0, 8, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0,	/* BEGIN */
@@ -122,17 +139,13 @@ v6_answered(unsigned port)
 		1, 4, 0, 1, 0, 0, 0, 0,					/* end */
 		1, 5, 0, 1, 0, 0, 0, 0,					/* STDIN */
 	};
-	struct sockaddr_in6	 sa;
-	struct timeval		 tv = { 10, 0 };
+	struct timeval		 tv = { ms / 1000, (ms % 1000) * 1000 };
 	unsigned char		 b[512];
-	int			 fd = socket(AF_INET6, SOCK_STREAM, 0);
+	int			 fd = socket(dst->sa_family, SOCK_STREAM, 0);
 	ssize_t			 r;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sin6_family = AF_INET6;
-	sa.sin6_addr = in6addr_loopback;
-	sa.sin6_port = htons((uint16_t)port);
-	if (fd == -1 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == -1) {
+	if (fd == -1 || (src != NULL && bind(fd, src, len) == -1) ||
+	    connect(fd, dst, len) == -1) {
 		if (fd != -1)
 			close(fd);
 		return -1;
@@ -145,6 +158,40 @@ v6_answered(unsigned port)
 	r = read(fd, b, sizeof(b));
 	close(fd);
 	return r > 0;
+}
+
+/* What [::1]:port does with a FastCGI GET /healthz (answered_from). */
+static int
+v6_answered(unsigned port)
+{
+	struct sockaddr_in6	 sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sin6_family = AF_INET6;
+	sa.sin6_addr = in6addr_loopback;
+	sa.sin6_port = htons((uint16_t)port);
+	return answered_from(NULL, (struct sockaddr *)&sa, sizeof(sa), 10000);
+}
+
+/* The IPv4 address a (host order) at port, in *sa. */
+static void
+v4(struct sockaddr_in *sa, uint32_t a, unsigned port)
+{
+	memset(sa, 0, sizeof(*sa));
+	sa->sin_family = AF_INET;
+	sa->sin_addr.s_addr = htonl(a);
+	sa->sin_port = htons((uint16_t)port);
+}
+
+/* SIGTERM to master m: its exit status within STOP_MS, else -1. */
+static int
+term_and_exit(pid_t m)
+{
+	int	 st;
+
+	(void)kill(m, SIGTERM);
+	st = wait_master_exit(m, STOP_MS);
+	return st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
 /* The exit status of `asyncexec-fcgi --config cfg --check-config`; err. */
@@ -172,9 +219,60 @@ get(const char *addr, const char *uri)
 	return st;
 }
 
+/*
+ * The status of GET /healthz with FCGI_KEEP_CONN on the open connection
+ * fd, or -1.
+ */
+static int
+kept_healthz(int fd)
+{
+	const char		*kv[2 * FCGI_BASE_PARAMS];
+	struct fcgi_resp	 r;
+	long long		 dl = ut_now_ms() + REQ_MS;
+	size_t			 n = fcgi_base_params(kv, "GET", "/healthz",
+				    NULL, NULL);
+	int			 st = -1;
+
+	memset(&r, 0, sizeof(r));
+	if (fcgi_begin_keep(fd, dl) == 0 && fcgi_params(fd, kv, n, dl) == 0 &&
+	    fcgi_stdin(fd, NULL, 0, dl) == 0 && fcgi_read(fd, &r, dl) == 0)
+		st = r.status;
+	fcgi_resp_free(&r);
+	return st;
+}
+
+/*
+ * 2: a submit whose body stops arriving (10 of its bytes sent, the peer
+ * silent) is answered 400 after PEER_IO_MS, not held for ever.
+ */
+static void
+half_sent(const char *addr)
+{
+	static const char	 body[] = "{\"n\":\"0123456789ab\"}";
+	struct fcgi_resp	 r;
+	long long		 t0 = ut_now_ms(), took;
+	int			 fd;
+
+	memset(&r, 0, sizeof(r));
+	CHECK((fd = submit_start(addr, "tcp-half", body, 10, t0 + REQ_MS)) !=
+	    -1);
+	if (fd == -1)
+		return;
+	(void)fcgi_read(fd, &r, t0 + PEER_IO_MS + LINGER_MS + SILENT_MS);
+	took = ut_now_ms() - t0;
+	printf("figure: a submit whose body stops after 10 bytes -> %d after "
+	    "%lld ms\n", r.status, took);
+	CHECK_EQ_INT(r.status, 400);
+	CHECK(r.body != NULL && strstr(r.body, "shorter than Content-Length")
+	    != NULL);
+	CHECK(took >= PEER_IO_MS - 100);
+	fcgi_resp_free(&r);
+	close(fd);
+}
+
 /* Starts a master on cfg and waits until GET /healthz answers on addr. */
 static pid_t
-up(const char *cfg, const char *log, const char *addr)
+up_tcp(const char *cfg, const char *log, const char *addr)
 {
 	struct up_wait	 u;
 	pid_t		 pid = start_master(cfg, log, -1);
@@ -187,6 +285,92 @@ up(const char *cfg, const char *log, const char *addr)
 		return -1;
 	}
 	return pid;
+}
+
+/*
+ * Sends on the kept connection fd a submit (FCGI_KEEP_CONN, correlation
+ * id cid) of body, only its first sent bytes. 0 or -1.
+ */
+static int
+keep_submit(int fd, const char *cid, const char *body, size_t sent)
+{
+	const char	*uri, *auth, *kv[2 * (FCGI_BASE_PARAMS + 2)];
+	char		 clen[32];
+	long long	 dl = ut_now_ms() + REQ_MS;
+	size_t		 n;
+
+	if (fd == -1 || proc_route_key(&uri, &auth) == -1)
+		return -1;
+	snprintf(clen, sizeof(clen), "%zu", strlen(body));
+	n = fcgi_base_params(kv, "POST", uri, "application/json", clen);
+	kv[2 * n] = "HTTP_AUTHORIZATION", kv[2 * n + 1] = auth, n++;
+	kv[2 * n] = "HTTP_X_CORRELATION_ID", kv[2 * n + 1] = cid, n++;
+	return fcgi_begin_keep(fd, dl) == 0 && fcgi_params(fd, kv, n, dl) ==
+	    0 && fcgi_stdin(fd, body, sent, dl) == 0 ? 0 : -1;
+}
+
+/* Sends the rest of keep_submit's body on fd: the answer's status, or -1. */
+static int
+keep_finish(int fd, const char *body, size_t sent)
+{
+	struct fcgi_resp	 r;
+	long long		 dl = ut_now_ms() + REQ_MS;
+	int			 st = -1;
+
+	memset(&r, 0, sizeof(r));
+	if (fd != -1 && fcgi_stdin(fd, body + sent, strlen(body) - sent, dl) ==
+	    0 && fcgi_stdin(fd, NULL, 0, dl) == 0 && fcgi_read(fd, &r, dl) == 0)
+		st = r.status;
+	fcgi_resp_free(&r);
+	return st;
+}
+
+/*
+ * 2, a stop while busy (one worker): its round holds a kept connection
+ * k1 (a submit whose body is half sent) and, behind it, a new connection
+ * waiting. SIGTERM comes while k1 is served; the master shuts the
+ * listening socket down; then k1 is answered and the round's accept
+ * fails (EINVAL). The stop must log no "accept failed" and end with 0.
+ */
+static void
+stop_busy(const char *cfg, const char *log, const char *addr)
+{
+	static const char	 body[] = "{\"n\":\"0123456789ab\"}";
+	struct log_wait		 lw = { log, "master: stopping" };
+	int			 k0 = -1, k1 = -1, n = -1, st;
+	pid_t			 m;
+
+	CHECK(wait_for(port_free, (void *)addr, STOP_MS));
+	CHECK_EQ_INT(derive_config_x(cfg, addr, "1",
+	    "listen_allow = 127.0.0.1\n", NULL), 0);
+	CHECK((m = up_tcp(cfg, log, addr)) > 0);
+	CHECK((k0 = fcgi_connect(addr)) != -1 &&
+	    (k1 = fcgi_connect(addr)) != -1);
+	CHECK_EQ_INT(kept_healthz(k0), 200);
+	CHECK_EQ_INT(kept_healthz(k1), 200);
+	/* a round of k0 alone, held in its body */
+	CHECK_EQ_INT(keep_submit(k0, "busy-0", body, 10), 0);
+	CHECK(wait_for(holder, &(struct holder_wait){ m, 0 }, START_MS));
+	/* meanwhile k1's submit and a new connection arrive */
+	CHECK_EQ_INT(keep_submit(k1, "busy-1", body, 10), 0);
+	CHECK((n = fcgi_connect(addr)) != -1);
+	CHECK_EQ_INT(keep_finish(k0, body, 10), 202);
+	/* the next round: k1, held in its body, then an accept */
+	CHECK(wait_for(holder, &(struct holder_wait){ m, 0 }, START_MS));
+	(void)kill(m, SIGTERM);
+	CHECK(wait_for(logged, &lw, STOP_MS));	/* the socket is shut down */
+	CHECK_EQ_INT(keep_finish(k1, body, 10), 202);
+	close(k0);
+	close(k1);
+	if (n != -1)
+		close(n);
+	st = wait_master_exit(m, STOP_MS);
+	CHECK(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	printf("figure: a stop while a worker serves a kept connection: %d "
+	    "\"accept failed\" lines\n", log_count(log, "accept failed"));
+	CHECK_EQ_INT(log_count(log, "accept failed"), 0);
+	if (check_fail_ > 0)
+		dump_log(log);
 }
 
 /* 5: an inherited TCP socket needs listen_allow. */
@@ -245,6 +429,97 @@ up_systemd(const char *cfg, const char *log, int fd)
 	return m;
 }
 
+/*
+ * 6, one worker (cfg as silent_refused wrote it): an allowed peer
+ * (127.0.0.2) that connects and goes silent holds the worker for
+ * PEER_IO_MS (and LINGER_MS as libfcgi closes it) at most: its
+ * connection is then closed unanswered, and the next request is
+ * answered.
+ */
+static void
+silent_allowed(const char *cfg, const char *log, int fd, unsigned port)
+{
+	struct sockaddr_in	 src, dst;
+	struct timeval		 tv = { 3 * PEER_IO_MS / 1000, 0 };
+	long long		 t0, took;
+	char			 b;
+	int			 silent, ok;
+	ssize_t			 r = -1;
+	pid_t			 m;
+
+	m = start_master_systemd(cfg, log, fd);
+	CHECK(m > 0 && wait_for(has_n_workers, &(struct n_workers){ m, 1 },
+	    START_MS));
+	v4(&src, 0x7f000002, 0);
+	v4(&dst, 0x7f000001, port);
+	silent = socket(AF_INET, SOCK_STREAM, 0);
+	CHECK(silent != -1 && bind(silent, (struct sockaddr *)&src,
+	    sizeof(src)) == 0 && connect(silent, (struct sockaddr *)&dst,
+	    sizeof(dst)) == 0);
+	t0 = ut_now_ms();
+	ok = answered_from((struct sockaddr *)&src, (struct sockaddr *)&dst,
+	    sizeof(dst), 3 * PEER_IO_MS);
+	took = ut_now_ms() - t0;
+	if (silent != -1) {
+		(void)setsockopt(silent, SOL_SOCKET, SO_RCVTIMEO, &tv,
+		    sizeof(tv));
+		r = read(silent, &b, 1);
+		close(silent);
+	}
+	printf("figure: one worker, a silent connection from an allowed "
+	    "peer: the next GET /healthz -> %s after %lld ms; the silent one "
+	    "%s\n", ok == 1 ? "answered" : "no answer", took, r == 0 ?
+	    "closed unanswered" : "not closed");
+	CHECK_EQ_INT(ok, 1);
+	CHECK(took < PEER_IO_MS + LINGER_MS + SILENT_MS);
+	CHECK(r == 0);
+	CHECK_EQ_INT(term_and_exit(m), 0);
+}
+
+/*
+ * 6, one worker: a silent connection from a refused peer (127.0.0.1,
+ * v4-mapped) does not hold the worker: 127.0.0.2 is answered within
+ * SILENT_MS, and SIGTERM ends the master with 0 within STOP_MS.
+ */
+static void
+silent_refused(const char *cfg, const char *log, const char *sock, int fd,
+    unsigned port)
+{
+	struct sockaddr_in	 src, dst;
+	char			 addr[64];
+	long long		 t0, took;
+	int			 silent, ok, st;
+	pid_t			 m;
+
+	snprintf(addr, sizeof(addr), "127.0.0.1:%u", port);
+	CHECK_EQ_INT(derive_config_x(cfg, sock, "1",
+	    "listen_allow = 127.0.0.2\n", NULL), 0);
+	m = start_master_systemd(cfg, log, fd);
+	CHECK(m > 0 && wait_for(has_n_workers, &(struct n_workers){ m, 1 },
+	    START_MS));
+	CHECK((silent = fcgi_connect(addr)) != -1);	/* and sends nothing */
+	v4(&src, 0x7f000002, 0);
+	v4(&dst, 0x7f000001, port);
+	t0 = ut_now_ms();
+	ok = answered_from((struct sockaddr *)&src, (struct sockaddr *)&dst,
+	    sizeof(dst), 2 * SILENT_MS);
+	took = ut_now_ms() - t0;
+	t0 = ut_now_ms();
+	(void)kill(m, SIGTERM);
+	st = wait_master_exit(m, STOP_MS);
+	printf("figure: one worker, a silent connection from a refused peer: "
+	    "GET /healthz from 127.0.0.2 -> %s after %lld ms; SIGTERM -> "
+	    "exit %d after %lld ms\n", ok == 1 ? "answered" : "no answer",
+	    took, st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1,
+	    ut_now_ms() - t0);
+	CHECK_EQ_INT(ok, 1);
+	CHECK(took < SILENT_MS);
+	CHECK(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	if (silent != -1)
+		close(silent);
+	silent_allowed(cfg, log, fd, port);
+}
+
 /* 6: a dual-stack inherited socket: the allow list holds for IPv4 too. */
 static void
 dual_stack(void)
@@ -285,6 +560,7 @@ dual_stack(void)
 	CHECK(!exists(sock));
 	if (m > 0)
 		kill_master(m);
+	silent_refused(cfg, log, sock, fd, port);
 	if (check_fail_ > 0)
 		dump_log(log);
 	close(fd);
@@ -297,6 +573,7 @@ main(void)
 	char		 addr[64], err[4096];
 	pid_t		 m, m2;
 	struct exit_wait w;
+	int		 kfd;
 
 	if (proc_init("listen_tcp") == -1)
 		return 1;
@@ -315,9 +592,17 @@ main(void)
 	CHECK_EQ_INT(derive_config_x(cfg, addr, WORKERS_STR,
 	    "listen_allow = 127.0.0.1\n", NULL), 0);
 	CHECK_EQ_INT(check_config(cfg, err, sizeof(err)), 0);
-	CHECK((m = up(cfg, log, addr)) > 0);
+	CHECK((m = up_tcp(cfg, log, addr)) > 0);
 	CHECK_EQ_INT(get(addr, "/healthz"), 200);
 	CHECK_EQ_INT(get(addr, "/readyz"), 200);
+	/* a kept TCP connection answers request after request */
+	CHECK((kfd = fcgi_connect(addr)) != -1);
+	CHECK_EQ_INT(kept_healthz(kfd), 200);
+	CHECK_EQ_INT(kept_healthz(kfd), 200);
+	if (kfd != -1)
+		close(kfd);
+	CHECK_EQ_INT(get(addr, "/healthz"), 200);
+	half_sent(addr);
 
 	/* 3 */
 	m2 = start_master(cfg, log2, -1);
@@ -326,6 +611,7 @@ main(void)
 	CHECK(wait_master_exit(m2, STOP_MS) != 0);
 	CHECK_EQ_INT(get(addr, "/healthz"), 200);	/* the first one serves */
 	kill_master(m);
+	stop_busy(cfg, path_in_tmp("stop.log"), addr);
 
 	/* 4 */
 	CHECK_EQ_INT(derive_config_x(cfg2, addr, WORKERS_STR,

@@ -32,6 +32,11 @@
  *      127.0.0.1 is still closed unanswered (it used to be served by the
  *      new generation); a file with a changed listen_allow is reloaded
  *   7. log_level info -> debug: every new worker logs at debug
+ *   8. SIGHUP before the master has installed its handlers (it waits
+ *      in the open of its db_password_file, here a FIFO): it used to
+ *      kill the master (systemd takes death by SIGHUP for a clean exit,
+ *      Restart=on-failure does nothing); the master now holds it until
+ *      its workers are up, then reloads: it serves, and stops with 0
  *
  * Figures are printed as "figure: ..." lines.
  */
@@ -41,6 +46,7 @@
 #include <sys/wait.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
 #include <stdio.h>
@@ -656,6 +662,72 @@ scenario_level(void)
 	down(m, log);
 }
 
+/* Whether master *arg has exec'd and waits in an open(2) (its FIFO). */
+static int
+opening(void *arg)
+{
+	pid_t	 pid = *(pid_t *)arg;
+	char	 path[64], *comm;
+	int	 ok;
+
+	snprintf(path, sizeof(path), "/proc/%ld/comm", (long)pid);
+	comm = read_file(path);
+	ok = comm != NULL && strncmp(comm, "asyncexec-fcgi", 14) == 0 &&
+	    blocked_in(pid) == SYS_openat;
+	free(comm);
+	return ok;
+}
+
+/*
+ * 8. SIGHUP before the handlers: the master started with its password
+ * file a FIFO gets it while it waits in that open; the password is then
+ * written, and the FIFO's name given to a regular file with the same
+ * password (for the reload).
+ */
+static void
+scenario_hup_at_start(void)
+{
+	const char	*cfg = path_in_tmp("hup.conf");
+	const char	*sock = path_in_tmp("hup.sock");
+	const char	*log = path_in_tmp("hup.log");
+	const char	*fifo = path_in_tmp("hup.pw");
+	const char	*file = path_in_tmp("hup.pw.file");
+	struct log_wait	 lw = { log, "master: reloaded" };
+	struct up_wait	 u;
+	struct exit_wait w;
+	char		 extra[600], *base = read_file(base_cfg), *pw = NULL;
+	const char	*v = base != NULL ?
+			    config_value(base, "db_password_file") : NULL;
+	int		 fd = -1, up;
+	pid_t		 m;
+
+	CHECK(v != NULL && (pw = read_file(v)) != NULL);
+	CHECK(pw != NULL && write_file(file, pw) == 0);
+	CHECK(mkfifo(fifo, 0600) == 0);
+	snprintf(extra, sizeof(extra), "db_password_file = %s\n", fifo);
+	CHECK_EQ_INT(derive_config_x(cfg, sock, WORKERS_STR, extra, NULL), 0);
+	CHECK((m = start_master(cfg, log, -1)) > 0);
+	CHECK(m > 0 && wait_for(opening, &m, START_MS));
+	CHECK_EQ_INT(kill(m, SIGHUP), 0);
+	/* a reader left (not killed): the FIFO opens without blocking */
+	CHECK((fd = open(fifo, O_WRONLY | O_NONBLOCK)) != -1);
+	CHECK(fd == -1 || (write(fd, pw, strlen(pw)) == (ssize_t)strlen(pw)
+	    && rename(file, fifo) == 0));
+	if (fd != -1)
+		close(fd);
+	u.pid = w.pid = m, u.sock = sock, u.status = -1;
+	up = wait_for(answers, &u, START_MS) && !has_exited(&w);
+	printf("figure: SIGHUP before the handlers: the master %s\n", up ?
+	    "serves" : "is gone");
+	CHECK(up && u.status == 200);
+	CHECK(wait_for(logged, &lw, STOP_MS));	/* the SIGHUP: a reload */
+	CHECK_EQ_INT(term_and_wait(m, STOP_MS, NULL), 0);
+	if (check_fail_ > 0)
+		dump_log(log);
+	free(base);
+	free(pw);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -668,6 +740,7 @@ main(int argc, char *argv[])
 		{ "allow", scenario_drop_allow },
 		{ "level", scenario_level },
 		{ "waits", scenario_waits },
+		{ "hupstart", scenario_hup_at_start },
 	};
 
 	return scenarios_main("reload", "proc_master_reload", sc,
