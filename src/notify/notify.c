@@ -436,7 +436,8 @@ signature(struct nstate *ns, const struct notify_endpoint *e,
 }
 
 /*
- * Signs and starts the delivery leased into slot s. The list is read
+ * Signs and starts the delivery leased into slot s, to end before its
+ * lease does (held, due at once, when too little is left). The list is read
  * again when it lacks the endpoint or is older than the delivery and
  * says disabled: the outbox made the delivery for an endpoint enabled
  * then, maybe after the list was read.
@@ -448,7 +449,7 @@ dispatch(struct nstate *ns, struct slot *s)
 	struct attempt	 a = { AC_REFUSED, 0, -1 };
 	char		 h[4][2 * WEBHOOK_SIG_LEN + 64], err[SEND_ERROR_MAX];
 	const char	*hp[4] = { h[0], h[1], h[2], h[3] };
-	int64_t		 now = clock_now_ms();
+	int64_t		 now = clock_now_ms(), ms;
 
 	if ((e = endpoint_find(ns, s->d.endpoint_id)) == NULL &&
 	    (refresh_endpoints(ns, now) == -1 ||
@@ -481,8 +482,14 @@ dispatch(struct nstate *ns, struct slot *s)
 		    "webhook_key_file");
 		return;
 	}
+	/* the transfer ends before its lease does (policy_transfer_ms) */
+	if ((ms = policy_transfer_ms(s->d.lease_until, clock_now_ms(),
+	    ns->cfg.webhook_timeout)) == 0) {
+		hold(ns, s, 0, "held: too little of the lease was left");
+		return;
+	}
 	switch (sender_start(ns->snd, e->url, hp, 4, s->d.body, s->d.body_len,
-	    (size_t)(s - ns->slots), err, sizeof(err))) {
+	    ms, (size_t)(s - ns->slots), err, sizeof(err))) {
 	case SEND_STARTED:
 		return;
 	case SEND_REFUSED:

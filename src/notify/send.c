@@ -3,6 +3,7 @@
  */
 #include <sys/socket.h>
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,10 +164,10 @@ scheme_ok(const struct sender *s, const char *url, char *err, size_t errsz)
 	return -1;
 }
 
-/* Sets x's options for a POST of body to url. 0 or -1. */
+/* Sets x's options for a POST of body to url within timeout_ms. 0 or -1. */
 static int
 xfer_setup(struct sender *s, struct xfer *x, const char *url,
-    const char *body, size_t len)
+    const char *body, size_t len, int64_t timeout_ms)
 {
 	CURL	*e = x->easy;
 	int	 bad = 0;
@@ -181,7 +182,7 @@ xfer_setup(struct sender *s, struct xfer *x, const char *url,
 	bad |= curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L) != CURLE_OK;
 	bad |= curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT,
 	    (long)s->opts.connect_timeout) != CURLE_OK;
-	bad |= curl_easy_setopt(e, CURLOPT_TIMEOUT, (long)s->opts.timeout) !=
+	bad |= curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)timeout_ms) !=
 	    CURLE_OK;
 	bad |= curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, (long)len) != CURLE_OK;
 	bad |= curl_easy_setopt(e, CURLOPT_COPYPOSTFIELDS, body) != CURLE_OK;
@@ -199,13 +200,14 @@ xfer_setup(struct sender *s, struct xfer *x, const char *url,
 
 /*
  * Starts a POST of body (len bytes, copied) to url with the given header
- * lines for the caller's slot. SEND_STARTED; SEND_REFUSED (the scheme,
- * reason in err); SEND_FAILED (logged).
+ * lines for the caller's slot, ended after timeout_ms (at most the
+ * options' timeout). SEND_STARTED; SEND_REFUSED (the scheme, reason in
+ * err); SEND_FAILED (logged).
  */
 enum send_rc
 sender_start(struct sender *s, const char *url, const char *const *headers,
-    size_t nheaders, const char *body, size_t len, size_t slot, char *err,
-    size_t errsz)
+    size_t nheaders, const char *body, size_t len, int64_t timeout_ms,
+    size_t slot, char *err, size_t errsz)
 {
 	struct curl_slist	*l;
 	struct xfer		*x;
@@ -218,6 +220,8 @@ sender_start(struct sender *s, const char *url, const char *const *headers,
 	x->owner = s;
 	x->slot = slot;
 	x->refused = AR_PUBLIC;
+	if (timeout_ms <= 0 || timeout_ms > (int64_t)s->opts.timeout * 1000)
+		timeout_ms = (int64_t)s->opts.timeout * 1000;
 	for (i = 0; i < nheaders; i++) {
 		if ((l = curl_slist_append(x->headers, headers[i])) == NULL)
 			goto fail;
@@ -227,7 +231,7 @@ sender_start(struct sender *s, const char *url, const char *const *headers,
 		goto fail;
 	x->headers = l;
 	if ((x->easy = curl_easy_init()) == NULL ||
-	    xfer_setup(s, x, url, body, len) == -1 ||
+	    xfer_setup(s, x, url, body, len, timeout_ms) == -1 ||
 	    curl_multi_add_handle(s->multi, x->easy) != CURLM_OK)
 		goto fail;
 	x->next = s->running;

@@ -16,6 +16,7 @@
 #define ASYNCEXEC_NOTIFY_SEND_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "addr.h"
 #include "policy.h"
@@ -46,8 +47,8 @@ void		 sender_set_opts(struct sender *, const struct send_opts *);
 size_t		 sender_active(const struct sender *);
 enum send_rc	 sender_start(struct sender *, const char *url,
 		    const char *const *headers, size_t nheaders,
-		    const char *body, size_t len, size_t slot, char *err,
-		    size_t errsz);
+		    const char *body, size_t len, int64_t timeout_ms,
+		    size_t slot, char *err, size_t errsz);
 int		 sender_poll(struct sender *, int extra_fd, int timeout_ms,
 		    int *extra_ready);
 int		 sender_done(struct sender *, size_t *slot, struct attempt *,

@@ -547,6 +547,8 @@ repo_notify_lease(struct ndb *n, int64_t now, int64_t lease_ms,
 	    db_affected(n->db, NSTMT_TAKE) != (int)*cnt ||
 	    db_commit(n->db) == -1)
 		goto fail;
+	for (i = 0; i < *cnt; i++)
+		out[i].lease_until = now + lease_ms;
 	free(ids);
 	free(json);
 	return REPO_OK;

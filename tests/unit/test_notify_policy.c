@@ -203,6 +203,33 @@ bodies(void)
 	CHECK(event_body(&x, out, 40, &len) == -1);
 }
 
+/* A transfer's time limit: webhook_timeout, cut so it ends before its
+ * lease with room to record it; none when too little is left. */
+static void
+transfer_limits(void)
+{
+	int64_t	 now = 1000000;
+
+	/* a lease just taken (webhook_timeout + 5 s left): webhook_timeout */
+	CHECK_EQ_INT(policy_transfer_ms(now + 15000 + 5000, now, 15), 15000);
+	CHECK_EQ_INT(policy_transfer_ms(now + 300000 + 5000, now, 300),
+	    300000);
+	/* the lease taken 4 s ago (a statement waited): what is left less the
+	 * margin to record the answer */
+	CHECK_EQ_INT(policy_transfer_ms(now + 15000 + 1000, now, 15),
+	    16000 - POLICY_RECORD_MS);
+	CHECK(policy_transfer_ms(now + 16000, now, 15) < 15000);
+	CHECK(now + policy_transfer_ms(now + 16000, now, 15) +
+	    POLICY_RECORD_MS <= now + 16000);
+	/* too little left: not started (0) */
+	CHECK_EQ_INT(policy_transfer_ms(now + POLICY_RECORD_MS +
+	    POLICY_TRANSFER_MIN_MS - 1, now, 15), 0);
+	CHECK_EQ_INT(policy_transfer_ms(now + POLICY_RECORD_MS +
+	    POLICY_TRANSFER_MIN_MS, now, 15), POLICY_TRANSFER_MIN_MS);
+	CHECK_EQ_INT(policy_transfer_ms(now, now, 15), 0);
+	CHECK_EQ_INT(policy_transfer_ms(now - 60000, now, 15), 0);
+}
+
 int
 main(void)
 {
@@ -211,5 +238,6 @@ main(void)
 	schedules();
 	decisions();
 	bodies();
+	transfer_limits();
 	return check_done("unit_notify_policy");
 }
