@@ -23,6 +23,7 @@ struct xfer {
 	size_t			 slot;
 	size_t			 got;		/* answer bytes read */
 	int			 cut;		/* the answer passed the limit */
+	int			 head_cut;	/* its headers did */
 	enum addr_range		 refused;	/* AR_PUBLIC: none */
 	char			 refused_addr[64];
 	unsigned		 allowed;	/* addresses connected to */
@@ -125,6 +126,24 @@ on_data(char *p, size_t size, size_t n, void *arg)
 }
 
 /*
+ * Counts the answer's header lines toward SEND_RESPONSE_MAX too, and
+ * stops the transfer (a failure, head_cut) when they pass it.
+ */
+static size_t
+on_header(char *p, size_t size, size_t n, void *arg)
+{
+	struct xfer	*x = arg;
+
+	(void)p;
+	if (x->got + size * n > SEND_RESPONSE_MAX) {
+		x->head_cut = 1;
+		return 0;
+	}
+	x->got += size * n;
+	return size * n;
+}
+
+/*
  * Opens the socket of a connection unless its address is in a refused
  * range (addr.h): libcurl then tries the name's next address, or fails
  * the transfer with CURLE_COULDNT_CONNECT. The socket, or
@@ -189,6 +208,9 @@ xfer_setup(struct sender *s, struct xfer *x, const char *url,
 	bad |= curl_easy_setopt(e, CURLOPT_HTTPHEADER, x->headers) != CURLE_OK;
 	bad |= curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_data) != CURLE_OK;
 	bad |= curl_easy_setopt(e, CURLOPT_WRITEDATA, x) != CURLE_OK;
+	bad |= curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header) !=
+	    CURLE_OK;
+	bad |= curl_easy_setopt(e, CURLOPT_HEADERDATA, x) != CURLE_OK;
 	bad |= curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, on_open) !=
 	    CURLE_OK;
 	bad |= curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, x) != CURLE_OK;
@@ -294,8 +316,8 @@ transport_error(CURLcode res, char *err, size_t errsz)
 /*
  * Fills a and err from finished transfer x whose result was res. Refused
  * (dead at once) only when every address tried was refused: when one
- * was allowed, its failure (a timeout, a refused or broken connection)
- * is a transport error, retried.
+ * was allowed, its failure (a timeout, a refused or broken connection,
+ * headers past SEND_RESPONSE_MAX) is a failure, retried.
  */
 static void
 judge(struct xfer *x, CURLcode res, struct attempt *a, char *err,
@@ -316,6 +338,12 @@ judge(struct xfer *x, CURLcode res, struct attempt *a, char *err,
 		snprintf(err, errsz, "refused to connect to %s (%s; allow it "
 		    "with webhook_allow_networks)", x->refused_addr,
 		    addr_range_name(x->refused));
+		return;
+	}
+	if (x->head_cut) {
+		a->cls = AC_FAILED;
+		snprintf(err, errsz, "the answer's headers passed %d bytes",
+		    SEND_RESPONSE_MAX);
 		return;
 	}
 	if (a->status != 0 && (res == CURLE_OK || x->cut)) {

@@ -21,7 +21,8 @@
 #include "addr.h"
 #include "policy.h"
 
-#define SEND_RESPONSE_MAX	65536	/* bytes of an answer read at most */
+#define SEND_RESPONSE_MAX	65536	/* bytes of an answer read at most,
+					 * its headers included */
 #define SEND_ERROR_MAX		200	/* an attempt's error text */
 #define SEND_HEADERS_MAX	8
 
