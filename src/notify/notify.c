@@ -437,10 +437,11 @@ signature(struct nstate *ns, const struct notify_endpoint *e,
 
 /*
  * Signs and starts the delivery leased into slot s, to end before its
- * lease does (held, due at once, when too little is left). The list is read
- * again when it lacks the endpoint or is older than the delivery and
- * says disabled: the outbox made the delivery for an endpoint enabled
- * then, maybe after the list was read.
+ * lease does (held, due at once, when too little is left). The list is
+ * read again when it lacks the endpoint, or says disabled and is older
+ * than the delivery or its lease: the outbox made the delivery, and the
+ * lease took it, for an endpoint enabled then, maybe after the list was
+ * read (an endpoint enabled again).
  */
 static void
 dispatch(struct nstate *ns, struct slot *s)
@@ -458,7 +459,8 @@ dispatch(struct nstate *ns, struct slot *s)
 		return;
 	}
 	/* e points into the list a refresh replaces: found again after it */
-	if (!e->enabled && s->d.created_at >= ns->eps_at &&
+	if (!e->enabled && (s->d.created_at >= ns->eps_at ||
+	    s->d.leased_at >= ns->eps_at) &&
 	    refresh_endpoints(ns, now) == 0 &&
 	    (e = endpoint_find(ns, s->d.endpoint_id)) == NULL) {
 		finish(ns, s, &a, "the endpoint was removed");
