@@ -152,13 +152,41 @@ classify4(const unsigned char *a, const struct addr_allow *al)
 	return AR_PUBLIC;
 }
 
-/* The range of IPv6 address a (16 bytes); IPv4-mapped ones as IPv4. */
+/*
+ * The IPv4 address that IPv6 address a carries to an IPv4 host: NAT64
+ * with the well-known prefix 64:ff9b::/96 (RFC 6052) and SIIT
+ * ::ffff:0:0/96 in the low 32 bits, 6to4 2002::/16 in bits 16..47.
+ * A pointer into a, or NULL for another address.
+ */
+static const unsigned char *
+embedded4(const unsigned char *a)
+{
+	static const unsigned char nat64[12] = { 0, 0x64, 0xff, 0x9b };
+	static const unsigned char siit[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0xff,
+	    0xff };
+
+	if (memcmp(a, nat64, 12) == 0 || memcmp(a, siit, 12) == 0)
+		return a + 12;
+	if (a[0] == 0x20 && a[1] == 0x02)
+		return a + 2;
+	return NULL;
+}
+
+/*
+ * The range of IPv6 address a (16 bytes); the forms that carry an IPv4
+ * address (mapped, compatible, embedded4) as that IPv4 address; the
+ * local-use NAT64 prefix 64:ff9b:1::/48 (RFC 8215, where the IPv4 address
+ * sits depends on the network) reserved.
+ */
 static enum addr_range
 classify6(const unsigned char *a, const struct addr_allow *al)
 {
 	static const unsigned char mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0,
 	    0, 0xff, 0xff };
+	static const unsigned char nat64_local[6] = { 0, 0x64, 0xff, 0x9b,
+	    0, 1 };
 	static const unsigned char zero[16];
+	const unsigned char *v4;
 	size_t	 i;
 
 	if (memcmp(a, mapped, 12) == 0)
@@ -170,6 +198,10 @@ classify6(const unsigned char *a, const struct addr_allow *al)
 		return a[15] == 1 ? AR_LOOPBACK : AR_UNSPECIFIED;
 	if (memcmp(a, zero, 12) == 0)
 		return classify4(a + 12, al);	/* IPv4-compatible ::a.b.c.d */
+	if ((v4 = embedded4(a)) != NULL)
+		return classify4(v4, al);
+	if (memcmp(a, nat64_local, 6) == 0)
+		return AR_RESERVED;
 	if (a[0] == 0xff)
 		return AR_MULTICAST;
 	if ((a[0] & 0xfe) == 0xfc)

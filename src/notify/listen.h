@@ -13,7 +13,7 @@
 #include "buf.h"
 
 #define LISTEN_REQUEST_MAX	2048	/* bytes of a request head read */
-#define LISTEN_IO_TIMEOUT_MS	1000	/* a client's read and write, each */
+#define LISTEN_IO_TIMEOUT_MS	1000	/* a client's request and answer, all */
 
 /* Answers path: the status, and the text into body. */
 typedef unsigned (*listen_fn)(void *arg, const char *path, struct buf *body);

@@ -436,10 +436,12 @@ signature(struct nstate *ns, const struct notify_endpoint *e,
 }
 
 /*
- * Signs and starts the delivery leased into slot s. The list is read
- * again when it lacks the endpoint or is older than the delivery and
- * says disabled: the outbox made the delivery for an endpoint enabled
- * then, maybe after the list was read.
+ * Signs and starts the delivery leased into slot s, to end before its
+ * lease does (held, due at once, when too little is left). The list is
+ * read again when it lacks the endpoint, or says disabled and is older
+ * than the delivery or its lease: the outbox made the delivery, and the
+ * lease took it, for an endpoint enabled then, maybe after the list was
+ * read (an endpoint enabled again).
  */
 static void
 dispatch(struct nstate *ns, struct slot *s)
@@ -448,7 +450,7 @@ dispatch(struct nstate *ns, struct slot *s)
 	struct attempt	 a = { AC_REFUSED, 0, -1 };
 	char		 h[4][2 * WEBHOOK_SIG_LEN + 64], err[SEND_ERROR_MAX];
 	const char	*hp[4] = { h[0], h[1], h[2], h[3] };
-	int64_t		 now = clock_now_ms();
+	int64_t		 now = clock_now_ms(), ms;
 
 	if ((e = endpoint_find(ns, s->d.endpoint_id)) == NULL &&
 	    (refresh_endpoints(ns, now) == -1 ||
@@ -457,7 +459,8 @@ dispatch(struct nstate *ns, struct slot *s)
 		return;
 	}
 	/* e points into the list a refresh replaces: found again after it */
-	if (!e->enabled && s->d.created_at >= ns->eps_at &&
+	if (!e->enabled && (s->d.created_at >= ns->eps_at ||
+	    s->d.leased_at >= ns->eps_at) &&
 	    refresh_endpoints(ns, now) == 0 &&
 	    (e = endpoint_find(ns, s->d.endpoint_id)) == NULL) {
 		finish(ns, s, &a, "the endpoint was removed");
@@ -481,8 +484,14 @@ dispatch(struct nstate *ns, struct slot *s)
 		    "webhook_key_file");
 		return;
 	}
+	/* the transfer ends before its lease does (policy_transfer_ms) */
+	if ((ms = policy_transfer_ms(s->d.lease_until, clock_now_ms(),
+	    ns->cfg.webhook_timeout)) == 0) {
+		hold(ns, s, 0, "held: too little of the lease was left");
+		return;
+	}
 	switch (sender_start(ns->snd, e->url, hp, 4, s->d.body, s->d.body_len,
-	    (size_t)(s - ns->slots), err, sizeof(err))) {
+	    ms, (size_t)(s - ns->slots), err, sizeof(err))) {
 	case SEND_STARTED:
 		return;
 	case SEND_REFUSED:

@@ -50,6 +50,25 @@ bad:
 	return SCHEDULE_BAD;
 }
 
+/*
+ * The time limit of a transfer started at now under a lease that ends at
+ * lease_until (both Unix ms): webhook_timeout (timeout_s) at most, and
+ * over POLICY_RECORD_MS before the lease ends, so that no transfer
+ * outlives its lease (another sender may then take the delivery).
+ * Milliseconds, or 0 when less than POLICY_TRANSFER_MIN_MS is left (the
+ * transfer is not to be started).
+ */
+int64_t
+policy_transfer_ms(int64_t lease_until, int64_t now, unsigned timeout_s)
+{
+	int64_t	 left = lease_until - now - POLICY_RECORD_MS;
+	int64_t	 max = (int64_t)timeout_s * 1000;
+
+	if (left < POLICY_TRANSFER_MIN_MS)
+		return 0;
+	return left < max ? left : max;
+}
+
 /* The class of an HTTP status: 2xx delivered, 410 gone, else failed. */
 enum attempt_class
 policy_class(unsigned status)

@@ -17,6 +17,9 @@
 #define SCHEDULE_DELAY_MAX	604800	/* one delay, seconds (7 days) */
 #define RETRY_AFTER_MAX		86400	/* a Retry-After honoured, seconds */
 #define JITTER_PERCENT		20	/* each delay drawn from 80..120 % */
+#define POLICY_RECORD_MS	2000	/* a transfer ends this long before its
+					 * lease: room to record its answer */
+#define POLICY_TRANSFER_MIN_MS	1000	/* less left: not started */
 
 struct schedule {
 	unsigned	 n;
@@ -49,6 +52,8 @@ enum notify_state policy_decide(const struct schedule *, unsigned attempts,
 		    const struct attempt *, uint32_t rnd, int64_t now,
 		    int64_t *due);
 enum attempt_class policy_class(unsigned status);
+int64_t		 policy_transfer_ms(int64_t lease_until, int64_t now,
+		    unsigned timeout_s);
 int		 event_body(const struct notify_exec *, char *out, size_t outsz,
 		    size_t *len);
 

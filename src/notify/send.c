@@ -3,6 +3,7 @@
  */
 #include <sys/socket.h>
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@ struct xfer {
 	size_t			 slot;
 	size_t			 got;		/* answer bytes read */
 	int			 cut;		/* the answer passed the limit */
+	int			 head_cut;	/* its headers did */
 	enum addr_range		 refused;	/* AR_PUBLIC: none */
 	char			 refused_addr[64];
 	unsigned		 allowed;	/* addresses connected to */
@@ -124,6 +126,24 @@ on_data(char *p, size_t size, size_t n, void *arg)
 }
 
 /*
+ * Counts the answer's header lines toward SEND_RESPONSE_MAX too, and
+ * stops the transfer (a failure, head_cut) when they pass it.
+ */
+static size_t
+on_header(char *p, size_t size, size_t n, void *arg)
+{
+	struct xfer	*x = arg;
+
+	(void)p;
+	if (x->got + size * n > SEND_RESPONSE_MAX) {
+		x->head_cut = 1;
+		return 0;
+	}
+	x->got += size * n;
+	return size * n;
+}
+
+/*
  * Opens the socket of a connection unless its address is in a refused
  * range (addr.h): libcurl then tries the name's next address, or fails
  * the transfer with CURLE_COULDNT_CONNECT. The socket, or
@@ -163,10 +183,10 @@ scheme_ok(const struct sender *s, const char *url, char *err, size_t errsz)
 	return -1;
 }
 
-/* Sets x's options for a POST of body to url. 0 or -1. */
+/* Sets x's options for a POST of body to url within timeout_ms. 0 or -1. */
 static int
 xfer_setup(struct sender *s, struct xfer *x, const char *url,
-    const char *body, size_t len)
+    const char *body, size_t len, int64_t timeout_ms)
 {
 	CURL	*e = x->easy;
 	int	 bad = 0;
@@ -181,13 +201,16 @@ xfer_setup(struct sender *s, struct xfer *x, const char *url,
 	bad |= curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L) != CURLE_OK;
 	bad |= curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT,
 	    (long)s->opts.connect_timeout) != CURLE_OK;
-	bad |= curl_easy_setopt(e, CURLOPT_TIMEOUT, (long)s->opts.timeout) !=
+	bad |= curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)timeout_ms) !=
 	    CURLE_OK;
 	bad |= curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, (long)len) != CURLE_OK;
 	bad |= curl_easy_setopt(e, CURLOPT_COPYPOSTFIELDS, body) != CURLE_OK;
 	bad |= curl_easy_setopt(e, CURLOPT_HTTPHEADER, x->headers) != CURLE_OK;
 	bad |= curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_data) != CURLE_OK;
 	bad |= curl_easy_setopt(e, CURLOPT_WRITEDATA, x) != CURLE_OK;
+	bad |= curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header) !=
+	    CURLE_OK;
+	bad |= curl_easy_setopt(e, CURLOPT_HEADERDATA, x) != CURLE_OK;
 	bad |= curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, on_open) !=
 	    CURLE_OK;
 	bad |= curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, x) != CURLE_OK;
@@ -199,13 +222,14 @@ xfer_setup(struct sender *s, struct xfer *x, const char *url,
 
 /*
  * Starts a POST of body (len bytes, copied) to url with the given header
- * lines for the caller's slot. SEND_STARTED; SEND_REFUSED (the scheme,
- * reason in err); SEND_FAILED (logged).
+ * lines for the caller's slot, ended after timeout_ms (at most the
+ * options' timeout). SEND_STARTED; SEND_REFUSED (the scheme, reason in
+ * err); SEND_FAILED (logged).
  */
 enum send_rc
 sender_start(struct sender *s, const char *url, const char *const *headers,
-    size_t nheaders, const char *body, size_t len, size_t slot, char *err,
-    size_t errsz)
+    size_t nheaders, const char *body, size_t len, int64_t timeout_ms,
+    size_t slot, char *err, size_t errsz)
 {
 	struct curl_slist	*l;
 	struct xfer		*x;
@@ -218,6 +242,8 @@ sender_start(struct sender *s, const char *url, const char *const *headers,
 	x->owner = s;
 	x->slot = slot;
 	x->refused = AR_PUBLIC;
+	if (timeout_ms <= 0 || timeout_ms > (int64_t)s->opts.timeout * 1000)
+		timeout_ms = (int64_t)s->opts.timeout * 1000;
 	for (i = 0; i < nheaders; i++) {
 		if ((l = curl_slist_append(x->headers, headers[i])) == NULL)
 			goto fail;
@@ -227,7 +253,7 @@ sender_start(struct sender *s, const char *url, const char *const *headers,
 		goto fail;
 	x->headers = l;
 	if ((x->easy = curl_easy_init()) == NULL ||
-	    xfer_setup(s, x, url, body, len) == -1 ||
+	    xfer_setup(s, x, url, body, len, timeout_ms) == -1 ||
 	    curl_multi_add_handle(s->multi, x->easy) != CURLM_OK)
 		goto fail;
 	x->next = s->running;
@@ -290,8 +316,8 @@ transport_error(CURLcode res, char *err, size_t errsz)
 /*
  * Fills a and err from finished transfer x whose result was res. Refused
  * (dead at once) only when every address tried was refused: when one
- * was allowed, its failure (a timeout, a refused or broken connection)
- * is a transport error, retried.
+ * was allowed, its failure (a timeout, a refused or broken connection,
+ * headers past SEND_RESPONSE_MAX) is a failure, retried.
  */
 static void
 judge(struct xfer *x, CURLcode res, struct attempt *a, char *err,
@@ -312,6 +338,12 @@ judge(struct xfer *x, CURLcode res, struct attempt *a, char *err,
 		snprintf(err, errsz, "refused to connect to %s (%s; allow it "
 		    "with webhook_allow_networks)", x->refused_addr,
 		    addr_range_name(x->refused));
+		return;
+	}
+	if (x->head_cut) {
+		a->cls = AC_FAILED;
+		snprintf(err, errsz, "the answer's headers passed %d bytes",
+		    SEND_RESPONSE_MAX);
 		return;
 	}
 	if (a->status != 0 && (res == CURLE_OK || x->cut)) {

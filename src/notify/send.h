@@ -16,11 +16,13 @@
 #define ASYNCEXEC_NOTIFY_SEND_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "addr.h"
 #include "policy.h"
 
-#define SEND_RESPONSE_MAX	65536	/* bytes of an answer read at most */
+#define SEND_RESPONSE_MAX	65536	/* bytes of an answer read at most,
+					 * its headers included */
 #define SEND_ERROR_MAX		200	/* an attempt's error text */
 #define SEND_HEADERS_MAX	8
 
@@ -46,8 +48,8 @@ void		 sender_set_opts(struct sender *, const struct send_opts *);
 size_t		 sender_active(const struct sender *);
 enum send_rc	 sender_start(struct sender *, const char *url,
 		    const char *const *headers, size_t nheaders,
-		    const char *body, size_t len, size_t slot, char *err,
-		    size_t errsz);
+		    const char *body, size_t len, int64_t timeout_ms,
+		    size_t slot, char *err, size_t errsz);
 int		 sender_poll(struct sender *, int extra_fd, int timeout_ms,
 		    int *extra_ready);
 int		 sender_done(struct sender *, size_t *slot, struct attempt *,

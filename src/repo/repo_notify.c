@@ -91,10 +91,15 @@ static const struct db_stmt_def nstmts[NSTMT__MAX] = {
 	  "(ix_delivery_due) WHERE state = 'leased' AND due_at <= ? "
 	  "ORDER BY due_at LIMIT ? FOR UPDATE SKIP LOCKED",
 	  0, "notify_lapsed" },
+	/* a disabled endpoint's deliveries are left as they are (due since,
+	 * sent once it is enabled): its row read by primary key per entry of
+	 * the due range, in a subquery, which the FOR UPDATE does not lock */
 	[NSTMT_DUE] = {
-	  "SELECT " DELIVERY_COLS "FROM s2r_webhook_delivery FORCE INDEX "
-	  "(ix_delivery_due) WHERE state = 'pending' AND due_at <= ? "
-	  "ORDER BY due_at LIMIT ? FOR UPDATE SKIP LOCKED",
+	  "SELECT " DELIVERY_COLS "FROM s2r_webhook_delivery d FORCE INDEX "
+	  "(ix_delivery_due) WHERE d.state = 'pending' AND d.due_at <= ? AND "
+	  "(SELECT w.enabled FROM s2r_webhook_endpoint w FORCE INDEX "
+	  "(PRIMARY) WHERE w.id = d.endpoint_id) = 1 "
+	  "ORDER BY d.due_at LIMIT ? FOR UPDATE SKIP LOCKED",
 	  0, "notify_due" },
 	/* a compare-and-set that repeats the selection's rule (due: pending,
 	 * or a lease that lapsed): a row that changed since the selection is
@@ -547,6 +552,10 @@ repo_notify_lease(struct ndb *n, int64_t now, int64_t lease_ms,
 	    db_affected(n->db, NSTMT_TAKE) != (int)*cnt ||
 	    db_commit(n->db) == -1)
 		goto fail;
+	for (i = 0; i < *cnt; i++) {
+		out[i].leased_at = now;
+		out[i].lease_until = now + lease_ms;
+	}
 	free(ids);
 	free(json);
 	return REPO_OK;

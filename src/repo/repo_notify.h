@@ -91,6 +91,8 @@ struct notify_delivery {
 	size_t		 body_len;
 	unsigned	 attempts;		/* this one included */
 	int64_t		 created_at;
+	int64_t		 leased_at;		/* Unix ms: its lease began */
+	int64_t		 lease_until;		/* and ends */
 };
 
 /* What an attempt decided for its delivery. */
@@ -144,7 +146,8 @@ void		repo_notify_outbox_abort(struct ndb *);
 /*
  * Leases up to limit due deliveries (lapsed leases first, then pending
  * ones whose due_at <= now) until now + lease_ms under token, counting
- * the attempt; *n of them are in out.
+ * the attempt; *n of them are in out, each with its lease's times. The
+ * deliveries of a disabled endpoint are not leased.
  */
 enum repo_rc	repo_notify_lease(struct ndb *, int64_t now, int64_t lease_ms,
 	    unsigned limit, const unsigned char token[NOTIFY_TOKEN_LEN],

@@ -282,6 +282,8 @@ class Receiver:
             h.connection.close()
         elif path == "/big":
             self.send(h, 200, {}, b"x" * (1 << 20))
+        elif path == "/bighead":     # 200 with 100 KiB of headers, a short body
+            self.send(h, 200, {"X-Pad-%d" % i: "h" * 1000 for i in range(100)}, b"ok")
         elif path == "/flaky":
             self.send(h, 500 if seen <= int(q.get("fail", "1")) else 204)
         else:

@@ -11,6 +11,8 @@ webhook_timeout = 2 s). Each delivery must end as the contract says:
   no answer -> timed out after webhook_timeout, dead;
   a reset connection -> retried, dead;
   a 1 MiB 200 answer -> delivered (64 KiB of it read);
+  a 200 whose headers pass 64 KiB -> failed (the headers count toward the 64 KiB),
+  retried, dead with a reason that says so;
   500 once, then 204 -> delivered at the second attempt, same webhook-id;
   an address outside the allow list (127.0.0.2) -> refused without a connection, dead at once;
   a name with a refused address and an allowed one that refuses the connection
@@ -52,6 +54,7 @@ def main():
     paths = {"500": "/status/500", "410": "/status/410",
              "429": "/status/429?retry_after=2", "redirect": "/redirect",
              "hang": "/hang?ms=6000", "reset": "/reset", "big": "/big",
+             "bighead": "/bighead",
              "flaky": "/flaky?fail=1"}
     ep = {k: ne.webhook_add(r.tenant, rx.url(p))[0] for k, p in paths.items()}
     ep["refused"] = ne.webhook_add(r.tenant, rx.url("/ok/refused", host="127.0.0.2"))[0]
@@ -114,6 +117,11 @@ def main():
         d = one.get("big", {})
         c.check("1 MiB answer: delivered at once", d.get("state") == "delivered" and
                 d.get("attempts") == 1 and d.get("last_status") == 200, d)
+        d = one.get("bighead", {})
+        c.check("200 with 100 KiB of headers: failed, dead after 3, the headers named",
+                d.get("state") == "dead" and d.get("attempts") == 3 and
+                "header" in (d.get("last_error") or "").lower() and
+                len(seen("/bighead")) == 3, d)
         d = one.get("flaky", {})
         got = seen("/flaky")
         c.check("500 then 204: delivered at attempt 2, same webhook-id",

@@ -50,6 +50,16 @@ ranges(void)
 		{ "::ffff:127.0.0.1", AR_LOOPBACK }, { "::ffff:10.0.0.1", AR_PRIVATE },
 		{ "::ffff:169.254.1.1", AR_LINK_LOCAL }, { "::127.0.0.1", AR_LOOPBACK },
 		{ "::ffff:8.8.8.8", AR_PUBLIC }, { "2001:4860:4860::8888", AR_PUBLIC },
+		/* NAT64 (RFC 6052), 6to4 and SIIT: the IPv4 inside decides */
+		{ "64:ff9b::a00:1", AR_PRIVATE }, { "64:ff9b::7f00:1", AR_LOOPBACK },
+		{ "64:ff9b::a9fe:a9fe", AR_LINK_LOCAL },
+		{ "64:ff9b::808:808", AR_PUBLIC },
+		{ "64:ff9b:1::808:808", AR_RESERVED },	/* local-use (RFC 8215) */
+		{ "64:ff9b:1:ffff::1", AR_RESERVED },
+		{ "2002:a00:1::1", AR_PRIVATE }, { "2002:7f00:1::", AR_LOOPBACK },
+		{ "2002:808:808::1", AR_PUBLIC },
+		{ "::ffff:0:7f00:1", AR_LOOPBACK }, { "::ffff:0:c0a8:101", AR_PRIVATE },
+		{ "::ffff:0:808:808", AR_PUBLIC },
 	};
 	size_t	 i;
 
@@ -77,6 +87,9 @@ allow_list(void)
 	CHECK(range_of("10.200.0.1", &al) == AR_ALLOWED);
 	CHECK(range_of("fd00::5", &al) == AR_ALLOWED);
 	CHECK(range_of("fc00::5", &al) == AR_UNIQUE_LOCAL);
+	CHECK(range_of("64:ff9b::a00:5", &al) == AR_ALLOWED);
+	CHECK(range_of("2002:7f00:1::", &al) == AR_ALLOWED);
+	CHECK(range_of("64:ff9b::7f00:2", &al) == AR_LOOPBACK);
 	CHECK(addr_allow_parse("192.168.1.7", &al, err, sizeof(err)) == ADDR_OK);
 	CHECK(range_of("192.168.1.7", &al) == AR_ALLOWED);
 	CHECK(range_of("192.168.1.8", &al) == AR_PRIVATE);
@@ -190,6 +203,33 @@ bodies(void)
 	CHECK(event_body(&x, out, 40, &len) == -1);
 }
 
+/* A transfer's time limit: webhook_timeout, cut so it ends before its
+ * lease with room to record it; none when too little is left. */
+static void
+transfer_limits(void)
+{
+	int64_t	 now = 1000000;
+
+	/* a lease just taken (webhook_timeout + 5 s left): webhook_timeout */
+	CHECK_EQ_INT(policy_transfer_ms(now + 15000 + 5000, now, 15), 15000);
+	CHECK_EQ_INT(policy_transfer_ms(now + 300000 + 5000, now, 300),
+	    300000);
+	/* the lease taken 4 s ago (a statement waited): what is left less the
+	 * margin to record the answer */
+	CHECK_EQ_INT(policy_transfer_ms(now + 15000 + 1000, now, 15),
+	    16000 - POLICY_RECORD_MS);
+	CHECK(policy_transfer_ms(now + 16000, now, 15) < 15000);
+	CHECK(now + policy_transfer_ms(now + 16000, now, 15) +
+	    POLICY_RECORD_MS <= now + 16000);
+	/* too little left: not started (0) */
+	CHECK_EQ_INT(policy_transfer_ms(now + POLICY_RECORD_MS +
+	    POLICY_TRANSFER_MIN_MS - 1, now, 15), 0);
+	CHECK_EQ_INT(policy_transfer_ms(now + POLICY_RECORD_MS +
+	    POLICY_TRANSFER_MIN_MS, now, 15), POLICY_TRANSFER_MIN_MS);
+	CHECK_EQ_INT(policy_transfer_ms(now, now, 15), 0);
+	CHECK_EQ_INT(policy_transfer_ms(now - 60000, now, 15), 0);
+}
+
 int
 main(void)
 {
@@ -198,5 +238,6 @@ main(void)
 	schedules();
 	decisions();
 	bodies();
+	transfer_limits();
 	return check_done("unit_notify_policy");
 }
