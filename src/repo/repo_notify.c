@@ -560,7 +560,7 @@ lease_select(struct ndb *n, enum nstmt id, int64_t now, const char *capped,
 	return REPO_OK;
 }
 
-/* Takes the *cnt deliveries read into out under token: 0 or -1. */
+/* Takes the cnt deliveries read into out under token: 0 or -1. */
 static int
 lease_take(struct ndb *n, int64_t now, int64_t lease_ms,
     const unsigned char token[NOTIFY_TOKEN_LEN],
