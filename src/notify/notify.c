@@ -7,7 +7,8 @@
  * (to the endpoints its transaction reads, not to the list's; the
  * running transfers are driven after each tenant's batch, which waits at
  * most 1 s for a lock, so that no answer waits for the step), lease
- * as many due deliveries as there are free transfer slots, start them,
+ * as many due deliveries as there are free transfer slots (at most
+ * endpoint_cap running of one endpoint), start them,
  * run the transfers for up to IDLE_POLL_MS (less when more are due),
  * record what finished, answer the loopback endpoint.
  */
@@ -39,6 +40,7 @@
 #define HOLD_MS			60000	/* a disabled endpoint's delivery waits */
 #define LEASE_MARGIN_MS		5000	/* a lease outlives the timeout by this */
 #define SLOTS_MAX		256	/* webhook_concurrency's bound */
+#define ENDPOINT_SHARE		4	/* one endpoint: 1/4 of the slots */
 #define DB_STALE_MS		10000	/* /readyz: no database answer this long */
 #define GONE_MAX		64	/* 410 disables waiting to be written */
 #define GONE_REASON		"the receiver answered 410 Gone"
@@ -94,6 +96,20 @@ struct nstate {
 };
 
 static volatile sig_atomic_t stop_flag, reload_flag;
+
+/*
+ * Transfers of one endpoint running at once: max(1, webhook_concurrency
+ * / ENDPOINT_SHARE), 2 of the default 8. A receiver that does not answer
+ * holds that many slots for webhook_timeout, never the others; a fast
+ * one still gets that many at a time.
+ */
+static unsigned
+endpoint_cap(const struct nstate *ns)
+{
+	unsigned	 c = ns->cfg.webhook_concurrency / ENDPOINT_SHARE;
+
+	return c > 0 ? c : 1;
+}
 
 static void
 on_signal(int sig)
@@ -503,12 +519,18 @@ dispatch(struct nstate *ns, struct slot *s)
 	}
 }
 
-/* Leases due deliveries into the free slots and starts them; *full 1
- * when every free slot got one (more may be due). */
+/*
+ * Leases due deliveries into the free slots and starts them, at most
+ * endpoint_cap of one endpoint running at once; *full 1 when every free
+ * slot got one or a due delivery was left for its endpoint's cap (more
+ * may be due: the next pass leases again soon).
+ */
 static void
 lease_step(struct nstate *ns, int64_t now, int *full)
 {
 	static struct notify_delivery ds[SLOTS_MAX];
+	static uint64_t	 busy[SLOTS_MAX];
+	struct notify_cap cap = { endpoint_cap(ns), busy, 0, 0 };
 	unsigned char	 token[NOTIFY_TOKEN_LEN];
 	size_t		 i, j = 0, n, want;
 	int64_t		 lease_ms;
@@ -518,12 +540,15 @@ lease_step(struct nstate *ns, int64_t now, int *full)
 	if (ns->cfg.webhook_concurrency <= sender_active(ns->snd) ||
 	    crypto_random(token, sizeof(token)) == -1)
 		return;
+	for (i = 0; i < SLOTS_MAX; i++)
+		if (ns->slots[i].used)
+			busy[cap.nbusy++] = ns->slots[i].d.endpoint_id;
 	lease_ms = (int64_t)ns->cfg.webhook_timeout * 1000 + LEASE_MARGIN_MS;
-	if (repo_notify_lease(ns->db, now, lease_ms, (unsigned)want, token, ds,
-	    &n) != REPO_OK)
+	if (repo_notify_lease(ns->db, now, lease_ms, (unsigned)want, &cap,
+	    token, ds, &n) != REPO_OK)
 		return;
 	ns->db_ok_at = now;
-	*full = n == want;
+	*full = n == want || cap.skipped > 0;
 	for (i = 0; i < n; i++) {
 		while (j < SLOTS_MAX && ns->slots[j].used)
 			j++;

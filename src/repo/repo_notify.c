@@ -21,6 +21,8 @@
 	"j STRAIGHT_JOIN " t " " a " FORCE INDEX (PRIMARY) ON " a ".id = j.id SET "
 #define DELIVERY_COLS \
 	"id, endpoint_id, webhook_id, body, attempts, created_at "
+/* the endpoints a lease takes nothing of: "" or "3,17" (ids, no spaces) */
+#define NOT_CAPPED	"AND FIND_IN_SET(endpoint_id, ?) = 0 "
 /*
  * The outbox's statements wait at most 1 s for a row lock (the session
  * waits 10; the read of the marks skips locked rows): a batch that cannot
@@ -86,10 +88,13 @@ static const struct db_stmt_def nstmts[NSTMT__MAX] = {
 	[NSTMT_UNMARK] = {
 	  OUTBOX_WAIT IDS_JOIN("s2r_async_execution", "e") "e.notify = 0 WHERE "
 	  "e.notify = 1", 0, "notify_unmark" },
+	/* the lease's two reads leave out the endpoints at their cap (a
+	 * comma list, NOT_CAPPED): a filter on the rows the due_at range of
+	 * ix_delivery_due reads, the plan unchanged */
 	[NSTMT_LAPSED] = {
 	  "SELECT " DELIVERY_COLS "FROM s2r_webhook_delivery FORCE INDEX "
 	  "(ix_delivery_due) WHERE state = 'leased' AND due_at <= ? "
-	  "ORDER BY due_at LIMIT ? FOR UPDATE SKIP LOCKED",
+	  NOT_CAPPED "ORDER BY due_at LIMIT ? FOR UPDATE SKIP LOCKED",
 	  0, "notify_lapsed" },
 	/* a disabled endpoint's deliveries are left as they are (due since,
 	 * sent once it is enabled): its row read by primary key per entry of
@@ -99,7 +104,7 @@ static const struct db_stmt_def nstmts[NSTMT__MAX] = {
 	  "(ix_delivery_due) WHERE d.state = 'pending' AND d.due_at <= ? AND "
 	  "(SELECT w.enabled FROM s2r_webhook_endpoint w FORCE INDEX "
 	  "(PRIMARY) WHERE w.id = d.endpoint_id) = 1 "
-	  "ORDER BY d.due_at LIMIT ? FOR UPDATE SKIP LOCKED",
+	  NOT_CAPPED "ORDER BY d.due_at LIMIT ? FOR UPDATE SKIP LOCKED",
 	  0, "notify_due" },
 	/* a compare-and-set that repeats the selection's rule (due: pending,
 	 * or a lease that lapsed): a row that changed since the selection is
@@ -493,23 +498,104 @@ delivery_read(MYSQL_STMT *st, struct notify_delivery *out, size_t max,
 	return rc == DB_ROW_ERR ? REPO_ERR : REPO_OK;
 }
 
-/* Runs lease query id for rows due at now, adding them to out. */
-static enum repo_rc
-lease_select(struct ndb *n, enum nstmt id, int64_t now, size_t max,
-    struct notify_delivery *out, size_t *cnt)
+/* How many of endpoint e's transfers busy and taken[0..n) count. */
+static size_t
+cap_count(const struct notify_cap *cap, const struct notify_delivery *taken,
+    size_t n, uint64_t e)
 {
-	MYSQL_BIND	 p[2];
+	size_t	 i, k = 0;
+
+	for (i = 0; i < cap->nbusy; i++)
+		k += cap->busy[i] == e;
+	for (i = 0; i < n; i++)
+		k += taken[i].endpoint_id == e;
+	return k;
+}
+
+/*
+ * The endpoints at cap->max in cap->busy as NOT_CAPPED's list into s
+ * (cap->nbusy * 21 + 1 bytes): each once.
+ */
+static void
+capped_list(const struct notify_cap *cap, char *s, size_t sz)
+{
+	size_t	 i, j, k = 0;
+
+	s[0] = '\0';
+	for (i = 0; i < cap->nbusy; i++) {
+		for (j = 0; j < i && cap->busy[j] != cap->busy[i]; j++)
+			;
+		if (j < i || cap_count(cap, NULL, 0, cap->busy[i]) < cap->max)
+			continue;	/* listed already, or under the cap */
+		k += (size_t)snprintf(s + k, sz - k, "%s%llu", k ? "," : "",
+		    (unsigned long long)cap->busy[i]);
+	}
+}
+
+/*
+ * Runs lease query id for rows due at now, not of the endpoints in
+ * capped, adding to out[*cnt..max) those whose endpoint is under
+ * cap->max with them (cap->skipped counts the others).
+ */
+static enum repo_rc
+lease_select(struct ndb *n, enum nstmt id, int64_t now, const char *capped,
+    struct notify_cap *cap, size_t max, struct notify_delivery *out,
+    size_t *cnt)
+{
+	MYSQL_BIND	 p[3];
 	MYSQL_TIME	 t;
 	MYSQL_STMT	*st;
 	unsigned	 lim = (unsigned)(max - *cnt);
+	size_t		 i, k = *cnt;
 
 	if (lim == 0)
 		return REPO_OK;
 	db_bind_time(&p[0], &t, now);
-	db_bind_u32(&p[1], &lim);
-	if ((st = db_run(n->db, id, p)) == NULL)
+	db_bind_str(&p[1], capped);
+	db_bind_u32(&p[2], &lim);
+	if ((st = db_run(n->db, id, p)) == NULL ||
+	    delivery_read(st, out, max, cnt) != REPO_OK)
 		return REPO_ERR;
-	return delivery_read(st, out, max, cnt);
+	for (i = k; i < *cnt; i++)	/* read, locked: taken or left */
+		if (cap_count(cap, out, k, out[i].endpoint_id) < cap->max)
+			out[k++] = out[i];
+		else
+			cap->skipped++;
+	*cnt = k;
+	return REPO_OK;
+}
+
+/* Takes the cnt deliveries read into out under token: 0 or -1. */
+static int
+lease_take(struct ndb *n, int64_t now, int64_t lease_ms,
+    const unsigned char token[NOTIFY_TOKEN_LEN],
+    const struct notify_delivery *out, size_t cnt)
+{
+	MYSQL_BIND	 p[5];
+	MYSQL_TIME	 t[3];
+	uint64_t	*ids;
+	char		*json;
+	size_t		 i, cap = cnt * 21 + 3;
+	int		 bad;
+
+	ids = calloc(cnt, sizeof(*ids));
+	json = malloc(cap);
+	bad = ids == NULL || json == NULL;
+	if (!bad) {
+		for (i = 0; i < cnt; i++)
+			ids[i] = out[i].id;
+		ids_json(ids, cnt, json, cap);
+		db_bind_str(&p[0], json);
+		db_bind_time(&p[1], &t[0], now + lease_ms);
+		db_bind_blob(&p[2], token, NOTIFY_TOKEN_LEN);
+		db_bind_time(&p[3], &t[1], now);
+		db_bind_time(&p[4], &t[2], now);
+		bad = db_run(n->db, NSTMT_TAKE, p) == NULL ||
+		    db_affected(n->db, NSTMT_TAKE) != (int)cnt;
+	}
+	free(ids);
+	free(json);
+	return bad ? -1 : 0;
 }
 
 /*
@@ -519,49 +605,39 @@ lease_select(struct ndb *n, enum nstmt id, int64_t now, size_t max,
  */
 enum repo_rc
 repo_notify_lease(struct ndb *n, int64_t now, int64_t lease_ms,
-    unsigned limit, const unsigned char token[NOTIFY_TOKEN_LEN],
+    unsigned limit, struct notify_cap *cap,
+    const unsigned char token[NOTIFY_TOKEN_LEN],
     struct notify_delivery *out, size_t *cnt)
 {
-	MYSQL_BIND	 p[5];
-	MYSQL_TIME	 t[3];
-	uint64_t	*ids = NULL;
-	char		*json = NULL;
-	size_t		 i, cap = (size_t)limit * 21 + 3;
+	char		*capped;
+	size_t		 i;
 
 	*cnt = 0;
-	if (begin(n) == -1 ||
-	    lease_select(n, NSTMT_LAPSED, now, limit, out, cnt) != REPO_OK ||
-	    lease_select(n, NSTMT_DUE, now, limit, out, cnt) != REPO_OK)
+	cap->skipped = 0;
+	if ((capped = malloc(cap->nbusy * 21 + 1)) == NULL)
+		return REPO_ERR;
+	capped_list(cap, capped, cap->nbusy * 21 + 1);
+	if (begin(n) == -1 || lease_select(n, NSTMT_LAPSED, now, capped, cap,
+	    limit, out, cnt) != REPO_OK || lease_select(n, NSTMT_DUE, now,
+	    capped, cap, limit, out, cnt) != REPO_OK)
 		goto fail;
+	free(capped);
 	if (*cnt == 0) {
 		db_rollback(n->db);
 		return REPO_OK;
 	}
-	if ((ids = calloc(*cnt, sizeof(*ids))) == NULL ||
-	    (json = malloc(cap)) == NULL)
-		goto fail;
-	for (i = 0; i < *cnt; i++)
-		ids[i] = out[i].id;
-	ids_json(ids, *cnt, json, cap);
-	db_bind_str(&p[0], json);
-	db_bind_time(&p[1], &t[0], now + lease_ms);
-	db_bind_blob(&p[2], token, NOTIFY_TOKEN_LEN);
-	db_bind_time(&p[3], &t[1], now);
-	db_bind_time(&p[4], &t[2], now);
-	if (db_run(n->db, NSTMT_TAKE, p) == NULL ||
-	    db_affected(n->db, NSTMT_TAKE) != (int)*cnt ||
-	    db_commit(n->db) == -1)
-		goto fail;
+	if (lease_take(n, now, lease_ms, token, out, *cnt) == -1 ||
+	    db_commit(n->db) == -1) {
+		*cnt = 0;
+		return failed(n);
+	}
 	for (i = 0; i < *cnt; i++) {
 		out[i].leased_at = now;
 		out[i].lease_until = now + lease_ms;
 	}
-	free(ids);
-	free(json);
 	return REPO_OK;
 fail:
-	free(ids);
-	free(json);
+	free(capped);
 	*cnt = 0;
 	return failed(n);
 }

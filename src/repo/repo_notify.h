@@ -144,13 +144,30 @@ enum repo_rc	repo_notify_outbox_commit(struct ndb *,
 void		repo_notify_outbox_abort(struct ndb *);
 
 /*
+ * A lease's cap per endpoint: at most max transfers of one endpoint at
+ * once. busy: the endpoint of every transfer running (nbusy of them, one
+ * per transfer). skipped, set by the lease: due deliveries it read and
+ * left as they were, their endpoint at max (more may be due).
+ */
+struct notify_cap {
+	unsigned	 max;
+	const uint64_t	*busy;
+	size_t		 nbusy;
+	size_t		 skipped;
+};
+
+/*
  * Leases up to limit due deliveries (lapsed leases first, then pending
- * ones whose due_at <= now) until now + lease_ms under token, counting
- * the attempt; *n of them are in out, each with its lease's times. The
- * deliveries of a disabled endpoint are not leased.
+ * ones whose due_at <= now, each in due_at order) until now + lease_ms
+ * under token, counting the attempt; *n of them are in out, each with
+ * its lease's times. The deliveries of a disabled endpoint are not
+ * leased. None of an endpoint with cap->max transfers counted in busy
+ * and out: those of an endpoint at max in busy are not read, the others
+ * not taken.
  */
 enum repo_rc	repo_notify_lease(struct ndb *, int64_t now, int64_t lease_ms,
-	    unsigned limit, const unsigned char token[NOTIFY_TOKEN_LEN],
+	    unsigned limit, struct notify_cap *cap,
+	    const unsigned char token[NOTIFY_TOKEN_LEN],
 	    struct notify_delivery *out, size_t *n);
 
 /*

@@ -43,8 +43,11 @@ def kill_phase(c, tmp, sfx):
     r = ne.Route("it/nk%s/op" % sfx, "t-nk-%s" % sfx)
     rx = ne.Receiver()
     ne.webhook_add(r.tenant, rx.url("/slow?ms=1500"))
+    # 8: two transfers of the one endpoint at once (its cap, 8 / 4), so the two first
+    # requests are both in flight at the kill and both sent again (with 4 the cap is 1:
+    # the first is answered before the second starts, and the wait below runs out)
     keys = dict(webhook_allow_http=1, webhook_allow_networks="127.0.0.1/32",
-                webhook_timeout=2, webhook_concurrency=4)
+                webhook_timeout=2, webhook_concurrency=8)
     a = ne.Sender(tmp, "notify-a", **keys)
     b = ne.Sender(tmp, "notify-b", **keys)
     a.start()

@@ -11,6 +11,13 @@ share-locked, which waits for the side session; then it makes the two deliveries
 leases them. A lease counted from the pass's start would end before it was taken: the
 next pass (200 ms later, while the first attempts wait for their answers) would lease
 and send the same deliveries again. Each endpoint must get exactly one request.
+
+Then fairness (webhook_concurrency = 8, so at most max(1, 8 / 4) = 2 transfers of one
+endpoint at once): endpoint A of tenant TA, whose receiver accepts and does not answer,
+gets 10 due deliveries; once its first requests came, one execution of tenant TB ends.
+TB's endpoint must get its event within FAIR_S seconds, not after A's attempts time out
+(webhook_timeout = 10 s here); A must have had no more than 2 requests meanwhile. When
+A's receiver answers, A's other deliveries go out as well, 2 at a time.
 """
 import sys
 import threading
@@ -20,6 +27,9 @@ import notify_env as ne
 
 HOLD = 9        # s the side session holds E2: > the 7 s lease, < the 10 s lock wait
 SLOW_MS = 1500  # each receiver's answer time, under webhook_timeout
+FAIR_N = 10     # due deliveries of the endpoint that does not answer
+FAIR_CAP = 2    # max(1, webhook_concurrency / 4) with webhook_concurrency = 8
+FAIR_S = 2.5    # s in which the other tenant's event must arrive
 
 
 def hold_row(eid, done):
@@ -90,7 +100,56 @@ def main():
         rc = snd.stop()
         rx.close()
     c.check("SIGTERM: exit 0", rc == 0, rc)
+    fairness(c, tmp, sfx)
     return c.done()
+
+
+def ended(route, n, tag):
+    """Submits, claims and completes n executions of route."""
+    for i in range(n):
+        route.submit("%s-%d" % (tag, i))
+    items = route.claim(n)
+    for it in items:
+        route.callback(it, "complete", {"result": 1})
+    return len(items)
+
+
+def fairness(c, tmp, sfx):
+    """A receiver that does not answer holds at most FAIR_CAP transfer slots."""
+    ra = ne.Route("it/nfair%s/a" % sfx, "t-nfa-%s" % sfx)
+    rb = ne.Route("it/nfair%s/b" % sfx, "t-nfb-%s" % sfx)
+    rx = ne.Receiver()
+    gate = "fair-" + sfx
+    ne.webhook_add(ra.tenant, rx.url("/gate?k=%s&ms=20000&e=a" % gate))
+    ne.webhook_add(rb.tenant, rx.url("/ok/fair-b"))
+    snd = ne.Sender(tmp, "fair", webhook_allow_http=1, webhook_timeout=10,
+                    webhook_concurrency=8, webhook_allow_networks="127.0.0.1/32")
+    snd.start()
+    is_a = lambda q: q["path"] == "/gate" and q["query"].get("k") == gate
+    try:
+        c.check("A: %d executions ended" % FAIR_N,
+                ended(ra, FAIR_N, "fa-" + sfx) == FAIR_N)
+        got = rx.wait(is_a, 1, 15)
+        c.check("A's receiver got its first request", len(got) >= 1, len(got))
+        t0 = time.monotonic()
+        c.check("B: one execution ended", ended(rb, 1, "fb-" + sfx) == 1)
+        bs = rx.wait(lambda q: q["path"] == "/ok/fair-b", 1, 15)
+        took = time.monotonic() - t0
+        print("# B's event came %.2f s after its complete" % took)
+        c.check("B's event within %.1f s while A does not answer (%.2f s)" %
+                (FAIR_S, took), len(bs) == 1 and took <= FAIR_S, len(bs))
+        na = len(rx.matching(is_a))
+        c.check("A had at most %d requests at once (%d)" % (FAIR_CAP, na),
+                na <= FAIR_CAP)
+        rx.open_gate(gate)
+        got = rx.wait(is_a, FAIR_N, 30)
+        c.check("A's %d events all came once its receiver answered (%d)" %
+                (FAIR_N, len(got)), len(got) == FAIR_N)
+    finally:
+        rx.open_gate(gate)
+        rc = snd.stop()
+        rx.close()
+    c.check("fairness sender, SIGTERM: exit 0", rc == 0, rc)
 
 
 if __name__ == "__main__":
