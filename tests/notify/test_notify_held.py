@@ -71,9 +71,17 @@ def stmt_text(name):
     return expand(m.group(1))
 
 
+def bound(q):
+    """q with its values: due_at <= NOW(3), no endpoint at its cap ('', the
+    NOT_CAPPED list), LIMIT 8."""
+    parts = q.split("?")
+    vals = ["NOW(3)"] + ["''"] * (len(parts) - 3) + ["8"]
+    return "".join(p + v for p, v in zip(parts, vals)) + parts[-1]
+
+
 def check_plan(c, q):
     """EXPLAIN of the lease's select of due deliveries (see the top)."""
-    rows = ne.sql("EXPLAIN " + q.replace("?", "NOW(3)", 1).replace("?", "8", 1))
+    rows = ne.sql("EXPLAIN " + bound(q))
     print("# notify_due: %s" % q)
     for r in rows:     # id select_type table type possible_keys key key_len ref rows Extra
         print("# plan: %s" % " | ".join(r))
@@ -103,7 +111,7 @@ def check_locks(c, q, ed):
                    "ORDER BY due_at, id LIMIT 1" % ed)[0][0]
     t = threading.Thread(target=ne.sql, args=(
         "START TRANSACTION; %s; DO SLEEP(4); COMMIT" %
-        q.replace("?", "NOW(3)", 1).replace("?", "8", 1),), daemon=True)
+        bound(q),), daemon=True)
     t.start()
     held = until(lambda: nowait("s2r_webhook_delivery", int(first)), 3)
     c.check("notify_due in a side transaction locks D's first delivery", held)
