@@ -110,6 +110,22 @@ sender_active(const struct sender *s)
 	return s->active;
 }
 
+/*
+ * Counts len more bytes of the answer (headers and body alike) toward
+ * SEND_RESPONSE_MAX: len, or 0 (libcurl then stops the transfer, a
+ * failure) with *cut set when they pass it.
+ */
+static size_t
+counted(struct xfer *x, size_t len, int *cut)
+{
+	if (x->got + len > SEND_RESPONSE_MAX) {
+		*cut = 1;
+		return 0;
+	}
+	x->got += len;
+	return len;
+}
+
 /* Reads at most SEND_RESPONSE_MAX bytes of the answer, then stops it. */
 static size_t
 on_data(char *p, size_t size, size_t n, void *arg)
@@ -117,30 +133,17 @@ on_data(char *p, size_t size, size_t n, void *arg)
 	struct xfer	*x = arg;
 
 	(void)p;
-	if (x->got + size * n > SEND_RESPONSE_MAX) {
-		x->cut = 1;
-		return 0;
-	}
-	x->got += size * n;
-	return size * n;
+	return counted(x, size * n, &x->cut);
 }
 
-/*
- * Counts the answer's header lines toward SEND_RESPONSE_MAX too, and
- * stops the transfer (a failure, head_cut) when they pass it.
- */
+/* Counts the answer's header lines toward the same limit (head_cut). */
 static size_t
 on_header(char *p, size_t size, size_t n, void *arg)
 {
 	struct xfer	*x = arg;
 
 	(void)p;
-	if (x->got + size * n > SEND_RESPONSE_MAX) {
-		x->head_cut = 1;
-		return 0;
-	}
-	x->got += size * n;
-	return size * n;
+	return counted(x, size * n, &x->head_cut);
 }
 
 /*
