@@ -207,15 +207,17 @@ retry_pause(struct run *run, int k, unsigned *base)
 }
 
 /*
- * True (the run marked stopped, at warn) when a batch or window undone
- * k + 1 times by deadlocks or lock wait timeouts is not to run again:
- * the runtime bound is spent; the next run goes on with it.
+ * True (the run marked stopped and locked, at warn) when a batch or
+ * window undone k + 1 times by deadlocks or lock wait timeouts is not
+ * to run again: the runtime bound is spent; the next run goes on with
+ * it.
  */
 static int
 retries_end(struct run *run, const char *what, int k)
 {
 	if (!out_of_time(run))
 		return 0;
+	run->r->locked = 1;
 	log_warn("expire: a %s was undone %d times by deadlocks or lock wait "
 	    "timeouts; max runtime reached, the next run retries it", what,
 	    k + 1);
@@ -460,18 +462,20 @@ dry_run(struct run *run)
 }
 
 /*
- * Records how the run ended (rc of its steps) for GET /metrics; a
- * failure to record (no s2r_job_run before migration 6, or the database
- * gone) is logged and does not change the run's outcome.
+ * Records how the run ended (rc of its steps) for GET /metrics: a run
+ * stopped while retrying a lock is "locked", not a success; a failure
+ * to record (no s2r_job_run before migration 6, or the database gone)
+ * is logged and does not change the run's outcome.
  */
 static void
 record(struct run *run, int rc)
 {
-	const char	*result = rc != 0 ? "error" : run->r->complete ?
-			    "complete" : "stopped";
+	const struct expire_result *r = run->r;
+	const char	*result = rc != 0 ? "error" : r->locked ? "locked" :
+			    r->complete ? "complete" : "stopped";
 
-	if (repo_expire_record(run->db, result, rc == 0, run->r->count,
-	    run->r->retries, (uint64_t)(clock_mono_ms() - run->start),
+	if (repo_expire_record(run->db, result, rc == 0 && !r->locked,
+	    r->count, r->retries, (uint64_t)(clock_mono_ms() - run->start),
 	    clock_now_ms()) != REPO_OK)
 		log_warn("expire: the run was not recorded for /metrics (is "
 		    "the schema current? run asyncexec-admin migrate)");

@@ -78,6 +78,7 @@ struct expire_result {
 	unsigned long	 retries;	/* batches run again (1213, 1205) */
 	int		 skipped;	/* another run holds the lock */
 	int		 complete;	/* 0: stopped by max_runtime_ms */
+	int		 locked;	/* stopped while retrying a lock */
 	int		 failed;	/* a database error ended the run */
 };
 

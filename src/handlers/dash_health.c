@@ -124,8 +124,7 @@ expiry(struct app *app, struct buf *b, int up, int64_t now)
 	buf_puts(b, " (");
 	dash_age(b, j.last_run_ms, now);
 	buf_puts(b, " ago)</td></tr>\n");
-	row(b, "Outcome", strcmp(j.result, "error") == 0 ? "bad" : "ok",
-	    j.result);
+	row(b, "Outcome", j.failed ? "bad" : "ok", j.result);
 	buf_puts(b, "<tr><th>Last success</th><td>");
 	dash_time(b, j.last_success_ms);
 	buf_puts(b, "</td></tr>\n");

@@ -199,7 +199,8 @@ metrics_expiry(struct app *app, struct buf *b)
 	    "asyncexec_expire_last_success_timestamp_seconds gauge\n"
 	    "asyncexec_expire_last_success_timestamp_seconds %.3f\n"
 	    "# HELP asyncexec_expire_last_run_failed Whether the last run ended "
-	    "with an error.\n# TYPE asyncexec_expire_last_run_failed gauge\n"
+	    "with an error or stopped on row locks.\n"
+	    "# TYPE asyncexec_expire_last_run_failed gauge\n"
 	    "asyncexec_expire_last_run_failed %d\n"
 	    "# HELP asyncexec_expire_last_run_duration_seconds How long the "
 	    "last run took.\n# TYPE asyncexec_expire_last_run_duration_seconds "
@@ -207,7 +208,7 @@ metrics_expiry(struct app *app, struct buf *b)
 	    "# HELP asyncexec_expire_last_run_rows Executions the last run "
 	    "changed, by step.\n# TYPE asyncexec_expire_last_run_rows gauge\n",
 	    (double)j.last_run_ms / 1000, (double)j.last_success_ms / 1000,
-	    strcmp(j.result, "error") == 0, (double)j.duration_ms / 1000);
+	    j.failed, (double)j.duration_ms / 1000);
 	for (i = 0; i < 4; i++)
 		buf_printf(b, "asyncexec_expire_last_run_rows{step=\"%s\"} %llu\n",
 		    steps[i], (unsigned long long)j.count[i]);

@@ -289,9 +289,10 @@ const char	*repo_metrics_sql(unsigned i, const char **name,
 /* the last asyncexec-expire run (s2r_job_run, migration 6) */
 struct job_run {
 	int64_t		 last_run_ms, last_success_ms;	/* 0: never */
-	char		 result[16];	/* complete, stopped or error */
+	char		 result[16];	/* complete, stopped, locked, error */
 	uint64_t	 count[4];	/* expired, cancelled, abandoned, purged */
 	uint64_t	 duration_ms;
+	int		 failed;	/* result error or locked */
 };
 enum repo_rc	repo_metrics_expiry(struct db *, struct job_run *);
 

@@ -766,11 +766,11 @@ repo_purge_count(struct xdb *x, int64_t now, int64_t cutoff,
 }
 
 /*
- * Records the end of a run (result "complete", "stopped" or "error"; a
- * run that succeeded also sets last_success_at) in s2r_job_run for
- * GET /metrics: counts[] by enum expire_step order (expired, cancelled,
- * abandoned, purged). REPO_OK or REPO_ERR (a database before migration
- * 6 has no such table: the caller only warns).
+ * Records the end of a run (result "complete", "stopped", "locked" or
+ * "error"; a run that succeeded also sets last_success_at) in
+ * s2r_job_run for GET /metrics: counts[] by enum expire_step order
+ * (expired, cancelled, abandoned, purged). REPO_OK or REPO_ERR (a
+ * database before migration 6 has no such table: the caller only warns).
  */
 enum repo_rc
 repo_expire_record(struct xdb *x, const char *result, int success,

@@ -117,7 +117,8 @@ repo_metrics_waiting(struct db *db, struct route_waiting *w, size_t max,
 }
 
 /*
- * Reads the record of the last asyncexec-expire run into j. REPO_OK,
+ * Reads the record of the last asyncexec-expire run into j (failed: it
+ * ended in an error or stopped on row locks). REPO_OK,
  * REPO_NOTFOUND (no run recorded yet) or REPO_ERR.
  */
 enum repo_rc
@@ -144,5 +145,7 @@ repo_metrics_expiry(struct db *db, struct job_run *j)
 	db_rstr(&c, 1, j->result, sizeof(j->result));
 	j->last_run_ms = db_time_ms(&t[0]);
 	j->last_success_ms = c.null[2] ? 0 : db_time_ms(&t[1]);
+	j->failed = strcmp(j->result, "error") == 0 ||
+	    strcmp(j->result, "locked") == 0;
 	return REPO_OK;
 }

@@ -710,9 +710,12 @@ held_bin_run(void *arg)
  * A row lock held for as long as the run lasts: the apply times out
  * (1205, after the session's 5 s) again and again, each time retried,
  * until the runtime bound (1 s) is spent; then the run ends as a run
- * stopped by it: result=stopped, exit 0, at warn, no level=error line.
+ * stopped by it: result=stopped, exit 0, at warn, no level=error line;
+ * s2r_job_run says locked and keeps the last success (/metrics: failed).
  * (It used to give up after 8 retries, 45 s on, and exit 1.)
  */
+#define OLD	"'2000-01-01 00:00:00.000'"	/* a last success */
+
 static void
 held_past_runtime(void)
 {
@@ -726,6 +729,8 @@ held_past_runtime(void)
 	snprintf(env, sizeof(env), "xh%ld", (long)getpid());
 	x = add("hr", "hr-x", clock_now_ms() - 1000);
 	a = side();
+	side_sql(a, "REPLACE INTO s2r_job_run (job, last_run_at, last_result, "
+	    "last_success_at) VALUES ('expire', NOW(3), 'complete', " OLD ")");
 	side_sql(a, "BEGIN");
 	side_sqlf(a, "SELECT id FROM s2r_async_execution WHERE id = %llu "
 	    "FOR UPDATE", (unsigned long long)x);
@@ -739,6 +744,8 @@ held_past_runtime(void)
 	pthread_join(th, NULL);
 	side_sql(a, "COMMIT");
 	CHECK_EQ_INT(waits, 1);
+	CHECK_EQ_INT(side_long(a, "SELECT last_success_at = " OLD " AND "
+	    "last_result = 'locked' FROM s2r_job_run WHERE job = 'expire'"), 1);
 	mysql_close(a);
 	printf("held past the runtime: exit %d: %s", b.st, b.out);
 	CHECK_EQ_INT(b.st, 0);

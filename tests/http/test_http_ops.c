@@ -272,7 +272,8 @@ metrics_has(const char *prefix)
 
 /*
  * The last asyncexec-expire run shows in /metrics: one run of the binary moves the last
- * run and last success times to now, and it did not fail.
+ * run and last success times to now, and it did not fail. A run recorded as locked
+ * (it stopped while retrying a row lock, asyncexec-expire(8)) shows as failed.
  */
 static void
 test_expiry_metrics(void)
@@ -280,6 +281,7 @@ test_expiry_metrics(void)
 	char cmd[1024];
 	long long before = (long long)time(NULL) - 1, ran, ok;
 	int st;
+	MYSQL *db;
 
 	snprintf(cmd, sizeof cmd, "'%s' --config '%s' >/dev/null", test_env("ASYNCEXEC_EXPIRE"),
 	    test_env("ASYNCEXEC_TEST_CONFIG"));
@@ -291,6 +293,13 @@ test_expiry_metrics(void)
 	CHECK(ok >= before);
 	CHECK_EQ_INT(counter("asyncexec_expire_last_run_failed"), 0);
 	CHECK(metrics_has("asyncexec_expire_last_run_rows{step=\"purged\"} "));
+	db = sidedb_open(&cfg);
+	sidedb_exec(db, "UPDATE s2r_job_run SET last_result = 'locked' "
+	    "WHERE job = 'expire'");
+	CHECK_EQ_INT(counter("asyncexec_expire_last_run_failed"), 1);
+	sidedb_exec(db, "UPDATE s2r_job_run SET last_result = 'complete' "
+	    "WHERE job = 'expire'");
+	mysql_close(db);
 }
 
 /*
