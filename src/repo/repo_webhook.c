@@ -57,11 +57,13 @@ enum wstmt {
 	"e.id = d.execution_id "
 #define DL_NCOLS	13
 #define DL_ORDER	"ORDER BY d.created_at DESC, d.id DESC LIMIT ?"
-/* a finished delivery back to pending: due at ?, no attempts, no lease */
+/* a finished delivery back to pending: due at ? (held, HOLD_DUE, while
+ * its endpoint is disabled), no attempts, no lease */
 #define REPLAY_SET \
 	"UPDATE s2r_webhook_delivery SET state = 'pending', attempts = 0, " \
-	"due_at = ?, lease_token = NULL, delivered_at = NULL, " \
-	"updated_at = ? WHERE "
+	"due_at = IF((SELECT w.enabled FROM s2r_webhook_endpoint w WHERE " \
+	"w.id = s2r_webhook_delivery.endpoint_id) = 1, ?, " HOLD_DUE "), " \
+	"lease_token = NULL, delivered_at = NULL, updated_at = ? WHERE "
 #define REPLAYABLE	"AND state IN ('delivered', 'dead')"
 
 static const struct db_stmt_def wstmts[W__MAX] = {

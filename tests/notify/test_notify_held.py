@@ -10,7 +10,9 @@ skip them in SQL:
   - the held counter stays 0 and D's rows are not written (attempts 0, updated_at as
     written here, pending);
   - O's event is delivered within a few seconds;
-  - once D's endpoint is enabled (`webhook enable`), all N arrive, none held.
+  - once D's endpoint is enabled (`webhook enable`), all N arrive, none held;
+  - D disabled again, its N deliveries replayed (`webhook replay --endpoint`) are
+    held out of the due range as well.
 The lease's statement (notify_due, its text read from src/repo/repo_notify.c, not a
 copy) is EXPLAINed: the due range of ix_delivery_due, in its order (no filesort, no
 temporary table), the endpoint read by primary key (eq_ref), nothing scanned. Run in
@@ -208,6 +210,15 @@ def main():
         c.check("D's deliveries recorded delivered at attempt 1", done)
         c.check("none held after the enable", snd.metric(HELD) == 0,
                 snd.metric(HELD))
+        # a replay of a disabled endpoint's deliveries holds them as well
+        ne.admin("webhook", "disable", str(ed))
+        ne.admin("webhook", "replay", "--endpoint", str(ed), "--since",
+                 "2000-01-01T00:00:00Z")
+        held = ne.sql(
+            "SELECT COUNT(*) FROM s2r_webhook_delivery WHERE endpoint_id = %d AND "
+            "state = 'pending' AND due_at > NOW(3) + INTERVAL 1 YEAR" % ed)
+        c.check("D disabled, its %d deliveries replayed: held out of the due range"
+                % N, held == [[str(N)]], held)
     finally:
         rc = snd.stop()
         rx.close()
