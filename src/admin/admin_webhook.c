@@ -476,11 +476,16 @@ result(struct ctx *c, const char *idk, const char *k1, uint64_t v1,
 	return admin_print_json(j);
 }
 
-/* webhook enable|disable ID; 0 or 1 (no such endpoint, database). */
+/*
+ * webhook enable|disable ID: the endpoint's row, then its pending
+ * deliveries held out of the due range (disable) or due now (enable),
+ * in statements of their own (repo_webhook_hold). 0 or 1 (no such
+ * endpoint, database: the command may be run again).
+ */
 static int
 set_enabled(struct ctx *c, int enabled)
 {
-	uint64_t	 id = c->o->id;
+	uint64_t	 id = c->o->id, n;
 	int		 rc;
 
 	rc = repo_webhook_set_enabled(c->wdb, id, enabled, "disabled by the "
@@ -489,6 +494,14 @@ set_enabled(struct ctx *c, int enabled)
 		return no_endpoint(id);
 	if (rc != REPO_OK)
 		return 1;
+	if (repo_webhook_hold(c->wdb, id, !enabled, clock_now_ms(), &n) !=
+	    REPO_OK)
+		return admin_fail("webhook endpoint %llu %s, but not all its "
+		    "pending deliveries %s (%llu were): run webhook %s %llu "
+		    "again", (unsigned long long)id, enabled ? "enabled" :
+		    "disabled", enabled ? "made due" : "held",
+		    (unsigned long long)n, enabled ? "enable" : "disable",
+		    (unsigned long long)id);
 	if (enabled) {
 		wait_seen();
 		return result(c, "id", NULL, 0, "enabled", 1, "webhook endpoint "

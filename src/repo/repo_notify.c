@@ -52,6 +52,7 @@ enum nstmt {
 	NSTMT_DEAD,
 	NSTMT_RELEASE,
 	NSTMT_DISABLE,
+	NSTMT_HOLD,
 	NSTMT_GAUGES,
 	NSTMT__MAX
 };
@@ -96,9 +97,11 @@ static const struct db_stmt_def nstmts[NSTMT__MAX] = {
 	  "(ix_delivery_due) WHERE state = 'leased' AND due_at <= ? "
 	  NOT_CAPPED "ORDER BY due_at LIMIT ? FOR UPDATE SKIP LOCKED",
 	  0, "notify_lapsed" },
-	/* a disabled endpoint's deliveries are left as they are (due since,
-	 * sent once it is enabled): its row read by primary key per entry of
-	 * the due range, in a subquery, which the FOR UPDATE does not lock */
+	/* a disabled endpoint's deliveries are held out of the due range
+	 * (HOLD_SET, repo_sql.h), sent once it is enabled; the check of its
+	 * enabled guards those that slip through (made or replayed as it is
+	 * disabled): its row read by primary key per entry of the due range,
+	 * in a subquery, which the FOR UPDATE does not lock */
 	[NSTMT_DUE] = {
 	  "SELECT " DELIVERY_COLS "FROM s2r_webhook_delivery d FORCE INDEX "
 	  "(ix_delivery_due) WHERE d.state = 'pending' AND d.due_at <= ? AND "
@@ -142,6 +145,7 @@ static const struct db_stmt_def nstmts[NSTMT__MAX] = {
 	  OUTBOX_WAIT "UPDATE s2r_webhook_endpoint SET enabled = 0, "
 	  "disabled_reason = ?, updated_at = ? WHERE id = ? AND enabled = 1",
 	  0, "notify_disable" },
+	[NSTMT_HOLD] = { OUTBOX_WAIT HOLD_SET, 0, "notify_hold" },
 	/* each count stops at NOTIFY_GAUGE_CAP index entries */
 	[NSTMT_GAUGES] = {
 	  "SELECT (SELECT COUNT(*) FROM (SELECT 1 FROM s2r_webhook_delivery "
@@ -701,8 +705,9 @@ repo_notify_release(struct ndb *n, uint64_t id,
 }
 
 /*
- * Disables an endpoint. REPO_OK (also when it was disabled already),
- * REPO_RETRY (its row not had within 1 s) or REPO_ERR.
+ * Disables an endpoint and holds its pending deliveries out of the due
+ * range (HOLD_ROWS a statement). REPO_OK (also when it was disabled
+ * already), REPO_RETRY (a row not had within 1 s) or REPO_ERR.
  */
 enum repo_rc
 repo_notify_disable(struct ndb *n, uint64_t endpoint_id, const char *reason,
@@ -718,6 +723,10 @@ repo_notify_disable(struct ndb *n, uint64_t endpoint_id, const char *reason,
 		return REPO_ERR;
 	if (db_run(n->db, NSTMT_DISABLE, p) == NULL)
 		return repo_failed(n->db);
+	do {
+		if (db_run(n->db, NSTMT_HOLD, &p[2]) == NULL)
+			return repo_failed(n->db);
+	} while (db_affected(n->db, NSTMT_HOLD) == HOLD_ROWS);
 	return REPO_OK;
 }
 

@@ -247,4 +247,25 @@ enum repo_rc	repo_cas(struct db *, enum stmt, MYSQL_BIND *);
  * or REPO_ERR. */
 enum repo_rc	repo_failed(struct db *);
 
+/*
+ * A disabled endpoint's pending deliveries are held out of the due range
+ * of ix_delivery_due (due at HOLD_DUE, a sentinel no delivery is due at
+ * otherwise), so a lease pass does not read through them; enabling the
+ * endpoint makes them due now. Both by endpoint_id (ix_delivery_endpoint)
+ * in statements of at most HOLD_ROWS rows, each its own transaction: a
+ * short row lock and a bounded Galera writeset (the rows carry their
+ * bodies), repeated while a statement changed HOLD_ROWS. attempts and
+ * updated_at stay: no attempt was made.
+ */
+#define HOLD_DUE	"'9999-12-31 23:59:59'"
+#define HOLD_ROWS	5000
+#define HOLD_ROWS_STR	"5000"
+#define HOLD_SET \
+	"UPDATE s2r_webhook_delivery SET due_at = " HOLD_DUE " WHERE " \
+	"endpoint_id = ? AND state = 'pending' AND due_at < " HOLD_DUE \
+	" LIMIT " HOLD_ROWS_STR
+#define UNHOLD_SET \
+	"UPDATE s2r_webhook_delivery SET due_at = ? WHERE endpoint_id = ? " \
+	"AND state = 'pending' AND due_at = " HOLD_DUE " LIMIT " HOLD_ROWS_STR
+
 #endif

@@ -16,6 +16,7 @@
 
 #include "db.h"
 #include "repo.h"
+#include "repo_sql.h"
 #include "repo_webhook.h"
 
 enum wstmt {
@@ -25,6 +26,8 @@ enum wstmt {
 	W_LIST_TENANT,
 	W_GET,
 	W_SET_ENABLED,
+	W_HOLD,
+	W_UNHOLD,
 	W_DEL_ENDPOINT,
 	W_DEL_DELIVERIES,
 	W_ROTATE,
@@ -54,11 +57,13 @@ enum wstmt {
 	"e.id = d.execution_id "
 #define DL_NCOLS	13
 #define DL_ORDER	"ORDER BY d.created_at DESC, d.id DESC LIMIT ?"
-/* a finished delivery back to pending: due at ?, no attempts, no lease */
+/* a finished delivery back to pending: due at ? (held, HOLD_DUE, while
+ * its endpoint is disabled), no attempts, no lease */
 #define REPLAY_SET \
 	"UPDATE s2r_webhook_delivery SET state = 'pending', attempts = 0, " \
-	"due_at = ?, lease_token = NULL, delivered_at = NULL, " \
-	"updated_at = ? WHERE "
+	"due_at = IF((SELECT w.enabled FROM s2r_webhook_endpoint w WHERE " \
+	"w.id = s2r_webhook_delivery.endpoint_id) = 1, ?, " HOLD_DUE "), " \
+	"lease_token = NULL, delivered_at = NULL, updated_at = ? WHERE "
 #define REPLAYABLE	"AND state IN ('delivered', 'dead')"
 
 static const struct db_stmt_def wstmts[W__MAX] = {
@@ -80,6 +85,10 @@ static const struct db_stmt_def wstmts[W__MAX] = {
 	[W_SET_ENABLED] = {
 	    "UPDATE s2r_webhook_endpoint SET enabled = ?, disabled_reason = ?, "
 	    "updated_at = ? WHERE id = ?", 0, "webhook_set_enabled" },
+	/* a disabled endpoint's pending deliveries out of the due range, and
+	 * back, due now, when it is enabled (repo_sql.h) */
+	[W_HOLD] = { HOLD_SET, 0, "webhook_hold" },
+	[W_UNHOLD] = { UNHOLD_SET, 0, "webhook_unhold" },
 	[W_DEL_ENDPOINT] = {
 	    "DELETE FROM s2r_webhook_endpoint WHERE id = ?", 0,
 	    "webhook_del_endpoint" },
@@ -382,6 +391,34 @@ repo_webhook_set_enabled(struct wdb *w, uint64_t id, int enabled,
 	db_bind_time(&p[2], &t, now);
 	db_bind_u64(&p[3], &id);
 	return wwrite(w, W_SET_ENABLED, p);
+}
+
+/*
+ * Holds endpoint id's pending deliveries out of the due range (hold 1,
+ * after a disable) or makes its held ones due now (hold 0, after an
+ * enable), HOLD_ROWS a statement, each committed on its own; *n gets
+ * how many moved. REPO_OK or REPO_ERR (those moved so far stay moved).
+ */
+enum repo_rc
+repo_webhook_hold(struct wdb *w, uint64_t id, int hold, int64_t now,
+    uint64_t *n)
+{
+	MYSQL_BIND	 p[2];
+	MYSQL_TIME	 t;
+	enum wstmt	 k = hold ? W_HOLD : W_UNHOLD;
+	int		 got, i = 0;
+
+	*n = 0;
+	if (!hold)
+		db_bind_time(&p[i++], &t, now);
+	db_bind_u64(&p[i], &id);
+	do {
+		if (db_run(w->db, k, p) == NULL)
+			return REPO_ERR;
+		got = db_affected(w->db, k);
+		*n += got > 0 ? (uint64_t)got : 0;
+	} while (got == HOLD_ROWS);
+	return REPO_OK;
 }
 
 /* Remove's two deletes inside the open transaction. */

@@ -94,6 +94,8 @@ enum repo_rc	repo_webhook_get(struct wdb *, uint64_t id,
 		    struct webhook_endpoint *);
 enum repo_rc	repo_webhook_set_enabled(struct wdb *, uint64_t id, int enabled,
 		    const char *reason, int64_t now);
+enum repo_rc	repo_webhook_hold(struct wdb *, uint64_t id, int hold,
+		    int64_t now, uint64_t *n);
 enum repo_rc	repo_webhook_remove(struct wdb *, uint64_t id,
 		    uint64_t *deliveries);
 enum repo_rc	repo_webhook_rotate(struct wdb *, uint64_t id,

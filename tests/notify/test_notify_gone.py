@@ -15,13 +15,26 @@ A sender whose disable waits for the session's lock wait records nothing else un
 the hold ends: O's event is sent and recorded only after it. One that bounds the
 wait (1 s) delivers and records O's event while G's row is still held, and writes
 the disable again each pass until the hold has ended: G's endpoint is disabled, its
-reason says 410, and G's delivery is dead after one attempt.
+reason says 410, and G's delivery is dead after one attempt. G's other pending
+deliveries (LATER, written here due in an hour) are then held out of the due range
+(due beyond a year), so no lease pass reads through them while G is disabled.
 """
 import sys
 import time
 
 import notify_env as ne
 from test_notify_wait import HOLD, hold, until
+
+LATER = 3
+
+
+def later(eid, sfx):
+    """LATER pending deliveries of endpoint eid, due in an hour."""
+    ne.sql("INSERT INTO s2r_webhook_delivery (endpoint_id, execution_id, webhook_id, "
+           "event, body, state, attempts, due_at, created_at, updated_at) VALUES " +
+           ",".join("(%d, %d, 'msg_gone%s_%d', 'completed', '{}', 'pending', 0, "
+                    "NOW(3) + INTERVAL 1 HOUR, NOW(3), NOW(3))"
+                    % (eid, 900000000 + i, sfx[-12:], i) for i in range(LATER)))
 
 
 def main():
@@ -38,7 +51,9 @@ def main():
     snd = ne.Sender(tmp, "notify", webhook_allow_http=1, webhook_timeout=5,
                     webhook_allow_networks="127.0.0.1/32")
     state = lambda e: ne.sql("SELECT state, attempts FROM s2r_webhook_delivery "
-                             "WHERE endpoint_id = %d" % e)
+                             "WHERE endpoint_id = %d AND execution_id < 900000000"
+                             % e)
+    later(eg, sfx)
     try:
         rg.submit("g-%s" % sfx)
         ro.submit("o-%s" % sfx)
@@ -67,6 +82,12 @@ def main():
                 row == [["0", "1"]], row)
         c.check("G's delivery dead after one attempt",
                 state(eg) == [["dead", "1"]], state(eg))
+        held = ne.sql("SELECT COUNT(*) FROM s2r_webhook_delivery WHERE "
+                      "endpoint_id = %d AND execution_id >= 900000000 AND state = "
+                      "'pending' AND attempts = 0 AND due_at > NOW(3) + INTERVAL 1 "
+                      "YEAR" % eg)
+        c.check("G's %d other pending deliveries held out of the due range"
+                % LATER, held == [[str(LATER)]], held)
         c.check("G's receiver got one request",
                 len(rx.matching(lambda q: q["path"] == "/gate")) == 1)
     finally:

@@ -10,12 +10,21 @@ skip them in SQL:
   - the held counter stays 0 and D's rows are not written (attempts 0, updated_at as
     written here, pending);
   - O's event is delivered within a few seconds;
-  - once D's endpoint is enabled (`webhook enable`), all N arrive, none held.
+  - once D's endpoint is enabled (`webhook enable`), all N arrive, none held;
+  - D disabled again, its N deliveries replayed (`webhook replay --endpoint`) are
+    held out of the due range as well.
 The lease's statement (notify_due, its text read from src/repo/repo_notify.c, not a
 copy) is EXPLAINed: the due range of ix_delivery_due, in its order (no filesort, no
 temporary table), the endpoint read by primary key (eq_ref), nothing scanned. Run in
 a side transaction while D is still enabled, it locks D's deliveries, not D's
 endpoint row (a subquery's rows are not locked by the outer FOR UPDATE).
+
+A disabled endpoint's deliveries must also leave the due range: tenant B's endpoint,
+disabled with BIG pending deliveries due a day ago, is not read through by every lease
+pass (5 a second idle). The server's Handler_read_next is sampled every SAMPLE s
+while the sender idles; the median growth (the gauges, every 5 s, read the pending
+range too, in at most one sample) stays far below BIG, where a lease that filters
+the due range row by row reads BIG per pass.
 """
 import os
 import re
@@ -26,6 +35,9 @@ import time
 import notify_env as ne
 
 N = 600          # D's backlog
+BIG = 20000      # B's backlog, held while B stays disabled
+SAMPLE = 0.5     # s between reads of Handler_read_next
+SAMPLES = 6
 PROMPT = 5       # s O's event may take
 HELD = 'asyncexec_webhook_attempts_total{result="held"}'
 
@@ -41,13 +53,31 @@ def until(pred, seconds):
 
 def backlog(eid, n, sfx):
     """n pending deliveries of endpoint eid, due and updated a day ago."""
-    rows = ",".join(
-        "(%d, %d, 'msg_held%s_%d', 'completed', '{\"n\":%d}', 'pending', 0, "
-        "NOW(3) - INTERVAL 1 DAY, NOW(3) - INTERVAL 1 DAY, "
-        "NOW(3) - INTERVAL 1 DAY)" % (eid, 900000000 + i, sfx[-12:], i, i)
-        for i in range(n))
-    ne.sql("INSERT INTO s2r_webhook_delivery (endpoint_id, execution_id, webhook_id, "
-           "event, body, state, attempts, due_at, created_at, updated_at) VALUES " + rows)
+    for at in range(0, n, 500):   # an argument of the client
+        rows = ",".join(
+            "(%d, %d, 'msg_held%s_%d', 'completed', '{\"n\":%d}', 'pending', 0, "
+            "NOW(3) - INTERVAL 1 DAY, NOW(3) - INTERVAL 1 DAY, "
+            "NOW(3) - INTERVAL 1 DAY)" % (eid, 900000000 + i, sfx[-12:], i, i)
+            for i in range(at, min(n, at + 500)))
+        ne.sql("INSERT INTO s2r_webhook_delivery (endpoint_id, execution_id, "
+               "webhook_id, event, body, state, attempts, due_at, created_at, "
+               "updated_at) VALUES " + rows)
+
+
+def reads_next():
+    """The server's Handler_read_next."""
+    return int(ne.sql("SHOW GLOBAL STATUS LIKE 'Handler_read_next'")[0][1])
+
+
+def idle_reads():
+    """The median growth of Handler_read_next over SAMPLES periods of SAMPLE s."""
+    last, grew = reads_next(), []
+    for _ in range(SAMPLES):
+        time.sleep(SAMPLE)      # a measuring period, not a wait for an event
+        now = reads_next()
+        grew.append(now - last)
+        last = now
+    return sorted(grew)[len(grew) // 2], grew
 
 
 def stmt_text(name):
@@ -130,11 +160,15 @@ def main():
     rx = ne.Receiver()
     ed = ne.webhook_add(rd.tenant, rx.url("/ok/d"))[0]
     eo = ne.webhook_add(ro.tenant, rx.url("/ok/o"))[0]
+    rb = ne.Route("it/nhb%s/op" % sfx, "t-nhb-%s" % sfx)
+    eb = ne.webhook_add(rb.tenant, rx.url("/ok/b"))[0]
     backlog(ed, N, sfx)
+    backlog(eb, BIG, "b" + sfx)
     q = stmt_text("DUE")
     check_plan(c, q)
     check_locks(c, q, ed)
     ne.admin("webhook", "disable", str(ed))
+    ne.admin("webhook", "disable", str(eb))
     touched = lambda: ne.sql(   # noqa: E731
         "SELECT COUNT(*) FROM s2r_webhook_delivery WHERE endpoint_id = %d AND "
         "(state <> 'pending' OR attempts <> 0 OR updated_at > NOW(3) - INTERVAL 30 "
@@ -157,7 +191,11 @@ def main():
         c.check("the held counter stayed 0", snd.metric(HELD) == 0, snd.metric(HELD))
         c.check("none of D's %d rows was written" % N, touched() == "0", touched())
         c.check("D's receiver saw nothing", not rx.matching(
-            lambda q: q["path"] == "/ok/d"))
+            lambda q: q["path"] in ("/ok/d", "/ok/b")))
+        med, grew = idle_reads()
+        c.check("idle beside B's %d held deliveries: Handler_read_next grows by "
+                "%d per %.1f s (median of %s), far below %d"
+                % (BIG, med, SAMPLE, grew, BIG), med < BIG // 10, grew)
         t0 = time.time()
         ne.admin("webhook", "enable", str(ed))
         got = rx.wait(lambda q: q["path"] == "/ok/d", N, 60)
@@ -172,6 +210,15 @@ def main():
         c.check("D's deliveries recorded delivered at attempt 1", done)
         c.check("none held after the enable", snd.metric(HELD) == 0,
                 snd.metric(HELD))
+        # a replay of a disabled endpoint's deliveries holds them as well
+        ne.admin("webhook", "disable", str(ed))
+        ne.admin("webhook", "replay", "--endpoint", str(ed), "--since",
+                 "2000-01-01T00:00:00Z")
+        held = ne.sql(
+            "SELECT COUNT(*) FROM s2r_webhook_delivery WHERE endpoint_id = %d AND "
+            "state = 'pending' AND due_at > NOW(3) + INTERVAL 1 YEAR" % ed)
+        c.check("D disabled, its %d deliveries replayed: held out of the due range"
+                % N, held == [[str(N)]], held)
     finally:
         rc = snd.stop()
         rx.close()
