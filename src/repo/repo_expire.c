@@ -157,9 +157,10 @@ static const struct db_stmt_def xstmts[XSTMT__MAX] = {
 	  "('waiting_callback', 'completed', 'failed', 'expired', "
 	  "'cancelled') AND e.expires_at < ? AND " PURGE_COUNTED " AND "
 	  PURGE_FREE " AND NOT (e.status = 'waiting_callback' AND (? OR "
-	  "EXISTS (SELECT 1 FROM "
+	  "(SELECT 1 FROM "
 	  "s2r_webhook_endpoint w FORCE INDEX (ix_endpoint_tenant) WHERE "
-	  "w.tenant_id = e.initiator_tenant_id AND w.enabled = 1)))",
+	  "w.tenant_id = e.initiator_tenant_id AND w.enabled = 1 LIMIT 1) IS "
+	  "NOT NULL))",
 	  0, "count_purge" },
 	/* ended webhook deliveries: due_at is when they ended (sql/010) */
 	[XSTMT_DPURGE_DUE] = {

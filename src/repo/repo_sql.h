@@ -69,16 +69,19 @@
  * has an endpoint (a disabled one holds its events too; with none,
  * nothing would ever deliver it). e is the execution, r its replacement,
  * a LEFT JOIN by primary key: a subquery on the table a DELETE deletes
- * from is refused (1093). w by its index: with statistics that other
- * writers had just changed, MariaDB 11.8 once scanned the table.
+ * from is refused (1093). w by its index, in a scalar subquery (LIMIT 1
+ * ... IS NULL, as LINEAGE_LIVE): MariaDB 11.8 turned NOT EXISTS into
+ * IN (exists_to_in) and, with the statistics other writers had just
+ * left, materialized it from a scan of the whole table, FORCE INDEX or
+ * not (db_expire_purge: MATERIALIZED w, type ALL).
  */
 #define PURGE_REPLACEMENT \
 	"LEFT JOIN s2r_async_execution r FORCE INDEX (PRIMARY) ON r.id = " \
 	"e.replaced_by "
 #define PURGE_FREE \
-	"r.id IS NULL AND (e.notify = 0 OR NOT EXISTS (SELECT 1 FROM " \
+	"r.id IS NULL AND (e.notify = 0 OR (SELECT 1 FROM " \
 	"s2r_webhook_endpoint w FORCE INDEX (ix_endpoint_tenant) WHERE " \
-	"w.tenant_id = e.initiator_tenant_id))"
+	"w.tenant_id = e.initiator_tenant_id LIMIT 1) IS NULL)"
 /*
  * The rollup (repo_rollup.c) has counted e: it ended no later than the
  * mark (bound by the caller, read before the purge), so that the purge
