@@ -381,6 +381,39 @@ in_bucket(int64_t b)
 }
 
 /*
+ * Runs the rollup in the background (bg) and, each time its window's
+ * add waits, makes the next of the n holders h deadlock with it; checks
+ * that all n did, then closes them and waits for the run's end.
+ */
+static void
+drive(MYSQL **h, int n, struct bg *bg)
+{
+	pthread_t	 th;
+	int		 i, t, failed = 0;
+
+	memset(bg, 0, sizeof(*bg));
+	pthread_create(&th, NULL, bg_run, bg);
+	for (i = 0; i < n && !failed; i++) {
+		/* bounded: until the window's add waits, or the run ended */
+		for (t = 0; t < 3000 && !atomic_load(&bg->done) &&
+		    num(ADD_WAITS) == 0; t++)
+			nanosleep(&(struct timespec){ 0, 10000000 }, NULL);
+		if (atomic_load(&bg->done) || t == 3000)
+			break;
+		failed = deadlock(h[i]);
+		mysql_close(h[i]);
+		h[i] = NULL;
+		gone();
+	}
+	CHECK_EQ_INT(i, n);
+	CHECK_EQ_INT(failed, 0);
+	for (i = 0; i < n; i++)
+		if (h[i] != NULL)
+			mysql_close(h[i]);
+	pthread_join(th, NULL);
+}
+
+/*
  * The mark an hour back, one execution in each of the first HELD
  * ten-minute windows and WINDOW_ROWS + 1 at 45 minutes (so that the run
  * goes window by window); each held window's add waits on DEADLOCKS
@@ -392,10 +425,9 @@ retries_per_window(void)
 {
 	MYSQL		*h[HELD * DEADLOCKS];
 	struct bg	 bg;
-	pthread_t	 th;
 	int64_t		 m = clock_now_ms() - 60 * MIN, at, b[HELD], big;
 	char		 cid[16];
-	int		 i, t, failed = 0;
+	int		 i;
 
 	m -= m % ROLLUP_BUCKET_MS;
 	sql("INSERT INTO s2r_rollup_mark (id, counted_until) VALUES (1, "
@@ -421,26 +453,7 @@ retries_per_window(void)
 	    WINDOW_ROWS + 1);
 	for (i = 0; i < HELD * DEADLOCKS; i++)
 		h[i] = holder(b[i / DEADLOCKS], i);
-	memset(&bg, 0, sizeof(bg));
-	pthread_create(&th, NULL, bg_run, &bg);
-	for (i = 0; i < HELD * DEADLOCKS && !failed; i++) {
-		/* bounded: until the window's add waits, or the run ended */
-		for (t = 0; t < 3000 && !atomic_load(&bg.done) &&
-		    num(ADD_WAITS) == 0; t++)
-			nanosleep(&(struct timespec){ 0, 10000000 }, NULL);
-		if (atomic_load(&bg.done) || t == 3000)
-			break;
-		failed = deadlock(h[i]);
-		mysql_close(h[i]);
-		h[i] = NULL;
-		gone();
-	}
-	CHECK_EQ_INT(i, HELD * DEADLOCKS);
-	CHECK_EQ_INT(failed, 0);
-	for (i = 0; i < HELD * DEADLOCKS; i++)
-		if (h[i] != NULL)
-			mysql_close(h[i]);
-	pthread_join(th, NULL);
+	drive(h, HELD * DEADLOCKS, &bg);
 	printf("windows held: run %s, %lu retries\n", bg.rc == 0 ? "ok" :
 	    "FAILED", bg.r.retries);
 	CHECK_EQ_INT(bg.rc, 0);
@@ -465,9 +478,8 @@ retries_past_eight(void)
 {
 	MYSQL		*h[LONG_DEADLOCKS];
 	struct bg	 bg;
-	pthread_t	 th;
 	int64_t		 m = clock_now_ms() - 30 * MIN, at, b;
-	int		 i, t, failed = 0;
+	int		 i;
 
 	m -= m % ROLLUP_BUCKET_MS;
 	mark_set(&cfg, m);
@@ -478,26 +490,7 @@ retries_past_eight(void)
 	    "FROM_UNIXTIME(%lld), 'completed', 0)", env, (long long)(b / 1000));
 	for (i = 0; i < LONG_DEADLOCKS; i++)
 		h[i] = holder(b, 100 + i);
-	memset(&bg, 0, sizeof(bg));
-	pthread_create(&th, NULL, bg_run, &bg);
-	for (i = 0; i < LONG_DEADLOCKS && !failed; i++) {
-		/* bounded: until the window's add waits, or the run ended */
-		for (t = 0; t < 3000 && !atomic_load(&bg.done) &&
-		    num(ADD_WAITS) == 0; t++)
-			nanosleep(&(struct timespec){ 0, 10000000 }, NULL);
-		if (atomic_load(&bg.done) || t == 3000)
-			break;
-		failed = deadlock(h[i]);
-		mysql_close(h[i]);
-		h[i] = NULL;
-		gone();
-	}
-	CHECK_EQ_INT(i, LONG_DEADLOCKS);
-	CHECK_EQ_INT(failed, 0);
-	for (i = 0; i < LONG_DEADLOCKS; i++)
-		if (h[i] != NULL)
-			mysql_close(h[i]);
-	pthread_join(th, NULL);
+	drive(h, LONG_DEADLOCKS, &bg);
 	printf("one window held: run %s, %lu retries\n", bg.rc == 0 ? "ok" :
 	    "FAILED", bg.r.retries);
 	CHECK_EQ_INT(bg.rc, 0);
