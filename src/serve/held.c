@@ -87,6 +87,41 @@ held_wait(struct held *h, int with_listen, int ms, const sigset_t *mask,
 }
 
 /*
+ * The slot held_take gives for slot of the last wait, closing nothing:
+ * that kept one, or for HELD_LISTEN a free slot, else the least recently
+ * taken idle one; for HELD_FREE a free slot only. -1 when there is none
+ * (for HELD_LISTEN: every slot was readable in the wait).
+ */
+static int
+pick(const struct held *h, int slot)
+{
+	int	 i, lru = -1, want = slot;
+
+	if (want != HELD_LISTEN && want != HELD_FREE)
+		return slot;
+	for (i = 0; i < HELD_MAX && slot == want; i++) {
+		if (conn_fd(h->c[i]) < 0)
+			slot = i;
+		else if (!h->ready[i] &&
+		    (lru < 0 || h->last[i] < h->last[lru]))
+			lru = i;
+	}
+	if (slot != want)
+		return slot;
+	return want == HELD_FREE ? -1 : lru;
+}
+
+/*
+ * Whether held_take(h, slot) would give a conn, closing nothing: 1 or 0
+ * (the worker checks a peer first; only then is a kept one closed).
+ */
+int
+held_room(const struct held *h, int slot)
+{
+	return pick(h, slot) >= 0;
+}
+
+/*
  * The conn to accept on for slot of the last wait: that kept one, or for
  * HELD_LISTEN a free slot, else the least recently taken idle one,
  * closed first; for HELD_FREE a free slot only. NULL when there is none
@@ -95,25 +130,14 @@ held_wait(struct held *h, int with_listen, int ms, const sigset_t *mask,
 struct conn *
 held_take(struct held *h, int slot)
 {
-	int	 i, lru = -1, want = slot;
+	int	 i = pick(h, slot);
 
-	if (want == HELD_LISTEN || want == HELD_FREE) {
-		for (i = 0; i < HELD_MAX && slot == want; i++) {
-			if (conn_fd(h->c[i]) < 0)
-				slot = i;
-			else if (!h->ready[i] &&
-			    (lru < 0 || h->last[i] < h->last[lru]))
-				lru = i;
-		}
-		if (slot == want) {
-			if (want == HELD_FREE || lru < 0)
-				return NULL;
-			conn_drop(h->c[lru]);
-			slot = lru;
-		}
-	}
-	h->last[slot] = ++h->serial;
-	return h->c[slot];
+	if (i < 0)
+		return NULL;
+	if (slot < 0 && conn_fd(h->c[i]) >= 0)
+		conn_drop(h->c[i]);	/* HELD_LISTEN: the idle one */
+	h->last[i] = ++h->serial;
+	return h->c[i];
 }
 
 /* Closes every kept connection and frees h (NULL: nothing). */

@@ -8,7 +8,8 @@
  * connections and on the listening socket at once: an idle kept
  * connection never keeps it from the others, and nginx opens a new
  * connection whenever it has no idle one. At HELD_MAX open connections
- * a new one closes the least recently served idle one.
+ * a new one closes the least recently served idle one; on a TCP listener
+ * only one whose peer listen_allow admits (held_room, then held_take).
  *
  * held_new(fd, 0): the slots never accept on fd themselves (it is only
  * waited on): the worker accepts, checks the peer and gives the slot the
@@ -37,6 +38,7 @@ struct held_ready {
 struct held	*held_new(int listen_fd, int self_accepts);
 int		 held_wait(struct held *, int with_listen, int ms,
 		    const sigset_t *, struct held_ready *);
+int		 held_room(const struct held *, int slot);
 struct conn	*held_take(struct held *, int slot);
 void		 held_free(struct held *);
 

@@ -23,12 +23,14 @@
  * systemd passes) the worker accepts itself (peer_accept) and checks
  * the peer against listen_allow (peer.c) before a byte is read from it:
  * one not on the list is closed at once without an answer and logged
- * (one line, then at most one per REFUSE_LOG_MS); an allowed one is
- * handed to libfcgi (conn_give), whose slots never accept on a TCP
- * listener. libfcgi's own check (FCGI_WEB_SERVER_ADDRS) sees AF_INET
- * peers only, and it reads an AF_INET6 peer's first record inside its
- * accept, blocking with SIGTERM held: a silent connection from any
- * peer would hold the worker for ever. Reads and writes on an accepted
+ * (one line, then at most one per REFUSE_LOG_MS); only an allowed one
+ * then takes a slot (held.h: at HELD_MAX, closing an idle kept
+ * connection) and is handed to libfcgi (conn_give), whose slots never
+ * accept on a TCP listener. libfcgi's own check
+ * (FCGI_WEB_SERVER_ADDRS) sees AF_INET peers only, and it reads an
+ * AF_INET6 peer's first record inside its accept, blocking with SIGTERM
+ * held: a silent connection from any peer would hold the worker for
+ * ever. Reads and writes on an accepted
  * TCP connection give up after PEER_IO_TIMEOUT_SECONDS (peer.h).
  */
 #include <sys/socket.h>
@@ -206,7 +208,7 @@ follow_master(pid_t master)
 
 /* What one accept of the worker's own on a TCP listener did. */
 enum take {
-	TAKE_GIVEN,		/* an allowed peer's: given to the conn */
+	TAKE_ALLOWED,		/* an allowed peer's connection, to serve */
 	TAKE_REFUSED,		/* not on listen_allow (or gone): closed */
 	TAKE_NONE,		/* none waiting, interrupted, or one aborted */
 	TAKE_FAILED		/* accept failed (errno) */
@@ -293,29 +295,27 @@ enum served {
 
 /*
  * Accepts a connection on the TCP listener and checks its peer against
- * listen_allow before a byte is read from it: an allowed one is given
- * to c (which has none), one not on the list (or gone) is closed at
- * once, unanswered, and logged. TAKE_GIVEN, TAKE_REFUSED, TAKE_NONE, or
- * TAKE_FAILED (errno).
+ * listen_allow before a byte is read from it (and before it has a
+ * slot): an allowed one's fd goes to *fd, one not on the list (or gone)
+ * is closed at once, unanswered, and logged. TAKE_ALLOWED, TAKE_REFUSED,
+ * TAKE_NONE, or TAKE_FAILED (errno).
  */
 static enum take
-take(struct loop *l, struct conn *c)
+take(struct loop *l, int *fd)
 {
 	char	 addr[PEER_ADDR_MAX];
-	int	 fd;
 
-	if ((fd = peer_accept(l->listen_fd)) == -1)
+	if ((*fd = peer_accept(l->listen_fd)) == -1)
 		return accept_transient(errno) ? TAKE_NONE : TAKE_FAILED;
 	l->failures = 0;
-	switch (peer_check(fd, l->cfg->listen_allow, addr, sizeof(addr))) {
+	switch (peer_check(*fd, l->cfg->listen_allow, addr, sizeof(addr))) {
 	case PEER_ALLOWED:
-		conn_give(c, fd);
-		return TAKE_GIVEN;
+		return TAKE_ALLOWED;
 	case PEER_REFUSED:
 	case PEER_UNKNOWN:
 		break;
 	}
-	(void)close(fd);
+	(void)close(*fd);
 	refused(&l->refused, addr);
 	return TAKE_REFUSED;
 }
@@ -335,24 +335,13 @@ failed(struct loop *l)
 }
 
 /*
- * Accepts the next request on c (read from its kept connection, or on a
- * new one: on a TCP listener one take gave it) and serves it. SERVED,
- * SERVED_NONE, or SERVED_FATAL.
+ * Accepts the next request on c (read from its kept connection, from
+ * the one serve_new gave it, or, on a unix listener, on a new one libfcgi
+ * accepts) and serves it. SERVED, SERVED_NONE, or SERVED_FATAL.
  */
 static enum served
 serve_next(struct loop *l, struct conn *c)
 {
-	if (l->check_peers && conn_fd(c) < 0)
-		switch (take(l, c)) {
-		case TAKE_GIVEN:
-			break;
-		case TAKE_REFUSED:
-			return SERVED;
-		case TAKE_NONE:
-			return SERVED_NONE;
-		case TAKE_FAILED:
-			return failed(l);
-		}
 	switch (conn_accept(c)) {
 	case CONN_AGAIN:
 		return SERVED_NONE;
@@ -370,19 +359,51 @@ serve_next(struct loop *l, struct conn *c)
 }
 
 /*
+ * Serves a new connection in the slot held_take gives for slot
+ * (HELD_LISTEN or HELD_FREE; held_room said there is one). On a TCP
+ * listener it is accepted and its peer checked first: only an allowed
+ * one takes the slot, so a refused peer never closes an idle kept
+ * connection (nor does an accept that finds none waiting). SERVED,
+ * SERVED_NONE, or SERVED_FATAL.
+ */
+static enum served
+serve_new(struct loop *l, struct held *h, int slot)
+{
+	struct conn	*c;
+	int		 fd;
+
+	if (!l->check_peers)
+		return serve_next(l, held_take(h, slot));
+	switch (take(l, &fd)) {
+	case TAKE_ALLOWED:
+		break;
+	case TAKE_REFUSED:
+		return SERVED;
+	case TAKE_NONE:
+		return SERVED_NONE;
+	case TAKE_FAILED:
+		return failed(l);
+	}
+	c = held_take(h, slot);
+	conn_give(c, fd);
+	return serve_next(l, c);
+}
+
+/*
  * Serves what one wait found ready: each ready kept connection, and,
  * when the listening socket was ready, a new connection after each of
  * them and one more, until accept finds none. So the requests nginx
  * sent on new connections (its idle kept ones all busy) take turns with
  * the kept ones instead of one a round behind all of them. Only the
  * first accept of a round may close an idle kept connection for its
- * slot (held_take); the others take free slots. 0, or -1 after
- * SERVED_FATAL.
+ * slot (held_take; on a TCP listener for an allowed peer only:
+ * serve_new); the others take free slots. 0, or -1 after SERVED_FATAL.
  */
 static int
 serve_round(struct loop *l, struct held *h, const struct held_ready *r)
 {
 	struct conn	*c;
+	enum served	 done;
 	int		 accepting = r->n > 0 && r->slot[r->n - 1] == HELD_LISTEN;
 	int		 kept = r->n - accepting, k, slot = HELD_LISTEN;
 
@@ -390,10 +411,11 @@ serve_round(struct loop *l, struct held *h, const struct held_ready *r)
 		if (k < kept && (c = held_take(h, r->slot[k])) != NULL &&
 		    serve_next(l, c) == SERVED_FATAL)
 			return -1;
-		if (!accepting || (c = held_take(h, slot)) == NULL)
+		if (!accepting || !held_room(h, slot))
 			continue;
+		done = serve_new(l, h, slot);
 		slot = HELD_FREE;
-		switch (serve_next(l, c)) {
+		switch (done) {
 		case SERVED:
 			break;
 		case SERVED_NONE:

@@ -26,6 +26,13 @@
  *      the worker: an allowed peer (127.0.0.2) is answered at once, and
  *      SIGTERM ends the master cleanly (libfcgi used to read the refused
  *      connection's first record before the check, for ever).
+ *   7. one worker whose HELD_MAX slots all hold kept connections from an
+ *      allowed peer (127.0.0.1): a connection from a refused peer
+ *      (127.0.0.2) is closed unanswered and closes none of them (it used
+ *      to close the least recently served one for its slot before the
+ *      peer was checked: a refused peer could drop nginx's idle kept
+ *      connections at will); every kept one answers again, and a new
+ *      allowed connection is still answered.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -42,6 +49,7 @@
 #include "check.h"
 #include "util/port.h"
 #include "fcgi_client.h"
+#include "held.h"
 #include "load.h"
 #include "proc_util.h"
 
@@ -373,6 +381,51 @@ stop_busy(const char *cfg, const char *log, const char *addr)
 		dump_log(log);
 }
 
+/*
+ * 7, one worker (cfg, addr at port): HELD_MAX kept connections from
+ * 127.0.0.1 (listen_allow) fill its slots; one from 127.0.0.2 is closed
+ * unanswered; then each kept one must answer again, and a new allowed
+ * connection is answered (a kept one closed for it). Stops the master.
+ */
+static void
+full_refused(const char *cfg, const char *log, const char *addr,
+    unsigned port)
+{
+	struct sockaddr_in	 src, dst;
+	int			*fd, i, lost = 0;
+	pid_t			 m;
+
+	if ((fd = calloc(HELD_MAX, sizeof(*fd))) == NULL) {
+		CHECK(!"memory");
+		return;
+	}
+	CHECK(wait_for(port_free, (void *)addr, STOP_MS));
+	CHECK_EQ_INT(derive_config_x(cfg, addr, "1",
+	    "listen_allow = 127.0.0.1\n", NULL), 0);
+	CHECK((m = up_tcp(cfg, log, addr)) > 0);
+	for (i = 0; i < HELD_MAX; i++) {
+		CHECK((fd[i] = fcgi_connect(addr)) != -1);
+		CHECK_EQ_INT(kept_healthz(fd[i]), 200);
+	}
+	v4(&src, 0x7f000002, 0);
+	v4(&dst, 0x7f000001, port);
+	CHECK_EQ_INT(answered_from((struct sockaddr *)&src,
+	    (struct sockaddr *)&dst, sizeof(dst), REQ_MS), 0);
+	for (i = 0; i < HELD_MAX; i++)
+		lost += kept_healthz(fd[i]) != 200;
+	printf("figure: one worker, %d kept connections: a refused peer's "
+	    "connection closed %d of them\n", HELD_MAX, lost);
+	CHECK_EQ_INT(lost, 0);
+	CHECK_EQ_INT(get(addr, "/healthz"), 200);
+	for (i = 0; i < HELD_MAX; i++)
+		if (fd[i] != -1)
+			close(fd[i]);
+	free(fd);
+	CHECK_EQ_INT(term_and_exit(m), 0);
+	if (check_fail_ > 0)
+		dump_log(log);
+}
+
 /* 5: an inherited TCP socket needs listen_allow. */
 static void
 inherited(void)
@@ -571,6 +624,7 @@ main(void)
 {
 	const char	*cfg, *cfg2, *log, *log2;
 	char		 addr[64], err[4096];
+	unsigned	 port = test_free_port();
 	pid_t		 m, m2;
 	struct exit_wait w;
 	int		 kfd;
@@ -581,7 +635,8 @@ main(void)
 	cfg2 = path_in_tmp("tcp-other.conf");
 	log = path_in_tmp("tcp.log");
 	log2 = path_in_tmp("tcp2.log");
-	snprintf(addr, sizeof(addr), "127.0.0.1:%u", test_free_port());
+	snprintf(addr, sizeof(addr), "127.0.0.1:%u", port);
+	signal(SIGPIPE, SIG_IGN);	/* a kept connection closed (7) */
 
 	/* 1 */
 	CHECK_EQ_INT(derive_config(cfg, addr, WORKERS_STR, NULL), 0);
@@ -625,6 +680,7 @@ main(void)
 	w.pid = m;
 	CHECK(!has_exited(&w));
 	kill_master(m);
+	full_refused(cfg, path_in_tmp("full.log"), addr, port);
 
 	inherited();
 	dual_stack();
