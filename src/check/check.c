@@ -3,8 +3,9 @@
  * check`: one line per check on stdout, "ok", "warn" or "error", then
  * the check's name and what was found (and, when not ok, what to do).
  *
- * Checked: the file parses; the password file can be read and is not
- * readable by others; the database can be reached; the server version;
+ * Checked: the file parses; the password file is a regular file (never
+ * waited on: config_password_open), can be read and is not readable by
+ * others; the database can be reached; the server version;
  * the schema version against this build's; the privileges this binary
  * needs; for the sender and the admin, that webhook_key_file opens the
  * stored endpoint secrets; the program's own check (check_run's extra:
@@ -19,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "config.h"
@@ -67,20 +69,20 @@ check_pwfile(struct chk *k)
 {
 	const char	*f = k->cfg.db_password_file;
 	struct stat	 sb;
-	FILE		*fp;
+	char		 why[512];
+	int		 fd;
 
-	if ((fp = fopen(f, "r")) == NULL) {
+	if ((fd = config_password_open(f, &sb, why, sizeof(why))) == -1) {
 		say(k, "error", "password file", "cannot read %s: %s; make it "
 		    "readable by the user this runs as (e.g. chown "
 		    "root:asyncexec, chmod 0640)", f, strerror(errno));
 		return -1;
 	}
-	if (fstat(fileno(fp), &sb) == -1) {
-		say(k, "error", "password file", "%s: %s", f, strerror(errno));
-		fclose(fp);
+	if (fd == -2) {		/* a FIFO, say: it could block for ever */
+		say(k, "error", "password file", "%s", why);
 		return -1;
 	}
-	fclose(fp);
+	(void)close(fd);
 	if (sb.st_mode & S_IROTH)
 		say(k, "warn", "password file", "%s is readable by others "
 		    "(mode %04o); chmod o-r %s", f,

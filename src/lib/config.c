@@ -5,11 +5,13 @@
  * where it lands in struct config. Unknown keys, bad values and
  * duplicates are errors naming the file, line and key.
  */
+#include <sys/stat.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -267,17 +269,77 @@ parse_line(struct config *c, const char *name, unsigned lineno, char *line,
 	return 0;
 }
 
+/* What a file of mode m is, for "PATH is ..., not a regular file". */
+static const char *
+file_kind(mode_t m)
+{
+	if (S_ISFIFO(m))
+		return "a FIFO";
+	if (S_ISDIR(m))
+		return "a directory";
+	if (S_ISCHR(m))
+		return "a character device";
+	if (S_ISBLK(m))
+		return "a block device";
+	if (S_ISSOCK(m))
+		return "a socket";
+	return "of another type";
+}
+
+/*
+ * Opens the password file path for reading without ever waiting on it:
+ * O_NONBLOCK, so that a FIFO no one writes to opens at once, and then
+ * only a regular file is taken (reading anything else may wait for ever,
+ * asyncexec-fcgi's SIGTERM held; a systemd credential is a regular
+ * file). Returns the fd (close-on-exec; O_NONBLOCK means nothing to a
+ * regular file), its stat in *sb; -1 when it cannot be opened (errno
+ * kept), or -2 when it is not a regular file. why (size bytes) says
+ * which, naming path.
+ */
+int
+config_password_open(const char *path, struct stat *sb, char *why,
+    size_t size)
+{
+	int	 fd, e;
+
+	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) == -1 ||
+	    fstat(fd, sb) == -1) {
+		e = errno;
+		snprintf(why, size, "cannot open %s: %s", path, strerror(e));
+		if (fd != -1)
+			(void)close(fd);
+		errno = e;
+		return -1;
+	}
+	if (S_ISREG(sb->st_mode))
+		return fd;
+	(void)close(fd);
+	snprintf(why, size, "%s is %s, not a regular file: reading it could "
+	    "hold the start for ever; name a regular file (a systemd "
+	    "credential, LoadCredential=, is one)", path,
+	    file_kind(sb->st_mode));
+	return -2;
+}
+
 /* Reads the first line of the password file into c; 0 or -1 with err. */
 static int
 read_password_file(struct config *c, const char *name, char *err, size_t errsz)
 {
-	FILE	*f;
-	char	 line[sizeof(c->db_password) + 2];
-	size_t	 n;
+	FILE		*f;
+	struct stat	 sb;
+	char		 line[sizeof(c->db_password) + 2], why[512];
+	size_t		 n;
+	int		 fd;
 
-	if ((f = fopen(c->db_password_file, "r")) == NULL) {
-		snprintf(err, errsz, "%s: db_password_file: cannot open %s: %s",
-		    name, c->db_password_file, strerror(errno));
+	if ((fd = config_password_open(c->db_password_file, &sb, why,
+	    sizeof(why))) < 0) {
+		snprintf(err, errsz, "%s: db_password_file: %s", name, why);
+		return -1;
+	}
+	if ((f = fdopen(fd, "r")) == NULL) {
+		snprintf(err, errsz, "%s: db_password_file: %s: %s", name,
+		    c->db_password_file, strerror(errno));
+		(void)close(fd);
 		return -1;
 	}
 	if (fgets(line, sizeof(line), f) == NULL)

@@ -66,6 +66,9 @@ int	config_load_syntax(struct config *, const char *path, char *err,
 int	config_parse(struct config *, const char *name, const char *text,
 	    char *err, size_t);
 unsigned config_workers(const struct config *);
+struct stat;
+int	config_password_open(const char *path, struct stat *, char *why,
+	    size_t);
 int	config_listen_tcp(const char *listen, char *addr, size_t addrsz,
 	    unsigned *port);
 

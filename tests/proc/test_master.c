@@ -11,6 +11,10 @@
  *      the configured path is never created
  *   5. --check-config on a good and on a bad file, and on one whose
  *      db_connect_timeout x nodes leaves no room before the stop deadline
+ *   6. db_password_file a FIFO no one writes to: the start exits 2 at
+ *      once, naming the file and what to do (it waited in the open for
+ *      ever, its SIGTERM held), and so does --check-config of each of
+ *      the four binaries (exit 1)
  *
  * Each master runs in its own process group; whatever this test started
  * is SIGKILLed and reaped on every exit path. Every wait is a poll of a
@@ -34,6 +38,9 @@
 #include "check.h"
 #include "fcgi_client.h"
 #include "proc_util.h"
+#include "util/clock.h"
+
+#define PROMPT_MS	5000	/* a configuration error is said within */
 
 /* ---- the scenarios ---- */
 
@@ -455,6 +462,70 @@ scenario_check_waits(void)
 	CHECK(!exists(sock));
 }
 
+/*
+ * Runs bin (a binary beside asyncexec-fcgi) --config cfg, with
+ * --check-config when check, for PROMPT_MS at most: its exit status (-1
+ * when killed) and the ms it took into *took; out and err (size bytes).
+ */
+static int
+run_prompt(const char *bin, const char *cfg, int check, char *out,
+    char *err, size_t size, long long *took)
+{
+	const char	*slash = strrchr(fcgi_bin, '/');
+	char		 path[600];
+	char		*argv[] = { path, "--config", (char *)cfg,
+			    check ? "--check-config" : NULL, NULL };
+	long long	 t0 = ut_now_ms();
+	int		 st;
+
+	snprintf(path, sizeof(path), "%.*s/%s", slash != NULL ?
+	    (int)(slash - fcgi_bin) : 1, slash != NULL ? fcgi_bin : ".", bin);
+	st = run(argv, out, err, size, PROMPT_MS);
+	*took = ut_now_ms() - t0;
+	return st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* 6. A FIFO as db_password_file: a clear error at once, never a wait. */
+static void
+scenario_pw_fifo(void)
+{
+	static const char *const bins[] = { "asyncexec-fcgi",
+	    "asyncexec-admin", "asyncexec-expire", "asyncexec-notify" };
+	const char	*cfg = path_in_tmp("fifo.conf");
+	const char	*sock = path_in_tmp("fifo.sock");
+	const char	*fifo = path_in_tmp("fifo.pw");
+	char		 out[4096], err[4096], extra[600];
+	long long	 took;
+	size_t		 i;
+	int		 st;
+
+	CHECK_EQ_INT(mkfifo(fifo, 0600), 0);
+	snprintf(extra, sizeof(extra), "db_password_file = %s\n", fifo);
+	CHECK_EQ_INT(derive_config_x(cfg, sock, WORKERS_STR, extra, NULL), 0);
+	st = run_prompt("asyncexec-fcgi", cfg, 0, out, err, sizeof(out),
+	    &took);
+	printf("figure: asyncexec-fcgi with a FIFO as db_password_file: exit "
+	    "%d after %lld ms\n", st, took);
+	CHECK_EQ_INT(st, 2);
+	CHECK(strstr(err, fifo) != NULL && strstr(err, "db_password_file") !=
+	    NULL && strstr(err, "a FIFO, not a regular file") != NULL &&
+	    strstr(err, "LoadCredential=") != NULL);
+	if (st != 2)
+		fprintf(stderr, "asyncexec-fcgi said: %s\n", err);
+	CHECK(!exists(sock));
+	for (i = 0; i < sizeof(bins) / sizeof(bins[0]); i++) {
+		st = run_prompt(bins[i], cfg, 1, out, err, sizeof(out), &took);
+		printf("figure: %s --check-config, a FIFO as db_password_file: "
+		    "exit %d after %lld ms\n", bins[i], st, took);
+		CHECK_EQ_INT(st, 1);
+		CHECK(strstr(out, "\nerror password file: ") != NULL &&
+		    strstr(out, "a FIFO, not a regular file") != NULL);
+		if (strstr(out, "a FIFO, not a regular file") == NULL)
+			fprintf(stderr, "%s said: %s%s\n", bins[i], out, err);
+	}
+	CHECK(!exists(sock));
+}
+
 int
 main(void)
 {
@@ -473,6 +544,7 @@ main(void)
 	scenario_inherited();
 	scenario_check_config();
 	scenario_check_waits();
+	scenario_pw_fifo();
 
 	kill_all();
 	remove_tmpdir();

@@ -1,4 +1,7 @@
 /* Unit tests: configuration parsing, good and bad files. */
+#include <sys/stat.h>
+
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,6 +95,38 @@ password_file(void)
 	CHECK(strstr(err, "/nonexistent/asyncexec.conf") != NULL);
 }
 
+/*
+ * A password file that is not a regular file is refused at once, named
+ * with what it is: a FIFO no one writes to (the open used to wait for
+ * ever: SIGALRM ends this test then), a directory (read as an empty
+ * password).
+ */
+static void
+password_not_regular(void)
+{
+	struct config	 c;
+	char		 dir[] = "/tmp/asyncexec-test-pwdir-XXXXXX";
+	char		 fifo[64], text[128], err[512] = "";
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(fifo, sizeof(fifo), "%s/pw", dir);
+	CHECK(mkfifo(fifo, 0600) == 0);
+	snprintf(text, sizeof(text), "db_password_file = %s\n", fifo);
+	alarm(10);
+	CHECK(config_parse(&c, "t.conf", text, err, sizeof(err)) == -1);
+	alarm(0);
+	CHECK(strstr(err, "t.conf: db_password_file: ") == err &&
+	    strstr(err, fifo) != NULL &&
+	    strstr(err, "is a FIFO, not a regular file") != NULL);
+	unlink(fifo);
+	snprintf(text, sizeof(text), "db_password_file = %s\n", dir);
+	CHECK(config_parse(&c, "t.conf", text, err, sizeof(err)) == -1);
+	CHECK(strstr(err, "is a directory, not a regular file") != NULL);
+	if (strstr(err, "not a regular file") == NULL)
+		fprintf(stderr, "config_parse said: %s\n", err);
+	rmdir(dir);
+}
+
 /* db_hosts: the nodes in order, ports from db_port when left out. */
 static void
 hosts(void)
@@ -142,5 +177,6 @@ main(void)
 	hosts();
 	bad_files();
 	password_file();
+	password_not_regular();
 	return check_done("unit_config");
 }
