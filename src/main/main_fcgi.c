@@ -5,6 +5,7 @@
  * --check-config runs the checks of check.c (the file, the password
  * file, the database, its grants and schema version) and exits.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -28,6 +29,23 @@ usage(FILE *f)
 	fprintf(f, "usage: asyncexec-fcgi [--config FILE] [--check-config]\n"
 	    "       asyncexec-fcgi --version\n");
 	return f == stdout ? 0 : 2;
+}
+
+/*
+ * Lets SIGTERM and SIGINT in, with their default action (how), or blocks
+ * them again: while main reads the configuration, which may wait on a
+ * hung filesystem for ever, a stop ends the start at once (nothing is
+ * created yet) rather than after systemd's SIGKILL.
+ */
+static void
+stop_signals(int how)
+{
+	sigset_t	 s;
+
+	sigemptyset(&s);
+	sigaddset(&s, SIGTERM);
+	sigaddset(&s, SIGINT);
+	sigprocmask(how, &s, NULL);
 }
 
 int
@@ -54,9 +72,13 @@ main(int argc, char *argv[])
 	}
 	if (check)
 		return check_run("asyncexec-fcgi", CHECK_FCGI, path, &waits);
-	/* a SIGHUP (SIGTERM, ...) before master_run's handlers waits */
+	/* a SIGHUP before master_run's handlers waits (it would end the
+	 * master), a SIGTERM too once the configuration is read */
 	master_block_signals();
-	if (config_load(&cfg, path, err, sizeof(err)) == -1) {
+	stop_signals(SIG_UNBLOCK);
+	rc = config_load(&cfg, path, err, sizeof(err));
+	stop_signals(SIG_BLOCK);
+	if (rc == -1) {
 		fprintf(stderr, "asyncexec-fcgi: %s\n", err);
 		return 2;
 	}

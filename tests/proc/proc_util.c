@@ -515,6 +515,56 @@ run(char *const argv[], char *out, char *err, size_t size, int ms)
 	return status;
 }
 
+/*
+ * Whether master *arg has exec'd, blocked SIGHUP (main's first step: not
+ * the loader's opens) and waits in an open(2) (its leased file).
+ */
+int
+in_open(void *arg)
+{
+	pid_t	 pid = *(pid_t *)arg;
+	char	 path[64], *comm;
+	int	 ok;
+
+	snprintf(path, sizeof(path), "/proc/%ld/comm", (long)pid);
+	comm = read_file(path);
+	ok = comm != NULL && strncmp(comm, "asyncexec-fcgi", 14) == 0 &&
+	    (signal_mask(pid, "SigBlk:") & (1ULL << (SIGHUP - 1))) != 0 &&
+	    blocked_in(pid) == SYS_openat;
+	free(comm);
+	return ok;
+}
+
+/*
+ * A write lease on path (which nobody has open): whoever opens it then
+ * waits in open(2) until lease_end (or the kernel's lease-break-time,
+ * 45 s by default), as on a slow network filesystem. The fd, or -1.
+ * The lease's break is told with SIGIO, ignored here.
+ */
+int
+lease(const char *path)
+{
+	int	 fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	(void)signal(SIGIO, SIG_IGN);
+	if (fd != -1 && fcntl(fd, F_SETLEASE, F_WRLCK) == -1) {
+		perror("F_SETLEASE");
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Ends lease's fd (-1: none): the open waiting on it goes on. */
+void
+lease_end(int fd)
+{
+	if (fd == -1)
+		return;
+	(void)fcntl(fd, F_SETLEASE, F_UNLCK);
+	close(fd);
+}
+
 /* asyncexec-admin --config BASE args...; its first stdout line, or NULL. */
 const char *
 admin(const char *a1, const char *a2, const char *a3, const char *a4)

@@ -105,6 +105,11 @@ int		 wait_master_exit(pid_t pid, int ms);
 int		 healthz(const char *sock);
 int		 answers(void *arg);
 int		 has_n_workers(void *arg);
+/* Whether master *(pid_t *)arg waits in an open(2) after main's first step. */
+int		 in_open(void *arg);
+/* A write lease on path: its opens wait until lease_end(fd). fd or -1. */
+int		 lease(const char *path);
+void		 lease_end(int fd);
 int		 run(char *const argv[], char *out, char *err, size_t size,
 		    int ms);
 const char	*admin(const char *a1, const char *a2, const char *a3,

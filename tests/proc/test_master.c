@@ -15,6 +15,10 @@
  *      once, naming the file and what to do (it waited in the open for
  *      ever, its SIGTERM held), and so does --check-config of each of
  *      the four binaries (exit 1)
+ *   7. SIGTERM while the start waits on its configuration file (a slow
+ *      filesystem; here this test holds a write lease on it): the master
+ *      ends at once, by the signal, creating nothing (it was held until
+ *      the wait ended: systemd's SIGKILL after a hung read)
  *
  * Each master runs in its own process group; whatever this test started
  * is SIGKILLed and reaped on every exit path. Every wait is a poll of a
@@ -526,6 +530,32 @@ scenario_pw_fifo(void)
 	CHECK(!exists(sock));
 }
 
+/* 7. SIGTERM in the configuration's read: the start ends at once. */
+static void
+scenario_term_in_load(void)
+{
+	const char	*cfg = path_in_tmp("slow.conf");
+	const char	*sock = path_in_tmp("slow.sock");
+	int		 fd, st;
+	long long	 t0;
+	pid_t		 m;
+
+	CHECK_EQ_INT(derive_config(cfg, sock, WORKERS_STR, NULL), 0);
+	CHECK((fd = lease(cfg)) != -1);
+	CHECK((m = start_master(cfg, path_in_tmp("slow.log"), -1)) > 0);
+	CHECK(m > 0 && wait_for(in_open, &m, START_MS));
+	t0 = ut_now_ms();
+	CHECK_EQ_INT(kill(m, SIGTERM), 0);
+	st = wait_master_exit(m, PROMPT_MS);	/* SIGKILLed after */
+	printf("figure: SIGTERM while the start waits on its configuration "
+	    "file: %s after %lld ms\n", st == -1 ? "still running" :
+	    WIFSIGNALED(st) ? strsignal(WTERMSIG(st)) : "exited",
+	    ut_now_ms() - t0);
+	lease_end(fd);
+	CHECK(st != -1 && WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM);
+	CHECK(!exists(sock));
+}
+
 int
 main(void)
 {
@@ -545,6 +575,7 @@ main(void)
 	scenario_check_config();
 	scenario_check_waits();
 	scenario_pw_fifo();
+	scenario_term_in_load();
 
 	kill_all();
 	remove_tmpdir();

@@ -44,12 +44,10 @@
  * Figures are printed as "figure: ..." lines.
  */
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 
 #include <errno.h>
-#include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
 #include <stdio.h>
@@ -666,56 +664,6 @@ scenario_level(void)
 }
 
 /*
- * Whether master *arg has exec'd, blocked SIGHUP (main's first step: not
- * the loader's opens) and waits in an open(2) (its leased file).
- */
-static int
-opening(void *arg)
-{
-	pid_t	 pid = *(pid_t *)arg;
-	char	 path[64], *comm;
-	int	 ok;
-
-	snprintf(path, sizeof(path), "/proc/%ld/comm", (long)pid);
-	comm = read_file(path);
-	ok = comm != NULL && strncmp(comm, "asyncexec-fcgi", 14) == 0 &&
-	    (signal_mask(pid, "SigBlk:") & (1ULL << (SIGHUP - 1))) != 0 &&
-	    blocked_in(pid) == SYS_openat;
-	free(comm);
-	return ok;
-}
-
-/*
- * A write lease on path (which nobody has open): whoever opens it then
- * waits in open(2) until lease_end (or the kernel's lease-break-time,
- * 45 s by default), as on a slow network filesystem. The fd, or -1.
- * The lease's break is told with SIGIO, ignored here.
- */
-static int
-lease(const char *path)
-{
-	int	 fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	(void)signal(SIGIO, SIG_IGN);
-	if (fd != -1 && fcntl(fd, F_SETLEASE, F_WRLCK) == -1) {
-		perror("F_SETLEASE");
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-/* Ends lease's fd (-1: none): the open waiting on it goes on. */
-static void
-lease_end(int fd)
-{
-	if (fd == -1)
-		return;
-	(void)fcntl(fd, F_SETLEASE, F_UNLCK);
-	close(fd);
-}
-
-/*
  * 8. SIGHUP before the handlers: the master started while this test
  * holds a lease on its configuration file gets it while it waits in
  * that open; the lease then ends.
@@ -735,7 +683,7 @@ scenario_hup_at_start(void)
 	CHECK_EQ_INT(derive_config(cfg, sock, WORKERS_STR, NULL), 0);
 	CHECK((fd = lease(cfg)) != -1);
 	CHECK((m = start_master(cfg, log, -1)) > 0);
-	CHECK(m > 0 && wait_for(opening, &m, START_MS));
+	CHECK(m > 0 && wait_for(in_open, &m, START_MS));
 	CHECK_EQ_INT(kill(m, SIGHUP), 0);
 	lease_end(fd);
 	u.pid = w.pid = m, u.sock = sock, u.status = -1;
