@@ -48,6 +48,7 @@ struct db {
 	int				 connected_once;	/* reconnects count after it */
 	int				 quiet;	/* db_quiet */
 	unsigned			 last_errno;
+	enum db_fail			 last_fail;	/* db_failure */
 	time_t				 last_used;
 	/* reconnect backoff (db_down / db_up), times on CLOCK_MONOTONIC */
 	unsigned			 down_attempts;	/* failed in a row */
@@ -149,17 +150,6 @@ conn_lost(unsigned e)
 	    e == ER_UNKNOWN_COM_ERROR /* 1047: Galera node not ready */;
 }
 
-/* What to do about a statement that does not prepare, by its error. */
-static const char *
-prepare_hint(unsigned e)
-{
-	if (e == ER_TABLEACCESS_DENIED_ERROR || e == ER_COLUMNACCESS_DENIED_ERROR ||
-	    e == ER_DBACCESS_DENIED_ERROR)
-		return "the database user lacks a privilege: run "
-		    "asyncexec-admin check";
-	return "is the schema current? run asyncexec-admin migrate";
-}
-
 /* The statement's name for the log (its number when it has none). */
 static const char *
 stmt_name(const struct db *db, size_t id, char *buf, size_t sz)
@@ -194,7 +184,7 @@ db_prepare(struct db *db, size_t id, int quiet)
 		if (!db->prep_logged[id] && !quiet)
 			log_error("db: prepare %s: %s (%s)", stmt_name(db, id,
 			    nb, sizeof(nb)), mysql_stmt_error(st),
-			    prepare_hint(db->last_errno));
+			    db_prepare_hint(db->last_errno));
 		db->prep_logged[id] = 1;
 		mysql_stmt_close(st);
 		return -1;
@@ -231,7 +221,7 @@ prepare_all(struct db *db)
 	if (failed > 0)
 		log_error("db: %zu of %zu statements do not prepare (first, %s; "
 		    "%s); they are retried on use", failed, db->n, first,
-		    prepare_hint(e));
+		    db_prepare_hint(e));
 	return 0;
 }
 
@@ -547,6 +537,9 @@ run_failed_log(struct db *db, int id, unsigned e, const char *why)
 	else if (e == ER_LOCK_WAIT_TIMEOUT)
 		log_warn("db: statement %s failed: error %u %s (a row lock "
 		    "was held too long; retried or 503)", name, e, text);
+	else if (db_fail_of(e, text) == DB_FAIL_WRITESET)
+		log_warn("db: statement %s failed: error %u %s (over the "
+		    "node's wsrep_max_ws_size)", name, e, text);
 	else
 		log_error("db: statement %s failed: error %u %s", name, e,
 		    text);
@@ -566,6 +559,7 @@ db_run(struct db *db, int id, MYSQL_BIND *params)
 	char		 why[128] = "";
 
 	db->last_errno = 0;
+	db->last_fail = DB_FAIL_OTHER;		/* until it has run */
 	if (db_ready(db) == -1)
 		return NULL;
 	if ((e = exec_once(db, id, params)) != 0 && conn_lost(e)) {
@@ -580,6 +574,8 @@ db_run(struct db *db, int id, MYSQL_BIND *params)
 			e = exec_once(db, id, params);
 	}
 	db->last_errno = e;
+	db->last_fail = db_fail_of(e, e == 0 || db->conn == NULL ||
+	    db->stmts[id] == NULL ? "" : mysql_stmt_error(db->stmts[id]));
 	if (e == 0)
 		return db->stmts[id];
 	if (e != ER_DUP_ENTRY && db->conn != NULL && db->stmts[id] == NULL) {
@@ -627,6 +623,13 @@ unsigned
 db_errno(const struct db *db)
 {
 	return db->last_errno;
+}
+
+/* What the last failure says about running it again (db.h). */
+enum db_fail
+db_failure(const struct db *db)
+{
+	return db->last_errno == 0 ? DB_FAIL_NONE : db->last_fail;
 }
 
 /*
@@ -711,6 +714,8 @@ db_query(struct db *db, const char *q)
 {
 	if (mysql_real_query(db->conn, q, strlen(q)) != 0) {
 		db->last_errno = mysql_errno(db->conn);
+		db->last_fail = db_fail_of(db->last_errno,
+		    mysql_error(db->conn));
 		metrics_db_error();
 		if (db->last_errno == ER_LOCK_DEADLOCK)
 			log_warn("db: %s: %s (another write won; retried or "
@@ -730,6 +735,7 @@ db_fetch_failed(struct db *db, MYSQL_STMT *st)
 	db->last_errno = mysql_stmt_errno(st);
 	if (db->last_errno == 0 && db->conn != NULL)
 		db->last_errno = mysql_errno(db->conn);
+	db->last_fail = db_fail_of(db->last_errno, mysql_stmt_error(st));
 	metrics_db_error();	/* the fetch logged it (db_fetch_log) */
 	mysql_stmt_free_result(st);
 	if (conn_lost(db->last_errno))

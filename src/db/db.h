@@ -45,6 +45,8 @@ void		 db_quiet(struct db *);
  * (db_hint.c); db_log_connect logs a one-shot program's failed connect
  * with it, or with where the server should be. */
 const char	*db_connect_hint(unsigned e);
+/* What to do about a statement that does not prepare with error e. */
+const char	*db_prepare_hint(unsigned e);
 void		 db_log_connect(const struct config *, unsigned e,
 		    const char *msg);
 struct db	*db_new(const struct config *, const struct db_stmt_def *,
@@ -57,6 +59,24 @@ unsigned	 db_errno(const struct db *);
 const struct config *db_config(const struct db *);
 int		 db_lost(const struct db *);
 int		 db_conflict(const struct db *);
+
+/* What a statement's failure says about running it again (db_fail_of). */
+enum db_fail {
+	DB_FAIL_NONE,		/* it did not fail */
+	DB_FAIL_RETRY,		/* 1213 (a deadlock, or a Galera certification
+				 * failure), 1205 (a lock wait timeout): nothing
+				 * was applied; run it again whole */
+	DB_FAIL_WRITESET,	/* its writeset is over Galera's
+				 * wsrep_max_ws_size: nothing was applied; the
+				 * same change in smaller pieces may pass */
+	DB_FAIL_OTHER		/* any other error */
+};
+
+/* The class of error e with the server's text msg (db_hint.c). */
+enum db_fail	 db_fail_of(unsigned e, const char *msg);
+/* The class of the last failure of db_run, db_begin, db_commit or
+ * db_fetch_failed (DB_FAIL_NONE after success). */
+enum db_fail	 db_failure(const struct db *);
 /* Records why fetching the rows of st failed (an error the server sent
  * while they streamed, a deadlock say, is the connection's), so that
  * db_conflict and db_lost answer for it, and frees st's result: when the

@@ -1,10 +1,13 @@
 /*
  * db_hint.c - what to check when a connect fails with an error the
  * server answered (db.h, db_connect_hint): the one-shot programs' log
- * line (db.c, log_down) and asyncexec-admin check's (repo_check.c).
+ * line (db.c, log_down) and asyncexec-admin check's (repo_check.c);
+ * what to do about a statement that does not prepare; and what a
+ * statement's error says about running it again (db_fail_of).
  */
 #include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <errmsg.h>
 #include <mysql.h>
@@ -99,4 +102,46 @@ db_log_connect(const struct config *c, unsigned e, const char *msg)
 		    c->db_host, c->db_port);
 	log_error("db: cannot connect to database %s as %s: %s; %s",
 	    c->db_name, c->db_user, msg, chk);
+}
+
+/* What to do about a statement that does not prepare, by its error e. */
+const char *
+db_prepare_hint(unsigned e)
+{
+	if (e == ER_TABLEACCESS_DENIED_ERROR || e == ER_COLUMNACCESS_DENIED_ERROR ||
+	    e == ER_DBACCESS_DENIED_ERROR)
+		return "the database user lacks a privilege: run "
+		    "asyncexec-admin check";
+	return "is the schema current? run asyncexec-admin migrate";
+}
+
+/*
+ * The text MariaDB (10.4 and later, wsrep_override_error) gives a
+ * statement whose writeset is over wsrep_max_ws_size, with error 1105
+ * (ER_UNKNOWN_ERROR); the node's log says "WSREP: transaction size limit
+ * (N) exceeded: M". Measured on MariaDB 10.11 with Galera 4
+ * (cluster_expire_writeset): a DELETE or an INSERT over it gets this;
+ * an UPDATE joined to JSON_TABLE gets 4165 "Galera replication not
+ * supported" at any wsrep_max_ws_size below its default, whatever its
+ * size, so that one is not of this class.
+ */
+#define WS_SIZE_TEXT	"Maximum writeset size exceeded"
+
+/*
+ * The class of a statement's error e, msg the server's text of it (NULL
+ * or "" when unknown): DB_FAIL_NONE (e 0), DB_FAIL_RETRY (1213, 1205),
+ * DB_FAIL_WRITESET (1105 with WS_SIZE_TEXT: 1105 is the server's catch-
+ * all, so the number alone does not tell it) or DB_FAIL_OTHER.
+ */
+enum db_fail
+db_fail_of(unsigned e, const char *msg)
+{
+	if (e == 0)
+		return DB_FAIL_NONE;
+	if (e == ER_LOCK_DEADLOCK || e == ER_LOCK_WAIT_TIMEOUT)
+		return DB_FAIL_RETRY;
+	if (e == ER_UNKNOWN_ERROR && msg != NULL &&
+	    strncmp(msg, WS_SIZE_TEXT, sizeof(WS_SIZE_TEXT) - 1) == 0)
+		return DB_FAIL_WRITESET;
+	return DB_FAIL_OTHER;
 }

@@ -33,7 +33,8 @@ struct run {
 /* Candidate selection and compare-and-set apply of a two-step rule. */
 struct rule {
 	int	(*due)(struct run *, struct repo_pos *, size_t *n);
-	int	(*apply)(struct run *, size_t n, unsigned *changed);
+	int	(*apply)(struct run *, const uint64_t *ids, size_t n,
+		    unsigned *changed);
 };
 
 static const char *const step_names[EXPIRE_STEP__MAX] = {
@@ -105,9 +106,10 @@ expire_due(struct run *run, struct repo_pos *pos, size_t *n)
 }
 
 static int
-expire_apply(struct run *run, size_t n, unsigned *changed)
+expire_apply(struct run *run, const uint64_t *ids, size_t n,
+    unsigned *changed)
 {
-	return repo_expire_apply(run->db, run->ids, n, run->o->now, changed);
+	return repo_expire_apply(run->db, ids, n, run->o->now, changed);
 }
 
 static int
@@ -118,9 +120,10 @@ cancel_due(struct run *run, struct repo_pos *pos, size_t *n)
 }
 
 static int
-cancel_apply(struct run *run, size_t n, unsigned *changed)
+cancel_apply(struct run *run, const uint64_t *ids, size_t n,
+    unsigned *changed)
 {
-	return repo_cancel_apply(run->db, run->ids, n, run->o->now, changed);
+	return repo_cancel_apply(run->db, ids, n, run->o->now, changed);
 }
 
 static int
@@ -131,9 +134,10 @@ abandon_due(struct run *run, struct repo_pos *pos, size_t *n)
 }
 
 static int
-abandon_apply(struct run *run, size_t n, unsigned *changed)
+abandon_apply(struct run *run, const uint64_t *ids, size_t n,
+    unsigned *changed)
 {
-	return repo_abandon_apply(run->db, run->ids, n, run->o->max_attempts,
+	return repo_abandon_apply(run->db, ids, n, run->o->max_attempts,
 	    run->o->now, changed);
 }
 
@@ -145,9 +149,10 @@ purge_due(struct run *run, struct repo_pos *pos, size_t *n)
 }
 
 static int
-purge_apply(struct run *run, size_t n, unsigned *changed)
+purge_apply(struct run *run, const uint64_t *ids, size_t n,
+    unsigned *changed)
 {
-	return repo_purge_apply(run->db, run->ids, n, run->cutoff,
+	return repo_purge_apply(run->db, ids, n, run->cutoff,
 	    run->counted, changed);
 }
 
@@ -159,9 +164,10 @@ dpurge_due(struct run *run, struct repo_pos *pos, size_t *n)
 }
 
 static int
-dpurge_apply(struct run *run, size_t n, unsigned *changed)
+dpurge_apply(struct run *run, const uint64_t *ids, size_t n,
+    unsigned *changed)
 {
-	return repo_delivery_purge_apply(run->db, run->ids, n, run->cutoff,
+	return repo_delivery_purge_apply(run->db, ids, n, run->cutoff,
 	    changed);
 }
 
@@ -173,9 +179,10 @@ revoked_due(struct run *run, struct repo_pos *pos, size_t *n)
 }
 
 static int
-revoked_apply(struct run *run, size_t n, unsigned *changed)
+revoked_apply(struct run *run, const uint64_t *ids, size_t n,
+    unsigned *changed)
 {
-	return repo_revoked_apply(run->db, run->ids, n, run->o->now, changed);
+	return repo_revoked_apply(run->db, ids, n, run->o->now, changed);
 }
 
 static const struct rule rules[EXPIRE_STEP__MAX] = {
@@ -225,17 +232,18 @@ retries_end(struct run *run, const char *what, int k)
 }
 
 /*
- * Applies a batch of n selected ids with rule ru. An apply undone by a
+ * Applies ids[0..n) with rule ru in one statement. An apply undone by a
  * deadlock or lock wait timeout (REPO_RETRY) runs again after a
  * jittered, doubling pause (EXPIRE_RETRY_BASE_MS up to
  * EXPIRE_RETRY_CAP_MS), as often as it takes until the runtime bound is
  * spent (retries_end: the run stops, *changed 0); each retry is counted
  * in r->retries. Each attempt counts as one statement for longest_tx_ms.
- * 0 (also when stopped), or -1 on an error.
+ * REPO_OK (also when stopped), REPO_SPLIT (over wsrep_max_ws_size,
+ * nothing done) or REPO_ERR.
  */
-static int
-apply_batch(struct run *run, const struct rule *ru, size_t n,
-    unsigned *changed)
+static enum repo_rc
+apply_once(struct run *run, const struct rule *ru, const uint64_t *ids,
+    size_t n, unsigned *changed)
 {
 	unsigned	 base = EXPIRE_RETRY_BASE_MS;
 	int		 k, rc;
@@ -243,18 +251,58 @@ apply_batch(struct run *run, const struct rule *ru, size_t n,
 
 	for (k = 0;; k++) {
 		t0 = clock_mono_ms();
-		rc = ru->apply(run, n, changed);
+		rc = ru->apply(run, ids, n, changed);
 		tx_done(run, t0);
 		if (rc != REPO_RETRY)
-			return rc == REPO_OK ? 0 : -1;
+			return rc == REPO_OK || rc == REPO_SPLIT ? rc : REPO_ERR;
 		if (retries_end(run, "batch", k)) {
 			*changed = 0;
-			return 0;
+			return REPO_OK;
 		}
 		retry_pause(run, k, &base);
 	}
 }
 
+/*
+ * Applies a batch, ids[0..n), with rule ru (apply_once), counting into
+ * *changed. A statement whose writeset is over the node's
+ * wsrep_max_ws_size (REPO_SPLIT: big payloads in the rows' images) runs
+ * again as two halves, each split again while it is over, down to one
+ * row; the halves that passed stay done. The second half is not run
+ * when the runtime bound is spent after the first (the next run takes
+ * it). 0 (also when stopped), or -1 on an error: a single row over the
+ * limit is one, logged with what to do.
+ */
+static int
+apply_batch(struct run *run, const struct rule *ru, const uint64_t *ids,
+    size_t n, unsigned *changed)
+{
+	enum repo_rc	 rc;
+	unsigned	 more = 0;
+	size_t		 h = n / 2;
+
+	*changed = 0;
+	if ((rc = apply_once(run, ru, ids, n, changed)) != REPO_SPLIT)
+		return rc == REPO_OK ? 0 : -1;
+	if (n == 1) {
+		log_error("expire: step %s: row %llu alone is over the node's "
+		    "wsrep_max_ws_size (its payloads are in the writeset): "
+		    "raise wsrep_max_ws_size on the node, or lower "
+		    "max_result_bytes (and max_request_bytes) for the rows to "
+		    "come", step_names[ru - rules], (unsigned long long)ids[0]);
+		return -1;
+	}
+	log_info("expire: a batch of %zu rows is over the node's "
+	    "wsrep_max_ws_size; running it as %zu and %zu", n, h, n - h);
+	if (apply_batch(run, ru, ids, h, changed) == -1)
+		return -1;
+	if (!run->r->complete || out_of_time(run))
+		return 0;
+	if (apply_batch(run, ru, ids + h, n - h, &more) == -1)
+		return -1;
+	*changed += more;
+	return 0;
+}
 
 /*
  * Runs a two-step rule batch by batch, each selection going on after
@@ -277,7 +325,7 @@ step_rule(struct run *run, enum expire_step step)
 		if (ru->due(run, &pos, &n) != REPO_OK)
 			return -1;
 		t1 = tx_done(run, t0);
-		if (apply_batch(run, ru, n, &changed) == -1)
+		if (apply_batch(run, ru, run->ids, n, &changed) == -1)
 			return -1;
 		t2 = clock_mono_ms();
 		log_debug("expire: %s: %zu selected in %lld ms, %u changed in "

@@ -86,20 +86,16 @@ repo_close(struct db *db)
 }
 
 /*
- * What the error of a failed statement or COMMIT answers: REPO_RETRY
- * when a deadlock (1213, also a Galera certification failure) or a lock
- * wait timeout undid the transaction, so that running it again whole may
- * succeed; else REPO_ERR.
+ * What the error of a failed statement or COMMIT answers (db_failure):
+ * REPO_RETRY when a deadlock (1213, also a Galera certification failure)
+ * or a lock wait timeout undid the transaction, so that running it again
+ * whole may succeed; else REPO_ERR (a writeset over wsrep_max_ws_size
+ * too: only asyncexec-expire's batches can be split, repo_expire.c).
  */
 enum repo_rc
 repo_failed(struct db *db)
 {
-	switch (db_errno(db)) {
-	case ER_LOCK_DEADLOCK:
-	case ER_LOCK_WAIT_TIMEOUT:
-		return REPO_RETRY;
-	}
-	return REPO_ERR;
+	return db_failure(db) == DB_FAIL_RETRY ? REPO_RETRY : REPO_ERR;
 }
 
 /* Maps a failed write to REPO_DUP or REPO_ERR. */

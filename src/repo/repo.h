@@ -43,7 +43,8 @@ enum repo_rc {
 	REPO_NOTFOUND = 1,
 	REPO_DUP = 2,
 	REPO_BUSY = 3,		/* a named lock is held by another session */
-	REPO_RETRY = 4		/* deadlock or lock wait timeout undid it: run again */
+	REPO_RETRY = 4,		/* deadlock or lock wait timeout undid it: run again */
+	REPO_SPLIT = 5		/* over wsrep_max_ws_size: run it in smaller pieces */
 };
 
 /*
