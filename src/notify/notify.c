@@ -31,7 +31,6 @@
 #include "send.h"
 #include "webhook.h"
 
-#define ENDPOINTS_MAX		4096	/* endpoints one sender serves */
 #define ENDPOINTS_REFRESH_MS	2000
 #define OUTBOX_BATCH		200	/* marked executions per transaction */
 #define IDLE_POLL_MS		200	/* the outbox is looked at this often */
@@ -79,10 +78,9 @@ struct nstate {
 	unsigned char		 key[AEAD_KEY_LEN];
 	struct ndb		*db;
 	struct sender		*snd;
-	struct notify_endpoint	*eps;
-	struct notify_endpoint	*eps_read;	/* a refresh reads here */
-	size_t			 neps;
-	struct notify_filter	*flt;		/* the outbox's, per tenant */
+	struct notify_endpoints	 eps;		/* every endpoint, by id */
+	struct notify_endpoints	 eps_read;	/* a refresh reads here */
+	struct notify_filters	 flt;		/* the outbox's, per tenant */
 	int64_t			 eps_at;
 	struct slot		 slots[SLOTS_MAX];
 	uint64_t		 results[R__MAX];
@@ -173,26 +171,22 @@ static struct notify_endpoint *endpoint_find(struct nstate *, uint64_t);
 static int
 refresh_endpoints(struct nstate *ns, int64_t now)
 {
-	struct notify_endpoint	*t;
-	size_t			 i, n;
+	struct notify_endpoints	 l;
+	struct notify_endpoint	*e;
+	size_t			 i;
 
-	/* into the other array: a read that fails part way leaves the list
+	/* into the other list: a read that fails part way leaves this one
 	 * as it was (a pointer into it still names the same endpoint) */
-	if (repo_notify_endpoints(ns->db, ns->eps_read, ENDPOINTS_MAX, &n) !=
-	    REPO_OK)
+	if (repo_notify_endpoints(ns->db, &ns->eps_read) != REPO_OK)
 		return -1;
-	t = ns->eps;
+	l = ns->eps;
 	ns->eps = ns->eps_read;
-	ns->eps_read = t;
-	ns->neps = n;
+	ns->eps_read = l;
 	ns->eps_at = now;
 	ns->db_ok_at = now;
 	for (i = 0; i < ns->ngone; i++)	/* disabled, not yet written */
-		if ((t = endpoint_find(ns, ns->gone[i])) != NULL)
-			t->enabled = 0;
-	if (n == ENDPOINTS_MAX)
-		log_warn("notify: %d endpoints or more: only the first %d are "
-		    "served", ENDPOINTS_MAX, ENDPOINTS_MAX);
+		if ((e = endpoint_find(ns, ns->gone[i])) != NULL)
+			e->enabled = 0;
 	return 0;
 }
 
@@ -201,8 +195,10 @@ endpoint_find(struct nstate *ns, uint64_t id)
 {
 	struct notify_endpoint key;
 
+	if (ns->eps.n == 0)
+		return NULL;	/* none read yet: no array to search */
 	key.id = id;
-	return bsearch(&key, ns->eps, ns->neps, sizeof(key), cmp_endpoint);
+	return bsearch(&key, ns->eps.v, ns->eps.n, sizeof(key), cmp_endpoint);
 }
 
 /* 1 when enabled endpoint f wants the event of x. */
@@ -230,11 +226,10 @@ new_webhook_id(char out[NOTIFY_ID_MAX + 1])
 
 /*
  * The deliveries of marked execution x, one per matching endpoint of
- * the nflt the outbox read (ns->flt). REPO_OK, or the failure.
+ * those the outbox read (ns->flt). REPO_OK, or the failure.
  */
 static enum repo_rc
-add_deliveries(struct nstate *ns, size_t nflt, const struct notify_exec *x,
-    int64_t now)
+add_deliveries(struct nstate *ns, const struct notify_exec *x, int64_t now)
 {
 	char		 id[NOTIFY_ID_MAX + 1], body[NOTIFY_BODY_MAX + 1];
 	size_t		 i, len;
@@ -242,12 +237,12 @@ add_deliveries(struct nstate *ns, size_t nflt, const struct notify_exec *x,
 
 	if (event_body(x, body, sizeof(body), &len) == -1)
 		return REPO_ERR;
-	for (i = 0; i < nflt; i++) {
-		if (!matches(&ns->flt[i], x))
+	for (i = 0; i < ns->flt.n; i++) {
+		if (!matches(&ns->flt.v[i], x))
 			continue;
 		if (new_webhook_id(id) == -1)
 			return REPO_ERR;
-		if ((rc = repo_notify_delivery_add(ns->db, ns->flt[i].id, x, id,
+		if ((rc = repo_notify_delivery_add(ns->db, ns->flt.v[i].id, x, id,
 		    body, len, now)) != REPO_OK)
 			return rc;
 		ns->created++;
@@ -269,14 +264,15 @@ outbox_tenant(struct nstate *ns, const char *tenant, int64_t now)
 {
 	static struct notify_exec xs[OUTBOX_BATCH];
 	enum repo_rc	 rc;
-	size_t		 i, n, nflt = 0;
+	size_t		 i, n;
 
+	ns->flt.n = 0;
 	if (repo_notify_outbox_begin(ns->db, tenant, OUTBOX_BATCH, xs, &n) !=
 	    REPO_OK || (n > 0 && repo_notify_outbox_filters(ns->db, tenant,
-	    ns->flt, ENDPOINTS_MAX, &nflt) != REPO_OK))
+	    &ns->flt) != REPO_OK))
 		return 0;
 	for (i = 0, rc = REPO_OK; i < n && rc == REPO_OK; i++)
-		rc = add_deliveries(ns, nflt, &xs[i], now);
+		rc = add_deliveries(ns, &xs[i], now);
 	if (rc != REPO_OK) {
 		repo_notify_outbox_abort(ns->db);
 		return 0;
@@ -299,15 +295,15 @@ outbox_step(struct nstate *ns, int64_t now)
 	size_t	 i, j;
 	int	 more = 0;
 
-	for (i = 0; i < ns->neps; i++) {
-		if (!ns->eps[i].enabled)
+	for (i = 0; i < ns->eps.n; i++) {
+		if (!ns->eps.v[i].enabled)
 			continue;
 		for (j = 0; j < i; j++)	/* once per tenant */
-			if (ns->eps[j].enabled &&
-			    strcmp(ns->eps[j].tenant, ns->eps[i].tenant) == 0)
+			if (ns->eps.v[j].enabled && strcmp(ns->eps.v[j].tenant,
+			    ns->eps.v[i].tenant) == 0)
 				break;
 		if (j == i) {
-			more |= outbox_tenant(ns, ns->eps[i].tenant, now);
+			more |= outbox_tenant(ns, ns->eps.v[i].tenant, now);
 			drive(ns);
 		}
 	}
@@ -713,9 +709,6 @@ start(struct nstate *ns)
 		return NOTIFY_EXIT_CONFIG;
 	}
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK ||
-	    (ns->eps = calloc(ENDPOINTS_MAX, sizeof(*ns->eps))) == NULL ||
-	    (ns->eps_read = calloc(ENDPOINTS_MAX, sizeof(*ns->eps))) == NULL ||
-	    (ns->flt = calloc(ENDPOINTS_MAX, sizeof(*ns->flt))) == NULL ||
 	    (ns->db = repo_notify_open(&ns->cfg)) == NULL ||
 	    (ns->snd = sender_new(&ns->so)) == NULL) {
 		log_error("notify: out of memory starting");
@@ -758,9 +751,9 @@ notify_run(const char *config_path)
 	}
 	sender_free(ns.snd);
 	repo_notify_close(ns.db);
-	free(ns.eps);
-	free(ns.eps_read);
-	free(ns.flt);
+	free(ns.eps.v);
+	free(ns.eps_read.v);
+	free(ns.flt.v);
 	if (ns.lfd != -1)
 		close(ns.lfd);
 	explicit_bzero(ns.key, sizeof(ns.key));
