@@ -66,6 +66,7 @@ int	config_load_syntax(struct config *, const char *path, char *err,
 int	config_parse(struct config *, const char *name, const char *text,
 	    char *err, size_t);
 unsigned config_workers(const struct config *);
+const char *config_keep_db(struct config *, const struct config *old);
 int	config_listen_tcp(const char *listen, char *addr, size_t addrsz,
 	    unsigned *port);
 

@@ -120,7 +120,12 @@ on_signal(int sig)
 
 /*
  * Loads the configuration at ns->path with what it derives (schedule,
- * allow list, key). 0, or -1 (logged) with ns unchanged.
+ * allow list, key). A reload (ns->db open) keeps the database settings
+ * and notify_listen that ns->cfg has (logged when the file changed one):
+ * asyncexec-notify(8) says they take effect at the next start. The
+ * connection is made with them whenever it is lost: a reload that took
+ * them would apply them at some later loss, unlooked for. 0, or -1
+ * (logged) with ns unchanged.
  */
 static int
 load(struct nstate *ns)
@@ -130,6 +135,7 @@ load(struct nstate *ns)
 	struct addr_allow a;
 	unsigned char	 key[AEAD_KEY_LEN];
 	char		 err[512];
+	const char	*k = NULL;
 
 	if (config_load(&c, ns->path, err, sizeof(err)) == -1 ||
 	    schedule_parse(c.webhook_retry_schedule, &s, err, sizeof(err)) !=
@@ -141,11 +147,22 @@ load(struct nstate *ns)
 		log_error("notify: %s", err);
 		return -1;
 	}
-	ns->cfg = c;
 	ns->sched = s;
 	ns->allow = a;
 	memcpy(ns->key, key, sizeof(key));
 	explicit_bzero(key, sizeof(key));
+	if (ns->db != NULL) {	/* a reload */
+		if ((k = config_keep_db(&c, &ns->cfg)) == NULL &&
+		    strcmp(c.notify_listen, ns->cfg.notify_listen) != 0)
+			k = "notify_listen";
+		memcpy(c.notify_listen, ns->cfg.notify_listen,
+		    sizeof(c.notify_listen));
+	}
+	if (k != NULL)
+		log_warn("notify: reload: %s changed: the database settings "
+		    "and notify_listen take effect at the next start (the "
+		    "running ones are kept)", k);
+	ns->cfg = c;
 	ns->so.allow_http = (int)c.webhook_allow_http;
 	ns->so.allow = &ns->allow;
 	ns->so.connect_timeout = c.webhook_connect_timeout;
