@@ -60,6 +60,11 @@ ranges(void)
 		{ "2002:808:808::1", AR_PUBLIC },
 		{ "::ffff:0:7f00:1", AR_LOOPBACK }, { "::ffff:0:c0a8:101", AR_PRIVATE },
 		{ "::ffff:0:808:808", AR_PUBLIC },
+		/* Teredo (RFC 4380): reserved, as is 64:ff9b:1::/48 */
+		{ "2001::1", AR_RESERVED }, { "2001:0:ffff:ffff::", AR_RESERVED },
+		{ "2001:0:4136:e378:8000:63bf:3fff:fdd2", AR_RESERVED },
+		{ "2001:0:a00:1:0:f5ff:80ff:fffe", AR_RESERVED },
+		{ "2001:1::1", AR_PUBLIC }, { "2000:ffff::1", AR_PUBLIC },
 	};
 	size_t	 i;
 
@@ -90,6 +95,9 @@ allow_list(void)
 	CHECK(range_of("64:ff9b::a00:5", &al) == AR_ALLOWED);
 	CHECK(range_of("2002:7f00:1::", &al) == AR_ALLOWED);
 	CHECK(range_of("64:ff9b::7f00:2", &al) == AR_LOOPBACK);
+	CHECK(range_of("2001:0:4136:e378::1", &al) == AR_RESERVED);
+	CHECK(addr_allow_parse("2001::/32", &al, err, sizeof(err)) == ADDR_OK);
+	CHECK(range_of("2001:0:4136:e378::1", &al) == AR_ALLOWED);
 	CHECK(addr_allow_parse("192.168.1.7", &al, err, sizeof(err)) == ADDR_OK);
 	CHECK(range_of("192.168.1.7", &al) == AR_ALLOWED);
 	CHECK(range_of("192.168.1.8", &al) == AR_PRIVATE);
