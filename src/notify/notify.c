@@ -23,6 +23,7 @@
 #include "clock.h"
 #include "config.h"
 #include "crypto.h"
+#include "eplist.h"
 #include "listen.h"
 #include "log.h"
 #include "notify.h"
@@ -78,8 +79,8 @@ struct nstate {
 	unsigned char		 key[AEAD_KEY_LEN];
 	struct ndb		*db;
 	struct sender		*snd;
-	struct notify_endpoints	 eps;		/* every endpoint, by id */
-	struct notify_endpoints	 eps_read;	/* a refresh reads here */
+	struct eplist		 eps;		/* every endpoint */
+	struct eplist		 eps_read;	/* a refresh reads here */
 	struct notify_filters	 flt;		/* the outbox's, per tenant */
 	int64_t			 eps_at;
 	struct slot		 slots[SLOTS_MAX];
@@ -171,16 +172,6 @@ load(struct nstate *ns)
 	return 0;
 }
 
-static int
-cmp_endpoint(const void *a, const void *b)
-{
-	const struct notify_endpoint *x = a, *y = b;
-
-	return x->id < y->id ? -1 : x->id > y->id;
-}
-
-static struct notify_endpoint *endpoint_find(struct nstate *, uint64_t);
-
 /*
  * Re-reads the endpoints (sorted by id); those whose disable waits to be
  * written (ns->gone) stay disabled. 0 or -1 (the old list kept).
@@ -188,13 +179,14 @@ static struct notify_endpoint *endpoint_find(struct nstate *, uint64_t);
 static int
 refresh_endpoints(struct nstate *ns, int64_t now)
 {
-	struct notify_endpoints	 l;
+	struct eplist		 l;
 	struct notify_endpoint	*e;
 	size_t			 i;
 
 	/* into the other list: a read that fails part way leaves this one
 	 * as it was (a pointer into it still names the same endpoint) */
-	if (repo_notify_endpoints(ns->db, &ns->eps_read) != REPO_OK)
+	if (repo_notify_endpoints(ns->db, &ns->eps_read.ep) != REPO_OK ||
+	    eplist_group(&ns->eps_read) == -1)
 		return -1;
 	l = ns->eps;
 	ns->eps = ns->eps_read;
@@ -202,20 +194,9 @@ refresh_endpoints(struct nstate *ns, int64_t now)
 	ns->eps_at = now;
 	ns->db_ok_at = now;
 	for (i = 0; i < ns->ngone; i++)	/* disabled, not yet written */
-		if ((e = endpoint_find(ns, ns->gone[i])) != NULL)
+		if ((e = eplist_find(&ns->eps, ns->gone[i])) != NULL)
 			e->enabled = 0;
 	return 0;
-}
-
-static struct notify_endpoint *
-endpoint_find(struct nstate *ns, uint64_t id)
-{
-	struct notify_endpoint key;
-
-	if (ns->eps.n == 0)
-		return NULL;	/* none read yet: no array to search */
-	key.id = id;
-	return bsearch(&key, ns->eps.v, ns->eps.n, sizeof(key), cmp_endpoint);
 }
 
 /* 1 when enabled endpoint f wants the event of x. */
@@ -304,23 +285,20 @@ static void drive(struct nstate *);
 
 /*
  * One outbox batch of every tenant with an enabled endpoint, the
- * transfers driven after each; 1 when one of the batches was full.
+ * transfers driven after each (which re-read no list); 1 when one of
+ * the batches was full.
  */
 static int
 outbox_step(struct nstate *ns, int64_t now)
 {
 	size_t	 i, j;
-	int	 more = 0;
+	int	 more = 0, on;
 
-	for (i = 0; i < ns->eps.n; i++) {
-		if (!ns->eps.v[i].enabled)
-			continue;
-		for (j = 0; j < i; j++)	/* once per tenant */
-			if (ns->eps.v[j].enabled && strcmp(ns->eps.v[j].tenant,
-			    ns->eps.v[i].tenant) == 0)
-				break;
-		if (j == i) {
-			more |= outbox_tenant(ns, ns->eps.v[i].tenant, now);
+	for (i = 0; i < ns->eps.ep.n; i = j) {
+		j = eplist_tenant_end(&ns->eps, i, &on);
+		if (on) {
+			more |= outbox_tenant(ns, ns->eps.by_tenant[i]->tenant,
+			    now);
 			drive(ns);
 		}
 	}
@@ -401,7 +379,7 @@ finish(struct nstate *ns, struct slot *s, const struct attempt *a,
 	}
 	ns->results[st == NST_DELIVERED ? R_DELIVERED : st == NST_RETRY ?
 	    R_RETRIED : R_DEAD]++;
-	if (a->cls == AC_GONE && (e = endpoint_find(ns, s->d.endpoint_id)) !=
+	if (a->cls == AC_GONE && (e = eplist_find(&ns->eps, s->d.endpoint_id)) !=
 	    NULL) {
 		e->enabled = 0;
 		log_warn("notify: endpoint %llu disabled: its receiver answered "
@@ -481,9 +459,9 @@ dispatch(struct nstate *ns, struct slot *s)
 	const char	*hp[4] = { h[0], h[1], h[2], h[3] };
 	int64_t		 now = clock_now_ms(), ms;
 
-	if ((e = endpoint_find(ns, s->d.endpoint_id)) == NULL &&
+	if ((e = eplist_find(&ns->eps, s->d.endpoint_id)) == NULL &&
 	    (refresh_endpoints(ns, now) == -1 ||
-	    (e = endpoint_find(ns, s->d.endpoint_id)) == NULL)) {
+	    (e = eplist_find(&ns->eps, s->d.endpoint_id)) == NULL)) {
 		finish(ns, s, &a, "the endpoint was removed");
 		return;
 	}
@@ -491,7 +469,7 @@ dispatch(struct nstate *ns, struct slot *s)
 	if (!e->enabled && (s->d.created_at >= ns->eps_at ||
 	    s->d.leased_at >= ns->eps_at) &&
 	    refresh_endpoints(ns, now) == 0 &&
-	    (e = endpoint_find(ns, s->d.endpoint_id)) == NULL) {
+	    (e = eplist_find(&ns->eps, s->d.endpoint_id)) == NULL) {
 		finish(ns, s, &a, "the endpoint was removed");
 		return;
 	}
@@ -768,8 +746,8 @@ notify_run(const char *config_path)
 	}
 	sender_free(ns.snd);
 	repo_notify_close(ns.db);
-	free(ns.eps.v);
-	free(ns.eps_read.v);
+	eplist_free(&ns.eps);
+	eplist_free(&ns.eps_read);
 	free(ns.flt.v);
 	if (ns.lfd != -1)
 		close(ns.lfd);
