@@ -607,3 +607,37 @@ config_load_syntax(struct config *c, const char *path, char *err,
 {
 	return load(c, path, 0, err, errsz);
 }
+
+/*
+ * The database settings, S(key) a string, N(key) a number (db_hosts and
+ * db_nhosts go with db_hosts_text).
+ */
+#define DB_KEYS(S, N) \
+	S(db_host) N(db_port) S(db_socket) S(db_name) S(db_user) \
+	S(db_password_file) S(db_password) N(db_connect_timeout) \
+	S(db_hosts_text) N(db_sync_wait) S(db_pin_file)
+
+/*
+ * Keeps old's database settings in c (a reload that applies them at the
+ * next start). Results: the first key whose value c changed, or NULL.
+ */
+const char *
+config_keep_db(struct config *c, const struct config *old)
+{
+	const char	*changed = NULL;
+
+#define KEEP_S(k) \
+	if (changed == NULL && strcmp(c->k, old->k) != 0) \
+		changed = #k; \
+	memcpy(c->k, old->k, sizeof(c->k));
+#define KEEP_N(k) \
+	if (changed == NULL && c->k != old->k) \
+		changed = #k; \
+	c->k = old->k;
+	DB_KEYS(KEEP_S, KEEP_N)
+#undef KEEP_S
+#undef KEEP_N
+	memcpy(c->db_hosts, old->db_hosts, sizeof(c->db_hosts));
+	c->db_nhosts = old->db_nhosts;
+	return changed;
+}

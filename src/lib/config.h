@@ -69,6 +69,7 @@ unsigned config_workers(const struct config *);
 struct stat;
 int	config_password_open(const char *path, struct stat *, char *why,
 	    size_t);
+const char *config_keep_db(struct config *, const struct config *old);
 int	config_listen_tcp(const char *listen, char *addr, size_t addrsz,
 	    unsigned *port);
 

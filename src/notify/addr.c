@@ -176,7 +176,8 @@ embedded4(const unsigned char *a)
  * The range of IPv6 address a (16 bytes); the forms that carry an IPv4
  * address (mapped, compatible, embedded4) as that IPv4 address; the
  * local-use NAT64 prefix 64:ff9b:1::/48 (RFC 8215, where the IPv4 address
- * sits depends on the network) reserved.
+ * sits depends on the network) and Teredo 2001::/32 (RFC 4380: a tunnel
+ * to an IPv4 host behind a NAT, its address obfuscated) reserved.
  */
 static enum addr_range
 classify6(const unsigned char *a, const struct addr_allow *al)
@@ -185,6 +186,7 @@ classify6(const unsigned char *a, const struct addr_allow *al)
 	    0, 0xff, 0xff };
 	static const unsigned char nat64_local[6] = { 0, 0x64, 0xff, 0x9b,
 	    0, 1 };
+	static const unsigned char teredo[4] = { 0x20, 0x01, 0, 0 };
 	static const unsigned char zero[16];
 	const unsigned char *v4;
 	size_t	 i;
@@ -200,7 +202,7 @@ classify6(const unsigned char *a, const struct addr_allow *al)
 		return classify4(a + 12, al);	/* IPv4-compatible ::a.b.c.d */
 	if ((v4 = embedded4(a)) != NULL)
 		return classify4(v4, al);
-	if (memcmp(a, nat64_local, 6) == 0)
+	if (memcmp(a, nat64_local, 6) == 0 || memcmp(a, teredo, 4) == 0)
 		return AR_RESERVED;
 	if (a[0] == 0xff)
 		return AR_MULTICAST;

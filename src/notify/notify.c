@@ -23,6 +23,7 @@
 #include "clock.h"
 #include "config.h"
 #include "crypto.h"
+#include "eplist.h"
 #include "listen.h"
 #include "log.h"
 #include "notify.h"
@@ -31,7 +32,6 @@
 #include "send.h"
 #include "webhook.h"
 
-#define ENDPOINTS_MAX		4096	/* endpoints one sender serves */
 #define ENDPOINTS_REFRESH_MS	2000
 #define OUTBOX_BATCH		200	/* marked executions per transaction */
 #define IDLE_POLL_MS		200	/* the outbox is looked at this often */
@@ -79,10 +79,9 @@ struct nstate {
 	unsigned char		 key[AEAD_KEY_LEN];
 	struct ndb		*db;
 	struct sender		*snd;
-	struct notify_endpoint	*eps;
-	struct notify_endpoint	*eps_read;	/* a refresh reads here */
-	size_t			 neps;
-	struct notify_filter	*flt;		/* the outbox's, per tenant */
+	struct eplist		 eps;		/* every endpoint */
+	struct eplist		 eps_read;	/* a refresh reads here */
+	struct notify_filters	 flt;		/* the outbox's, per tenant */
 	int64_t			 eps_at;
 	struct slot		 slots[SLOTS_MAX];
 	uint64_t		 results[R__MAX];
@@ -122,7 +121,12 @@ on_signal(int sig)
 
 /*
  * Loads the configuration at ns->path with what it derives (schedule,
- * allow list, key). 0, or -1 (logged) with ns unchanged.
+ * allow list, key). A reload (ns->db open) keeps the database settings
+ * and notify_listen that ns->cfg has (logged when the file changed one):
+ * asyncexec-notify(8) says they take effect at the next start. The
+ * connection is made with them whenever it is lost: a reload that took
+ * them would apply them at some later loss, unlooked for. 0, or -1
+ * (logged) with ns unchanged.
  */
 static int
 load(struct nstate *ns)
@@ -132,6 +136,7 @@ load(struct nstate *ns)
 	struct addr_allow a;
 	unsigned char	 key[AEAD_KEY_LEN];
 	char		 err[512];
+	const char	*k = NULL;
 
 	if (config_load(&c, ns->path, err, sizeof(err)) == -1 ||
 	    schedule_parse(c.webhook_retry_schedule, &s, err, sizeof(err)) !=
@@ -143,11 +148,22 @@ load(struct nstate *ns)
 		log_error("notify: %s", err);
 		return -1;
 	}
-	ns->cfg = c;
 	ns->sched = s;
 	ns->allow = a;
 	memcpy(ns->key, key, sizeof(key));
 	explicit_bzero(key, sizeof(key));
+	if (ns->db != NULL) {	/* a reload */
+		if ((k = config_keep_db(&c, &ns->cfg)) == NULL &&
+		    strcmp(c.notify_listen, ns->cfg.notify_listen) != 0)
+			k = "notify_listen";
+		memcpy(c.notify_listen, ns->cfg.notify_listen,
+		    sizeof(c.notify_listen));
+	}
+	if (k != NULL)
+		log_warn("notify: reload: %s changed: the database settings "
+		    "and notify_listen take effect at the next start (the "
+		    "running ones are kept)", k);
+	ns->cfg = c;
 	ns->so.allow_http = (int)c.webhook_allow_http;
 	ns->so.allow = &ns->allow;
 	ns->so.connect_timeout = c.webhook_connect_timeout;
@@ -156,16 +172,6 @@ load(struct nstate *ns)
 	return 0;
 }
 
-static int
-cmp_endpoint(const void *a, const void *b)
-{
-	const struct notify_endpoint *x = a, *y = b;
-
-	return x->id < y->id ? -1 : x->id > y->id;
-}
-
-static struct notify_endpoint *endpoint_find(struct nstate *, uint64_t);
-
 /*
  * Re-reads the endpoints (sorted by id); those whose disable waits to be
  * written (ns->gone) stay disabled. 0 or -1 (the old list kept).
@@ -173,36 +179,24 @@ static struct notify_endpoint *endpoint_find(struct nstate *, uint64_t);
 static int
 refresh_endpoints(struct nstate *ns, int64_t now)
 {
-	struct notify_endpoint	*t;
-	size_t			 i, n;
+	struct eplist		 l;
+	struct notify_endpoint	*e;
+	size_t			 i;
 
-	/* into the other array: a read that fails part way leaves the list
+	/* into the other list: a read that fails part way leaves this one
 	 * as it was (a pointer into it still names the same endpoint) */
-	if (repo_notify_endpoints(ns->db, ns->eps_read, ENDPOINTS_MAX, &n) !=
-	    REPO_OK)
+	if (repo_notify_endpoints(ns->db, &ns->eps_read.ep) != REPO_OK ||
+	    eplist_group(&ns->eps_read) == -1)
 		return -1;
-	t = ns->eps;
+	l = ns->eps;
 	ns->eps = ns->eps_read;
-	ns->eps_read = t;
-	ns->neps = n;
+	ns->eps_read = l;
 	ns->eps_at = now;
 	ns->db_ok_at = now;
 	for (i = 0; i < ns->ngone; i++)	/* disabled, not yet written */
-		if ((t = endpoint_find(ns, ns->gone[i])) != NULL)
-			t->enabled = 0;
-	if (n == ENDPOINTS_MAX)
-		log_warn("notify: %d endpoints or more: only the first %d are "
-		    "served", ENDPOINTS_MAX, ENDPOINTS_MAX);
+		if ((e = eplist_find(&ns->eps, ns->gone[i])) != NULL)
+			e->enabled = 0;
 	return 0;
-}
-
-static struct notify_endpoint *
-endpoint_find(struct nstate *ns, uint64_t id)
-{
-	struct notify_endpoint key;
-
-	key.id = id;
-	return bsearch(&key, ns->eps, ns->neps, sizeof(key), cmp_endpoint);
 }
 
 /* 1 when enabled endpoint f wants the event of x. */
@@ -230,11 +224,10 @@ new_webhook_id(char out[NOTIFY_ID_MAX + 1])
 
 /*
  * The deliveries of marked execution x, one per matching endpoint of
- * the nflt the outbox read (ns->flt). REPO_OK, or the failure.
+ * those the outbox read (ns->flt). REPO_OK, or the failure.
  */
 static enum repo_rc
-add_deliveries(struct nstate *ns, size_t nflt, const struct notify_exec *x,
-    int64_t now)
+add_deliveries(struct nstate *ns, const struct notify_exec *x, int64_t now)
 {
 	char		 id[NOTIFY_ID_MAX + 1], body[NOTIFY_BODY_MAX + 1];
 	size_t		 i, len;
@@ -242,12 +235,12 @@ add_deliveries(struct nstate *ns, size_t nflt, const struct notify_exec *x,
 
 	if (event_body(x, body, sizeof(body), &len) == -1)
 		return REPO_ERR;
-	for (i = 0; i < nflt; i++) {
-		if (!matches(&ns->flt[i], x))
+	for (i = 0; i < ns->flt.n; i++) {
+		if (!matches(&ns->flt.v[i], x))
 			continue;
 		if (new_webhook_id(id) == -1)
 			return REPO_ERR;
-		if ((rc = repo_notify_delivery_add(ns->db, ns->flt[i].id, x, id,
+		if ((rc = repo_notify_delivery_add(ns->db, ns->flt.v[i].id, x, id,
 		    body, len, now)) != REPO_OK)
 			return rc;
 		ns->created++;
@@ -269,14 +262,15 @@ outbox_tenant(struct nstate *ns, const char *tenant, int64_t now)
 {
 	static struct notify_exec xs[OUTBOX_BATCH];
 	enum repo_rc	 rc;
-	size_t		 i, n, nflt = 0;
+	size_t		 i, n;
 
+	ns->flt.n = 0;
 	if (repo_notify_outbox_begin(ns->db, tenant, OUTBOX_BATCH, xs, &n) !=
 	    REPO_OK || (n > 0 && repo_notify_outbox_filters(ns->db, tenant,
-	    ns->flt, ENDPOINTS_MAX, &nflt) != REPO_OK))
+	    &ns->flt) != REPO_OK))
 		return 0;
 	for (i = 0, rc = REPO_OK; i < n && rc == REPO_OK; i++)
-		rc = add_deliveries(ns, nflt, &xs[i], now);
+		rc = add_deliveries(ns, &xs[i], now);
 	if (rc != REPO_OK) {
 		repo_notify_outbox_abort(ns->db);
 		return 0;
@@ -291,23 +285,20 @@ static void drive(struct nstate *);
 
 /*
  * One outbox batch of every tenant with an enabled endpoint, the
- * transfers driven after each; 1 when one of the batches was full.
+ * transfers driven after each (which re-read no list); 1 when one of
+ * the batches was full.
  */
 static int
 outbox_step(struct nstate *ns, int64_t now)
 {
 	size_t	 i, j;
-	int	 more = 0;
+	int	 more = 0, on;
 
-	for (i = 0; i < ns->neps; i++) {
-		if (!ns->eps[i].enabled)
-			continue;
-		for (j = 0; j < i; j++)	/* once per tenant */
-			if (ns->eps[j].enabled &&
-			    strcmp(ns->eps[j].tenant, ns->eps[i].tenant) == 0)
-				break;
-		if (j == i) {
-			more |= outbox_tenant(ns, ns->eps[i].tenant, now);
+	for (i = 0; i < ns->eps.ep.n; i = j) {
+		j = eplist_tenant_end(&ns->eps, i, &on);
+		if (on) {
+			more |= outbox_tenant(ns, ns->eps.by_tenant[i]->tenant,
+			    now);
 			drive(ns);
 		}
 	}
@@ -388,7 +379,7 @@ finish(struct nstate *ns, struct slot *s, const struct attempt *a,
 	}
 	ns->results[st == NST_DELIVERED ? R_DELIVERED : st == NST_RETRY ?
 	    R_RETRIED : R_DEAD]++;
-	if (a->cls == AC_GONE && (e = endpoint_find(ns, s->d.endpoint_id)) !=
+	if (a->cls == AC_GONE && (e = eplist_find(&ns->eps, s->d.endpoint_id)) !=
 	    NULL) {
 		e->enabled = 0;
 		log_warn("notify: endpoint %llu disabled: its receiver answered "
@@ -468,9 +459,9 @@ dispatch(struct nstate *ns, struct slot *s)
 	const char	*hp[4] = { h[0], h[1], h[2], h[3] };
 	int64_t		 now = clock_now_ms(), ms;
 
-	if ((e = endpoint_find(ns, s->d.endpoint_id)) == NULL &&
+	if ((e = eplist_find(&ns->eps, s->d.endpoint_id)) == NULL &&
 	    (refresh_endpoints(ns, now) == -1 ||
-	    (e = endpoint_find(ns, s->d.endpoint_id)) == NULL)) {
+	    (e = eplist_find(&ns->eps, s->d.endpoint_id)) == NULL)) {
 		finish(ns, s, &a, "the endpoint was removed");
 		return;
 	}
@@ -478,7 +469,7 @@ dispatch(struct nstate *ns, struct slot *s)
 	if (!e->enabled && (s->d.created_at >= ns->eps_at ||
 	    s->d.leased_at >= ns->eps_at) &&
 	    refresh_endpoints(ns, now) == 0 &&
-	    (e = endpoint_find(ns, s->d.endpoint_id)) == NULL) {
+	    (e = eplist_find(&ns->eps, s->d.endpoint_id)) == NULL) {
 		finish(ns, s, &a, "the endpoint was removed");
 		return;
 	}
@@ -713,9 +704,6 @@ start(struct nstate *ns)
 		return NOTIFY_EXIT_CONFIG;
 	}
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK ||
-	    (ns->eps = calloc(ENDPOINTS_MAX, sizeof(*ns->eps))) == NULL ||
-	    (ns->eps_read = calloc(ENDPOINTS_MAX, sizeof(*ns->eps))) == NULL ||
-	    (ns->flt = calloc(ENDPOINTS_MAX, sizeof(*ns->flt))) == NULL ||
 	    (ns->db = repo_notify_open(&ns->cfg)) == NULL ||
 	    (ns->snd = sender_new(&ns->so)) == NULL) {
 		log_error("notify: out of memory starting");
@@ -758,9 +746,9 @@ notify_run(const char *config_path)
 	}
 	sender_free(ns.snd);
 	repo_notify_close(ns.db);
-	free(ns.eps);
-	free(ns.eps_read);
-	free(ns.flt);
+	eplist_free(&ns.eps);
+	eplist_free(&ns.eps_read);
+	free(ns.flt.v);
 	if (ns.lfd != -1)
 		close(ns.lfd);
 	explicit_bzero(ns.key, sizeof(ns.key));

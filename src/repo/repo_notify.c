@@ -62,7 +62,7 @@ static const struct db_stmt_def nstmts[NSTMT__MAX] = {
 	[NSTMT_ENDPOINTS] = {
 	  "SELECT id, tenant_id, environment, service_key, operation_key, url, "
 	  "events + 0, enabled, secret_sealed, secret_old_sealed, "
-	  "secret_old_until FROM s2r_webhook_endpoint ORDER BY id LIMIT ?",
+	  "secret_old_until FROM s2r_webhook_endpoint ORDER BY id",
 	  1, "notify_endpoints" },
 	/* a tenant's marked terminal rows: point ranges of ix_exec_tenant_open */
 	[NSTMT_MARKED] = {
@@ -79,7 +79,7 @@ static const struct db_stmt_def nstmts[NSTMT__MAX] = {
 	  OUTBOX_WAIT "SELECT id, environment, service_key, operation_key, "
 	  "events + 0 FROM s2r_webhook_endpoint FORCE INDEX "
 	  "(ix_endpoint_tenant) WHERE tenant_id = ? AND enabled = 1 ORDER BY "
-	  "id LIMIT ? LOCK IN SHARE MODE", 0, "notify_filters" },
+	  "id LOCK IN SHARE MODE", 0, "notify_filters" },
 	/* a repeat (uq_delivery) changes nothing */
 	[NSTMT_DELIVERY_ADD] = {
 	  OUTBOX_WAIT "INSERT INTO s2r_webhook_delivery (endpoint_id, "
@@ -276,28 +276,46 @@ endpoint_cols(struct db_cols *c, struct notify_endpoint *e, MYSQL_TIME *t)
 }
 
 /*
- * Every endpoint, by id, at most max, into out (*n rows). REPO_OK or
- * REPO_ERR.
+ * v (cap elements of sz bytes) with room for element n: v itself, or v
+ * grown (cap doubled), or NULL (no memory, logged: v as it was).
+ */
+static void *
+room(void *v, size_t *cap, size_t n, size_t sz)
+{
+	size_t	 c = *cap > 0 ? *cap * 2 : 64;
+
+	if (n < *cap)
+		return v;
+	if (c > SIZE_MAX / sz || (v = realloc(v, c * sz)) == NULL) {
+		log_error("notify: out of memory reading %zu endpoints", n);
+		return NULL;
+	}
+	*cap = c;
+	return v;
+}
+
+/*
+ * Every endpoint, by id, into l (l->n rows; l->v grown to hold them).
+ * REPO_OK or REPO_ERR (l->n rows read before it failed).
  */
 enum repo_rc
-repo_notify_endpoints(struct ndb *n, struct notify_endpoint *out, size_t max,
-    size_t *cnt)
+repo_notify_endpoints(struct ndb *n, struct notify_endpoints *l)
 {
-	struct notify_endpoint e;
+	struct notify_endpoint e, *v;
 	struct db_cols	 c;
-	MYSQL_BIND	 p[1];
 	MYSQL_STMT	*st;
 	MYSQL_TIME	 t;
-	unsigned	 lim = (unsigned)max;
 	int		 rc;
 
-	*cnt = 0;
-	db_bind_u32(&p[0], &lim);
-	if ((st = db_run(n->db, NSTMT_ENDPOINTS, p)) == NULL)
+	l->n = 0;
+	if ((st = db_run(n->db, NSTMT_ENDPOINTS, NULL)) == NULL)
 		return REPO_ERR;
 	memset(&e, 0, sizeof(e));
 	endpoint_cols(&c, &e, &t);
-	while ((rc = db_fetch_row(st, &c)) == DB_ROW && *cnt < max) {
+	while ((rc = db_fetch_row(st, &c)) == DB_ROW) {
+		if ((v = room(l->v, &l->cap, l->n, sizeof(*v))) == NULL)
+			break;
+		l->v = v;
 		db_rstr(&c, 1, e.tenant, sizeof(e.tenant));
 		db_rstr(&c, 2, e.env, sizeof(e.env));
 		db_rstr(&c, 3, e.svc, sizeof(e.svc));
@@ -306,10 +324,10 @@ repo_notify_endpoints(struct ndb *n, struct notify_endpoint *out, size_t max,
 		e.sealed_len = c.null[8] ? 0 : c.len[8];
 		e.old_len = c.null[9] ? 0 : c.len[9];
 		e.old_until = c.null[10] ? 0 : db_time_ms(&t);
-		out[(*cnt)++] = e;
+		l->v[l->n++] = e;
 	}
 	mysql_stmt_free_result(st);
-	return rc == DB_ROW_ERR ? REPO_ERR : REPO_OK;
+	return rc == DB_ROW_NONE ? REPO_OK : REPO_ERR;
 }
 
 /* Reads the rows of an executed NSTMT_MARKED into out[0..max). */
@@ -370,25 +388,23 @@ repo_notify_outbox_begin(struct ndb *n, const char *tenant, unsigned limit,
 }
 
 /*
- * Within an outbox batch: tenant's enabled endpoints, by id, at most
- * max, into out (*cnt). REPO_OK (the transaction stays open), REPO_RETRY
- * (a row lock not had within 1 s, OUTBOX_WAIT) or REPO_ERR (rolled
- * back).
+ * Within an outbox batch: tenant's enabled endpoints, by id, into l
+ * (l->n; l->v grown to hold them). REPO_OK (the transaction stays open),
+ * REPO_RETRY (a row lock not had within 1 s, OUTBOX_WAIT) or REPO_ERR
+ * (also no memory; rolled back).
  */
 enum repo_rc
 repo_notify_outbox_filters(struct ndb *n, const char *tenant,
-    struct notify_filter *out, size_t max, size_t *cnt)
+    struct notify_filters *l)
 {
-	struct notify_filter f;
+	struct notify_filter f, *v = NULL;
 	struct db_cols	 c;
-	MYSQL_BIND	 p[2];
+	MYSQL_BIND	 p[1];
 	MYSQL_STMT	*st;
-	unsigned	 lim = (unsigned)max;
 	int		 rc = DB_ROW_NONE;
 
-	*cnt = 0;
+	l->n = 0;
 	db_bind_str(&p[0], tenant);
-	db_bind_u32(&p[1], &lim);
 	if ((st = db_run(n->db, NSTMT_FILTERS, p)) == NULL)
 		return failed(n);
 	memset(&f, 0, sizeof(f));
@@ -397,15 +413,17 @@ repo_notify_outbox_filters(struct ndb *n, const char *tenant,
 	db_rcol(&c, 2, MYSQL_TYPE_STRING, f.svc, sizeof(f.svc));
 	db_rcol(&c, 3, MYSQL_TYPE_STRING, f.op, sizeof(f.op));
 	db_rcol(&c, 4, MYSQL_TYPE_LONG, &f.events, 0);
-	while (*cnt < max && (rc = db_fetch_row(st, &c)) == DB_ROW) {
+	while ((rc = db_fetch_row(st, &c)) == DB_ROW &&
+	    (v = room(l->v, &l->cap, l->n, sizeof(*v))) != NULL) {
+		l->v = v;
 		db_rstr(&c, 1, f.env, sizeof(f.env));
 		db_rstr(&c, 2, f.svc, sizeof(f.svc));
 		db_rstr(&c, 3, f.op, sizeof(f.op));
-		out[(*cnt)++] = f;
+		l->v[l->n++] = f;
 	}
 	if (rc != DB_ROW_ERR) {
 		mysql_stmt_free_result(st);
-		return REPO_OK;
+		return rc == DB_ROW_NONE ? REPO_OK : failed(n);
 	}
 	/* a lock wait that timed out comes while the rows stream */
 	db_fetch_failed(n->db, st);

@@ -118,9 +118,23 @@ int		 repo_notify_ready(struct ndb *);
 /* "completed", "failed", "expired", "cancelled" */
 const char	*repo_notify_event_name(enum notify_event);
 
-/* Every endpoint, enabled or not, by id, at most max (*n: how many). */
-enum repo_rc	repo_notify_endpoints(struct ndb *, struct notify_endpoint *,
-	    size_t max, size_t *n);
+/*
+ * A list read whole: rows v[0..n), room for cap (grown as it is read,
+ * never shrunk; the caller frees v). Start it zeroed.
+ */
+struct notify_endpoints {
+	struct notify_endpoint	*v;
+	size_t			 n;
+	size_t			 cap;
+};
+struct notify_filters {
+	struct notify_filter	*v;
+	size_t			 n;
+	size_t			 cap;
+};
+
+/* Every endpoint, enabled or not, by id, into l (as many as there are). */
+enum repo_rc	repo_notify_endpoints(struct ndb *, struct notify_endpoints *l);
 
 /*
  * One outbox batch of tenant's marked terminal executions, at most
@@ -135,7 +149,7 @@ enum repo_rc	repo_notify_endpoints(struct ndb *, struct notify_endpoint *,
 enum repo_rc	repo_notify_outbox_begin(struct ndb *, const char *tenant,
 	    unsigned limit, struct notify_exec *, size_t *n);
 enum repo_rc	repo_notify_outbox_filters(struct ndb *, const char *tenant,
-	    struct notify_filter *, size_t max, size_t *n);
+	    struct notify_filters *l);
 enum repo_rc	repo_notify_delivery_add(struct ndb *, uint64_t endpoint_id,
 	    const struct notify_exec *, const char *webhook_id,
 	    const char *body, size_t len, int64_t now);

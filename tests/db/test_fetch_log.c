@@ -46,8 +46,8 @@ static enum repo_rc
 filters_held(struct ndb *n, const char *tenant, const char *path)
 {
 	struct notify_exec	 x[4];
-	struct notify_filter	 f[4];
-	size_t			 nx = 0, nf = 0;
+	struct notify_filters	 f = { NULL, 0, 0 };
+	size_t			 nx = 0;
 	enum repo_rc		 rc;
 	int			 keep = dup(STDERR_FILENO);
 	int			 fd = open(path, O_WRONLY | O_TRUNC);
@@ -59,9 +59,10 @@ filters_held(struct ndb *n, const char *tenant, const char *path)
 	close(fd);
 	rc = repo_notify_outbox_begin(n, tenant, 4, x, &nx);
 	if (rc == REPO_OK)
-		rc = repo_notify_outbox_filters(n, tenant, f, 4, &nf);
+		rc = repo_notify_outbox_filters(n, tenant, &f);
 	if (rc == REPO_OK)
 		repo_notify_outbox_abort(n);
+	free(f.v);
 	dup2(keep, STDERR_FILENO);
 	close(keep);
 	return rc;

@@ -170,6 +170,32 @@ hosts(void)
 	    "listen_allow = 10.0.0.10,10.0.0.11\n", err, sizeof(err)) == 0);
 }
 
+/* config_keep_db: a reload's file with the running database settings. */
+static void
+keep_db(void)
+{
+	struct config	 run, c;
+	char		 err[256];
+
+	CHECK(config_parse(&run, "t.conf", "db_user = a\ndb_hosts = x:1 y:2\n"
+	    "db_host = db.example\n", err, sizeof(err)) == 0);
+	CHECK(config_parse(&c, "t.conf", "db_user = a\ndb_hosts = x:1 y:2\n"
+	    "db_host = db.example\nwebhook_timeout = 7\n", err,
+	    sizeof(err)) == 0);
+	CHECK(config_keep_db(&c, &run) == NULL);
+	CHECK_EQ_INT(c.webhook_timeout, 7);
+	/* db_host, db_user, db_port, db_hosts changed: the first named */
+	CHECK(config_parse(&c, "t.conf", "db_user = bb\ndb_hosts = z:3\n"
+	    "db_port = 3307\n", err, sizeof(err)) == 0);
+	CHECK_EQ_STR(config_keep_db(&c, &run), "db_host");
+	CHECK_EQ_STR(c.db_user, "a");
+	CHECK_EQ_STR(c.db_host, "db.example");
+	CHECK_EQ_INT(c.db_port, 3306);
+	CHECK_EQ_INT(c.db_nhosts, 2);
+	CHECK_EQ_STR(c.db_hosts[1].host, "y");
+	CHECK_EQ_STR(c.db_hosts_text, run.db_hosts_text);
+}
+
 int
 main(void)
 {
@@ -178,5 +204,6 @@ main(void)
 	bad_files();
 	password_file();
 	password_not_regular();
+	keep_db();
 	return check_done("unit_config");
 }

@@ -1,16 +1,19 @@
 /*
  * Unit tests of the webhook sender's pure parts: the refused networks and
  * the allow list (notify/addr.c), the retry schedule, the decision an
- * attempt leads to, and the event body (notify/policy.c).
+ * attempt leads to, and the event body (notify/policy.c); the list of
+ * endpoints by id and by tenant (notify/eplist.c).
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
 #include <json-c/json.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "addr.h"
 #include "check.h"
+#include "eplist.h"
 #include "policy.h"
 
 /* The range of text address s under allow list al (NULL: none). */
@@ -60,6 +63,11 @@ ranges(void)
 		{ "2002:808:808::1", AR_PUBLIC },
 		{ "::ffff:0:7f00:1", AR_LOOPBACK }, { "::ffff:0:c0a8:101", AR_PRIVATE },
 		{ "::ffff:0:808:808", AR_PUBLIC },
+		/* Teredo (RFC 4380): reserved, as is 64:ff9b:1::/48 */
+		{ "2001::1", AR_RESERVED }, { "2001:0:ffff:ffff::", AR_RESERVED },
+		{ "2001:0:4136:e378:8000:63bf:3fff:fdd2", AR_RESERVED },
+		{ "2001:0:a00:1:0:f5ff:80ff:fffe", AR_RESERVED },
+		{ "2001:1::1", AR_PUBLIC }, { "2000:ffff::1", AR_PUBLIC },
 	};
 	size_t	 i;
 
@@ -90,6 +98,9 @@ allow_list(void)
 	CHECK(range_of("64:ff9b::a00:5", &al) == AR_ALLOWED);
 	CHECK(range_of("2002:7f00:1::", &al) == AR_ALLOWED);
 	CHECK(range_of("64:ff9b::7f00:2", &al) == AR_LOOPBACK);
+	CHECK(range_of("2001:0:4136:e378::1", &al) == AR_RESERVED);
+	CHECK(addr_allow_parse("2001::/32", &al, err, sizeof(err)) == ADDR_OK);
+	CHECK(range_of("2001:0:4136:e378::1", &al) == AR_ALLOWED);
 	CHECK(addr_allow_parse("192.168.1.7", &al, err, sizeof(err)) == ADDR_OK);
 	CHECK(range_of("192.168.1.7", &al) == AR_ALLOWED);
 	CHECK(range_of("192.168.1.8", &al) == AR_PRIVATE);
@@ -230,6 +241,45 @@ transfer_limits(void)
 	CHECK_EQ_INT(policy_transfer_ms(now - 60000, now, 15), 0);
 }
 
+/* eplist: endpoints found by id, grouped by tenant, however many. */
+static void
+endpoint_list(void)
+{
+	static const char *const tenants[] = { "b", "a", "b", "c", "a" };
+	struct eplist	 l;
+	size_t		 i, j, n = 5000;
+	int		 on;
+
+	memset(&l, 0, sizeof(l));
+	CHECK(eplist_find(&l, 1) == NULL);
+	CHECK((l.ep.v = calloc(n, sizeof(*l.ep.v))) != NULL);
+	if (l.ep.v == NULL)
+		return;
+	for (i = 0; i < n; i++) {	/* ids 1..n; 3 and 4 disabled */
+		l.ep.v[i].id = i + 1;
+		strcpy(l.ep.v[i].tenant, i < 5 ? tenants[i] : "d");
+		l.ep.v[i].enabled = i != 2 && i != 3;
+	}
+	l.ep.n = l.ep.cap = n;
+	CHECK(eplist_group(&l) == 0);
+	CHECK(eplist_find(&l, 3) != NULL && eplist_find(&l, 3)->id == 3);
+	CHECK(eplist_find(&l, 4321) != NULL &&
+	    eplist_find(&l, 4321)->id == 4321);
+	CHECK(eplist_find(&l, n + 1) == NULL);
+	/* the groups in tenant order: a (2, 5), b (1, 3), c (4: disabled),
+	 * d (the other 4995) */
+	CHECK_EQ_INT(j = eplist_tenant_end(&l, 0, &on), 2);
+	CHECK(on == 1 && strcmp(l.by_tenant[0]->tenant, "a") == 0);
+	CHECK_EQ_INT(j = eplist_tenant_end(&l, j, &on), 4);
+	CHECK(on == 1 && strcmp(l.by_tenant[2]->tenant, "b") == 0);
+	CHECK_EQ_INT(j = eplist_tenant_end(&l, j, &on), 5);
+	CHECK(on == 0 && l.by_tenant[4]->id == 4);
+	CHECK_EQ_INT(eplist_tenant_end(&l, j, &on), n);
+	CHECK(on == 1);
+	eplist_free(&l);
+	CHECK(l.ep.v == NULL && l.by_tenant == NULL);
+}
+
 int
 main(void)
 {
@@ -239,5 +289,6 @@ main(void)
 	decisions();
 	bodies();
 	transfer_limits();
+	endpoint_list();
 	return check_done("unit_notify_policy");
 }
