@@ -18,20 +18,38 @@
 
 enum params { P_NONE, P_ROUTE, P_EXEC, P_CALLBACK };
 
+/* Who may reach a route: anyone, or nginx's loopback server only. */
+enum access { A_PUBLIC, A_OPERATOR };
+
 struct route_def {
 	const char	*method;
 	const char	*pattern;
 	enum params	 params;
+	enum access	 access;
 	handler_fn	 fn;
 	const char	*name;
 };
 
 static const struct route_def routes[ROUTE__MAX] = {
-#define ROUTE_DEF(name, method, pattern, params, fn, label)		\
-	[ROUTE_##name] = { method, pattern, params, fn, label },
+#define ROUTE_DEF(name, method, pattern, params, access, fn, label)	\
+	[ROUTE_##name] = { method, pattern, params, access, fn, label },
 	ROUTES(ROUTE_DEF)
 #undef ROUTE_DEF
 };
+
+/* Whether req may reach route def: 1, or 0 (an operator page asked
+ * for without REQ_OPERATOR_PARAM = 1). */
+static int
+reachable(const struct req *req, const struct route_def *def)
+{
+	switch (def->access) {
+	case A_PUBLIC:
+		return 1;
+	case A_OPERATOR:
+		return req->operator_pages;
+	}
+	return 0;
+}
 
 /* Whether req's segments match pattern; fills vars with the "*" ones. */
 static int
@@ -108,7 +126,9 @@ allow_add(const char *a, const char *b)
  * Finds the route for req's method and path. HEAD is served as GET.
  * On success m->route is set and m->err is HERR_OK; otherwise m->err
  * says why (not_found, method_not_allowed with m->allow, or a parameter
- * error) and m->route is the matched route or ROUTE_NONE.
+ * error) and m->route is the matched route or ROUTE_NONE. A route req
+ * may not reach is passed over as if its path were unknown (no 405
+ * either); m->refused names it, else it is ROUTE_NONE.
  */
 void
 router_match(struct req *req, struct route_match *m)
@@ -122,9 +142,14 @@ router_match(struct req *req, struct route_match *m)
 	m->route = ROUTE_NONE;
 	m->err = HERR_NOT_FOUND;
 	m->allow = NULL;
+	m->refused = ROUTE_NONE;
 	for (i = 0; i < ROUTE__MAX; i++) {
 		if (!match(req, routes[i].pattern, vars))
 			continue;
+		if (!reachable(req, &routes[i])) {
+			m->refused = (enum route)i;
+			continue;
+		}
 		if (strcmp(routes[i].method, method) != 0) {
 			m->err = HERR_METHOD_NOT_ALLOWED;
 			m->allow = allow_add(m->allow,
@@ -170,6 +195,29 @@ router_names(int *n)
 }
 
 /*
+ * The warning for an operator page asked for without the parameter of
+ * nginx's loopback server, once per worker (a process that serves):
+ * the site is older than the application (a dpkg conffile kept).
+ */
+static void
+warn_refused(enum route r)
+{
+	static int	 warned;
+
+	if (warned)
+		return;
+	warned = 1;
+	log_warn("router: %s refused as an unknown path (404): the request "
+	    "came without the FastCGI parameter " REQ_OPERATOR_PARAM " = 1 "
+	    "that the nginx site's loopback server sets for the operator "
+	    "pages (/readyz/detail, /dashboard/); the site lacks it (kept "
+	    "from an older version): merge the packaged site (diff "
+	    "/etc/nginx/sites-available/asyncexec with its .dpkg-dist) and "
+	    "reload nginx, see asyncexec-ops(7), UPGRADES (logged once per "
+	    "worker)", router_name(r));
+}
+
+/*
  * One request, from the FastCGI request io into resp (initialised by the
  * caller, who writes and frees it, and frees req): the params copied,
  * the route matched and its handler run; an error becomes its problem,
@@ -180,7 +228,8 @@ router_names(int *n)
 enum route
 router_serve(struct app *app, void *io, struct req *req, struct resp *resp)
 {
-	struct route_match	 m = { ROUTE_NONE, HERR_INTERNAL, NULL };
+	struct route_match	 m = { ROUTE_NONE, HERR_INTERNAL, NULL,
+				    ROUTE_NONE };
 	enum herr		 err = HERR_INTERNAL;
 
 	if (req_from_params(req, io) == 0) {
@@ -188,6 +237,8 @@ router_serve(struct app *app, void *io, struct req *req, struct resp *resp)
 		log_context(req->request_id, router_name(m.route));
 		err = m.err;
 		resp->allow = m.allow;
+		if (m.refused != ROUTE_NONE)
+			warn_refused(m.refused);
 		if (err == HERR_OK)
 			err = router_handler(m.route)(app, req, resp);
 	}

@@ -58,6 +58,14 @@ enum herr {
 	HERR__MAX
 };
 
+/*
+ * The FastCGI parameter, set to "1" by the nginx site's loopback server
+ * only, that lets a request reach the operator pages (router.h,
+ * A_OPERATOR). Not a header: a client cannot send it (its headers
+ * arrive as HTTP_*).
+ */
+#define REQ_OPERATOR_PARAM	"ASYNCEXEC_OPERATOR_PAGES"
+
 struct req {
 	char		 method[16];
 	char		*path;		/* REQUEST_URI without the query */
@@ -74,6 +82,7 @@ struct req {
 	char		*deadline;
 	char		*priority;
 	long long	 content_length;	/* -1 when absent */
+	int		 operator_pages;	/* REQ_OPERATOR_PARAM is "1" */
 	char		*seg[8];	/* path segments (into segbuf) */
 	size_t		 nseg;
 	char		*segbuf;

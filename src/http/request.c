@@ -119,7 +119,8 @@ split_path(struct req *req)
 
 /*
  * Fills req from FastCGI request fr. Returns 0, or -1 when out of
- * memory. A malformed Content-Length is left for the router as -2.
+ * memory. A malformed Content-Length is left for the router as -2;
+ * REQ_OPERATOR_PARAM is kept as a flag (no copy of its value).
  */
 int
 req_from_params(struct req *req, void *fr)
@@ -148,6 +149,8 @@ req_from_params(struct req *req, void *fr)
 		req->request_id = NULL;
 	}
 	req->content_length = content_length(r);
+	m = FCGX_GetParam(REQ_OPERATOR_PARAM, r->envp);
+	req->operator_pages = m != NULL && strcmp(m, "1") == 0;
 	return 0;
 }
 

@@ -96,6 +96,8 @@ send_req(int fd, int keep, const char *method, const char *uri,
 	kv[2 * n] = "SCRIPT_NAME", kv[2 * n + 1] = uri, n++;
 	kv[2 * n] = "SERVER_PROTOCOL", kv[2 * n + 1] = "HTTP/1.1", n++;
 	kv[2 * n] = "HTTP_AUTHORIZATION", kv[2 * n + 1] = auth, n++;
+	if (fcgi_loopback_path(uri))	/* as nginx's loopback server */
+		kv[2 * n] = FCGI_OPERATOR_PARAM, kv[2 * n + 1] = "1", n++;
 	if (token != NULL)
 		kv[2 * n] = "HTTP_X_CALLBACK_TOKEN", kv[2 * n + 1] = token, n++;
 	if (body != NULL) {

@@ -353,6 +353,13 @@ fcgi_base_params(const char **kv, const char *method, const char *uri,
 }
 
 int
+fcgi_loopback_path(const char *uri)
+{
+	return strcmp(uri, "/readyz/detail") == 0 ||
+	    strncmp(uri, "/dashboard/", 11) == 0;
+}
+
+int
 fcgi_request(const char *path, const char *method, const char *uri,
     const char *content_type, const char *body, size_t body_len,
     int timeout_ms, struct fcgi_resp *r)

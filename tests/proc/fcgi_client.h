@@ -54,6 +54,16 @@ size_t		 fcgi_base_params(const char **kv, const char *method,
 		    const char *uri, const char *content_type,
 		    const char *clen);
 
+/*
+ * The FastCGI parameter that nginx's loopback server sets (value "1",
+ * nginx/asyncexec.conf) and without which the application answers its
+ * operator pages (/readyz/detail, /dashboard/...) 404. A test client
+ * that stands in for nginx sends it where the shipped site would:
+ * fcgi_loopback_path(uri) says whether uri is one of those pages.
+ */
+#define FCGI_OPERATOR_PARAM	"ASYNCEXEC_OPERATOR_PAGES"
+int		 fcgi_loopback_path(const char *uri);
+
 /* One FCGI_STDIN record with len bytes (len 0: the end of the body). */
 int		 fcgi_stdin(int fd, const void *data, size_t len,
 		    long long deadline_ms);

@@ -165,6 +165,8 @@ scratch_request(const struct scratch *s, const char *method, const char *uri,
 	KV("REQUEST_URI", uri);
 	KV("SCRIPT_NAME", uri);
 	KV("SERVER_PROTOCOL", "HTTP/1.1");
+	if (fcgi_loopback_path(uri))	/* as nginx's loopback server */
+		KV(FCGI_OPERATOR_PARAM, "1");
 	if (auth != NULL)
 		KV("HTTP_AUTHORIZATION", auth);
 	if (token != NULL)

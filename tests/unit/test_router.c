@@ -6,14 +6,16 @@
 #include "http.h"
 #include "router.h"
 
-/* Routes method + path; returns the match. */
+/* Routes method + path (op: REQ_OPERATOR_PARAM = 1 was sent, as by
+ * nginx's loopback server); returns the match. */
 static struct route_match
-route(const char *method, const char *path, struct req *req)
+route_as(const char *method, const char *path, int op, struct req *req)
 {
 	struct route_match	 m;
 	char			*p, *s;
 
 	memset(req, 0, sizeof(*req));
+	req->operator_pages = op;
 	snprintf(req->method, sizeof(req->method), "%s", method);
 	req->path = strdup(path);
 	req->segbuf = strdup(path + 1);
@@ -24,6 +26,13 @@ route(const char *method, const char *path, struct req *req)
 	}
 	router_match(req, &m);
 	return m;
+}
+
+/* route_as from the loopback server: every route reachable. */
+static struct route_match
+route(const char *method, const char *path, struct req *req)
+{
+	return route_as(method, path, 1, req);
 }
 
 static void
@@ -45,6 +54,33 @@ expect(const char *method, const char *path, enum route r, enum herr e)
 		    m.route, m.err);
 	CHECK(m.route == r && m.err == e);
 	done(&req);
+}
+
+/*
+ * Without the operator parameter (a public server kept from 0.2.0):
+ * method+path is routed as an unknown path, no Allow, and m.refused
+ * names operator route r (ROUTE_NONE: a public route, routed as with
+ * the parameter).
+ */
+static void
+expect_public(const char *method, const char *path, enum route r)
+{
+	struct req		 req, req1;
+	struct route_match	 m = route_as(method, path, 0, &req);
+	struct route_match	 m1 = route(method, path, &req1);
+
+	if (r != ROUTE_NONE) {
+		CHECK(m.route == ROUTE_NONE && m.err == HERR_NOT_FOUND);
+		CHECK(m.allow == NULL && m.refused == r);
+	} else {
+		CHECK(m.route == m1.route && m.err == m1.err);
+		CHECK(m.refused == ROUTE_NONE);
+	}
+	if (m.refused != r)
+		fprintf(stderr, "%s %s without the parameter: route %d "
+		    "refused %d\n", method, path, m.route, m.refused);
+	done(&req);
+	done(&req1);
 }
 
 int
@@ -99,6 +135,29 @@ main(void)
 	expect("POST", "/v1/callbacks/0/complete", ROUTE_COMPLETE, HERR_NOT_FOUND);
 	expect("POST", "/v1/callbacks/x/complete", ROUTE_COMPLETE, HERR_NOT_FOUND);
 	expect("POST", "/v1/callbacks/1/explode", ROUTE_NONE, HERR_NOT_FOUND);
+
+	/* the operator pages only with the loopback server's parameter */
+	expect_public("GET", "/readyz/detail", ROUTE_READYZ_DETAIL);
+	expect_public("HEAD", "/readyz/detail", ROUTE_READYZ_DETAIL);
+	expect_public("POST", "/readyz/detail", ROUTE_READYZ_DETAIL);
+	expect_public("GET", "/dashboard/", ROUTE_DASH_INDEX);
+	expect_public("GET", "/dashboard/health", ROUTE_DASH_HEALTH);
+	expect_public("GET", "/dashboard/routes", ROUTE_DASH_ROUTES);
+	expect_public("GET", "/dashboard/attention", ROUTE_DASH_ATTENTION);
+	expect_public("GET", "/dashboard/tenants", ROUTE_DASH_TENANTS);
+	expect_public("GET", "/dashboard/webhooks", ROUTE_DASH_WEBHOOKS);
+	expect_public("GET", "/dashboard/execution/7", ROUTE_DASH_EXEC);
+	expect_public("GET", "/dashboard/execution/x", ROUTE_DASH_EXEC);
+	expect_public("DELETE", "/dashboard/keys", ROUTE_DASH_KEYS);
+	expect_public("GET", "/dashboard/keys", ROUTE_DASH_KEYS);
+	expect_public("GET", "/dashboard/style.css", ROUTE_DASH_CSS);
+	expect_public("GET", "/metrics", ROUTE_NONE);
+	expect_public("GET", "/readyz", ROUTE_NONE);
+	expect_public("POST", "/v1/executions/p/b/c", ROUTE_NONE);
+	expect_public("GET", "/nope", ROUTE_NONE);
+	m = route("GET", "/dashboard/keys", &req);
+	CHECK(m.route == ROUTE_DASH_KEYS && m.refused == ROUTE_NONE);
+	done(&req);
 
 	m = route("GET", "/v1/executions/prod/billing/charge/ord-7", &req);
 	CHECK_EQ_STR(req.env, "prod");
