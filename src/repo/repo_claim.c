@@ -33,6 +33,42 @@ claim_free(struct claim_item *it, size_t n)
 	free(it);
 }
 
+/* Binds claim_read's columns into c, row and t: 0, or 1 (st's error). */
+static int
+claim_cols(MYSQL_STMT *st, struct db_cols *c, struct claim_item *row,
+    MYSQL_TIME *t)
+{
+	db_rcol(c, 0, MYSQL_TYPE_LONGLONG, &row->id, 0);
+	db_rcol(c, 1, MYSQL_TYPE_STRING, row->cid, sizeof(row->cid));
+	db_rcol(c, 2, MYSQL_TYPE_STRING, row->tenant, sizeof(row->tenant));
+	db_rcol(c, 3, MYSQL_TYPE_BLOB, NULL, 0);
+	db_rcol(c, 4, MYSQL_TYPE_LONG, &row->attempt, 0);
+	db_rcol(c, 5, MYSQL_TYPE_DATETIME, &t[0], sizeof(t[0]));
+	db_rcol(c, 6, MYSQL_TYPE_DATETIME, &t[1], sizeof(t[1]));
+	db_rcol(c, 7, MYSQL_TYPE_LONG, &row->priority, 0);
+	db_rcol(c, 8, MYSQL_TYPE_DATETIME, &t[2], sizeof(t[2]));
+	return mysql_stmt_bind_result(st, c->b) != 0 ? 1 : 0;
+}
+
+/*
+ * Completes the row just fetched into c, row and t (claim_cols): its
+ * strings, times and payload. 0, or -1 (the payload could not be read;
+ * db_fetch_blob logged why).
+ */
+static int
+claim_row(MYSQL_STMT *st, struct db_cols *c, struct claim_item *row,
+    const MYSQL_TIME *t)
+{
+	db_rstr(c, 1, row->cid, sizeof(row->cid));
+	db_rstr(c, 2, row->tenant, sizeof(row->tenant));
+	row->tenant_null = c->null[2];
+	row->created_at = db_time_ms(&t[0]);
+	row->expires_at = db_time_ms(&t[1]);
+	row->not_before = c->null[8] ? 0 : db_time_ms(&t[2]);
+	return db_fetch_blob(st, &c->b[3], 3, c->len[3], &row->request,
+	    &row->request_len);
+}
+
 /*
  * Reads the rows of an executed claim select into it[*n..max), the
  * payloads of it[0..*n) counted against the budget. *full: it stopped at
@@ -46,22 +82,11 @@ claim_read(struct db *db, MYSQL_STMT *st, struct claim_item *it,
 	struct claim_item row;
 	MYSQL_TIME	 t[3];
 	size_t		 total = 0, i;
-	int		 rc = 0;
+	int		 rc;
 
 	for (i = 0; i < *n; i++)
 		total += it[i].request_len;
-
-	db_rcol(&c, 0, MYSQL_TYPE_LONGLONG, &row.id, 0);
-	db_rcol(&c, 1, MYSQL_TYPE_STRING, row.cid, sizeof(row.cid));
-	db_rcol(&c, 2, MYSQL_TYPE_STRING, row.tenant, sizeof(row.tenant));
-	db_rcol(&c, 3, MYSQL_TYPE_BLOB, NULL, 0);
-	db_rcol(&c, 4, MYSQL_TYPE_LONG, &row.attempt, 0);
-	db_rcol(&c, 5, MYSQL_TYPE_DATETIME, &t[0], sizeof(t[0]));
-	db_rcol(&c, 6, MYSQL_TYPE_DATETIME, &t[1], sizeof(t[1]));
-	db_rcol(&c, 7, MYSQL_TYPE_LONG, &row.priority, 0);
-	db_rcol(&c, 8, MYSQL_TYPE_DATETIME, &t[2], sizeof(t[2]));
-	if (mysql_stmt_bind_result(st, c.b) != 0)
-		rc = 1;		/* the statement's error: logged below */
+	rc = claim_cols(st, &c, &row, t);  /* 1: the error is logged below */
 	*full = 1;
 	while (rc == 0 && *n < max) {
 		memset(&row, 0, sizeof(row));
@@ -78,16 +103,7 @@ claim_read(struct db *db, MYSQL_STMT *st, struct claim_item *it,
 		if (*n > 0 && (c.len[3] > budget || total > budget - c.len[3]))
 			break;
 		total += c.len[3];
-		db_rstr(&c, 1, row.cid, sizeof(row.cid));
-		db_rstr(&c, 2, row.tenant, sizeof(row.tenant));
-		row.tenant_null = c.null[2];
-		row.created_at = db_time_ms(&t[0]);
-		row.expires_at = db_time_ms(&t[1]);
-		row.not_before = c.null[8] ? 0 : db_time_ms(&t[2]);
-		if (db_fetch_blob(st, &c.b[3], 3, c.len[3], &row.request,
-		    &row.request_len) == -1)
-			rc = -1;
-		else
+		if ((rc = claim_row(st, &c, &row, t)) == 0)
 			it[(*n)++] = row;
 	}
 	/* rc 1: the fetch's error (db_fetch_blob logs its own); a deadlock

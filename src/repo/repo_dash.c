@@ -10,35 +10,13 @@
 #include "repo.h"
 #include "repo_admin.h"
 #include "repo_dash.h"
+#include "repo_dash_sql.h"
 #include "repo_rollup.h"
 #include "repo_sql.h"
 
 #define PAGE_LIMIT	" LIMIT 51"	/* DASH_PAGE_MAX + 1: is there more */
 #define HOUR_MS		3600000LL
 #define DAY_MS		86400000LL
-
-enum dstmt {
-	D_ROUTES,
-	D_ROUTE_OPEN,
-	D_ROUTE_ENDED,
-	D_EXEC,
-	D_KEYS,
-	D_KEY_ROUTES,
-	D_ATT_WAITING,
-	D_ATT_WAITING_R,
-	D_ATT_LAST,
-	D_ATT_LAST_SEEN,
-	D_ATT_LAPSED,
-	D_ATT_LAPSED_R,
-	D_ATT_FAILED,
-	D_ATT_EXPIRED,
-	D_TENANTS,
-	D_TENANT_OPEN,
-	D_WH_ENDPOINTS,
-	D_WH_PENDING,
-	D_WH_DEAD,
-	D__MAX
-};
 
 /*
  * An Attention row (struct dash_att_row) of execution e, at the time
@@ -221,10 +199,6 @@ static const char *const dparams[D__MAX] = {
 	[D_WH_ENDPOINTS] = "nnn",
 	[D_WH_PENDING] = "",
 	[D_WH_DEAD] = "",
-};
-
-struct ddb {
-	struct db	*db;
 };
 
 /* A handle whose connection is made on first use; NULL (memory). */
@@ -490,142 +464,6 @@ repo_dash_keys(struct ddb *d, uint64_t before, struct dash_key *k,
 		if (k[i].backend && key_routes(d, &k[i]) != REPO_OK)
 			return REPO_ERR;
 	return REPO_OK;
-}
-
-/* Fetches the next Attention row of st into r: DB_ROW, DB_ROW_NONE, DB_ROW_ERR. */
-static enum db_row
-att_fetch(MYSQL_STMT *st, struct dash_att_row *r)
-{
-	struct db_cols	 c;
-	MYSQL_TIME	 t[2];
-	enum db_row	 rc;
-
-	memset(r, 0, sizeof(*r));
-	db_rcol(&c, 0, MYSQL_TYPE_LONGLONG, &r->id, 0);
-	db_rcol(&c, 1, MYSQL_TYPE_STRING, r->env, sizeof(r->env));
-	db_rcol(&c, 2, MYSQL_TYPE_STRING, r->svc, sizeof(r->svc));
-	db_rcol(&c, 3, MYSQL_TYPE_STRING, r->op, sizeof(r->op));
-	db_rcol(&c, 4, MYSQL_TYPE_STRING, r->tenant, sizeof(r->tenant));
-	db_rcol(&c, 5, MYSQL_TYPE_DATETIME, &t[0], sizeof(t[0]));
-	db_rcol(&c, 6, MYSQL_TYPE_DATETIME, &t[1], sizeof(t[1]));
-	db_rcol(&c, 7, MYSQL_TYPE_LONG, &r->attempts, 0);
-	db_rcol(&c, 8, MYSQL_TYPE_STRING, r->code, sizeof(r->code));
-	db_rcol(&c, 9, MYSQL_TYPE_STRING, r->message, sizeof(r->message));
-	if ((rc = db_fetch_row(st, &c)) != DB_ROW)
-		return rc;
-	db_rstr(&c, 1, r->env, sizeof(r->env));
-	db_rstr(&c, 2, r->svc, sizeof(r->svc));
-	db_rstr(&c, 3, r->op, sizeof(r->op));
-	db_rstr(&c, 4, r->tenant, sizeof(r->tenant));
-	db_rstr(&c, 8, r->code, sizeof(r->code));
-	db_rstr(&c, 9, r->message, sizeof(r->message));
-	r->created_at = db_time_ms(&t[0]);
-	r->at = c.null[6] ? 0 : db_time_ms(&t[1]);
-	return DB_ROW;
-}
-
-/*
- * *capped 1 when the range attempts IN (before, last) of ix_exec_abandon
- * holds DASH_LAST_CAP entries or more (the LAST list read only those),
- * else 0. REPO_OK or REPO_ERR.
- */
-static enum repo_rc
-last_seen(struct ddb *d, unsigned before, unsigned last, int *capped)
-{
-	MYSQL_BIND		 p[2];
-	MYSQL_STMT		*st;
-	struct db_cols		 c;
-	unsigned long long	 v = 0;
-	int			 rc;
-
-	db_bind_u32(&p[0], &before);
-	db_bind_u32(&p[1], &last);
-	if ((st = db_run(d->db, D_ATT_LAST_SEEN, p)) == NULL)
-		return REPO_ERR;
-	db_rcol(&c, 0, MYSQL_TYPE_LONGLONG, &v, 0);
-	rc = db_fetch_row(st, &c);
-	mysql_stmt_free_result(st);
-	*capped = v >= DASH_LAST_CAP;
-	return rc == DB_ROW ? REPO_OK : REPO_ERR;
-}
-
-/*
- * Attention list which (repo_dash.h), of route only (NULL: every route),
- * at now: rows offset .. offset + max - 1 into r (*n of them), each error
- * with its message when show_errors; *capped 1 when the list was read
- * among its first entries only (LAST: DASH_LAST_CAP). REPO_OK or
- * REPO_ERR (no statement after the one that failed).
- */
-enum repo_rc
-repo_dash_attention(struct ddb *d, enum dash_att which,
-    const struct dash_route *only, unsigned max_attempts, int show_errors,
-    int64_t now, unsigned offset, struct dash_att_row *r, size_t max,
-    size_t *n, int *capped)
-{
-	MYSQL_BIND	 p[13];
-	MYSQL_TIME	 t[2];
-	MYSQL_STMT	*st;
-	const char	*env = only ? only->env : "", *svc = only ? only->svc : "",
-			*op = only ? only->op : "";
-	unsigned	 show = show_errors ? 1 : 0, last = max_attempts,
-			 before = max_attempts > 0 ? max_attempts - 1 : 0,
-			 abandoned = which == DASH_ATT_ABANDONED, lim = (unsigned)max;
-	enum dstmt	 s;
-	enum db_row	 rc = DB_ROW;
-	int		 k = 0;
-
-	*n = 0;
-	*capped = 0;
-	db_bind_u32(&p[k++], &show);
-	switch (which) {
-	case DASH_ATT_WAITING:
-	case DASH_ATT_LAPSED:
-		s = which == DASH_ATT_WAITING ? (only ? D_ATT_WAITING_R :
-		    D_ATT_WAITING) : (only ? D_ATT_LAPSED_R : D_ATT_LAPSED);
-		if (only) {
-			db_bind_str(&p[k++], env);
-			db_bind_str(&p[k++], svc);
-			db_bind_str(&p[k++], op);
-		}
-		if (which == DASH_ATT_LAPSED)
-			db_bind_time(&p[k++], &t[0], now);
-		break;
-	case DASH_ATT_LAST:
-		s = D_ATT_LAST;
-		if (last_seen(d, before, last, capped) != REPO_OK)
-			return REPO_ERR;
-		db_bind_u32(&p[k++], &before);
-		db_bind_u32(&p[k++], &last);
-		db_bind_u32(&p[k++], &before);
-		db_bind_time(&p[k++], &t[0], now);
-		db_bind_u32(&p[k++], &last);
-		db_bind_time(&p[k++], &t[1], now);
-		break;
-	case DASH_ATT_FAILED:
-	case DASH_ATT_ABANDONED:
-		s = D_ATT_FAILED;
-		db_bind_u32(&p[k++], &abandoned);
-		break;
-	case DASH_ATT_EXPIRED:
-		s = D_ATT_EXPIRED;
-		break;
-	default:
-		return REPO_ERR;
-	}
-	if (s == D_ATT_LAST || s == D_ATT_FAILED || s == D_ATT_EXPIRED) {
-		db_bind_str(&p[k++], env);
-		db_bind_str(&p[k++], env);
-		db_bind_str(&p[k++], svc);
-		db_bind_str(&p[k++], op);
-	}
-	db_bind_u32(&p[k++], &offset);
-	db_bind_u32(&p[k++], &lim);
-	if ((st = db_run(d->db, s, p)) == NULL)
-		return REPO_ERR;
-	while (*n < max && (rc = att_fetch(st, &r[*n])) == DB_ROW)
-		(*n)++;
-	mysql_stmt_free_result(st);
-	return rc == DB_ROW_ERR ? REPO_ERR : REPO_OK;
 }
 
 /* Tenant t's waiting executions, counted as its quota counts them. */
