@@ -9,7 +9,10 @@
 #include "repo_dash.h"
 #include "repo_dash_sql.h"
 
-/* Fetches the next Attention row of st into r: DB_ROW, DB_ROW_NONE, DB_ROW_ERR. */
+/*
+ * Fetches the next Attention row of st into r: DB_ROW, DB_ROW_NONE,
+ * DB_ROW_ERR.
+ */
 static enum db_row
 att_fetch(MYSQL_STMT *st, struct dash_att_row *r)
 {
