@@ -83,6 +83,17 @@ class ClockWatch:
         return self.back
 
 
+def until(pred, seconds, step=0.05):
+    """pred() once it is true, or its last value at the deadline (seconds from now),
+    asked every step seconds."""
+    end = time.monotonic() + seconds
+    while True:
+        v = pred()
+        if v or time.monotonic() > end:
+            return v
+        time.sleep(step)
+
+
 def need_env():
     missing = [n for n, v in (("ASYNCEXEC_ADMIN", ADMIN), ("ASYNCEXEC_NOTIFY", NOTIFY),
                               ("ASYNCEXEC_TEST_CONFIG", CONFIG),
@@ -307,12 +318,8 @@ class Receiver:
 
     def wait(self, pred, count, seconds):
         """The requests matching pred once there are count of them (or at the deadline)."""
-        end = time.monotonic() + seconds
-        while True:
-            got = self.matching(pred)
-            if len(got) >= count or time.monotonic() > end:
-                return got
-            time.sleep(0.05)
+        until(lambda: len(self.matching(pred)) >= count, seconds)
+        return self.matching(pred)
 
     def close(self):
         self.server.shutdown()
@@ -343,16 +350,15 @@ class Sender:
         self.logf = open(self.log, "ab")
         self.proc = subprocess.Popen([NOTIFY, "--config", self.conf], stdout=self.logf,
                                      stderr=self.logf)
-        end = time.monotonic() + 20
-        while time.monotonic() < end:
-            if self.proc.poll() is not None:
-                raise RuntimeError("%s exited %d: %s" % (self.name, self.proc.returncode,
-                                                         self.log_text()[-2000:]))
-            st, _ = self.get("/readyz")
-            if st == 200:
-                return
-            time.sleep(0.05)
-        raise RuntimeError("%s: /readyz not 200 within 20 s" % self.name)
+        if not until(self._ready, 20):
+            raise RuntimeError("%s: /readyz not 200 within 20 s" % self.name)
+
+    def _ready(self):
+        """Whether /readyz answers 200; raises when the sender exited."""
+        if self.proc.poll() is not None:
+            raise RuntimeError("%s exited %d: %s" % (self.name, self.proc.returncode,
+                                                     self.log_text()[-2000:]))
+        return self.get("/readyz")[0] == 200
 
     def get(self, path):
         try:

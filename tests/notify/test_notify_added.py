@@ -30,10 +30,8 @@ def reread(c, snd, what):
     """SIGHUP and wait for its reload (the endpoints are re-read in the same pass)."""
     before = snd.log_text().count("configuration reloaded")
     snd.send_signal(signal.SIGHUP)
-    end = time.monotonic() + 10
-    while snd.log_text().count("configuration reloaded") == before and \
-            time.monotonic() < end:
-        time.sleep(0.01)
+    ne.until(lambda: snd.log_text().count("configuration reloaded") > before, 10,
+             0.01)
     return c.check("%s: SIGHUP reloaded" % what,
                    snd.log_text().count("configuration reloaded") > before)
 

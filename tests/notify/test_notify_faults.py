@@ -35,13 +35,13 @@ FINAL = ("delivered", "dead")
 
 def wait_final(endpoints, seconds):
     """{endpoint id: [delivery rows]} once every endpoint's deliveries are final."""
-    end = time.monotonic() + seconds
-    while True:
-        rows = {e: ne.deliveries(e) for e in endpoints}
-        if all(r and all(d["state"] in FINAL for d in r) for r in rows.values()) or \
-                time.monotonic() > end:
-            return rows
-        time.sleep(0.2)
+    got = {}
+
+    def final():
+        got.update((e, ne.deliveries(e)) for e in endpoints)
+        return all(r and all(d["state"] in FINAL for d in r) for r in got.values())
+    ne.until(final, seconds, 0.2)
+    return got
 
 
 def main():
@@ -168,9 +168,7 @@ def reload_phase(c, snd, rx, sfx):
     with open(snd.conf, "w", encoding="utf-8") as f:
         f.write(conf.replace("webhook_allow_networks = 127.0.0.1/32\n", ""))
     snd.send_signal(signal.SIGHUP)
-    end = time.monotonic() + 10
-    while "configuration reloaded" not in snd.log_text() and time.monotonic() < end:
-        time.sleep(0.05)
+    ne.until(lambda: "configuration reloaded" in snd.log_text(), 10)
     c.check("SIGHUP: reloaded", "configuration reloaded" in snd.log_text())
     r2 = ne.Route("it/nf%s/two" % sfx, "t-nf2-%s" % sfx)
     e = ne.webhook_add(r2.tenant, "http://localhost:%d/ok/rebind" % rx.port)[0]

@@ -23,7 +23,7 @@ import sys
 import time
 
 import notify_env as ne
-from test_notify_wait import HOLD, hold, until
+from test_notify_wait import HOLD, hold
 
 LATER = 3
 
@@ -69,13 +69,13 @@ def main():
         rx.open_gate(gate)
         st, _ = ro.callback(xo[0], "complete", {"result": 1})
         c.check("O complete: 200", st == 200, st)
-        got = until(lambda: state(eo) == [["delivered", "1"]], HOLD + 10)
+        got = ne.until(lambda: state(eo) == [["delivered", "1"]], HOLD + 10)
         at = time.time()
         hg[0].wait(HOLD + 10)
         c.check("O's delivery recorded while G's row was held (%.1f s before "
                 "the hold ended)" % (hg[1].get("commit", 0) - at),
                 got and at < hg[1].get("commit", 0), state(eo))
-        row = until(lambda: ne.sql(
+        row = ne.until(lambda: ne.sql(
             "SELECT enabled, disabled_reason LIKE '%%410%%' FROM "
             "s2r_webhook_endpoint WHERE id = %d AND enabled = 0" % eg), 10)
         c.check("G's endpoint disabled after the hold, for the 410",

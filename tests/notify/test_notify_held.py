@@ -42,15 +42,6 @@ PROMPT = 5       # s O's event may take
 HELD = 'asyncexec_webhook_attempts_total{result="held"}'
 
 
-def until(pred, seconds):
-    end = time.monotonic() + seconds
-    while True:
-        v = pred()
-        if v or time.monotonic() > end:
-            return v
-        time.sleep(0.1)
-
-
 def backlog(eid, n, sfx):
     """n pending deliveries of endpoint eid, due and updated a day ago."""
     for at in range(0, n, 500):   # an argument of the client
@@ -143,7 +134,7 @@ def check_locks(c, q, ed):
         "START TRANSACTION; %s; DO SLEEP(4); COMMIT" %
         bound(q),), daemon=True)
     t.start()
-    held = until(lambda: nowait("s2r_webhook_delivery", int(first)), 3)
+    held = ne.until(lambda: nowait("s2r_webhook_delivery", int(first)), 3, 0.1)
     c.check("notify_due in a side transaction locks D's first delivery", held)
     c.check("and not D's endpoint row", held and
             not nowait("s2r_webhook_endpoint", ed))
@@ -204,9 +195,9 @@ def main():
         first = min(q["at"] for q in got) - t0 if got else None
         c.check("D enabled: the first within %d s (%s)" % (PROMPT, first),
                 first is not None and first < PROMPT, first)
-        done = until(lambda: ne.sql(
+        done = ne.until(lambda: ne.sql(
             "SELECT COUNT(*) FROM s2r_webhook_delivery WHERE endpoint_id = %d AND "
-            "state = 'delivered' AND attempts = 1" % ed)[0][0] == str(N), 30)
+            "state = 'delivered' AND attempts = 1" % ed)[0][0] == str(N), 30, 0.1)
         c.check("D's deliveries recorded delivered at attempt 1", done)
         c.check("none held after the enable", snd.metric(HELD) == 0,
                 snd.metric(HELD))

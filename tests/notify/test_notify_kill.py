@@ -59,14 +59,11 @@ def kill_phase(c, tmp, sfx):
         a.proc.wait(10)
         b.start()
         rx.wait(lambda q: True, len(cids) + len(first), 60)
-        end = time.monotonic() + 60
-        while time.monotonic() < end:
-            rows = ne.sql("SELECT state, COUNT(*) FROM s2r_webhook_delivery d JOIN "
-                          "s2r_webhook_endpoint w ON w.id = d.endpoint_id WHERE "
-                          "w.tenant_id = '%s' GROUP BY state" % r.tenant)
-            if rows == [["delivered", str(len(cids))]]:
-                break
-            time.sleep(0.2)
+        states = lambda: ne.sql("SELECT state, COUNT(*) FROM s2r_webhook_delivery d "
+                                "JOIN s2r_webhook_endpoint w ON w.id = d.endpoint_id "
+                                "WHERE w.tenant_id = '%s' GROUP BY state" % r.tenant)
+        ne.until(lambda: states() == [["delivered", str(len(cids))]], 60, 0.2)
+        rows = states()
         c.check("all %d delivered after the kill" % len(cids),
                 rows == [["delivered", str(len(cids))]], rows)
         seen = by_cid(rx.matching(lambda q: True))
@@ -93,11 +90,8 @@ def db_phase(c, tmp, sfx):
     try:
         before = complete_all(r, "b-%s-" % sfx, 5)
         subprocess.run([DBCTL, "stop"], check=True, timeout=120)
-        end = time.monotonic() + 30
-        st = 200
-        while time.monotonic() < end and st == 200:
-            st = s.get("/readyz")[0]
-            time.sleep(0.2)
+        st = ne.until(lambda: (lambda v: None if v == 200 else v)(
+            s.get("/readyz")[0]), 30, 0.2)
         c.check("/readyz 503 while the database is away", st == 503, st)
         c.check("the sender stays up", s.proc.poll() is None, s.proc.returncode)
         subprocess.run([DBCTL, "start"], check=True, timeout=120)
@@ -106,9 +100,7 @@ def db_phase(c, tmp, sfx):
         seen = by_cid(got)
         c.check("every event before and after the outage delivered",
                 sorted(seen) == sorted(before + after), sorted(seen))
-        end = time.monotonic() + 20
-        while time.monotonic() < end and s.get("/readyz")[0] != 200:
-            time.sleep(0.2)
+        ne.until(lambda: s.get("/readyz")[0] == 200, 20, 0.2)
         c.check("/readyz 200 again", s.get("/readyz")[0] == 200)
     finally:
         rc = s.stop()

@@ -78,9 +78,7 @@ def main():
     t = None
     try:
         t = Trickler(snd.port)
-        end = time.monotonic() + 10
-        while t.sent < 2 and t.closed is None and time.monotonic() < end:
-            time.sleep(0.05)
+        ne.until(lambda: t.sent >= 2 or t.closed is not None, 10)
         c.check("the slow client is sending", t.sent >= 1, t.sent)
         at = time.monotonic()
         st, _ = r.callback(item, "complete", {"result": 1})

@@ -61,12 +61,7 @@ def hold(table, rid):
     done, out = threading.Event(), {}
     threading.Thread(target=hold_row, args=(table, rid, out, done),
                      daemon=True).start()
-    end = time.monotonic() + 10
-    while not holding(table, rid):
-        if time.monotonic() > end:
-            return None
-        time.sleep(0.05)
-    return done, out
+    return (done, out) if ne.until(lambda: holding(table, rid), 10) else None
 
 
 def outbox_waiting():
@@ -76,16 +71,6 @@ def outbox_waiting():
                   "CONNECTION_ID() AND INFO LIKE '%FROM s2r_webhook_endpoint FORCE "
                   "INDEX (ix_endpoint_tenant)%'")
     return rows[0][0] != "0"
-
-
-def until(pred, seconds):
-    """pred() once true, or its last value at the deadline."""
-    end = time.monotonic() + seconds
-    while True:
-        v = pred()
-        if v or time.monotonic() > end:
-            return v
-        time.sleep(0.05)
 
 
 def main():
@@ -131,7 +116,7 @@ def main():
         c.check("A's request is in flight", len(rx.wait(of("a"), 1, 10)) == 1)
         st, _ = rb.callback(xb[0], "complete", {"result": 1})
         c.check("B complete: 200", st == 200, st)
-        c.check("the outbox waits for B's endpoint row", until(outbox_waiting, 5))
+        c.check("the outbox waits for B's endpoint row", ne.until(outbox_waiting, 5))
         st, _ = rc.callback(xc[0], "complete", {"result": 1})
         c.check("C complete: 200", st == 200, st)
         rx.open_gate(gate)
@@ -149,7 +134,7 @@ def main():
         c.check("D's event came after its hold", len(gd) == 1 and
                 gd[0]["at"] >= hd[1].get("commit", time.time()))
         # a second attempt of A would be leased in the pass that makes B's delivery
-        c.check("no transfer left", until(
+        c.check("no transfer left", ne.until(
             lambda: snd.metric("asyncexec_webhook_inflight") == 0, 10))
         ga = rx.matching(of("a"))
         ids = sorted({q["headers"].get("webhook-id") for q in ga})
