@@ -325,7 +325,7 @@ migrate_status(struct ctx *c)
 	np = pending(&a, parr);
 	if (!a.json) {
 		printf("database\t%d\nbuild\t%d\n%s\n", a.max, SCHEMA_VERSION,
-		    np ? "run asyncexec-admin migrate" : "up to date");
+		    np ? MIGRATE_HINT : "up to date");
 		return 0;
 	}
 	json_object_object_add(doc, "database_version",
@@ -345,10 +345,12 @@ fail:
 /*
  * Reports a failed migrate: the migration that failed (NULL: none, the
  * failure came before or after them), how many were applied, the
- * version the database is at (-1: unknown) and what to do; 1.
+ * version the database is at (-1: unknown) and what to do (for a
+ * statement the user may not run, which user to run it as); 1.
  */
 static int
-migrate_failed(const char *failed, int applied, int version)
+migrate_failed(const struct ctx *c, const char *failed, int applied,
+    int version, enum repo_cause cause)
 {
 	char	 v[32];
 
@@ -356,6 +358,16 @@ migrate_failed(const char *failed, int applied, int version)
 		snprintf(v, sizeof(v), "%d", version);
 	else
 		snprintf(v, sizeof(v), "unknown");
+	if (cause == CAUSE_DENIED)	/* no table yet: no version either */
+		return admin_fail("migrate: %s lacks a privilege migrate "
+		    "needs: CREATE, ALTER, INDEX, REFERENCES on %s (the "
+		    "service's own user has only SELECT, INSERT, UPDATE, "
+		    "DELETE). Run it with a user that has them, the migrate "
+		    "configuration of asyncexec-ops(7): asyncexec-admin "
+		    "--config " CONFIG_MIGRATE_PATH " migrate (%d migration(s) "
+		    "applied%s%s)", c->cfg.db_user, c->cfg.db_name, applied,
+		    version >= 0 ? "; schema version " : "",
+		    version >= 0 ? v : "");
 	if (failed == NULL)
 		return admin_fail("migrate failed after %d migration(s); "
 		    "schema version %s. The error is logged above; fix its "
@@ -379,6 +391,7 @@ cmd_migrate(struct ctx *c)
 {
 	struct db	*mdb;
 	const char	*failed;
+	enum repo_cause	 cause;
 	int		 applied, version, rc;
 
 	if (c->o->val[O_STATUS] != NULL)
@@ -386,7 +399,7 @@ cmd_migrate(struct ctx *c)
 	if ((mdb = repo_open_migrate(&c->cfg)) == NULL)
 		return admin_fail("out of memory");
 	rc = repo_migrate(mdb, c->o->val[O_TO] ? (int)c->o->num : 0,
-	    MIGRATE_LOCK_WAIT, &applied, &version, &failed);
+	    MIGRATE_LOCK_WAIT, &applied, &version, &failed, &cause);
 	repo_close(mdb);
 	if (rc == REPO_BUSY)
 		return admin_fail("another migrate holds the migration lock "
@@ -394,7 +407,7 @@ cmd_migrate(struct ctx *c)
 		    "is logged above); nothing applied, try again when it "
 		    "has finished", MIGRATE_LOCK_WAIT);
 	if (rc != REPO_OK)
-		return migrate_failed(failed, applied, version);
+		return migrate_failed(c, failed, applied, version, cause);
 	printf("applied %d migration(s); schema version %d\n", applied,
 	    version);
 	return 0;

@@ -39,7 +39,7 @@ cmd_tenant_set(struct ctx *c)
 	if (repo_tenant_set(c->db, t, (unsigned)c->o->num, clock_now_ms()) !=
 	    REPO_OK)
 		return admin_fail("cannot set the quota (is the schema at "
-		    "version 9? run asyncexec-admin migrate)");
+		    "version 9? " MIGRATE_HINT ")");
 	if (c->o->num == 0)
 		printf("tenant %s: no quota (within cache_ttl_seconds = %u s)\n",
 		    t, c->cfg.cache_ttl_seconds);

@@ -152,7 +152,7 @@ check_schema(struct chk *k, struct rchk *r)
 		say(k, "error", "schema", "cannot read s2r_schema_version");
 	else if (v < SCHEMA_VERSION)
 		say(k, "error", "schema", "version %d, this build needs %d; "
-		    "run asyncexec-admin migrate", v, SCHEMA_VERSION);
+		    MIGRATE_HINT, v, SCHEMA_VERSION);
 	else if (v > SCHEMA_VERSION)
 		say(k, "warn", "schema", "version %d is newer than this "
 		    "build's %d; upgrade this binary", v, SCHEMA_VERSION);
@@ -193,7 +193,7 @@ check_dml(struct chk *k, struct rchk *r)
 	}
 	if (bad == 0 && held == 0)
 		say(k, "warn", "grants", "not tried: the tables do not exist "
-		    "yet (run asyncexec-admin migrate)");
+		    "yet (" MIGRATE_HINT ")");
 	else if (bad == 0)
 		say(k, "ok", "grants", "%s holds the %d table privileges %s "
 		    "needs", k->cfg.db_user, held, k->prog);

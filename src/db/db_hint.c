@@ -112,7 +112,7 @@ db_prepare_hint(unsigned e)
 	    e == ER_DBACCESS_DENIED_ERROR)
 		return "the database user lacks a privilege: run "
 		    "asyncexec-admin check";
-	return "is the schema current? run asyncexec-admin migrate";
+	return "is the schema current? " MIGRATE_HINT;
 }
 
 /*

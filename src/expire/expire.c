@@ -526,7 +526,7 @@ record(struct run *run, int rc)
 	    r->count, r->retries, (uint64_t)(clock_mono_ms() - run->start),
 	    clock_now_ms()) != REPO_OK)
 		log_warn("expire: the run was not recorded for /metrics (is "
-		    "the schema current? run asyncexec-admin migrate)");
+		    "the schema current? " MIGRATE_HINT ")");
 }
 
 /* Runs the selected steps in order under the run lock. 0 or -1. */

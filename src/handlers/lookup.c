@@ -221,8 +221,8 @@ idkeys_read(struct app *app, int64_t now)
 	}
 	explicit_bzero(k, sizeof(k));
 	if (rc != REPO_ERR) {
-		log_error("s2r_secret: no live poll-token key (run "
-		    "asyncexec-admin migrate)");
+		log_error("s2r_secret: no live poll-token key (" MIGRATE_HINT
+		    ")");
 		app->idkey_ok = 0;
 	}
 	return app->idkey_ok ? REPO_OK : REPO_ERR;

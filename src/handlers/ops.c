@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "config.h"
 #include "log.h"
 #include "metrics.h"
 #include "openapi.h"
@@ -82,9 +83,9 @@ readiness(struct app *app, struct repo_node *n, int *v)
 	}
 	if (logged_version != *v)
 		log_warn("not ready: the database schema is version %d, this "
-		    "build needs %d%s", *v, SCHEMA_VERSION, *v < SCHEMA_VERSION ?
-		    ": run asyncexec-admin migrate" : " and the newer schema is "
-		    "not compatible with it: upgrade this host");
+		    "build needs %d%s", *v, SCHEMA_VERSION,
+		    *v < SCHEMA_VERSION ? ": " MIGRATE_HINT : " and the newer "
+		    "schema is not compatible with it: upgrade this host");
 	logged_version = *v;
 	return *v < SCHEMA_VERSION ? NOT_BEHIND : NOT_AHEAD;
 }
@@ -122,7 +123,7 @@ unready_detail(enum readiness r)
 		    "host";
 	case NOT_BEHIND:
 		return "the database schema is not at the version this build "
-		    "needs; run asyncexec-admin migrate";
+		    "needs; " MIGRATE_HINT;
 	case NOT_AHEAD:
 		return "the database schema is newer than this build and not "
 		    "compatible with it; upgrade this host";

@@ -13,6 +13,15 @@
 
 #define CONFIG_DEFAULT_PATH	"/etc/asyncexec/asyncexec.conf"
 #define CONFIG_MAX_HOSTS	8	/* db_hosts entries */
+/*
+ * The configuration of migrate's user (CREATE, ALTER, INDEX, REFERENCES;
+ * asyncexec-ops(7), DEPLOYMENT ON DEBIAN), and the one hint every
+ * program gives for a schema behind (the service's own user cannot
+ * migrate).
+ */
+#define CONFIG_MIGRATE_PATH	"/etc/asyncexec/migrate.conf"
+#define MIGRATE_HINT	"run asyncexec-admin --config " CONFIG_MIGRATE_PATH \
+	" migrate"
 
 /* One database node of db_hosts (a Galera cluster), in preference order. */
 struct config_host {

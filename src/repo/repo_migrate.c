@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <mysqld_error.h>
+
 #include "clock.h"
 #include "crypto.h"
 #include "db.h"
@@ -195,11 +197,12 @@ apply_pending(struct db *db, const struct migration *m, int before,
  * warning. *applied gets how many ran, *version the schema version
  * after (also after a failure; -1 when it cannot be read), *failed the
  * name of the migration that failed (NULL: none did, the failure was
- * elsewhere). REPO_OK, REPO_BUSY or REPO_ERR.
+ * elsewhere), *cause what the failing statement's error means (set on
+ * REPO_ERR only). REPO_OK, REPO_BUSY or REPO_ERR.
  */
 enum repo_rc
 repo_migrate(struct db *db, int target, unsigned lock_wait, int *applied,
-    int *version, const char **failed)
+    int *version, const char **failed, enum repo_cause *cause)
 {
 	size_t	 i;
 	int	 rc, ran, before, col;
@@ -207,8 +210,11 @@ repo_migrate(struct db *db, int target, unsigned lock_wait, int *applied,
 	*applied = 0;
 	*version = -1;
 	*failed = NULL;
-	if (db_script(db, VERSION_TABLE, strlen(VERSION_TABLE)) == -1)
+	*cause = CAUSE_OTHER;
+	if (db_script(db, VERSION_TABLE, strlen(VERSION_TABLE)) == -1) {
+		*cause = repo_cause(db);
 		return REPO_ERR;
+	}
 	if ((rc = repo_migrate_lock(db, lock_wait)) != REPO_OK)
 		return rc;
 	if ((rc = repo_schema_version(db, &before)) != REPO_OK)
@@ -234,9 +240,31 @@ repo_migrate(struct db *db, int target, unsigned lock_wait, int *applied,
 	/* also repairs a database whose key row went missing */
 	rc = *version >= POLL_KEY_VERSION ? poll_key_ensure(db) : REPO_OK;
 fail:
+	if (rc == REPO_ERR)	/* before the reads below replace the error */
+		*cause = repo_cause(db);
 	/* what the database is at now, for the operator */
 	if (rc != REPO_OK && repo_schema_version(db, version) != REPO_OK)
 		*version = -1;
 	repo_migrate_unlock(db);
 	return rc;
+}
+
+/*
+ * What the error of db's last failed statement means for the operator:
+ * CAUSE_SCHEMA for a missing table or column (1146, 1054), CAUSE_DENIED
+ * for a privilege the user lacks (1142, 1143, 1044), else CAUSE_OTHER.
+ */
+enum repo_cause
+repo_cause(const struct db *db)
+{
+	switch (db_errno(db)) {
+	case ER_NO_SUCH_TABLE:
+	case ER_BAD_FIELD_ERROR:
+		return CAUSE_SCHEMA;
+	case ER_TABLEACCESS_DENIED_ERROR:
+	case ER_COLUMNACCESS_DENIED_ERROR:
+	case ER_DBACCESS_DENIED_ERROR:
+		return CAUSE_DENIED;
+	}
+	return CAUSE_OTHER;
 }

@@ -641,14 +641,15 @@ migrate_lock(void)
 	struct db	*holder = repo_open(&cfg, 0), *mig = repo_open_migrate(&cfg);
 	const char	*failed = "";
 	int		 applied = -1, version = -1;
+	enum repo_cause	 cause;
 
 	CHECK(holder != NULL && repo_migrate_lock(holder, 0) == REPO_OK);
 	CHECK_EQ_INT(repo_migrate(mig, 0, 1, &applied, &version,
-	    &failed), REPO_BUSY);
+	    &failed, &cause), REPO_BUSY);
 	CHECK_EQ_INT(applied, 0);
 	repo_migrate_unlock(holder);
 	CHECK_EQ_INT(repo_migrate(mig, 0, 1, &applied, &version,
-	    &failed), REPO_OK);
+	    &failed, &cause), REPO_OK);
 	CHECK_EQ_INT(applied, 0);
 	CHECK_EQ_INT(version, SCHEMA_VERSION);
 	CHECK(failed == NULL);

@@ -670,7 +670,8 @@ test_check_schema(void)
 	CHECK(derive(cfg, extra) == 0);
 	CHECK_EQ_INT(check_config("asyncexec-fcgi", cfg), 1);
 	CHECK(strstr(out, "error schema: version 0") != NULL &&
-	    strstr(out, "run asyncexec-admin migrate") != NULL);
+	    strstr(out, "run asyncexec-admin --config "
+	    "/etc/asyncexec/migrate.conf migrate") != NULL);
 	CHECK_EQ_INT(run("asyncexec-admin", "--config %s migrate --to 2", cfg), 0);
 	CHECK_EQ_INT(check_config("asyncexec-admin", cfg), 1);
 	CHECK(strstr(out, "error schema: version 2, this build needs") != NULL);

@@ -35,6 +35,8 @@
 
 #define LINEAGE_SCHEMA	7	/* s2r_api_key.lineage_id (sql/007) */
 #define HOLD_PAST_IO	34	/* s: a lock held past a 30 s read timeout */
+/* what the hints tell the operator to run (the migrate user's file) */
+#define MIGRATE_CMD	"asyncexec-admin --config /etc/asyncexec/migrate.conf migrate"
 
 static struct scratch S;
 static char auth[128];	/* "Bearer ak_..." of the scratch database, once made */
@@ -94,11 +96,12 @@ check_behind(int v)
 	/* the public /readyz says not ready, nothing more; the reason is in /readyz/detail */
 	CHECK(strstr(body, "schema") == NULL);
 	CHECK_EQ_INT(get("/readyz/detail", body, sizeof body), 503);
-	CHECK(strstr(body, "schema") != NULL && strstr(body, "asyncexec-admin migrate") != NULL);
-	if (strstr(body, "asyncexec-admin migrate") == NULL)
+	CHECK(strstr(body, "schema") != NULL &&
+	    strstr(body, MIGRATE_CMD) != NULL);
+	if (strstr(body, MIGRATE_CMD) == NULL)
 		fprintf(stderr, "  /readyz at schema %d said: %s\n", v, body);
 	/* the log says what to run, once per worker and state, not once per request */
-	lines = log_count("asyncexec-admin migrate");
+	lines = log_count(MIGRATE_CMD);
 	CHECK(lines >= 1 && lines <= 4 * WORKERS);
 	if (lines < 1 || lines > 4 * WORKERS) {
 		fprintf(stderr, "  %d log lines name migrate at schema %d\n", lines, v);

@@ -1,0 +1,145 @@
+/*
+ * test_http_admin_hints.c - what asyncexec-admin tells an operator to do
+ * when a command fails, against a scratch database made through the test
+ * server's root account:
+ *  - migrate run as the service's user (SELECT, INSERT, UPDATE, DELETE
+ *    only) says that user lacks migrate's privileges and names the
+ *    migrate configuration, and every "run migrate" hint names it too.
+ */
+#include "check.h"
+#include "fixture.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "admin_run.h"
+#include "admin_conf.h"
+
+#define MIGRATE_CMD	"asyncexec-admin --config " \
+	"/etc/asyncexec/migrate.conf migrate"
+
+static char dir[256], sql_sock[256], scratch[64], svc[400];
+
+/* Runs SQL as the test server's root over its unix socket; 0 or -1. */
+static int
+root_sql(const char *sql)
+{
+	char sockarg[300];
+	char *argv[] = { "/usr/bin/mariadb", "--no-defaults", "-uroot", sockarg,
+	    "-N", "-e", (char *)(uintptr_t)sql, NULL };
+
+	snprintf(sockarg, sizeof sockarg, "--socket=%s", sql_sock);
+	if (run_v(argv) != 0) {
+		fprintf(stderr, "  mariadb -e \"%s\" failed: %s\n", sql, err);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * A user NAME_<pid> with password pw1 and PRIVS on the scratch database
+ * (@localhost for a socket, @127.0.0.1 for TCP: the cluster stack), and
+ * a configuration file at path for it.
+ */
+static void
+make_user(const char *name, const char *privs, char *path, size_t sz)
+{
+	char sql[1000], extra[600], pw[400];
+
+	snprintf(sql, sizeof sql, "CREATE USER '%s_%s'@'localhost' IDENTIFIED "
+	    "BY 'pw1'; CREATE USER '%s_%s'@'127.0.0.1' IDENTIFIED BY 'pw1'; "
+	    "GRANT %s ON %s.* TO '%s_%s'@'localhost'; GRANT %s ON %s.* TO "
+	    "'%s_%s'@'127.0.0.1'", name, scratch + 18, name, scratch + 18,
+	    privs, scratch, name, scratch + 18, privs, scratch, name,
+	    scratch + 18);
+	CHECK(root_sql(sql) == 0);
+	snprintf(pw, sizeof pw, "%s/pw-%s", dir, name);
+	CHECK(write_text(pw, "pw1\n", 0600) == 0);
+	snprintf(path, sz, "%s/%s.conf", dir, name);
+	snprintf(extra, sizeof extra, "db_name = %s\ndb_user = %s_%s\n"
+	    "db_password_file = %s\n", scratch, name, scratch + 18, pw);
+	CHECK(derive(path, extra) == 0);
+}
+
+static void
+drop_user(const char *name)
+{
+	char sql[300];
+
+	snprintf(sql, sizeof sql, "DROP USER '%s_%s'@'localhost', "
+	    "'%s_%s'@'127.0.0.1'", name, scratch + 18, name, scratch + 18);
+	CHECK(root_sql(sql) == 0);
+}
+
+/*
+ * The service's user on an empty database: migrate says what it lacks
+ * and which configuration to run it with; check and tenant set (no
+ * table yet) name that command.
+ */
+static void
+test_migrate_as_service(void)
+{
+	CHECK_EQ_INT(run("asyncexec-admin", "--config %s migrate", svc), 1);
+	CHECK(strstr(err, "lacks a privilege migrate needs: CREATE, ALTER, "
+	    "INDEX, REFERENCES") != NULL &&
+	    strstr(err, "--config /etc/asyncexec/migrate.conf") != NULL);
+	CHECK(strstr(err, "schema version unknown") == NULL);
+	if (strstr(err, "schema version unknown") != NULL)
+		fprintf(stderr, "  migrate said: %s\n", err);
+	CHECK_EQ_INT(run("asyncexec-admin", "check --config %s", svc), 1);
+	CHECK(strstr(out, "error schema: version 0") != NULL &&
+	    strstr(out, "run " MIGRATE_CMD) != NULL);
+	/* no table: 1146, the schema hint, with the command that works */
+	CHECK_EQ_INT(run("asyncexec-admin", "--config %s tenant set t1 "
+	    "--max-open 3", svc), 1);
+	CHECK(strstr(err, "run " MIGRATE_CMD) != NULL);
+	if (strstr(err, "run " MIGRATE_CMD) == NULL)
+		fprintf(stderr, "  tenant set said: %s\n", err);
+}
+
+int
+main(void)
+{
+	const char *admin_bin;
+	char sql[300], cfg[400], extra[200];
+
+	http_test_init();
+	admin_bin = test_env("ASYNCEXEC_ADMIN");
+	snprintf(bindir, sizeof bindir, "%.*s",
+	    (int)(strrchr(admin_bin, '/') - admin_bin), admin_bin);
+	snprintf(dir, sizeof dir, "/tmp/test_http_admin_hints.XXXXXX");
+	if (mkdtemp(dir) == NULL) {
+		fprintf(stderr, "mkdtemp: %s\n", strerror(errno));
+		return 1;
+	}
+	snprintf(sql_sock, sizeof sql_sock, "%s", conf_value("db_socket"));
+	snprintf(scratch, sizeof scratch, "asyncexec_scratch_h%ld",
+	    (long)getpid());
+	if (sql_sock[0] == '\0') {
+		fprintf(stderr, "the test config has no db_socket: no scratch "
+		    "database\n");
+		CHECK(sql_sock[0] != '\0');
+		return check_done("http_admin_hints");
+	}
+	snprintf(sql, sizeof sql, "CREATE DATABASE %s; GRANT ALL ON %s.* TO "
+	    "'asyncexec'@'localhost'; GRANT ALL ON %s.* TO "
+	    "'asyncexec'@'127.0.0.1'", scratch, scratch, scratch);
+	CHECK(root_sql(sql) == 0);
+	make_user("svc", "SELECT, INSERT, UPDATE, DELETE", svc, sizeof svc);
+	test_migrate_as_service();
+	/* the test's own user holds migrate's privileges */
+	snprintf(cfg, sizeof cfg, "%s/owner.conf", dir);
+	snprintf(extra, sizeof extra, "db_name = %s\n", scratch);
+	CHECK(derive(cfg, extra) == 0);
+	CHECK_EQ_INT(run("asyncexec-admin", "--config %s migrate", cfg), 0);
+	drop_user("svc");
+	snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %s", scratch);
+	CHECK(root_sql(sql) == 0);
+	snprintf(sql, sizeof sql, "rm -rf '%s'", dir);
+	if (system(sql) != 0)
+		fprintf(stderr, "could not remove %s\n", dir);
+	return check_done("http_admin_hints");
+}
