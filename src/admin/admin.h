@@ -90,6 +90,7 @@ int	admin_usage_error(const struct verb *, const char *fmt, ...)
 int	admin_fail(const char *fmt, ...)
 	    __attribute__((format(printf, 1, 2)));
 int	admin_written(const char *undone);
+const char *admin_cause(const struct db *, int version);
 int	admin_after_commit(enum repo_rc stored, const char *what,
 	    const char *check);
 

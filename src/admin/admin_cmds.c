@@ -69,6 +69,31 @@ admin_after_commit(enum repo_rc stored, const char *what, const char *check)
 	    "%s", what, check);
 }
 
+/*
+ * What to do about db's failed statement, for a verb that needs schema
+ * version (a table or column of that migration): migrate only when a
+ * table or column is missing; else where the server's error is (logged
+ * above). A static string.
+ */
+const char *
+admin_cause(const struct db *db, int version)
+{
+	static char	 s[200];
+
+	switch (repo_cause(db)) {
+	case CAUSE_SCHEMA:
+		snprintf(s, sizeof(s), "is the schema at version %d? "
+		    MIGRATE_HINT, version);
+		return s;
+	case CAUSE_DENIED:
+		return "the database user lacks a privilege for it, as logged "
+		    "above: run asyncexec-admin check";
+	case CAUSE_OTHER:
+		break;
+	}
+	return "the database's error is logged above";
+}
+
 /* Parses a decimal in [min, max] into *v; 0 or -1. */
 int
 admin_uint_arg(const char *s, long min, long max, long *v)

@@ -46,8 +46,8 @@ cmd_pollkey_rotate(struct ctx *c)
 		return admin_fail("all %d key versions are used; no rotation "
 		    "is possible", POLL_KEY_VERSIONS - 1);
 	if (rc != REPO_OK)
-		return admin_fail("rotation failed (is the schema at version "
-		    "%d? " MIGRATE_HINT ")", POLL_KEY_SCHEMA);
+		return admin_fail("rotation failed (%s)",
+		    admin_cause(c->db, POLL_KEY_SCHEMA));
 	printf("poll-token key version %u seals new tokens (within "
 	    "cache_ttl_seconds = %u s); older keys open their tokens for %ld "
 	    "more hour(s)\n", v, c->cfg.cache_ttl_seconds, c->o->num);

@@ -11,6 +11,7 @@
 #include "repo_admin.h"
 
 #define MAX_OPEN_MAX	1000000000L
+#define TENANT_SCHEMA	9	/* sql/009 makes s2r_tenant */
 
 /* tenant set TENANT --max-open N: a valid tenant and 0..10^9. */
 int
@@ -38,8 +39,8 @@ cmd_tenant_set(struct ctx *c)
 
 	if (repo_tenant_set(c->db, t, (unsigned)c->o->num, clock_now_ms()) !=
 	    REPO_OK)
-		return admin_fail("cannot set the quota (is the schema at "
-		    "version 9? " MIGRATE_HINT ")");
+		return admin_fail("cannot set the quota (%s)",
+		    admin_cause(c->db, TENANT_SCHEMA));
 	if (c->o->num == 0)
 		printf("tenant %s: no quota (within cache_ttl_seconds = %u s)\n",
 		    t, c->cfg.cache_ttl_seconds);

@@ -567,7 +567,10 @@ load(struct config *c, const char *path, int readpw, char *err, size_t errsz)
 	int	 rc;
 
 	if ((f = fopen(path, "r")) == NULL) {
-		snprintf(err, errsz, "%s: %s", path, strerror(errno));
+		snprintf(err, errsz, "%s: %s (%s)", path, strerror(errno),
+		    errno == EACCES ? "run as root or as a member of group "
+		    "asyncexec, or pass --config FILE" : "pass --config FILE "
+		    "to read another file");
 		return -1;
 	}
 	if (fseek(f, 0, SEEK_END) == -1 || (sz = ftell(f)) < 0 ||

@@ -4,7 +4,11 @@
  * server's root account:
  *  - migrate run as the service's user (SELECT, INSERT, UPDATE, DELETE
  *    only) says that user lacks migrate's privileges and names the
- *    migrate configuration, and every "run migrate" hint names it too.
+ *    migrate configuration, and every "run migrate" hint names it too;
+ *  - tenant set and poll-key rotate give the schema hint only for a
+ *    missing table or column, else the server's error as is (a missing
+ *    privilege is no schema to migrate);
+ *  - a configuration file that cannot be read says what to do.
  */
 #include "check.h"
 #include "fixture.h"
@@ -21,7 +25,7 @@
 #define MIGRATE_CMD	"asyncexec-admin --config " \
 	"/etc/asyncexec/migrate.conf migrate"
 
-static char dir[256], sql_sock[256], scratch[64], svc[400];
+static char dir[256], sql_sock[256], scratch[64], svc[400], ro[400];
 
 /* Runs SQL as the test server's root over its unix socket; 0 or -1. */
 static int
@@ -100,6 +104,51 @@ test_migrate_as_service(void)
 		fprintf(stderr, "  tenant set said: %s\n", err);
 }
 
+/*
+ * A user that may only read, on the migrated database: tenant set and
+ * poll-key rotate fail on the privilege, and say so, not "migrate".
+ */
+static void
+test_denied_not_schema(void)
+{
+	CHECK_EQ_INT(run("asyncexec-admin", "--config %s tenant set t1 "
+	    "--max-open 3", ro), 1);
+	CHECK(strstr(err, "denied") != NULL && strstr(err, "migrate") == NULL);
+	if (strstr(err, "migrate") != NULL)
+		fprintf(stderr, "  tenant set said: %s\n", err);
+	CHECK_EQ_INT(run("asyncexec-admin", "--config %s poll-key rotate", ro),
+	    1);
+	CHECK(strstr(err, "denied") != NULL &&
+	    strstr(err, "schema at version") == NULL);
+	if (strstr(err, "schema at version") != NULL)
+		fprintf(stderr, "  poll-key rotate said: %s\n", err);
+	/* the service's user may write the quota */
+	CHECK_EQ_INT(run("asyncexec-admin", "--config %s tenant set t1 "
+	    "--max-open 3", svc), 0);
+}
+
+/* A configuration file that cannot be read: what to do, not just why. */
+static void
+test_config_unreadable(void)
+{
+	char path[400];
+
+	snprintf(path, sizeof path, "%s/missing.conf", dir);
+	CHECK_EQ_INT(run("asyncexec-admin", "--config %s route list", path), 2);
+	CHECK(strstr(err, "No such file") != NULL &&
+	    strstr(err, "--config FILE") != NULL);
+	if (strstr(err, "--config FILE") == NULL)
+		fprintf(stderr, "  asyncexec-admin said: %s\n", err);
+	if (getuid() != 0) {	/* as root a mode of 0 does not stop the read */
+		snprintf(path, sizeof path, "%s/closed.conf", dir);
+		CHECK(write_text(path, "db_name = x\n", 0) == 0);
+		CHECK_EQ_INT(run("asyncexec-admin", "--config %s route list",
+		    path), 2);
+		CHECK(strstr(err, "Permission denied") != NULL &&
+		    strstr(err, "group asyncexec") != NULL);
+	}
+}
+
 int
 main(void)
 {
@@ -118,6 +167,7 @@ main(void)
 	snprintf(sql_sock, sizeof sql_sock, "%s", conf_value("db_socket"));
 	snprintf(scratch, sizeof scratch, "asyncexec_scratch_h%ld",
 	    (long)getpid());
+	test_config_unreadable();
 	if (sql_sock[0] == '\0') {
 		fprintf(stderr, "the test config has no db_socket: no scratch "
 		    "database\n");
@@ -129,13 +179,16 @@ main(void)
 	    "'asyncexec'@'127.0.0.1'", scratch, scratch, scratch);
 	CHECK(root_sql(sql) == 0);
 	make_user("svc", "SELECT, INSERT, UPDATE, DELETE", svc, sizeof svc);
+	make_user("ro", "SELECT", ro, sizeof ro);
 	test_migrate_as_service();
 	/* the test's own user holds migrate's privileges */
 	snprintf(cfg, sizeof cfg, "%s/owner.conf", dir);
 	snprintf(extra, sizeof extra, "db_name = %s\n", scratch);
 	CHECK(derive(cfg, extra) == 0);
 	CHECK_EQ_INT(run("asyncexec-admin", "--config %s migrate", cfg), 0);
+	test_denied_not_schema();
 	drop_user("svc");
+	drop_user("ro");
 	snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %s", scratch);
 	CHECK(root_sql(sql) == 0);
 	snprintf(sql, sizeof sql, "rm -rf '%s'", dir);
