@@ -88,6 +88,7 @@ admin_cause(const struct db *db, int version)
 	case CAUSE_DENIED:
 		return "the database user lacks a privilege for it, as logged "
 		    "above: run asyncexec-admin check";
+	case CAUSE_LOGIN:	/* the connect's hint is logged above */
 	case CAUSE_OTHER:
 		break;
 	}

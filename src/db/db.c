@@ -399,15 +399,17 @@ fail:
 	return -1;
 }
 
-/* Logs an outage's first failed connect (one-shot: what to check). */
+/* Logs an outage's first failed connect, with what to check. */
 static void
 log_down(const struct db *db)
 {
 	const char	*msg = db->errmsg[0] ? db->errmsg : "no connection";
+	const char	*hint = db_connect_hint(db->down_errno);
 
 	if (!oneshot)
 		log_error("db: connect: %s (retrying every %u..%u ms; 503 "
-		    "meanwhile)", msg, DB_BACKOFF_MIN_MS, DB_BACKOFF_MAX_MS);
+		    "meanwhile)%s%s", msg, DB_BACKOFF_MIN_MS, DB_BACKOFF_MAX_MS,
+		    hint ? "; " : "", hint ? hint : "");
 	else if (!db->quiet)
 		db_log_connect(db->cfg, db->down_errno, msg);
 }

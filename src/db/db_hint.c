@@ -1,9 +1,10 @@
 /*
  * db_hint.c - what to check when a connect fails with an error the
  * server answered (db.h, db_connect_hint): the one-shot programs' log
- * line (db.c, log_down) and asyncexec-admin check's (repo_check.c);
- * what to do about a statement that does not prepare; and what a
- * statement's error says about running it again (db_fail_of).
+ * line, the workers' first line of an outage (db.c, log_down) and
+ * asyncexec-admin check's (repo_check.c); what to do about a statement
+ * that does not prepare; and what a statement's error says about
+ * running it again (db_fail_of).
  */
 #include <stddef.h>
 #include <stdio.h>

@@ -28,6 +28,7 @@ handle_healthz(struct app *app, struct req *req, struct resp *resp)
 enum readiness {
 	READY,			/* database, node and schema fit */
 	NOT_DB,			/* the database did not answer */
+	NOT_LOGIN,		/* it refused the login (1045) */
 	NOT_NODE,		/* the Galera node is not Synced and Primary */
 	NOT_BEHIND,		/* the schema is older than this build's */
 	NOT_AHEAD		/* newer, and not compatible with this build */
@@ -36,7 +37,7 @@ enum readiness {
 /*
  * The node's state (into n): READY when this worker's node is Synced in
  * the Primary component (or runs no Galera), NOT_NODE (logged once per
- * state change, not once per probe) or NOT_DB.
+ * state change, not once per probe), NOT_LOGIN or NOT_DB.
  */
 static enum readiness
 node_ready(struct app *app, struct repo_node *n)
@@ -44,7 +45,7 @@ node_ready(struct app *app, struct repo_node *n)
 	static int	 logged;
 
 	if (repo_node_state(app->db, n) != REPO_OK)
-		return NOT_DB;
+		return repo_cause(app->db) == CAUSE_LOGIN ? NOT_LOGIN : NOT_DB;
 	if (n->ready) {
 		logged = 0;
 		return READY;
@@ -117,6 +118,10 @@ unready_detail(enum readiness r)
 	case READY:
 	case NOT_DB:
 		break;
+	case NOT_LOGIN:
+		return "this host's database refused its login; check db_user "
+		    "and db_password (or db_password_file) in the "
+		    "configuration file, and the grants";
 	case NOT_NODE:
 		return "this host's database node is not Synced in the Primary "
 		    "component of its Galera cluster; send requests to another "
@@ -142,7 +147,7 @@ ops_unready(struct app *app, struct repo_node *n, int *v, int *answered)
 {
 	enum readiness	 r = readiness(app, n, v);
 
-	*answered = r != NOT_DB;
+	*answered = r != NOT_DB && r != NOT_LOGIN;
 	return r == READY ? NULL : unready_detail(r);
 }
 

@@ -195,6 +195,15 @@ struct repo_node {
 };
 
 enum repo_rc	repo_node_state(struct db *, struct repo_node *);
+
+/* What the operator can do about a failed statement, by its error. */
+enum repo_cause {
+	CAUSE_SCHEMA,	/* a table or column is missing: migrate */
+	CAUSE_DENIED,	/* the user lacks a privilege for the statement */
+	CAUSE_LOGIN,	/* the server refused the login: the credentials */
+	CAUSE_OTHER	/* any other: the server's error, as logged */
+};
+enum repo_cause	repo_cause(const struct db *);
 const char	*exec_status_name(enum exec_status);
 enum exec_status exec_status_parse(const char *);
 void		 exec_row_free(struct exec_row *);

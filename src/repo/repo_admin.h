@@ -12,14 +12,6 @@
 
 #include "repo.h"
 
-/* What the operator can do about a failed statement, by its error. */
-enum repo_cause {
-	CAUSE_SCHEMA,	/* a table or column is missing: migrate */
-	CAUSE_DENIED,	/* the user lacks a privilege for the statement */
-	CAUSE_OTHER	/* any other: the server's error, as logged */
-};
-enum repo_cause	repo_cause(const struct db *);
-
 /* on the service handle, in the admin program */
 enum repo_rc	repo_migrate(struct db *, int target, unsigned lock_wait,
 	    int *applied, int *version, const char **failed,

@@ -7,8 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <mysqld_error.h>
-
 #include "clock.h"
 #include "crypto.h"
 #include "db.h"
@@ -249,22 +247,3 @@ fail:
 	return rc;
 }
 
-/*
- * What the error of db's last failed statement means for the operator:
- * CAUSE_SCHEMA for a missing table or column (1146, 1054), CAUSE_DENIED
- * for a privilege the user lacks (1142, 1143, 1044), else CAUSE_OTHER.
- */
-enum repo_cause
-repo_cause(const struct db *db)
-{
-	switch (db_errno(db)) {
-	case ER_NO_SUCH_TABLE:
-	case ER_BAD_FIELD_ERROR:
-		return CAUSE_SCHEMA;
-	case ER_TABLEACCESS_DENIED_ERROR:
-	case ER_COLUMNACCESS_DENIED_ERROR:
-	case ER_DBACCESS_DENIED_ERROR:
-		return CAUSE_DENIED;
-	}
-	return CAUSE_OTHER;
-}

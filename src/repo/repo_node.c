@@ -1,9 +1,12 @@
 /*
- * repo_node.c - which database node this process writes to, and its
- * Galera replication state (for /readyz).
+ * repo_node.c - which database node this process writes to, its
+ * Galera replication state (for /readyz), and what the error of a
+ * failed statement or connect means for the operator.
  */
 #include <stdio.h>
 #include <string.h>
+
+#include <mysqld_error.h>
 
 #include "config.h"
 #include "db.h"
@@ -48,4 +51,27 @@ repo_node_state(struct db *db, struct repo_node *n)
 	clean(n->state);
 	clean(n->status);
 	return REPO_OK;
+}
+
+/*
+ * What the error of db's last failed statement or connect means for the
+ * operator: CAUSE_SCHEMA for a missing table or column (1146, 1054),
+ * CAUSE_DENIED for a privilege the user lacks (1142, 1143, 1044),
+ * CAUSE_LOGIN for a refused login (1045), else CAUSE_OTHER.
+ */
+enum repo_cause
+repo_cause(const struct db *db)
+{
+	switch (db_errno(db)) {
+	case ER_NO_SUCH_TABLE:
+	case ER_BAD_FIELD_ERROR:
+		return CAUSE_SCHEMA;
+	case ER_TABLEACCESS_DENIED_ERROR:
+	case ER_COLUMNACCESS_DENIED_ERROR:
+	case ER_DBACCESS_DENIED_ERROR:
+		return CAUSE_DENIED;
+	case ER_ACCESS_DENIED_ERROR:
+		return CAUSE_LOGIN;
+	}
+	return CAUSE_OTHER;
 }
