@@ -102,8 +102,10 @@ endforeach()
 install(FILES ${PROJECT_SOURCE_DIR}/README.md ${_src}/debian/copyright
     ${_gen}/doc/changelog.Debian.gz ${_gen}/doc/changelog.gz
   DESTINATION ${CMAKE_INSTALL_DOCDIR} PERMISSIONS ${_rw})
+# The examples the documents point to (asyncexec-api(7), asyncexec-ops(7), README.md).
 install(FILES ${_gen}/cron/asyncexec-expire ${_src}/examples/asyncexec.conf
-    ${_src}/examples/webhook-receiver.php
+    ${_src}/examples/webhook-receiver.php ${_src}/examples/consumer.php
+    ${_src}/examples/worker.sh
   DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples PERMISSIONS ${_rw})
 
 # ---- CPack: the Debian package -------------------------------------------------------

@@ -15,8 +15,12 @@ usage: check_docs.py SOURCE_DIR ADMIN_BINARY
      and path) of src/openapi.json;
   4. every page in scripts/man/ is installed (scripts/debian/install.cmake), renders
      without a warning (groff -man -ww -z, when groff is installed) and the deployment
-     guide still marks its blocks ('.\\" deploy-block' in asyncexec-ops.7);
-  5. SCHEMA_VERSION (src/repo/repo.h) is the newest migration of sql/, and
+     guide still marks its blocks ('.\\" deploy-block' in asyncexec-ops.7); no text line
+     outside .EX/.EE and .nf/.fi ends a shell command with a backslash continuation or
+     a "# comment" (filled, it runs together and fails when copied); every file named
+     under /usr/share/doc/asyncexec/examples/ is installed there;
+  5. SCHEMA_VERSION (src/repo/repo.h) is the newest migration of sql/, asyncexec-api(7)'s
+     /readyz/detail example shows it as schemaVersion and buildSchemaVersion, and
      asyncexec-ops(7) says "This build needs schema version N." with that N; its
      "Today:" list names every migration's "-- compatible-from: N" line of sql/, and
      the oldest build it says stays ready on the newest schema follows from them;
@@ -319,12 +323,55 @@ def check_pages(src):
             ok("the %d man pages render without a warning" % len(pages))
     else:
         print("skip groff is not installed: the pages were not rendered")
+    check_unfilled(mandir, pages)
+    check_examples_installed(src, install)
     ops = open(os.path.join(mandir, "asyncexec-ops.7"), encoding="utf-8").read()
     n = len(re.findall(r'^\.\\" deploy-block\n(?:.*\n)*?\.EX\n', ops, re.M))
     if n == 0:
         fail("asyncexec-ops(7) marks no deployment block ('.\\\" deploy-block' before .EX)")
     else:
         ok("asyncexec-ops(7): %d deployment blocks marked for scripts/test-deploy.sh" % n)
+
+
+def check_unfilled(mandir, pages):
+    """A command with a continuation (a trailing \\e, or one followed by more text) or a
+    "# comment" on a text line outside .EX/.EE and .nf/.fi: filled, it runs together."""
+    bad = 0
+    for p in pages:
+        block = False
+        for i, line in enumerate(open(os.path.join(mandir, p), encoding="utf-8"), 1):
+            line = line.rstrip("\n")
+            if re.match(r"\.(EX|nf)\b", line):
+                block = True
+            elif re.match(r"\.(EE|fi)\b", line):
+                block = False
+            elif not block and not line.startswith((".", "'")) and (
+                    re.search(r"\\e(\s|$)", line) or re.search(r"(^|\s)#\s", line)):
+                bad += 1
+                fail("scripts/man/%s:%d: a command with a continuation or a # comment "
+                     "outside .EX/.EE (.nf/.fi): %s" % (p, i, plain(line)[:100]))
+    if not bad:
+        ok("the man pages' commands with a continuation or a comment are in .EX blocks")
+
+
+def check_examples_installed(src, install):
+    """Every /usr/share/doc/asyncexec/examples/FILE the pages or README.md name is in the
+    install() of install.cmake whose DESTINATION is the examples directory."""
+    texts = [plain(open(f, encoding="utf-8").read()) for f in
+             glob.glob(os.path.join(src, "scripts", "man", "*"))]
+    texts.append(open(os.path.join(src, "README.md"), encoding="utf-8").read())
+    named = set()
+    for t in texts:
+        named |= set(re.findall(r"/usr/share/doc/asyncexec/examples/([\w.-]+\w)", t))
+    rule = re.search(r"install\(FILES ([^)]*?)DESTINATION \$\{CMAKE_INSTALL_DOCDIR\}/"
+                     r"examples", install)
+    have = set(os.path.basename(f) for f in rule.group(1).split()) if rule else set()
+    for f in sorted(named - have):
+        fail("/usr/share/doc/asyncexec/examples/%s is named in the documents but not "
+             "installed there (scripts/debian/install.cmake)" % f)
+    if named <= have:
+        ok("the %d examples the documents name under /usr/share/doc/asyncexec/examples/ "
+           "are installed there" % len(named))
 
 
 # ---- 5. the schema version the build needs -----------------------------------------------
@@ -346,6 +393,15 @@ def check_schema(src):
         return
     ok("asyncexec-ops(7): the build needs schema version %d, as SCHEMA_VERSION and sql/ say"
        % newest)
+    api = plain(open(os.path.join(src, "scripts", "man", "asyncexec-api.7"),
+                     encoding="utf-8").read())
+    shown = re.findall(r'"schemaVersion":(\d+),"buildSchemaVersion":(\d+)', api)
+    if not shown or any(int(a) != newest or int(b) != newest for a, b in shown):
+        fail("asyncexec-api(7): the /readyz/detail example shows schemaVersion/"
+             "buildSchemaVersion %s, but this build needs %d (SCHEMA_VERSION)"
+             % (shown or "(not found)", newest))
+    else:
+        ok("asyncexec-api(7): the /readyz/detail example shows schema version %d" % newest)
     check_compat(src, page, newest)
 
 
