@@ -277,8 +277,8 @@ check_ddl(struct chk *k, struct rchk *r)
 			    "%s%s", miss[0] ? ", " : "", ddl[i]);
 	if (miss[0] != '\0')
 		say(k, "warn", "grants", "migrate needs %s on `%s`.*, which "
-		    "%s lacks; GRANT them, or migrate as another user", miss,
-		    s.db, k->cfg.db_user);
+		    "%s lacks; GRANT them, or migrate as another user (%s)",
+		    miss, s.db, k->cfg.db_user, MIGRATE_HINT);
 	else
 		say(k, "ok", "grants", "migrate's CREATE, ALTER, INDEX, "
 		    "REFERENCES on `%s`.* are held", s.db);
