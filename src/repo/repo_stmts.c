@@ -330,17 +330,19 @@ const struct db_stmt_def repo_stmts[STMT__MAX] = {
 	 * they ran on every poll (the waiting poll fell from 0.80 to 0.56 of
 	 * its probe). An ended execution's payload_inline (sql/015) comes
 	 * only where the poll token hash and the key's lineage match in the
-	 * statement: the column lies in the row already read, so an
-	 * outsider's poll costs what it cost without it. The caller still
-	 * compares the hashes itself, in constant time (view_find). As an
+	 * statement (the token hash of the sealed row, bound on the hops
+	 * after it, else the row's own: repo_exec_poll): the column lies in
+	 * the row already read, so an outsider's poll costs what it cost
+	 * without it. The caller still compares the hashes itself, in
+	 * constant time (view_find). As an
 	 * IF of the three, not a CASE that also tests the status and the
 	 * correlation id: 20,000 runs on a waiting row, MariaDB CPU per run
 	 * 70 us without the column, +9 us with that CASE, +4 with the IF.
 	 */
 	[STMT_EXEC_POLL_ID] = {
 	    "SELECT " POLL_COLS ", correlation_id = ?, replaced_by, replay_of, "
-	    "IF(payload_inline IS NOT NULL AND poll_token_hash = ? AND "
-	    "initiator_lineage = ?, payload_inline, NULL) "
+	    "IF(payload_inline IS NOT NULL AND COALESCE(?, poll_token_hash) = "
+	    "? AND initiator_lineage = ?, payload_inline, NULL) "
 	    "FROM s2r_async_execution e FORCE INDEX (PRIMARY) "
 	    "WHERE e.id = ? AND e.initiator_tenant_id = ? AND "
 	    "e.environment = ? AND e.service_key = ? AND e.operation_key = ?",
