@@ -5,9 +5,10 @@
  * nearest their expiry (a route's: oldest first), on their last attempt,
  * with a lapsed lease, and the recent failures, expiries and
  * abandonments. Columns: id (a link to the execution's page), route (a
- * link to this page for that route), tenant, times, attempt, the error's
- * code; its message only with dashboard_show_errors = 1, at most
- * DASH_ERR_CHARS characters, escaped like every text.
+ * link to this page for that route), tenant, times, attempt; the error's
+ * code and message (at most DASH_ERR_CHARS characters, escaped like every
+ * text) only with dashboard_show_errors = 1: they are a payload's
+ * members, and API.md shows no payload unless the operator enables that.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,10 +84,10 @@ att_row(struct buf *b, const struct dash_att_row *r, const char *base,
 	dash_age(b, r->created_at, now);
 	buf_puts(b, " ago)</td><td>");
 	dash_time(b, r->at);
-	dash_html(b, "</td><td class=\"n\">%u</td><td>%s</td>", r->attempts,
-	    r->code[0] ? r->code : "-");
+	dash_html(b, "</td><td class=\"n\">%u</td>", r->attempts);
 	if (show_errors)
-		dash_html(b, "<td>%s</td>", r->message[0] ? r->message : "-");
+		dash_html(b, "<td>%s</td><td>%s</td>", r->code[0] ? r->code :
+		    "-", r->message[0] ? r->message : "-");
 	buf_puts(b, "</tr>\n");
 }
 
@@ -125,9 +126,9 @@ att_list(struct app *app, struct ddb *d, struct buf *b, enum dash_att which,
 		return HERR_OK;
 	}
 	dash_html(b, "<table>\n<tr><th>Id</th><th>Route</th><th>Tenant</th>"
-	    "<th>Created</th><th>%s</th><th>Attempts</th><th>Error code</th>",
-	    lists[which].at);
-	buf_puts(b, show ? "<th>Error message</th></tr>\n" : "</tr>\n");
+	    "<th>Created</th><th>%s</th><th>Attempts</th>", lists[which].at);
+	buf_puts(b, show ? "<th>Error code</th><th>Error message</th></tr>\n" :
+	    "</tr>\n");
 	for (i = 0; i < n && i < DASH_ATT_ROWS; i++)
 		att_row(b, &r[i], "", show, now);
 	buf_puts(b, "</table>\n");

@@ -1,13 +1,15 @@
 /*
  * dash_exec.c - GET /dashboard/execution/ID: one execution's metadata,
  * what asyncexec-admin execution show prints (struct exec_admin, the
- * same columns): never a payload (only its length), a token or a hash.
+ * same columns): never a payload (only its length), a token or a hash;
+ * the error's code (a payload's member) only with dashboard_show_errors.
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "clock.h"
+#include "config.h"
 #include "dash.h"
 #include "repo_dash.h"
 
@@ -37,9 +39,10 @@ len_row(struct buf *b, const char *name, long long n)
 		    name, n);
 }
 
-/* The metadata table of e. */
+/* The metadata table of e; its error code when show_errors. */
 static void
-exec_table(struct buf *b, const struct exec_admin *e, int64_t now)
+exec_table(struct buf *b, const struct exec_admin *e, int show_errors,
+    int64_t now)
 {
 	dash_html(b, "<table>\n<tr><th>Id</th><td class=\"n\">%llu</td></tr>\n"
 	    "<tr><th>Route</th><td>%s/%s/%s</td></tr>\n"
@@ -63,7 +66,10 @@ exec_table(struct buf *b, const struct exec_admin *e, int64_t now)
 	len_row(b, "Request (bytes)", e->request_bytes);
 	len_row(b, "Result (bytes)", e->result_bytes);
 	len_row(b, "Error (bytes)", e->error_bytes);
-	if (e->error_code[0] == '\0')
+	if (!show_errors)
+		buf_puts(b, "<tr><th>Error code</th><td class=\"muted\">"
+		    "hidden (dashboard_show_errors = 0)</td></tr>\n");
+	else if (e->error_code[0] == '\0')
 		buf_puts(b, "<tr><th>Error code</th>"
 		    "<td class=\"muted\">none</td></tr>\n");
 	else
@@ -89,7 +95,8 @@ handle_dash_exec(struct app *app, struct req *req, struct resp *resp)
 		return HERR_NOT_FOUND;
 	snprintf(title, sizeof(title), "Execution %" PRIu64, e.id);
 	dash_begin(resp, DASH_NONE, "../", title);
-	exec_table(&resp->body, &e, clock_now_ms());
+	exec_table(&resp->body, &e, app->cfg->dashboard_show_errors != 0,
+	    clock_now_ms());
 	dash_html(&resp->body, "<p><a href=\"../routes\">Routes</a> &middot; "
 	    "<a href=\"../attention?route=%s/%s/%s\">Attention: this route</a>"
 	    "</p>\n", e.env, e.svc, e.op);

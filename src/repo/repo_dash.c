@@ -21,15 +21,15 @@
 /*
  * An Attention row (struct dash_att_row) of execution e, at the time
  * column "at"; the error (a failure's, or the last retryable one's) gives
- * its code, and its message when the first parameter is 1.
- */
+ * its code and its message only when the first two parameters are 1
+ * (dashboard_show_errors: a payload's members, API.md). */
 #define ERR_DOC \
 	"CONVERT(COALESCE(e.error_payload, e.last_error) USING utf8mb4)"
 #define ATT_COLS(at) \
 	"SELECT e.id, e.environment, e.service_key, e.operation_key, " \
 	"e.initiator_tenant_id, e.created_at, " at ", e.attempts, " \
-	"LEFT(JSON_VALUE(" ERR_DOC ", '$.code'), 64), IF(? = 1, " \
-	"LEFT(JSON_VALUE(" ERR_DOC ", '$.message'), 200), NULL) "
+	"IF(? = 1, LEFT(JSON_VALUE(" ERR_DOC ", '$.code'), 64), NULL), " \
+	"IF(? = 1, LEFT(JSON_VALUE(" ERR_DOC ", '$.message'), 200), NULL) "
 /*
  * The first cap waiting executions: all (nearest expiry first) or a
  * route's (in claim order); each of their rows is read when the
@@ -186,14 +186,14 @@ static const char *const dparams[D__MAX] = {
 	[D_EXEC] = "n",
 	[D_KEYS] = "n",
 	[D_KEY_ROUTES] = "n",
-	[D_ATT_WAITING] = "nnn",
-	[D_ATT_WAITING_R] = "nsssnn",
-	[D_ATT_LAST] = "nnnntntssssnn",
+	[D_ATT_WAITING] = "nnnn",
+	[D_ATT_WAITING_R] = "nnsssnn",
+	[D_ATT_LAST] = "nnnnntntssssnn",
 	[D_ATT_LAST_SEEN] = "nn",
-	[D_ATT_LAPSED] = "ntnn",
-	[D_ATT_LAPSED_R] = "nssstnn",
-	[D_ATT_FAILED] = "nnssssnn",
-	[D_ATT_EXPIRED] = "nssssnn",
+	[D_ATT_LAPSED] = "nntnn",
+	[D_ATT_LAPSED_R] = "nnssstnn",
+	[D_ATT_FAILED] = "nnnssssnn",
+	[D_ATT_EXPIRED] = "nnssssnn",
 	[D_TENANTS] = "s",
 	[D_TENANT_OPEN] = "sn",
 	[D_WH_ENDPOINTS] = "nnn",

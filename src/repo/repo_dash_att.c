@@ -71,7 +71,7 @@ last_seen(struct ddb *d, unsigned before, unsigned last, int *capped)
 
 /* The parameters of an attention list's statement and what they point at. */
 struct att_binds {
-	MYSQL_BIND	 p[13];
+	MYSQL_BIND	 p[14];
 	MYSQL_TIME	 t[2];
 	const char	*env, *svc, *op;
 	unsigned	 show, last, before, abandoned, offset, lim;
@@ -80,9 +80,9 @@ struct att_binds {
 
 /*
  * Binds the parameters that list which's statement has of its own (after
- * show) and names the statement in *s; LAST reads whether it is capped
- * into *capped first. REPO_OK or REPO_ERR (that read failed, or which is
- * no list).
+ * the two shows) and names the statement in *s; LAST reads whether it is
+ * capped into *capped first. REPO_OK or REPO_ERR (that read failed, or
+ * which is no list).
  */
 static enum repo_rc
 att_which(struct ddb *d, enum dash_att which, int only, int64_t now,
@@ -146,9 +146,9 @@ att_page(enum dstmt s, struct att_binds *b)
 
 /*
  * Attention list which (repo_dash.h), of route only (NULL: every route),
- * at now: rows offset .. offset + max - 1 into r (*n of them), each error
- * with its message when show_errors; *capped 1 when the list was read
- * among its first entries only (LAST: DASH_LAST_CAP). REPO_OK or
+ * at now: rows offset .. offset + max - 1 into r (*n of them), an error's
+ * code and message only when show_errors; *capped 1 when the list was
+ * read among its first entries only (LAST: DASH_LAST_CAP). REPO_OK or
  * REPO_ERR (no statement after the one that failed).
  */
 enum repo_rc
@@ -170,7 +170,8 @@ repo_dash_attention(struct ddb *d, enum dash_att which,
 
 	*n = 0;
 	*capped = 0;
-	db_bind_u32(&b.p[b.k++], &b.show);
+	db_bind_u32(&b.p[b.k++], &b.show);	/* the code */
+	db_bind_u32(&b.p[b.k++], &b.show);	/* the message */
 	if (att_which(d, which, only != NULL, now, &b, &s, capped) != REPO_OK)
 		return REPO_ERR;
 	att_page(s, &b);

@@ -106,7 +106,7 @@ def last_attempt_capped(c, stmts):
         "FROM seq_1_to_%d" % (sfx, m - 1, SEEDED))
     try:
         kinds, sql = stmts["dash_att_last"]
-        vals = {"n": iter([0, m - 1, m, m - 1, m, 0, 21]), "t": None, "s": None}
+        vals = {"n": iter([0, 0, m - 1, m, m - 1, m, 0, 21]), "t": None, "s": None}
         parts = sql.split("?")
         filled = parts[0]
         for k, p in zip(kinds, parts[1:]):

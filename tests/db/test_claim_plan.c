@@ -11,7 +11,10 @@
  * claim's read of ids examines many entries, and a scan of the keys per entry made each
  * claim cost that times the number of keys. The lease UPDATE has the placeholders of
  * CLAIM_LEASE_ROWS executions and reads them by primary key. No statement of
- * repo_stmts that locks (FOR UPDATE) names ix_exec_claim. Prints the plans.
+ * repo_stmts that locks (FOR UPDATE) names ix_exec_claim. Prints the plans. The list's
+ * statements (STMT_EXEC_LIST, _STATUS) the same way: a range of ix_exec_list (or
+ * ix_exec_list_status) read backwards, the submitting key of each entry (LIST_KEY_OK:
+ * not a successor of the caller's key) by uq_api_key_hash, never a scan of the keys.
  *
  * Live leases: a route of its own with LEASED claimed executions (lease an hour ahead)
  * and two due, unclaimed ones; the read of the ids (STMT_CLAIM_IDS) returns the two,
@@ -85,6 +88,10 @@ static const struct {
 	{ "environment = ", env },
 	{ "service_key = ", svc },
 	{ "operation_key = ", "'op'" },
+	{ "initiator_lineage = ", "UNHEX(SHA2('lineage:1', 256))" },	/* list */
+	{ "status = ", "'failed'" },
+	{ "id < ", "18446744073709551615" },
+	{ ") <= ", "1" },
 };
 
 /*
@@ -153,6 +160,43 @@ check_plan(enum stmt id)
 	mysql_free_result(res);
 	CHECK(rows >= 1);
 	CHECK_EQ_INT(claim, 1);
+}
+
+/*
+ * EXPLAIN of list statement id (STMT_EXEC_LIST, _STATUS): the executions read as a
+ * range of index (backwards: no filesort), the submitting key of each by
+ * uq_api_key_hash (LIST_KEY_OK), nothing scanned (type ALL).
+ */
+static void
+check_list_plan(enum stmt id, const char *index)
+{
+	static char	 q[16384];
+	MYSQL_RES	*res;
+	MYSQL_ROW	 w;
+	int		 e = 0, k = 0;
+
+	CHECK_EQ_INT(fill_text("EXPLAIN ", repo_stmts[id].sql, q, sizeof(q)), 0);
+	side_sql(side, q);
+	res = mysql_store_result(side);
+	CHECK(res != NULL && mysql_num_fields(res) >= 10);
+	while (res != NULL && (w = mysql_fetch_row(res)) != NULL) {
+		const char *table = w[2] ? w[2] : "", *type = w[3] ? w[3] : "";
+		const char *key = w[5] ? w[5] : "", *extra = w[9] ? w[9] : "";
+
+		printf("%s plan: %s %s, type %s, key %s, extra %s\n",
+		    repo_stmts[id].name, w[1] ? w[1] : "", table, type, key, extra);
+		CHECK(strcmp(type, "ALL") != 0);
+		CHECK(strstr(extra, "filesort") == NULL);
+		CHECK(strstr(extra, "temporary") == NULL);
+		if (strcmp(table, "e") == 0 && strcmp(key, index) == 0 &&
+		    strcmp(type, "range") == 0)
+			e++;
+		if (strcmp(table, "k") == 0 && strcmp(key, "uq_api_key_hash") == 0)
+			k++;
+	}
+	mysql_free_result(res);
+	CHECK_EQ_INT(e, 1);
+	CHECK_EQ_INT(k, 1);
 }
 
 /* No statement that locks what it reads (FOR UPDATE) names ix_exec_claim (see the top). */
@@ -566,6 +610,8 @@ main(void)
 	check_no_locking_scan();
 	check_plan(STMT_CLAIM_IDS);
 	check_plan(STMT_CLAIM_LOCK);
+	check_list_plan(STMT_EXEC_LIST, "ix_exec_list");
+	check_list_plan(STMT_EXEC_LIST_STATUS, "ix_exec_list_status");
 	check_leases();
 	check_live_leases(HELD_END);
 	check_live_leases("UTC_TIMESTAMP(3) - INTERVAL 1 MINUTE");

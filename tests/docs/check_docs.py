@@ -27,7 +27,8 @@ usage: check_docs.py SOURCE_DIR ADMIN_BINARY
   6. the man pages' figures of a header's constant state it: the claim's clock tolerance
      and reads of ids, the size of the payload a poll gets with its row;
   7. the versions the man pages name (.TH, package file names, asyncexec_build_info,
-     User-Agent) are project(VERSION) of CMakeLists.txt;
+     User-Agent) and src/openapi.json's info.version (and the version its description
+     names) are project(VERSION) of CMakeLists.txt;
   8. the units agree with the code and the guide: the sender's TimeoutStopSec is above
      the largest webhook_timeout plus a database statement's wait; its IPAddressDeny=
      suggestion allows loopback (notify_listen) and the resolver; a documented TCP
@@ -620,6 +621,23 @@ def check_versions(src):
                         fail("%s:%d: version %s, but project(VERSION) is %s"
                              % (os.path.basename(page), i + 1, v, m.group(1)))
     ok("man pages: %d version(s) named, each %s (project(VERSION))" % (n, m.group(1)))
+    check_openapi_version(src, m.group(1))
+
+
+def check_openapi_version(src, want):
+    """src/openapi.json's info.version, and the version its description names, are
+    project(VERSION): GET /v1/openapi.json serves that file as the build's API."""
+    info = json.load(open(os.path.join(src, "src", "openapi.json"),
+                          encoding="utf-8")).get("info", {})
+    got = [info.get("version")] + re.findall(r"\bversion (\d+\.\d+\.\d+)",
+                                             info.get("description", ""))
+    bad = [v for v in got if v != want]
+    if bad:
+        fail("src/openapi.json: info.version / its description name %s, but "
+             "project(VERSION) is %s" % (", ".join(str(v) for v in bad), want))
+    else:
+        ok("src/openapi.json: info.version and its description name %s "
+           "(project(VERSION))" % want)
 
 
 def unit_text(src, name):

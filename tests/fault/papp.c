@@ -24,6 +24,7 @@
 static char	 dir[256], sock[300], logpath[300], cfg[300];
 static pid_t	 app;
 static int	 proxy_port;
+static const char *more = "";	/* papp_extra */
 
 static void
 kill_app(void)
@@ -40,11 +41,17 @@ kill_app(void)
 static int
 write_config(const char *path, int port)
 {
-	char	 extra[600];
+	char	 extra[1200];
 
 	snprintf(extra, sizeof extra, "listen = %s\nlisten_mode = 0600\n"
-	    "workers = 1\n", sock);
+	    "workers = 1\n%s", sock, more);
 	return f_proxy_config(path, port, extra);
+}
+
+void
+papp_extra(const char *lines)
+{
+	more = lines != NULL ? lines : "";
 }
 
 /* Forks and execs the app; 0 once its socket accepts, else -1. */

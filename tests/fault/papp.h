@@ -14,6 +14,9 @@
  * behind it; 0 once the app answers GET /readyz with key's requests, else
  * -1. Stopped at exit too. */
 int	papp_start(const char *key);
+/* Config lines (each ending in a newline) the app gets beside the proxied
+ * ones, from the next papp_start or papp_respawn on (NULL: none). */
+void	papp_extra(const char *lines);
 /* One request (token: X-Callback-Token, body JSON, both may be NULL) into
  * r (the caller frees it with fcgi_resp_free); the status, 0 on failure. */
 int	papp_api(const char *method, const char *uri, const char *key,

@@ -13,6 +13,10 @@
  * with its six lists and Health with a ping, the schema and the last
  * expiry run, each waiting on the silent database; Routes, Keys,
  * Tenants and Webhooks answered 200 with "the database did not answer".
+ *
+ * The app runs with dashboard_show_errors = 1: first, on the database
+ * still answering, a failure's error code and message are shown (the
+ * stack's dash_pages, with 0, sees neither).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +57,37 @@ page(const char *name, struct fcgi_resp *r, long long *took)
 	return st;
 }
 
+/*
+ * With dashboard_show_errors = 1 (this app's config) a failure's code
+ * and message are on the Attention page of its route and its code on
+ * its execution's page (dash_pages: none of them with the stack's 0).
+ */
+static void
+test_shown(void)
+{
+	const char *fail = "{\"error\":{\"code\":\"E_SHOWN\","
+	    "\"message\":\"shown <b>\"}}";
+	struct sub s;
+	struct claim c;
+	struct http_resp h;
+	struct fcgi_resp r;
+	char uri[300];
+
+	CHECK(fx_submit_claim(&F, "{\"x\":1}", &s, &c));
+	CHECK_EQ_INT(fx_callback(F.bkey, c.id, "fail", c.token, fail, &h), 200);
+	http_resp_free(&h);
+	snprintf(uri, sizeof uri, "/dashboard/attention?route=%s", F.route);
+	CHECK_EQ_INT(papp_api("GET", uri, F.bkey, NULL, NULL, &r), 200);
+	CHECK(r.out != NULL && strstr(r.out, "<th>Error code</th>") != NULL &&
+	    strstr(r.out, "<td>E_SHOWN</td><td>shown &lt;b&gt;</td>") != NULL);
+	fcgi_resp_free(&r);
+	snprintf(uri, sizeof uri, "/dashboard/execution/%lld", (long long)c.id);
+	CHECK_EQ_INT(papp_api("GET", uri, F.bkey, NULL, NULL, &r), 200);
+	CHECK(r.out != NULL && strstr(r.out,
+	    "<tr><th>Error code</th><td>E_SHOWN</td></tr>") != NULL);
+	fcgi_resp_free(&r);
+}
+
 static void
 test_silent(void)
 {
@@ -88,10 +123,12 @@ main(void)
 	http_test_init();
 	f_init();
 	fx_setup(&F, "fault-dash");
+	papp_extra("dashboard_show_errors = 1\n");
 	if (papp_start(F.bkey) == -1) {
 		fprintf(stderr, "FATAL: cannot start the proxy and the app\n");
 		return 1;
 	}
+	test_shown();
 	test_silent();
 	papp_stop();
 	fx_free(&F);

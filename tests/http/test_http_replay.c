@@ -5,7 +5,8 @@
  * and waiting refused (exit 1); the original's row unchanged byte for byte but for
  * replaced_by (request and error payloads included, read in SQL); poll of both with the
  * original's poll token (replacedBy / replayOf), a chain of two replays, cancel of a
- * replay with the original token, another token's 404; 8 racing replays of one
+ * replay with the original token, another token's 404; an identical resubmit's
+ * fresh token (the earlier one 404) on the replay; 8 racing replays of one
  * execution create exactly one; the tenant's quota (tenant set --max-open); the bulk
  * form with --since and --dry-run (counts, --json); executions failed
  * initiator_revoked (no live key in their lineage) refused by id (exit 1),
@@ -293,6 +294,61 @@ test_cancelled_expired(void)
 	http_resp_free(&r);
 }
 
+/*
+ * An identical resubmit of a replayed original rotates its poll token (API.md: the
+ * earlier token stops working): the replay answers the original's current token, on
+ * poll and cancel, waiting and completed (its result read with the row), never the
+ * earlier one.
+ */
+static void
+test_resubmit_token(void)
+{
+	const char *body = "{\"q\":\"rot\"}";
+	struct fx T;
+	struct sub s, s2;
+	struct claim c, c2;
+	struct http_resp r;
+	struct json_object *o;
+	char cid[CID_MAX], ncid[200];
+	long long nid = 0;
+
+	fx_setup(&T, "replayt");
+	fx_cid(cid, sizeof cid, "rot");
+	CHECK(fx_submit_ok(&T, cid, body, &s));
+	CHECK(fx_claim_one(&T, &c));
+	CHECK_EQ_INT(fx_callback(T.bkey, c.id, "fail", c.token,
+	    "{\"error\":{\"message\":\"x\"}}", &r), 200);
+	http_resp_free(&r);
+	CHECK_EQ_INT(adm("execution replay %lld", (long long)c.id), 0);
+	CHECK(parse_replay(&nid, ncid, sizeof ncid));
+	CHECK(fx_submit_ok(&T, cid, body, &s2));	/* the identical resubmit */
+	CHECK(strcmp(s.token, s2.token) != 0);
+	CHECK_EQ_INT(poll_json(&T, ncid, s2.token, &o), 200);
+	CHECK_EQ_STR(jstr(o, "status"), "waiting_callback");
+	CHECK_EQ_STR(jstr(o, "replayOf"), cid);
+	json_object_put(o);
+	CHECK_EQ_INT(fx_poll(&T, T.ckey, ncid, s.token, NULL, &r), 404);
+	http_resp_free(&r);
+	CHECK_EQ_INT(fx_cancel(&T, T.ckey, ncid, s.token, &r), 404);
+	http_resp_free(&r);
+	CHECK_EQ_INT(fx_poll(&T, T.ckey, cid, s.token, NULL, &r), 404);
+	http_resp_free(&r);
+	/* completed: the result with the current token, 404 with the earlier one */
+	CHECK(fx_claim_one(&T, &c2));
+	CHECK(c2.id == nid);
+	CHECK_EQ_INT(fx_complete(&T, &c2, "{\"ok\":\"yes\"}"), 200);
+	CHECK_EQ_INT(poll_json(&T, ncid, s2.token, &o), 200);
+	CHECK_EQ_STR(jstr(o, "status"), "completed");
+	CHECK_EQ_STR(jstr(o, "result.ok"), "yes");
+	json_object_put(o);
+	CHECK_EQ_INT(fx_poll(&T, T.ckey, ncid, s.token, NULL, &r), 404);
+	http_resp_free(&r);
+	CHECK_EQ_INT(poll_json(&T, cid, s2.token, &o), 200);
+	CHECK_EQ_STR(jstr(o, "replacedBy"), ncid);
+	json_object_put(o);
+	fx_free(&T);
+}
+
 /* 8 racing replays of one execution: exactly one created, all name it. */
 static void
 test_race(void)
@@ -528,6 +584,7 @@ main(void)
 	/* claiming tests first: F's queue holds no other unclaimed execution */
 	test_failed();
 	test_cancelled_expired();
+	test_resubmit_token();
 	test_race();
 	test_quota();
 	test_bulk();
