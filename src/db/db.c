@@ -150,6 +150,15 @@ conn_lost(unsigned e)
 	    e == ER_UNKNOWN_COM_ERROR /* 1047: Galera node not ready */;
 }
 
+/* Records error e (0: none) with the server's text msg: db_errno and
+ * db_failure answer for it, together (db.h). No result. */
+static void
+set_err(struct db *db, unsigned e, const char *msg)
+{
+	db->last_errno = e;
+	db->last_fail = db_fail_of(e, msg);
+}
+
 /* The statement's name for the log (its number when it has none). */
 static const char *
 stmt_name(const struct db *db, size_t id, char *buf, size_t sz)
@@ -173,12 +182,12 @@ db_prepare(struct db *db, size_t id, int quiet)
 	char		 nb[24];
 
 	if ((st = mysql_stmt_init(db->conn)) == NULL) {
-		db->last_errno = mysql_errno(db->conn);
+		set_err(db, mysql_errno(db->conn), mysql_error(db->conn));
 		return -1;
 	}
 	if (mysql_stmt_prepare(st, db->defs[id].sql,
 	    strlen(db->defs[id].sql)) != 0) {
-		db->last_errno = mysql_stmt_errno(st);
+		set_err(db, mysql_stmt_errno(st), mysql_stmt_error(st));
 		snprintf(db->errmsg, sizeof(db->errmsg), "%s",
 		    mysql_stmt_error(st));
 		if (!db->prep_logged[id] && !quiet)
@@ -261,7 +270,7 @@ connect_server(struct db *db, const char *host, unsigned port,
 	unsigned long		 flags = CLIENT_FOUND_ROWS;
 
 	if ((db->conn = mysql_init(NULL)) == NULL) {
-		db->last_errno = CR_OUT_OF_MEMORY;
+		set_err(db, CR_OUT_OF_MEMORY, "");
 		return -1;
 	}
 	db_options(db);
@@ -269,7 +278,7 @@ connect_server(struct db *db, const char *host, unsigned port,
 		flags |= CLIENT_MULTI_STATEMENTS;
 	if (mysql_real_connect(db->conn, sock ? NULL : host, c->db_user,
 	    c->db_password, c->db_name, sock ? 0 : port, sock, flags) == NULL) {
-		db->last_errno = mysql_errno(db->conn);
+		set_err(db, mysql_errno(db->conn), mysql_error(db->conn));
 		if (c->db_nhosts > 0)
 			snprintf(db->errmsg, sizeof(db->errmsg), "%.60s:%u: %.180s",
 			    host, port, mysql_error(db->conn));
@@ -330,7 +339,7 @@ connect_cluster(struct db *db)
 			    "node is %.31s in a %.31s component, not Synced in the "
 			    "Primary one", h->host, h->port, st.state,
 			    st.status);
-			db->last_errno = ER_UNKNOWN_COM_ERROR;
+			set_err(db, ER_UNKNOWN_COM_ERROR, db->errmsg);
 			db_drop(db);
 			continue;
 		}
@@ -366,7 +375,7 @@ apply_sync_wait(struct db *db)
 	snprintf(q, sizeof(q), "SET SESSION wsrep_sync_wait = %u",
 	    db->cfg->db_sync_wait | (db->sync_boost ? 1u : 0u));
 	if (mysql_real_query(db->conn, q, strlen(q)) != 0) {
-		db->last_errno = mysql_errno(db->conn);
+		set_err(db, mysql_errno(db->conn), mysql_error(db->conn));
 		snprintf(db->errmsg, sizeof(db->errmsg), "%s: %s", q,
 		    mysql_error(db->conn));
 		return -1;
@@ -488,7 +497,7 @@ db_ready(struct db *db)
 	if (db->conn == NULL) {
 		ms = clock_mono_ms();
 		if (db->down_attempts > 0 && ms < db->next_try) {
-			db->last_errno = db->down_errno;
+			set_err(db, db->down_errno, db->errmsg);
 			return -1;
 		}
 		if (db_connect(db) == -1) {
@@ -519,32 +528,16 @@ exec_once(struct db *db, int id, MYSQL_BIND *params)
 
 /*
  * Logs statement id's failure with error e (why: the text of a lost
- * connection's error): a deadlock (1213) or a lock wait timeout (1205),
- * which its caller retries (repo_failed: REPO_RETRY) or answers with a
- * 503, at warn, as db_query and db_fetch_log log a deadlock; any other
- * error at error. No result.
+ * connection's error) with db_log_failed. No result.
  */
 static void
 run_failed_log(struct db *db, int id, unsigned e, const char *why)
 {
-	char		 nb[24];
-	const char	*name = stmt_name(db, (size_t)id, nb, sizeof(nb));
-	const char	*text = db->conn && db->stmts[id] ?
-			    mysql_stmt_error(db->stmts[id]) : why[0] != '\0' ?
-			    why : "(connection lost)";
+	char	 nb[24];
 
-	if (e == ER_LOCK_DEADLOCK)
-		log_warn("db: statement %s failed: error %u %s (another write "
-		    "won; retried or 503)", name, e, text);
-	else if (e == ER_LOCK_WAIT_TIMEOUT)
-		log_warn("db: statement %s failed: error %u %s (a row lock "
-		    "was held too long; retried or 503)", name, e, text);
-	else if (db_fail_of(e, text) == DB_FAIL_WRITESET)
-		log_warn("db: statement %s failed: error %u %s (over the "
-		    "node's wsrep_max_ws_size)", name, e, text);
-	else
-		log_error("db: statement %s failed: error %u %s", name, e,
-		    text);
+	db_log_failed(stmt_name(db, (size_t)id, nb, sizeof(nb)), e,
+	    db->conn && db->stmts[id] ? mysql_stmt_error(db->stmts[id]) :
+	    why[0] != '\0' ? why : "(connection lost)");
 }
 
 /*
@@ -560,8 +553,7 @@ db_run(struct db *db, int id, MYSQL_BIND *params)
 	unsigned	 e;
 	char		 why[128] = "";
 
-	db->last_errno = 0;
-	db->last_fail = DB_FAIL_OTHER;		/* until it has run */
+	set_err(db, 0, NULL);
 	if (db_ready(db) == -1)
 		return NULL;
 	if ((e = exec_once(db, id, params)) != 0 && conn_lost(e)) {
@@ -575,9 +567,8 @@ db_run(struct db *db, int id, MYSQL_BIND *params)
 		if (!was_tx && db->defs[id].retry_safe && db_ready(db) == 0)
 			e = exec_once(db, id, params);
 	}
-	db->last_errno = e;
-	db->last_fail = db_fail_of(e, e == 0 || db->conn == NULL ||
-	    db->stmts[id] == NULL ? "" : mysql_stmt_error(db->stmts[id]));
+	set_err(db, e, e == 0 || db->conn == NULL || db->stmts[id] == NULL ?
+	    "" : mysql_stmt_error(db->stmts[id]));
 	if (e == 0)
 		return db->stmts[id];
 	if (e != ER_DUP_ENTRY && db->conn != NULL && db->stmts[id] == NULL) {
@@ -631,7 +622,7 @@ db_errno(const struct db *db)
 enum db_fail
 db_failure(const struct db *db)
 {
-	return db->last_errno == 0 ? DB_FAIL_NONE : db->last_fail;
+	return db->last_fail;
 }
 
 /*
@@ -702,7 +693,7 @@ db_node_state(struct db *db, struct db_node *st)
 	st->primary = strcmp(st->status, "Primary") == 0;
 	return 0;
 fail:
-	db->last_errno = mysql_errno(db->conn);
+	set_err(db, mysql_errno(db->conn), mysql_error(db->conn));
 	snprintf(db->errmsg, sizeof(db->errmsg), "replication state: %s",
 	    mysql_error(db->conn));
 	if (conn_lost(db->last_errno))
@@ -710,14 +701,12 @@ fail:
 	return -1;
 }
 
-/* Runs a plain query (no values); 0 or -1. */
+/* Runs a plain query (no values); 0, or -1 (the failure recorded). */
 static int
 db_query(struct db *db, const char *q)
 {
 	if (mysql_real_query(db->conn, q, strlen(q)) != 0) {
-		db->last_errno = mysql_errno(db->conn);
-		db->last_fail = db_fail_of(db->last_errno,
-		    mysql_error(db->conn));
+		set_err(db, mysql_errno(db->conn), mysql_error(db->conn));
 		metrics_db_error();
 		if (db->last_errno == ER_LOCK_DEADLOCK)
 			log_warn("db: %s: %s (another write won; retried or "
@@ -734,10 +723,8 @@ db_query(struct db *db, const char *q)
 void
 db_fetch_failed(struct db *db, MYSQL_STMT *st)
 {
-	db->last_errno = mysql_stmt_errno(st);
-	if (db->last_errno == 0 && db->conn != NULL)
-		db->last_errno = mysql_errno(db->conn);
-	db->last_fail = db_fail_of(db->last_errno, mysql_stmt_error(st));
+	set_err(db, mysql_stmt_errno(st) != 0 || db->conn == NULL ?
+	    mysql_stmt_errno(st) : mysql_errno(db->conn), mysql_stmt_error(st));
 	metrics_db_error();	/* the fetch logged it (db_fetch_log) */
 	mysql_stmt_free_result(st);
 	if (conn_lost(db->last_errno))
@@ -749,6 +736,7 @@ db_begin(struct db *db)
 {
 	if (db_ready(db) == -1 || db_query(db, "START TRANSACTION") == -1)
 		return -1;
+	set_err(db, 0, NULL);
 	db->in_tx = 1;
 	return 0;
 }
@@ -760,11 +748,13 @@ db_commit(struct db *db)
 
 	if (db->conn == NULL)
 		return -1;
-	rc = db_query(db, "COMMIT");
+	if ((rc = db_query(db, "COMMIT")) == 0)
+		set_err(db, 0, NULL);
 	db->in_tx = 0;
 	return rc;
 }
 
+/* Rolls back; a ROLLBACK that works keeps db_failure (db.h). */
 void
 db_rollback(struct db *db)
 {
@@ -794,7 +784,7 @@ db_script(struct db *db, const char *sql, size_t len)
 	} while (st == 0);
 	return 0;
 fail:
-	db->last_errno = mysql_errno(db->conn);
+	set_err(db, mysql_errno(db->conn), mysql_error(db->conn));
 	log_error("db: script: %s", mysql_error(db->conn));
 	return -1;
 }

@@ -74,8 +74,16 @@ enum db_fail {
 
 /* The class of error e with the server's text msg (db_hint.c). */
 enum db_fail	 db_fail_of(unsigned e, const char *msg);
-/* The class of the last failure of db_run, db_begin, db_commit or
- * db_fetch_failed (DB_FAIL_NONE after success). */
+/* Logs statement name's failure: error e, the server's text (db_hint.c). */
+void		 db_log_failed(const char *name, unsigned e, const char *text);
+/*
+ * The class of the last failure, of whichever call failed last (db_run,
+ * db_begin, db_commit, db_ready and its connect, db_node_state,
+ * db_sync_reads, db_script, db_fetch_failed): db_errno's error, always
+ * recorded with it. db_run, db_begin and db_commit reset both when they
+ * succeed (DB_FAIL_NONE, 0); db_rollback keeps the failure that undid
+ * the transaction unless the ROLLBACK itself fails.
+ */
 enum db_fail	 db_failure(const struct db *);
 /* Records why fetching the rows of st failed (an error the server sent
  * while they streamed, a deadlock say, is the connection's), so that

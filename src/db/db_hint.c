@@ -146,3 +146,27 @@ db_fail_of(unsigned e, const char *msg)
 		return DB_FAIL_WRITESET;
 	return DB_FAIL_OTHER;
 }
+
+/*
+ * Logs statement name's failure with error e and the server's text: a
+ * deadlock (1213) or a lock wait timeout (1205), which its caller
+ * retries (repo_failed: REPO_RETRY) or answers with a 503, at warn, as
+ * db_query and db_fetch_log log a deadlock; a writeset over
+ * wsrep_max_ws_size at warn; any other error at error. No result.
+ */
+void
+db_log_failed(const char *name, unsigned e, const char *text)
+{
+	if (e == ER_LOCK_DEADLOCK)
+		log_warn("db: statement %s failed: error %u %s (another write "
+		    "won; retried or 503)", name, e, text);
+	else if (e == ER_LOCK_WAIT_TIMEOUT)
+		log_warn("db: statement %s failed: error %u %s (a row lock "
+		    "was held too long; retried or 503)", name, e, text);
+	else if (db_fail_of(e, text) == DB_FAIL_WRITESET)
+		log_warn("db: statement %s failed: error %u %s (over the "
+		    "node's wsrep_max_ws_size)", name, e, text);
+	else
+		log_error("db: statement %s failed: error %u %s", name, e,
+		    text);
+}
