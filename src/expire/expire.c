@@ -28,6 +28,7 @@ struct run {
 	int				 dead;	/* deliveries: dead, else delivered */
 	uint64_t			*ids;	/* batch_size slots */
 	unsigned			 seed;	/* retry jitter */
+	unsigned long			 oversize;	/* rows skipped */
 };
 
 /* Candidate selection and compare-and-set apply of a two-step rule. */
@@ -270,8 +271,9 @@ apply_once(struct run *run, const struct rule *ru, const uint64_t *ids,
  * again as two halves, each split again while it is over, down to one
  * row; the halves that passed stay done. The second half is not run
  * when the runtime bound is spent after the first (the next run takes
- * it). 0 (also when stopped), or -1 on an error: a single row over the
- * limit is one, logged with what to do.
+ * it). A single row over the limit is logged with what to do and
+ * skipped (run->oversize: the run goes on, then fails). 0 (also when
+ * stopped or a row was skipped), or -1 on a database error.
  */
 static int
 apply_batch(struct run *run, const struct rule *ru, const uint64_t *ids,
@@ -287,10 +289,12 @@ apply_batch(struct run *run, const struct rule *ru, const uint64_t *ids,
 	if (n == 1) {
 		log_error("expire: step %s: row %llu alone is over the node's "
 		    "wsrep_max_ws_size (its payloads are in the writeset): "
-		    "raise wsrep_max_ws_size on the node, or lower "
+		    "skipped; raise wsrep_max_ws_size on the node, or lower "
 		    "max_result_bytes (and max_request_bytes) for the rows to "
-		    "come", step_names[ru - rules], (unsigned long long)ids[0]);
-		return -1;
+		    "come; the run goes on and exits 1",
+		    step_names[ru - rules], (unsigned long long)ids[0]);
+		run->oversize++;
+		return 0;
 	}
 	log_info("expire: a batch of %zu rows is over the node's "
 	    "wsrep_max_ws_size; running it as %zu and %zu", n, h, n - h);
@@ -529,7 +533,11 @@ record(struct run *run, int rc)
 		    "the schema current? " MIGRATE_HINT ")");
 }
 
-/* Runs the selected steps in order under the run lock. 0 or -1. */
+/*
+ * Runs the selected steps in order under the run lock: a database error
+ * ends the run; rows skipped as over wsrep_max_ws_size (apply_batch)
+ * fail it after every step ran. 0 or -1.
+ */
 static int
 locked_run(struct run *run)
 {
@@ -554,6 +562,12 @@ locked_run(struct run *run)
 		    step_rule(run, (enum expire_step)step);
 		run->r->step_ms[step] = clock_mono_ms() - t0;
 	}
+	if (rc == 0 && run->oversize > 0) {
+		log_error("expire: %lu rows skipped, each alone over the "
+		    "node's wsrep_max_ws_size (logged above); the other rows "
+		    "and steps are done", run->oversize);
+		rc = -1;
+	}
 	record(run, rc);
 	if (repo_expire_unlock(run->db) != REPO_OK)
 		rc = -1;
@@ -573,6 +587,7 @@ expire_run(struct xdb *db, const struct expire_opts *o,
 	int		 rc = -1;
 
 	memset(r, 0, sizeof(*r));
+	memset(&run, 0, sizeof(run));
 	r->complete = 1;
 	run.db = db;
 	run.o = o;

@@ -16,10 +16,14 @@
  *     purge_grace_days, whose one DELETE is over the limit: one run
  *     exits 0 and deletes them all, the batch run again in halves (the
  *     split is logged);
- *   - a single completed row over the limit on its own (HUGE_BYTES):
- *     the run exits non-zero, says what to do (wsrep_max_ws_size,
- *     max_result_bytes) and the row stays; with the limit restored the
- *     next run purges it and exits 0.
+ *   - a single completed row over the limit on its own (HUGE_BYTES),
+ *     with SMALL due rows of the same status after it: the run logs the
+ *     row as skipped with what to do (wsrep_max_ws_size,
+ *     max_result_bytes), goes on and exits 1 (result=error); the row
+ *     stays, the small rows are purged and the later rollup step runs
+ *     (the mark moves). The run stopped at that row, every run, and
+ *     neither the rows after it nor the later steps were done. With the
+ *     limit restored the next run purges it and exits 0.
  * Not here: the expiry's UPDATE (joined to JSON_TABLE) gets error 4165
  * "Galera replication not supported" at any wsrep_max_ws_size other
  * than the default 2147483647 on MariaDB 10.11.19, whatever its size
@@ -40,6 +44,7 @@
 #define PURGED		6
 #define RES_BYTES	256000
 #define HUGE_BYTES	1500000
+#define SMALL		3
 
 static char	 env[40];
 static char	 restore_sql[] = "/tmp/cl-wsrestore.XXXXXX";
@@ -171,20 +176,38 @@ split_batch(MYSQL *m)
 	CHECK_EQ_INT(count(m, "pur", ""), 0);
 }
 
-/* One row over the limit on its own: an error that says what to do. */
+/* The rollup's mark (s2r_rollup_mark) in ms since the epoch, or -1. */
+static long long
+rollup_mark(MYSQL *m)
+{
+	return num(m, "SELECT CAST(UNIX_TIMESTAMP(counted_until) * 1000 AS "
+	    "SIGNED) FROM s2r_rollup_mark WHERE id = 1");
+}
+
+/*
+ * One row over the limit on its own: logged with what to do and
+ * skipped; the rows after it and the later steps are done; exit 1.
+ */
 static void
 single_row(MYSQL *m, long long was)
 {
-	int	 said, rc;
+	int		 said, rc;
+	long long	 mark;
 
 	CHECK(ws_limit(was));		/* the row must go in first */
 	CHECK(insert_rows(m, "huge", "completed", 1, 1000, HUGE_BYTES, 30));
+	CHECK(insert_rows(m, "small", "completed", SMALL, 1000, 1000, 29));
 	CHECK(ws_limit(WS_LIMIT));
-	rc = run_expire("raise wsrep_max_ws_size on the node, or lower "
-	    "max_result_bytes", &said);
-	CHECK(rc != 0 && rc != -1);
+	mark = rollup_mark(m);
+	rc = run_expire("skipped; raise wsrep_max_ws_size on the node, or "
+	    "lower max_result_bytes", &said);
+	CHECK_EQ_INT(rc, 1);
 	CHECK(said);
 	CHECK_EQ_INT(count(m, "huge", ""), 1);
+	CHECK_EQ_INT(count(m, "small", ""), 0);
+	printf("  rollup mark: %lld before the run, %lld after\n", mark,
+	    rollup_mark(m));
+	CHECK(mark > 0 && rollup_mark(m) > mark);
 	CHECK(ws_limit(was));
 	CHECK_EQ_INT(run_expire(NULL, NULL), 0);
 	CHECK_EQ_INT(count(m, "huge", ""), 0);
