@@ -343,30 +343,54 @@ fail:
 }
 
 /*
+ * What to do about a statement migrate's user may not run, into buf
+ * (sz bytes): the privileges migrate needs, and run it with the migrate
+ * configuration, or, when that is the file in use, grant them. No
+ * result.
+ */
+static void
+migrate_denied(const struct ctx *c, char *buf, size_t sz)
+{
+	int	 own = strcmp(c->path, CONFIG_MIGRATE_PATH) == 0;
+
+	snprintf(buf, sz, "%s lacks a privilege migrate needs: CREATE, ALTER, "
+	    "INDEX, REFERENCES on %s (the service's own user has only "
+	    "SELECT, INSERT, UPDATE, DELETE). %s%s%s", c->cfg.db_user,
+	    c->cfg.db_name, own ? "GRANT them to " : "Run it with a user "
+	    "that has them, the migrate configuration of asyncexec-ops(7): "
+	    "asyncexec-admin --config " CONFIG_MIGRATE_PATH " migrate",
+	    own ? c->cfg.db_user : "", own ? ", the user of "
+	    CONFIG_MIGRATE_PATH " (asyncexec-ops(7))" : "");
+}
+
+/*
  * Reports a failed migrate: the migration that failed (NULL: none, the
  * failure came before or after them), how many were applied, the
- * version the database is at (-1: unknown) and what to do (for a
- * statement the user may not run, which user to run it as); 1.
+ * version the database is at (-1: unknown) and what to do: for a
+ * refused connect, the settings of the file in use; for a statement
+ * the user may not run, which user to run it as. 1.
  */
 static int
 migrate_failed(const struct ctx *c, const char *failed, int applied,
     int version, enum repo_cause cause)
 {
-	char	 v[32];
+	char	 v[32], why[700] = "";
 
 	if (version >= 0)
 		snprintf(v, sizeof(v), "%d", version);
 	else
 		snprintf(v, sizeof(v), "unknown");
-	if (cause == CAUSE_DENIED)	/* no table yet: no version either */
-		return admin_fail("migrate: %s lacks a privilege migrate "
-		    "needs: CREATE, ALTER, INDEX, REFERENCES on %s (the "
-		    "service's own user has only SELECT, INSERT, UPDATE, "
-		    "DELETE). Run it with a user that has them, the migrate "
-		    "configuration of asyncexec-ops(7): asyncexec-admin "
-		    "--config " CONFIG_MIGRATE_PATH " migrate (%d migration(s) "
-		    "applied%s%s)", c->cfg.db_user, c->cfg.db_name, applied,
-		    version >= 0 ? "; schema version " : "",
+	if (cause == CAUSE_LOGIN)
+		return admin_fail("migrate: the server refused the connect of "
+		    "%s to database %s (logged above): check db_name, db_user "
+		    "and db_password (or db_password_file) in %s, and the "
+		    "grants; nothing applied", c->cfg.db_user, c->cfg.db_name,
+		    c->path);
+	if (cause == CAUSE_DENIED)
+		migrate_denied(c, why, sizeof(why));
+	if (why[0] != '\0' && failed == NULL)	/* no table: no version */
+		return admin_fail("migrate: %s (%d migration(s) applied%s%s)",
+		    why, applied, version >= 0 ? "; schema version " : "",
 		    version >= 0 ? v : "");
 	if (failed == NULL)
 		return admin_fail("migrate failed after %d migration(s); "
@@ -374,11 +398,11 @@ migrate_failed(const struct ctx *c, const char *failed, int applied,
 		    "cause and run migrate again (asyncexec-ops(7), "
 		    "UPGRADES)", applied, v);
 	return admin_fail("migrate failed at %s after %d migration(s); "
-	    "schema version %s. The server's error is logged above. What %s "
-	    "changed before its failing statement stays (DDL is not rolled "
+	    "schema version %s. The server's error is logged above%s%s. What "
+	    "%s changed before its failing statement stays (DDL is not rolled "
 	    "back) and is skipped when it runs again: fix the cause, then run "
 	    "migrate again (asyncexec-ops(7), UPGRADES)", failed, applied, v,
-	    failed);
+	    why[0] ? ": " : "", why, failed);
 }
 
 /*

@@ -597,6 +597,13 @@ db_lost(const struct db *db)
 	return conn_lost(db->last_errno);
 }
 
+/* Whether a connection is up (db.h). */
+int
+db_connected(const struct db *db)
+{
+	return db->conn != NULL;
+}
+
 /* The db_hosts position of the connected node; -1 none or one server. */
 int
 db_node(const struct db *db)

@@ -58,6 +58,9 @@ int		 db_affected(struct db *, int id);
 unsigned	 db_errno(const struct db *);
 const struct config *db_config(const struct db *);
 int		 db_lost(const struct db *);
+/* Whether a connection is up: after a failed call, whether its error
+ * was a statement's, not the connect's (the server refused it). */
+int		 db_connected(const struct db *);
 int		 db_conflict(const struct db *);
 
 /* What a statement's failure says about running it again (db_fail_of). */

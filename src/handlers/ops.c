@@ -28,7 +28,7 @@ handle_healthz(struct app *app, struct req *req, struct resp *resp)
 enum readiness {
 	READY,			/* database, node and schema fit */
 	NOT_DB,			/* the database did not answer */
-	NOT_LOGIN,		/* it refused the login (1045) */
+	NOT_LOGIN,		/* it refused the connect (1045, 1044, 1049) */
 	NOT_NODE,		/* the Galera node is not Synced and Primary */
 	NOT_BEHIND,		/* the schema is older than this build's */
 	NOT_AHEAD		/* newer, and not compatible with this build */
@@ -119,8 +119,9 @@ unready_detail(enum readiness r)
 	case NOT_DB:
 		break;
 	case NOT_LOGIN:
-		return "this host's database refused its login; check db_user "
-		    "and db_password (or db_password_file) in the "
+		return "this host's database refused its login; check db_name "
+		    "(a database that exists and db_user has rights on), "
+		    "db_user and db_password (or db_password_file) in the "
 		    "configuration file, and the grants";
 	case NOT_NODE:
 		return "this host's database node is not Synced in the Primary "

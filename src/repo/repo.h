@@ -200,7 +200,7 @@ enum repo_rc	repo_node_state(struct db *, struct repo_node *);
 enum repo_cause {
 	CAUSE_SCHEMA,	/* a table or column is missing: migrate */
 	CAUSE_DENIED,	/* the user lacks a privilege for the statement */
-	CAUSE_LOGIN,	/* the server refused the login: the credentials */
+	CAUSE_LOGIN,	/* it refused the connect: credentials, db_name */
 	CAUSE_OTHER	/* any other: the server's error, as logged */
 };
 enum repo_cause	repo_cause(const struct db *);

@@ -56,8 +56,9 @@ repo_node_state(struct db *db, struct repo_node *n)
 /*
  * What the error of db's last failed statement or connect means for the
  * operator: CAUSE_SCHEMA for a missing table or column (1146, 1054),
- * CAUSE_DENIED for a privilege the user lacks (1142, 1143, 1044),
- * CAUSE_LOGIN for a refused login (1045), else CAUSE_OTHER.
+ * CAUSE_DENIED for a privilege the user lacks (1142, 1143, and 1044 on
+ * a statement), CAUSE_LOGIN for a refused connect (1045; 1044 and 1049
+ * there: no rights on db_name, or no such database), else CAUSE_OTHER.
  */
 enum repo_cause
 repo_cause(const struct db *db)
@@ -68,9 +69,11 @@ repo_cause(const struct db *db)
 		return CAUSE_SCHEMA;
 	case ER_TABLEACCESS_DENIED_ERROR:
 	case ER_COLUMNACCESS_DENIED_ERROR:
-	case ER_DBACCESS_DENIED_ERROR:
 		return CAUSE_DENIED;
+	case ER_DBACCESS_DENIED_ERROR:
+		return db_connected(db) ? CAUSE_DENIED : CAUSE_LOGIN;
 	case ER_ACCESS_DENIED_ERROR:
+	case ER_BAD_DB_ERROR:
 		return CAUSE_LOGIN;
 	}
 	return CAUSE_OTHER;

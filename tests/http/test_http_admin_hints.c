@@ -5,6 +5,10 @@
  *  - migrate run as the service's user (SELECT, INSERT, UPDATE, DELETE
  *    only) says that user lacks migrate's privileges and names the
  *    migrate configuration, and every "run migrate" hint names it too;
+ *  - migrate with a db_name its user has no rights on (a typo: the
+ *    server refuses the connect, 1044) says to check db_name in the
+ *    file it ran with, not that the user lacks a privilege, nor to run
+ *    it with the migrate configuration (that said both);
  *  - tenant set and poll-key rotate give the schema hint only for a
  *    missing table or column, else the server's error as is (a missing
  *    privilege is no schema to migrate);
@@ -108,6 +112,31 @@ test_migrate_as_service(void)
 }
 
 /*
+ * migrate with the service's configuration, its db_name mistyped: the
+ * server refuses the connect (1044, no rights on that database); the
+ * login hint, naming the file in use, and no privilege advice.
+ */
+static void
+test_migrate_wrong_db(void)
+{
+	char	 path[400], extra[800], pw[400];
+
+	snprintf(pw, sizeof pw, "%s/pw-svc", dir);
+	snprintf(path, sizeof path, "%s/typo.conf", dir);
+	snprintf(extra, sizeof extra, "db_name = %s_typo\ndb_user = svc_%s\n"
+	    "db_password_file = %s\n", scratch, scratch + 18, pw);
+	CHECK(derive(path, extra) == 0);
+	CHECK_EQ_INT(run("asyncexec-admin", "--config %s migrate", path), 1);
+	CHECK(strstr(err, "Access denied") != NULL);
+	CHECK(strstr(err, "check db_name, db_user and db_password") != NULL);
+	CHECK(strstr(err, path) != NULL);
+	CHECK(strstr(err, "lacks a privilege") == NULL);
+	CHECK(strstr(err, "Run it with") == NULL &&
+	    strstr(err, "--config /etc/asyncexec/migrate.conf") == NULL);
+	fprintf(stderr, "  migrate (db_name typo) said: %s\n", err);
+}
+
+/*
  * A user that may only read, on the migrated database: tenant set and
  * poll-key rotate fail on the privilege, and say so, not "migrate".
  */
@@ -184,6 +213,7 @@ main(void)
 	make_user("svc", "SELECT, INSERT, UPDATE, DELETE", svc, sizeof svc);
 	make_user("ro", "SELECT", ro, sizeof ro);
 	test_migrate_as_service();
+	test_migrate_wrong_db();
 	/* the test's own user holds migrate's privileges */
 	snprintf(cfg, sizeof cfg, "%s/owner.conf", dir);
 	snprintf(extra, sizeof extra, "db_name = %s\n", scratch);

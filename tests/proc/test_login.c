@@ -3,8 +3,11 @@
  * 1045): the workers' log says what to check (the one-shot programs' hint:
  * db_user and db_password), once per worker and outage, not once per
  * retry; /readyz/detail says the login was refused, not that the
- * database did not answer; /healthz stays 200. A scratch database and a
- * master of its own (tests/proc/scratch.c).
+ * database did not answer; /healthz stays 200. Then with the right
+ * password and a db_name that does not exist (a typo: 1044 or 1049 at
+ * connect): /readyz/detail says the login was refused and to check
+ * db_name (it said the database did not answer). A scratch database and
+ * a master of its own (tests/proc/scratch.c).
  */
 #include "check.h"
 #include "proc_util.h"
@@ -83,6 +86,17 @@ main(void)
 		free(t);
 	}
 	CHECK(log_count("Access denied") >= 1);
+	CHECK_EQ_INT(scratch_stop(&S), 0);
+	/* a db_name typo: refused at connect too, say check db_name */
+	snprintf(extra, sizeof extra, "db_name = %s_typo\n", S.db);
+	CHECK(derive_config_x(S.cfg, S.sock, WORKERS_STR, extra, NULL) == 0);
+	CHECK(scratch_start(&S) == 0);
+	CHECK_EQ_INT(scratch_request(&S, "GET", "/readyz/detail", NULL, NULL,
+	    NULL, body, sizeof body), 503);
+	CHECK(strstr(body, "refused") != NULL &&
+	    strstr(body, "db_name") != NULL &&
+	    strstr(body, "did not answer") == NULL);
+	fprintf(stderr, "  /readyz/detail (db_name typo) said: %s\n", body);
 	CHECK_EQ_INT(scratch_stop(&S), 0);
 	scratch_drop(&S);
 	return check_done("proc_login");
