@@ -7,7 +7,6 @@
  * order of a lapsed lease and of a requeue.
  */
 #include <mysql.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +15,7 @@
 #include "clock.h"
 #include "auth.h"
 #include "check.h"
+#include "claim_race.h"
 #include "config.h"
 #include "crypto.h"
 #include "db.h"
@@ -542,92 +542,38 @@ cancel_rules(void)
 	claim_free(it, 1);
 }
 
-#define POOL	200
-#define THREADS	8
-
 /*
- * The pool's ids, sorted: ids are one auto-increment over every test
- * that inserts meanwhile (http_scale beside this one), so they are
- * neither contiguous nor within any span of the first.
+ * RACE_THREADS claimers race for a pool of RACE_POOL (claim_race.h),
+ * half of it held at first by another transaction: each execution is
+ * handed out once, none twice, none lost, and no claim fails. The ids
+ * are one auto-increment over every test that inserts meanwhile
+ * (http_scale beside this one), so they are neither contiguous nor
+ * within any span of the first.
  */
-static uint64_t	 pool_ids[POOL];
-static int	 claimed_by[POOL];
-static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-
-static int
-cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* The index of id in pool_ids, -1 when it is not one of the pool's. */
-static int
-pool_index(uint64_t id)
-{
-	const uint64_t	*p = bsearch(&id, pool_ids, POOL, sizeof(pool_ids[0]),
-	    cmp_u64);
-
-	return p == NULL ? -1 : (int)(p - pool_ids);
-}
-
-/* One claimer on its own connection: claims until nothing is left. */
-static void *
-claimer(void *arg)
-{
-	struct db		*mine = repo_open(&cfg, 1);
-	struct claim_item	*it;
-	size_t			 n, i;
-	int			 dup = 0, k;
-
-	(void)arg;
-	for (;;) {
-		if (repo_claim(mine, env, svc, "race", 5, 60, 5, clock_now_ms(),
-		    &it, &n) != REPO_OK || n == 0) {
-			claim_free(it, n);
-			break;
-		}
-		pthread_mutex_lock(&mu);
-		for (i = 0; i < n; i++)
-			if ((k = pool_index(it[i].id)) == -1 ||
-			    claimed_by[k]++ > 0)
-				dup++;
-		pthread_mutex_unlock(&mu);
-		claim_free(it, n);
-	}
-	repo_close(mine);
-	return (void *)(intptr_t)dup;
-}
-
 static void
 concurrent_claims(void)
 {
 	char		 tok[POLL_TOKEN_LEN + 1], cid[32];
-	pthread_t	 th[THREADS];
+	uint64_t	 ids[RACE_POOL];
 	struct exec_row	 r;
-	void		*dup;
-	int		 i, total = 0, dups = 0;
+	int		 i, total = 0;
 
-	for (i = 0; i < POOL; i++) {
+	for (i = 0; i < RACE_POOL; i++) {
 		snprintf(cid, sizeof(cid), "race-%d", i);
 		submit(tenant, ckey, "race", cid, tok);
 		CHECK(repo_exec_by_key(db, tenant, env, svc, "race", cid,
 		    clock_now_ms(), &r) == REPO_OK);
-		pool_ids[i] = r.id;
+		ids[i] = r.id;
 		exec_row_free(&r);
 	}
-	qsort(pool_ids, POOL, sizeof(pool_ids[0]), cmp_u64);
-	for (i = 0; i < THREADS; i++)
-		pthread_create(&th[i], NULL, claimer, NULL);
-	for (i = 0; i < THREADS; i++) {
-		pthread_join(th[i], &dup);
-		dups += (int)(intptr_t)dup;
-	}
-	for (i = 0; i < POOL; i++)
-		total += claimed_by[i];
-	CHECK_EQ_INT(dups, 0);
-	CHECK_EQ_INT(total, POOL);
+	race_run(&cfg, env, svc, "race", ids);
+	for (i = 0; i < RACE_POOL; i++)
+		total += race.claimed[i];
+	printf("figure: %d claimers, %d claims empty while work remained\n",
+	    RACE_THREADS, race.empty);
+	CHECK_EQ_INT(race.errs, 0);
+	CHECK_EQ_INT(race.dups, 0);
+	CHECK_EQ_INT(total, RACE_POOL);
 }
 
 /*
