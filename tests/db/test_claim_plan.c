@@ -126,14 +126,27 @@ fill_text(const char *prefix, const char *sql, char *q, size_t len)
 	return 0;
 }
 
-/* EXPLAIN of statement id: checks every row of the plan and prints it. */
-static void
-check_plan(enum stmt id)
+/* One row of an EXPLAIN, the columns the checks read ("" for NULL). */
+struct plan_row {
+	const char	*table, *type, *key, *extra;
+};
+
+/* A check of one row of statement id's plan, with its argument. */
+typedef void	(*row_check)(enum stmt id, const struct plan_row *r, void *arg);
+
+/*
+ * EXPLAIN of statement id: prints every row of the plan, checks that none sorts
+ * (filesort) or makes a temporary table, and calls check(id, row, arg) on it.
+ * The number of rows.
+ */
+static int
+walk_plan(enum stmt id, row_check check, void *arg)
 {
 	static char	 q[16384];
+	struct plan_row	 r;
 	MYSQL_RES	*res;
 	MYSQL_ROW	 w;
-	int		 rows = 0, claim = 0;
+	int		 rows = 0;
 
 	CHECK_EQ_INT(fill_text("EXPLAIN ", repo_stmts[id].sql, q, sizeof(q)), 0);
 	side_sql(side, q);
@@ -141,25 +154,64 @@ check_plan(enum stmt id)
 	CHECK(res != NULL && mysql_num_fields(res) >= 10);
 	/* id select_type table type possible_keys key key_len ref rows Extra */
 	while (res != NULL && (w = mysql_fetch_row(res)) != NULL) {
-		const char *table = w[2] ? w[2] : "", *type = w[3] ? w[3] : "";
-		const char *key = w[5] ? w[5] : "", *extra = w[9] ? w[9] : "";
-
+		r.table = w[2] ? w[2] : "", r.type = w[3] ? w[3] : "";
+		r.key = w[5] ? w[5] : "", r.extra = w[9] ? w[9] : "";
 		printf("%s plan: %s %s, type %s, key %s, extra %s\n",
-		    repo_stmts[id].name, w[1] ? w[1] : "", table, type, key, extra);
+		    repo_stmts[id].name, w[1] ? w[1] : "", r.table, r.type,
+		    r.key, r.extra);
 		rows++;
-		CHECK(strcmp(type, "ALL") != 0 || strcmp(table, "j") == 0);
-		CHECK(strstr(extra, "filesort") == NULL);
-		CHECK(strstr(extra, "temporary") == NULL);
-		if (strcmp(table, "e") == 0) {
-			claim++;
-			CHECK_EQ_STR(type, id == STMT_CLAIM_IDS ? "range" : "eq_ref");
-			CHECK_EQ_STR(key, id == STMT_CLAIM_LOCK ? "PRIMARY" :
-			    "ix_exec_claim");
-		}
+		CHECK(strstr(r.extra, "filesort") == NULL);
+		CHECK(strstr(r.extra, "temporary") == NULL);
+		check(id, &r, arg);
 	}
 	mysql_free_result(res);
-	CHECK(rows >= 1);
+	return rows;
+}
+
+/* A row of a claim's plan (check_plan): only j scanned; e by its index. */
+static void
+claim_row(enum stmt id, const struct plan_row *r, void *arg)
+{
+	int	*claim = arg;
+
+	CHECK(strcmp(r->type, "ALL") != 0 || strcmp(r->table, "j") == 0);
+	if (strcmp(r->table, "e") == 0) {
+		(*claim)++;
+		CHECK_EQ_STR(r->type, id == STMT_CLAIM_IDS ? "range" : "eq_ref");
+		CHECK_EQ_STR(r->key, id == STMT_CLAIM_LOCK ? "PRIMARY" :
+		    "ix_exec_claim");
+	}
+}
+
+/* EXPLAIN of statement id: checks every row of the plan and prints it. */
+static void
+check_plan(enum stmt id)
+{
+	int	 claim = 0;
+
+	CHECK(walk_plan(id, claim_row, &claim) >= 1);
 	CHECK_EQ_INT(claim, 1);
+}
+
+/* What check_list_plan counts: e as a range of index, k by its key hash. */
+struct list_rows {
+	const char	*index;
+	int		 e, k;
+};
+
+/* A row of a list's plan (check_list_plan): nothing scanned; counts e and k. */
+static void
+list_row(enum stmt id, const struct plan_row *r, void *arg)
+{
+	struct list_rows	*l = arg;
+
+	(void)id;
+	CHECK(strcmp(r->type, "ALL") != 0);
+	if (strcmp(r->table, "e") == 0 && strcmp(r->key, l->index) == 0 &&
+	    strcmp(r->type, "range") == 0)
+		l->e++;
+	if (strcmp(r->table, "k") == 0 && strcmp(r->key, "uq_api_key_hash") == 0)
+		l->k++;
 }
 
 /*
@@ -170,33 +222,11 @@ check_plan(enum stmt id)
 static void
 check_list_plan(enum stmt id, const char *index)
 {
-	static char	 q[16384];
-	MYSQL_RES	*res;
-	MYSQL_ROW	 w;
-	int		 e = 0, k = 0;
+	struct list_rows	 l = { index, 0, 0 };
 
-	CHECK_EQ_INT(fill_text("EXPLAIN ", repo_stmts[id].sql, q, sizeof(q)), 0);
-	side_sql(side, q);
-	res = mysql_store_result(side);
-	CHECK(res != NULL && mysql_num_fields(res) >= 10);
-	while (res != NULL && (w = mysql_fetch_row(res)) != NULL) {
-		const char *table = w[2] ? w[2] : "", *type = w[3] ? w[3] : "";
-		const char *key = w[5] ? w[5] : "", *extra = w[9] ? w[9] : "";
-
-		printf("%s plan: %s %s, type %s, key %s, extra %s\n",
-		    repo_stmts[id].name, w[1] ? w[1] : "", table, type, key, extra);
-		CHECK(strcmp(type, "ALL") != 0);
-		CHECK(strstr(extra, "filesort") == NULL);
-		CHECK(strstr(extra, "temporary") == NULL);
-		if (strcmp(table, "e") == 0 && strcmp(key, index) == 0 &&
-		    strcmp(type, "range") == 0)
-			e++;
-		if (strcmp(table, "k") == 0 && strcmp(key, "uq_api_key_hash") == 0)
-			k++;
-	}
-	mysql_free_result(res);
-	CHECK_EQ_INT(e, 1);
-	CHECK_EQ_INT(k, 1);
+	walk_plan(id, list_row, &l);
+	CHECK_EQ_INT(l.e, 1);
+	CHECK_EQ_INT(l.k, 1);
 }
 
 /* No statement that locks what it reads (FOR UPDATE) names ix_exec_claim (see the top). */
