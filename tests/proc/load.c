@@ -381,19 +381,6 @@ holder(void *arg)
 }
 
 int
-log_count(const char *path, const char *needle)
-{
-	char		*s = read_file(path);
-	const char	*p;
-	int		 n = 0;
-
-	for (p = s; p != NULL && (p = strstr(p, needle)) != NULL; p++)
-		n++;
-	free(s);
-	return n;
-}
-
-int
 logged(void *arg)
 {
 	struct log_wait	*l = arg;

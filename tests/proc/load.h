@@ -100,8 +100,6 @@ int		 finish_inflight(int fd);
  */
 int		 holder(void *arg);
 
-/* How many times the file at path holds needle. */
-int		 log_count(const char *path, const char *needle);
 /* Whether the log (arg: struct log_wait) holds its needle. */
 int		 logged(void *arg);
 

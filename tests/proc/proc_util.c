@@ -142,6 +142,20 @@ write_file(const char *path, const char *text)
 	return rc;
 }
 
+/* How many times the file at path holds needle (0 when unreadable). */
+int
+log_count(const char *path, const char *needle)
+{
+	char		*s = read_file(path);
+	const char	*p;
+	int		 n = 0;
+
+	for (p = s; p != NULL && (p = strstr(p, needle)) != NULL; p++)
+		n++;
+	free(s);
+	return n;
+}
+
 int
 exists(const char *path)
 {

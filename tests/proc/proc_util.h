@@ -63,6 +63,8 @@ int		 wait_for(int (*cond)(void *), void *arg, int ms);
 char		*path_in_tmp(const char *name);
 char		*read_file(const char *path);
 int		 write_file(const char *path, const char *text);
+/* How many times the file at path holds needle (0 when unreadable). */
+int		 log_count(const char *path, const char *needle);
 int		 exists(const char *path);
 int		 is_socket_file(const char *path);
 void		 dump_log(const char *path);

@@ -23,24 +23,11 @@
 
 static struct scratch S;
 
-/* How many times needle occurs in the master's log. */
-static int
-log_count(const char *needle)
-{
-	char *t = read_file(S.log), *p;
-	int n = 0;
-
-	for (p = t; p != NULL && (p = strstr(p, needle)) != NULL; p++)
-		n++;
-	free(t);
-	return n;
-}
-
 static int
 logged_hint(void *arg)
 {
 	(void)arg;
-	return log_count(HINT) >= 1;
+	return log_count(S.log, HINT) >= 1;
 }
 
 int
@@ -76,7 +63,7 @@ main(void)
 	    body, sizeof body), 200);
 	/* the hint, once per worker's outage: not once per retry */
 	CHECK(wait_for(logged_hint, NULL, 5000));
-	lines = log_count(HINT);
+	lines = log_count(S.log, HINT);
 	CHECK(lines >= 1 && lines <= WORKERS);
 	if (lines < 1 || lines > WORKERS) {
 		char *t = read_file(S.log);
@@ -85,7 +72,7 @@ main(void)
 		    lines, t ? t : "(none)");
 		free(t);
 	}
-	CHECK(log_count("Access denied") >= 1);
+	CHECK(log_count(S.log, "Access denied") >= 1);
 	CHECK_EQ_INT(scratch_stop(&S), 0);
 	/* a db_name typo: refused at connect too, say check db_name */
 	snprintf(extra, sizeof extra, "db_name = %s_typo\n", S.db);

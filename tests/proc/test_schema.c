@@ -50,19 +50,6 @@ get(const char *uri, char *out, size_t size)
 	    NULL, out, size);
 }
 
-/* Lines of the master's log that contain needle. */
-static int
-log_count(const char *needle)
-{
-	char *t = read_file(S.log), *p;
-	int n = 0;
-
-	for (p = t; p != NULL && (p = strstr(p, needle)) != NULL; p++)
-		n++;
-	free(t);
-	return n;
-}
-
 static int
 is_ready(void *arg)
 {
@@ -101,7 +88,7 @@ check_behind(int v)
 	if (strstr(body, MIGRATE_CMD) == NULL)
 		fprintf(stderr, "  /readyz at schema %d said: %s\n", v, body);
 	/* the log says what to run, once per worker and state, not once per request */
-	lines = log_count(MIGRATE_CMD);
+	lines = log_count(S.log, MIGRATE_CMD);
 	CHECK(lines >= 1 && lines <= 4 * WORKERS);
 	if (lines < 1 || lines > 4 * WORKERS) {
 		fprintf(stderr, "  %d log lines name migrate at schema %d\n", lines, v);
