@@ -512,6 +512,24 @@ cl_node_open(int n)
 	return m;
 }
 
+/* The integer the one-row query Q on M answers, or -1 (its error on stderr). */
+long long
+cl_num(MYSQL *m, const char *q)
+{
+	MYSQL_RES	*res;
+	MYSQL_ROW	 row;
+	long long	 v = -1;
+
+	if (mysql_query(m, q) != 0 || (res = mysql_store_result(m)) == NULL) {
+		fprintf(stderr, "  %s: %s\n", q, mysql_error(m));
+		return -1;
+	}
+	if ((row = mysql_fetch_row(res)) != NULL && row[0] != NULL)
+		v = strtoll(row[0], NULL, 10);
+	mysql_free_result(res);
+	return v;
+}
+
 /* Counts slots of f's rows on M missing or unlike what was answered; -1 on error. */
 static long
 verify_rows(const struct fx *f, MYSQL *m)

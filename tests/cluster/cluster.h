@@ -85,6 +85,9 @@ const struct config *cl_config(void);
 /* A session on node N (1..3) as the application's user, wsrep_sync_wait=1; NULL
  * on failure (said on stderr). */
 MYSQL		*cl_node_open(int n);
+/* The integer the one-row query Q on M answers (its first column), or -1 (the
+ * error said on stderr). */
+long long	 cl_num(MYSQL *m, const char *q);
 /* Runs SQL as root on node N (clusterctl node-sql, from a file): its exit status. */
 int		 cl_node_sql(int n, const char *sql);
 

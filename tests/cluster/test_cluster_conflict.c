@@ -62,22 +62,6 @@ sql(MYSQL *m, const char *q)
 	return 0;
 }
 
-/* The first column of q's first row as a number; -1 on failure. */
-static long long
-num(MYSQL *m, const char *q)
-{
-	MYSQL_RES	*res;
-	MYSQL_ROW	 row;
-	long long	 v = -1;
-
-	if (mysql_query(m, q) != 0 || (res = mysql_store_result(m)) == NULL)
-		return -1;
-	if ((row = mysql_fetch_row(res)) != NULL && row[0] != NULL)
-		v = atoll(row[0]);
-	mysql_free_result(res);
-	return v;
-}
-
 /* Host A's log from byte from on: whether it holds needle. */
 static int
 log_has(long from, const char *needle)
@@ -163,7 +147,7 @@ gate_waiters(long long n)
 	long long	 w = -1;
 
 	for (t0 = ut_now_ms(); ut_now_ms() - t0 < WAIT_MS; ut_pause_ms(20))
-		if ((w = num(n1, "SELECT COUNT(*) FROM information_schema."
+		if ((w = cl_num(n1, "SELECT COUNT(*) FROM information_schema."
 		    "PROCESSLIST WHERE INFO LIKE 'SELECT v INTO @cluster_gate%'"))
 		    == n)
 			return 1;
@@ -180,7 +164,7 @@ bf_aborts(long long n)
 	int64_t		 t0;
 
 	for (t0 = ut_now_ms(); ut_now_ms() - t0 < WAIT_MS; ut_pause_ms(20))
-		if (num(n1, q) >= n)
+		if (cl_num(n1, q) >= n)
 			return 1;
 	return 0;
 }
@@ -206,7 +190,7 @@ complete_conflict(int aborts, int want)
 	CHECK(fx_claim_one(&F, &held));		/* the gate is open: no wait */
 	CHECK_EQ_STR(held.cid, cid);
 	from = log_size();
-	bf0 = num(n1, bfq);
+	bf0 = cl_num(n1, bfq);
 	CHECK(bf0 >= 0);
 	CHECK_EQ_INT(sql(gate, "START TRANSACTION"), 0);
 	CHECK_EQ_INT(sql(gate, "SELECT v FROM cluster_gate WHERE id = 1 FOR "
@@ -237,8 +221,8 @@ complete_conflict(int aborts, int want)
 	    "result_payload = '{\"y\":\"won\"}'" : "status = "
 	    "'waiting_callback' AND result_payload IS NULL AND "
 	    "callback_token_hash IS NOT NULL");
-	CHECK_EQ_INT(num(n1, q), 1);
-	CHECK_EQ_INT(num(n2, q), 1);
+	CHECK_EQ_INT(cl_num(n1, q), 1);
+	CHECK_EQ_INT(cl_num(n2, q), 1);
 	if (want != 200)	/* the client repeats it: the token still works */
 		CHECK_EQ_INT(fx_complete(&F, &held, "{\"y\":\"won\"}"), 200);
 }
@@ -300,7 +284,7 @@ main(void)
 	CHECK(fx_submit_ok(&F, cid, "{\"conflict\":1}", &s));
 	snprintf(q, sizeof q, "SELECT id FROM s2r_async_execution WHERE "
 	    "correlation_id = '%s'", cid);
-	CHECK((id = num(n1, q)) > 0);
+	CHECK((id = cl_num(n1, q)) > 0);
 
 	/* 1: the claim waits inside its UPDATE of X for the gate */
 	from = log_size();
@@ -311,7 +295,7 @@ main(void)
 	CHECK(pthread_create(&k.t, NULL, claim_run, &k) == 0);
 	for (t0 = ut_now_ms(); ut_now_ms() - t0 < WAIT_MS && waiting < 1;
 	    ut_pause_ms(20))
-		waiting = num(n1, "SELECT COUNT(*) FROM information_schema."
+		waiting = cl_num(n1, "SELECT COUNT(*) FROM information_schema."
 		    "PROCESSLIST WHERE INFO LIKE 'SELECT v INTO @cluster_gate%'");
 	CHECK_EQ_INT(waiting, 1);
 
@@ -336,8 +320,8 @@ main(void)
 	snprintf(q, sizeof q, "SELECT COUNT(*) FROM s2r_async_execution WHERE "
 	    "id = %lld AND attempts = 0 AND callback_token_hash IS NULL AND "
 	    "lease_expires_at IS NULL AND cancel_requested = 1", id);
-	CHECK_EQ_INT(num(n1, q), 1);
-	CHECK_EQ_INT(num(n2, q), 1);
+	CHECK_EQ_INT(cl_num(n1, q), 1);
+	CHECK_EQ_INT(cl_num(n2, q), 1);
 	CHECK(log_has(from, "error 1213"));
 	complete_conflict(1, 200);
 	complete_conflict(2, 503);

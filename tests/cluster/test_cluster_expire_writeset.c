@@ -69,24 +69,6 @@ sqlf(MYSQL *m, const char *fmt, ...)
 	return 0;
 }
 
-/* The integer the one-row query Q on M answers, or -1. */
-static long long
-num(MYSQL *m, const char *q)
-{
-	MYSQL_RES	*res;
-	MYSQL_ROW	 row;
-	long long	 v = -1;
-
-	if (mysql_query(m, q) != 0 || (res = mysql_store_result(m)) == NULL) {
-		fprintf(stderr, "  %s: %s\n", q, mysql_error(m));
-		return -1;
-	}
-	if ((row = mysql_fetch_row(res)) != NULL && row[0] != NULL)
-		v = strtoll(row[0], NULL, 10);
-	mysql_free_result(res);
-	return v;
-}
-
 /*
  * Inserts N executions of env in status ST (cid prefix TAG) with a
  * request of REQ and a result of RES bytes, ended and expired DAYS_AGO
@@ -122,7 +104,7 @@ count(MYSQL *m, const char *tag, const char *st)
 	snprintf(q, sizeof q, "SELECT COUNT(*) FROM s2r_async_execution WHERE "
 	    "environment = '%s' AND correlation_id LIKE '%s-%%'%s%s%s", env,
 	    tag, st[0] ? " AND status = '" : "", st, st[0] ? "'" : "");
-	return num(m, q);
+	return cl_num(m, q);
 }
 
 /*
@@ -180,7 +162,7 @@ split_batch(MYSQL *m)
 static long long
 rollup_mark(MYSQL *m)
 {
-	return num(m, "SELECT CAST(UNIX_TIMESTAMP(counted_until) * 1000 AS "
+	return cl_num(m, "SELECT CAST(UNIX_TIMESTAMP(counted_until) * 1000 AS "
 	    "SIGNED) FROM s2r_rollup_mark WHERE id = 1");
 }
 
@@ -226,9 +208,9 @@ main(void)
 	snprintf(env, sizeof env, "wsbig%ld", (long)getpid());
 	if ((m = cl_node_open(1)) == NULL)
 		return check_done("cluster_expire_writeset");
-	was = num(m, "SELECT @@GLOBAL.wsrep_max_ws_size");
+	was = cl_num(m, "SELECT @@GLOBAL.wsrep_max_ws_size");
 	printf("  node 1: wsrep_max_ws_size %lld, binlog_row_image %s\n", was,
-	    num(m, "SELECT @@GLOBAL.binlog_row_image = 'FULL'") == 1 ?
+	    cl_num(m, "SELECT @@GLOBAL.binlog_row_image = 'FULL'") == 1 ?
 	    "FULL" : "other");
 	CHECK(was > WS_LIMIT);
 	if ((fd = mkstemp(restore_sql)) == -1 || (f = fdopen(fd, "w")) ==
