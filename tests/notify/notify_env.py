@@ -48,6 +48,15 @@ class Checks:
         print("%d passed, %d failed" % (self.passed, self.failed))
         return 0 if self.failed == 0 and self.passed > 0 else 1
 
+    def done_sender(self, rc, snd):
+        """done() at the end of a test of one sender snd (None: it never started):
+        its exit status on SIGTERM (rc, snd.stop()'s) checked, its log's tail
+        printed."""
+        self.check("SIGTERM: exit 0", rc == 0, rc)
+        if snd:
+            print("# the sender's log:\n" + snd.log_text()[-2000:])
+        return self.done()
+
 
 class ClockWatch:
     """Samples the wall clock against the monotonic one every 50 ms from start() to

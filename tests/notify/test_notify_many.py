@@ -91,10 +91,7 @@ def main():
                % (a.tenant, b.tenant))
         ne.sql("DELETE FROM s2r_webhook_endpoint WHERE tenant_id IN ('%s', '%s')"
                % (a.tenant, b.tenant))
-    c.check("SIGTERM: exit 0", rc == 0, rc)
-    if snd:
-        print("# the sender's log:\n" + snd.log_text()[-2000:])
-    return c.done()
+    return c.done_sender(rc, snd)
 
 
 if __name__ == "__main__":

@@ -127,10 +127,7 @@ def main():
         rx.close()
         root_sql("DROP USER IF EXISTS '{u}'@'localhost', '{u}'@'127.0.0.1'"
                  .format(u=user))
-    c.check("SIGTERM: exit 0", rc == 0, rc)
-    if snd:
-        print("# the sender's log:\n" + snd.log_text()[-2000:])
-    return c.done()
+    return c.done_sender(rc, snd)
 
 
 if __name__ == "__main__":
