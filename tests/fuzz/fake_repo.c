@@ -516,6 +516,14 @@ repo_node_state(struct db *db, struct repo_node *n)
 	return REPO_OK;
 }
 
+/* As repo_node.c: the fake's failures are outages, no cause to name. */
+enum repo_cause
+repo_cause(const struct db *db)
+{
+	(void)db;
+	return CAUSE_OTHER;
+}
+
 /* As repo_metrics.c: no expiry run recorded yet. */
 int
 repo_metrics_expiry(struct db *db, struct job_run *j)
