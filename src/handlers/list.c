@@ -307,8 +307,8 @@ handle_list(struct app *app, struct req *req, struct resp *resp)
 	}
 	if ((it = calloc(LIST_MAX + 1, sizeof(*it))) == NULL)
 		return HERR_INTERNAL;
-	rc = repo_exec_list(app->db, lineage, key.id, req->env, req->svc,
-	    req->op, q.status, q.before, q.limit + 1, it, &n);
+	rc = repo_exec_list(app->db, lineage, req->env, req->svc, req->op,
+	    q.status, q.before, q.limit + 1, it, &n);
 	e = rc == REPO_OK ? HERR_OK : HERR_UNAVAILABLE;
 	if (e == HERR_OK && n > q.limit &&
 	    page_seal(app, lineage, req, &q, it[q.limit - 1].id, next) == -1)

@@ -143,31 +143,11 @@ token_split(struct app *app, const char *tok, uint64_t *id)
 }
 
 /*
- * Whether key k may use what the key of hash sub submitted, when both
- * are of one lineage (the caller compared it): the key itself, or one k
- * was rotated from, which has a lower id (a rotation's new key is a new
- * row); never one rotated from k (the old key, which may have leaked,
- * must not read its successor's). 1, 0, or -1 (database unavailable).
- */
-static int
-view_lineage_ok(struct app *app, const struct key_row *k,
-    const unsigned char sub[SHA256_LEN])
-{
-	struct key_row	 s;
-	int		 rc;
-
-	if ((rc = lookup_key(app, sub, &s)) == REPO_ERR)
-		return -1;
-	return rc == REPO_OK && s.id <= k->id;
-}
-
-/*
  * Finds the execution named by the path for the calling consumer: the
  * id sealed in the poll token must be that of (tenant, route, correlation
  * id), the key's lineage identity must be the initiator's (sql/007: a
- * key rotated from the initiator's matches, view_lineage_ok; a row
- * without one, written by a schema-6 binary, needs the initiator's key
- * hash), and the token
+ * key rotated from the initiator's matches; a row without one, written
+ * by a schema-6 binary, needs the initiator's key hash), and the token
  * secret's hash must match. Every mismatch gives the same
  * HERR_NOT_FOUND after the same comparisons.
  * On HERR_OK, r is filled, with an ended execution's small payload
@@ -206,12 +186,6 @@ view_find(struct app *app, struct req *req, struct exec_row *r)
 	    pf.token, SHA256_LEN);
 	ok &= found && !r->key_hash_null && !r->poll_hash_null &&
 	    !r->tenant_null && valid_secret(tok, "");
-	if (ok && !bykey)	/* another key of the lineage submitted it */
-		ok = view_lineage_ok(app, &key, r->key_hash);
-	if (ok == -1) {
-		exec_row_free(r);
-		return HERR_UNAVAILABLE;
-	}
 	if (!ok) {
 		if (found)
 			exec_row_free(r);

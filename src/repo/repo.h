@@ -249,9 +249,9 @@ struct list_item {
 	int64_t		 completed_at;	/* 0 when NULL */
 };
 enum repo_rc	repo_exec_list(struct db *, const unsigned char *lineage,
-	    uint64_t key_id, const char *env, const char *svc,
-	    const char *op, enum exec_status status, uint64_t before,
-	    unsigned max, struct list_item *, size_t *n);
+	    const char *env, const char *svc, const char *op,
+	    enum exec_status status, uint64_t before, unsigned max,
+	    struct list_item *, size_t *n);
 enum repo_rc	repo_claim(struct db *, const char *env, const char *svc,
 	    const char *op, unsigned max, unsigned lease_seconds,
 	    unsigned max_attempts, int64_t now, struct claim_item **, size_t *);

@@ -63,17 +63,15 @@ items_read(MYSQL_STMT *st, struct list_item *it, unsigned max, size_t *n)
 /*
  * Reads the executions of lineage identity lineage on route (env, svc,
  * op) whose id is below before, newest first, of status (ST__MAX: any),
- * submitted by key key_id or a key of the lineage with a lower id (one
- * key_id was rotated from), at most max (<= LIST_MAX + 1) into it; *n
- * gets how many. REPO_OK or REPO_ERR.
+ * at most max (<= LIST_MAX + 1) into it; *n gets how many. REPO_OK or
+ * REPO_ERR.
  */
 enum repo_rc
-repo_exec_list(struct db *db, const unsigned char *lineage, uint64_t key_id,
-    const char *env, const char *svc, const char *op,
-    enum exec_status status, uint64_t before, unsigned max,
-    struct list_item *it, size_t *n)
+repo_exec_list(struct db *db, const unsigned char *lineage, const char *env,
+    const char *svc, const char *op, enum exec_status status,
+    uint64_t before, unsigned max, struct list_item *it, size_t *n)
 {
-	MYSQL_BIND	 p[8];
+	MYSQL_BIND	 p[7];
 	MYSQL_STMT	*st;
 	int		 i = 0;
 	enum stmt	 id = status == ST__MAX ? STMT_EXEC_LIST :
@@ -87,7 +85,6 @@ repo_exec_list(struct db *db, const unsigned char *lineage, uint64_t key_id,
 	if (status != ST__MAX)
 		db_bind_str(&p[i++], exec_status_name(status));
 	db_bind_u64(&p[i++], &before);
-	db_bind_u64(&p[i++], &key_id);
 	db_bind_u32(&p[i++], &max);
 	if ((st = db_run(db, id, p)) == NULL)
 		return REPO_ERR;

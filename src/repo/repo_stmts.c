@@ -27,17 +27,6 @@ _Static_assert(PRIORITY_MAX == 9, "STMT_CLAIM_SELECT lists the priorities");
 	"not_before"
 
 /*
- * What list shows of its lineage: only what the caller's key (the bound
- * id) or a key it was rotated from (a lower id of the lineage: rotation
- * adds the new key as a new row) submitted, never what a key rotated
- * from it submitted. By uq_api_key_hash, a scalar subquery as
- * LINEAGE_LIVE (not an EXISTS, which MariaDB may materialize).
- */
-#define LIST_KEY_OK \
-	" AND (SELECT k.id FROM s2r_api_key k WHERE k.key_hash = " \
-	"e.initiator_key_hash) <= ?"
-
-/*
  * The terminal transitions of the request paths, each with the outbox
  * mark m: SET_NOTIFY, or NOTIFY_NONE in the _NONE twin (repo_sql.h).
  * FIN_COMPLETE is complete's compare-and-set (STMT_FIN_COMPLETE, and
@@ -403,20 +392,19 @@ const struct db_stmt_def repo_stmts[STMT__MAX] = {
 	    "WHERE job = 'expire'", 1, "metrics_expiry" },
 	/* list (repo_list.c): ix_exec_list / ix_exec_list_status, newest
 	 * first from below the page token's id; status + 0 is the ENUM's
-	 * index, 1-based in enum exec_status order; LIST_KEY_OK above */
+	 * index, 1-based in enum exec_status order */
 	[STMT_EXEC_LIST] = {
 	    "SELECT id, correlation_id, status + 0, created_at, updated_at, "
-	    "completed_at, expires_at FROM s2r_async_execution e "
+	    "completed_at, expires_at FROM s2r_async_execution "
 	    "FORCE INDEX (ix_exec_list) WHERE initiator_lineage = ? AND "
 	    "environment = ? AND service_key = ? AND operation_key = ? AND "
-	    "id < ?" LIST_KEY_OK " ORDER BY id DESC LIMIT ?", 1,
-	    "exec_list" },
+	    "id < ? ORDER BY id DESC LIMIT ?", 1, "exec_list" },
 	[STMT_EXEC_LIST_STATUS] = {
 	    "SELECT id, correlation_id, status + 0, created_at, updated_at, "
-	    "completed_at, expires_at FROM s2r_async_execution e "
+	    "completed_at, expires_at FROM s2r_async_execution "
 	    "FORCE INDEX (ix_exec_list_status) WHERE initiator_lineage = ? AND "
 	    "environment = ? AND service_key = ? AND operation_key = ? AND "
-	    "status = ? AND id < ?" LIST_KEY_OK " ORDER BY id DESC LIMIT ?", 1,
+	    "status = ? AND id < ? ORDER BY id DESC LIMIT ?", 1,
 	    "exec_list_status" },
 	[STMT_SECRET_GET] = {
 	    "SELECT secret FROM s2r_secret WHERE name = ?",

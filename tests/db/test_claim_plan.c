@@ -11,10 +11,7 @@
  * claim's read of ids examines many entries, and a scan of the keys per entry made each
  * claim cost that times the number of keys. The lease UPDATE has the placeholders of
  * CLAIM_LEASE_ROWS executions and reads them by primary key. No statement of
- * repo_stmts that locks (FOR UPDATE) names ix_exec_claim. Prints the plans. The list's
- * statements (STMT_EXEC_LIST, _STATUS) the same way: a range of ix_exec_list (or
- * ix_exec_list_status) read backwards, the submitting key of each entry (LIST_KEY_OK:
- * not a successor of the caller's key) by uq_api_key_hash, never a scan of the keys.
+ * repo_stmts that locks (FOR UPDATE) names ix_exec_claim. Prints the plans.
  *
  * Live leases: a route of its own with LEASED claimed executions (lease an hour ahead)
  * and two due, unclaimed ones; the read of the ids (STMT_CLAIM_IDS) returns the two,
@@ -88,10 +85,6 @@ static const struct {
 	{ "environment = ", env },
 	{ "service_key = ", svc },
 	{ "operation_key = ", "'op'" },
-	{ "initiator_lineage = ", "UNHEX(SHA2('lineage:1', 256))" },	/* list */
-	{ "status = ", "'failed'" },
-	{ "id < ", "18446744073709551615" },
-	{ ") <= ", "1" },
 };
 
 /*
@@ -191,42 +184,6 @@ check_plan(enum stmt id)
 
 	CHECK(walk_plan(id, claim_row, &claim) >= 1);
 	CHECK_EQ_INT(claim, 1);
-}
-
-/* What check_list_plan counts: e as a range of index, k by its key hash. */
-struct list_rows {
-	const char	*index;
-	int		 e, k;
-};
-
-/* A row of a list's plan (check_list_plan): nothing scanned; counts e and k. */
-static void
-list_row(enum stmt id, const struct plan_row *r, void *arg)
-{
-	struct list_rows	*l = arg;
-
-	(void)id;
-	CHECK(strcmp(r->type, "ALL") != 0);
-	if (strcmp(r->table, "e") == 0 && strcmp(r->key, l->index) == 0 &&
-	    strcmp(r->type, "range") == 0)
-		l->e++;
-	if (strcmp(r->table, "k") == 0 && strcmp(r->key, "uq_api_key_hash") == 0)
-		l->k++;
-}
-
-/*
- * EXPLAIN of list statement id (STMT_EXEC_LIST, _STATUS): the executions read as a
- * range of index (backwards: no filesort), the submitting key of each by
- * uq_api_key_hash (LIST_KEY_OK), nothing scanned (type ALL).
- */
-static void
-check_list_plan(enum stmt id, const char *index)
-{
-	struct list_rows	 l = { index, 0, 0 };
-
-	walk_plan(id, list_row, &l);
-	CHECK_EQ_INT(l.e, 1);
-	CHECK_EQ_INT(l.k, 1);
 }
 
 /* No statement that locks what it reads (FOR UPDATE) names ix_exec_claim (see the top). */
@@ -640,8 +597,6 @@ main(void)
 	check_no_locking_scan();
 	check_plan(STMT_CLAIM_IDS);
 	check_plan(STMT_CLAIM_LOCK);
-	check_list_plan(STMT_EXEC_LIST, "ix_exec_list");
-	check_list_plan(STMT_EXEC_LIST_STATUS, "ix_exec_list_status");
 	check_leases();
 	check_live_leases(HELD_END);
 	check_live_leases("UTC_TIMESTAMP(3) - INTERVAL 1 MINUTE");

@@ -584,28 +584,11 @@ repo_metrics_waiting(struct db *db, struct route_waiting *w, size_t max,
 	return REPO_OK;
 }
 
-/* Whether the key of hash h has an id of at most key_id (LIST_KEY_OK). */
-static int
-fake_key_ok(const unsigned char *h, uint64_t key_id)
-{
-	unsigned char	 kh[SHA256_LEN];
-	size_t		 i;
-
-	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-		crypto_sha256(keys[i].secret, strlen(keys[i].secret), kh);
-		if (memcmp(kh, h, SHA256_LEN) == 0)
-			return keys[i].row.id <= key_id;
-	}
-	return 0;
-}
-
-/* As repo_list.c: the lineage's executions on the route, newest first,
- * that key key_id or a lower key id submitted. */
+/* As repo_list.c: the lineage's executions on the route, newest first. */
 int
-repo_exec_list(struct db *db, const unsigned char *lineage, uint64_t key_id,
-    const char *env, const char *svc, const char *op,
-    enum exec_status status, uint64_t before, unsigned max,
-    struct list_item *it, size_t *n)
+repo_exec_list(struct db *db, const unsigned char *lineage, const char *env,
+    const char *svc, const char *op, enum exec_status status,
+    uint64_t before, unsigned max, struct list_item *it, size_t *n)
 {
 	const struct exec_row *r, *best;
 	uint64_t	 below = before;
@@ -625,8 +608,6 @@ repo_exec_list(struct db *db, const unsigned char *lineage, uint64_t key_id,
 			    strcmp(r->svc, svc) == 0 &&
 			    strcmp(r->op, op) == 0 && r->id < below &&
 			    (status == ST__MAX || r->status == status) &&
-			    !r->key_hash_null &&
-			    fake_key_ok(r->key_hash, key_id) &&
 			    (best == NULL || r->id > best->id))
 				best = r;
 		}
