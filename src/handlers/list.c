@@ -1,12 +1,16 @@
 /*
  * list.c - GET /v1/executions/{env}/{svc}/{op}
  *
- * The executions that the caller's key lineage (the key, or a key it was
- * rotated from: sql/007) submitted on the route, newest first (by id,
- * descending), limit (1..100, default 20) at a time, optionally of one
- * status. Items carry no payload, progress or token. A page after the
- * first starts below the id that the page token names; new submits
- * never show up in later pages.
+ * The executions that the caller's key, or a key it was rotated from
+ * (sql/007: one lineage; a lower key id), submitted on the route, newest
+ * first (by id, descending), limit (1..100, default 20) at a time,
+ * optionally of one status. Items carry no payload, progress or token. A
+ * page after the first starts below the id that the page token names;
+ * new submits never show up in later pages. A key with a later key in
+ * its lineage (a rotation's old key, key_row.succeeded) never lists
+ * what a later key submitted: its page reads at most LIST_SCAN_OF
+ * entries per item and may end short, even empty, with a page token
+ * (repo_exec_list's past) when that bound ended it.
  *
  * A page token is the digit of the poll-token key version, then the
  * base64url of the last id (8 bytes, big-endian) sealed with AES-256-GCM
@@ -290,8 +294,10 @@ handle_list(struct app *app, struct req *req, struct resp *resp)
 	struct list_item *it = NULL;
 	struct key_row	 key;
 	struct list_q	 q;
+	struct list_at	 at;
 	enum herr	 e;
 	size_t		 n = 0;
+	uint64_t	 past = 0;
 	int		 rc;
 
 	if ((e = auth_key(app, req, KEY_CONSUMER, &key, khash)) != HERR_OK ||
@@ -307,15 +313,19 @@ handle_list(struct app *app, struct req *req, struct resp *resp)
 	}
 	if ((it = calloc(LIST_MAX + 1, sizeof(*it))) == NULL)
 		return HERR_INTERNAL;
-	rc = repo_exec_list(app->db, lineage, req->env, req->svc, req->op,
-	    q.status, q.before, q.limit + 1, it, &n);
+	at = (struct list_at){ req->env, req->svc, req->op, q.status,
+	    q.before };
+	rc = repo_exec_list(app->db, lineage, key.succeeded ? key.id : 0, &at,
+	    q.limit + 1, it, &n, &past);
 	e = rc == REPO_OK ? HERR_OK : HERR_UNAVAILABLE;
-	if (e == HERR_OK && n > q.limit &&
-	    page_seal(app, lineage, req, &q, it[q.limit - 1].id, next) == -1)
+	if (n > q.limit)
+		past = it[q.limit - 1].id;
+	if (e == HERR_OK && past != 0 &&
+	    page_seal(app, lineage, req, &q, past, next) == -1)
 		e = HERR_INTERNAL;
 	if (e == HERR_OK) {
 		page_body(&resp->body, it, n > q.limit ? q.limit : n,
-		    n > q.limit ? next : NULL);
+		    past != 0 ? next : NULL);
 		resp_json(resp, 200);
 	}
 	free(it);

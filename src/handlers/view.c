@@ -143,13 +143,34 @@ token_split(struct app *app, const char *tok, uint64_t *id)
 }
 
 /*
+ * Whether key k may use what the key of hash sub, another key of its
+ * lineage (the caller compared it), submitted: one k was rotated from,
+ * which has a lower id (rotation adds the new key as a new row; revoked
+ * keys are found too, through the key cache); never a later one (a
+ * rotation's old key may have leaked). 1, 0, or -1 (the database is
+ * unavailable).
+ */
+static int
+view_lineage_ok(struct app *app, const struct key_row *k,
+    const unsigned char sub[SHA256_LEN])
+{
+	struct key_row	 s;
+	int		 rc;
+
+	if ((rc = lookup_key(app, sub, &s)) == REPO_ERR)
+		return -1;
+	return rc == REPO_OK && s.id <= k->id;
+}
+
+/*
  * Finds the execution named by the path for the calling consumer: the
  * id sealed in the poll token must be that of (tenant, route, correlation
  * id), the key's lineage identity must be the initiator's (sql/007: a
- * key rotated from the initiator's matches; a row without one, written
- * by a schema-6 binary, needs the initiator's key hash), and the token
- * secret's hash must match. Every mismatch gives the same
- * HERR_NOT_FOUND after the same comparisons.
+ * key rotated from the initiator's matches, view_lineage_ok; a row
+ * without one, written by a schema-6 binary, needs the initiator's key
+ * hash), and the token secret's hash must match. Every mismatch gives
+ * the same HERR_NOT_FOUND after the same comparisons (the submitter's
+ * key is looked up only after the token matched).
  * On HERR_OK, r is filled, with an ended execution's small payload
  * when the statement matched the hashes as well (r->payloads; else
  * repo_exec_payload reads them; free r with exec_row_free).
@@ -186,6 +207,12 @@ view_find(struct app *app, struct req *req, struct exec_row *r)
 	    pf.token, SHA256_LEN);
 	ok &= found && !r->key_hash_null && !r->poll_hash_null &&
 	    !r->tenant_null && valid_secret(tok, "");
+	if (ok && !bykey)	/* another key of the lineage submitted it */
+		ok = view_lineage_ok(app, &key, r->key_hash);
+	if (ok == -1) {
+		exec_row_free(r);
+		return HERR_UNAVAILABLE;
+	}
 	if (!ok) {
 		if (found)
 			exec_row_free(r);

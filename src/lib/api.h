@@ -18,6 +18,8 @@
 #define LEASE_MAX_SECONDS	3600
 #define CLAIM_MAX		100	/* executions one claim takes at most */
 #define LIST_MAX		100	/* items a page holds at most */
+/* index entries a rotated key's list page reads per item it may hold */
+#define LIST_SCAN_OF		5
 #define PROGRESS_MAX_BYTES	16384	/* a heartbeat's progress */
 #define CID_MAX_LEN		128	/* X-Correlation-Id */
 #define WORKERS_MAX		1024	/* workers = N, and what the master forks */

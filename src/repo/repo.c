@@ -136,7 +136,7 @@ repo_key_by_hash(struct db *db, const unsigned char *hash, struct key_row *k)
 	MYSQL_STMT	*st;
 	struct db_cols	 c;
 	MYSQL_TIME	 t;
-	int		 backend = 0, revoked = 0, rc;
+	int		 backend = 0, revoked = 0, succeeded = 0, rc;
 
 	db_bind_blob(&p[0], hash, SHA256_LEN);
 	if ((st = db_run(db, STMT_KEY_BY_HASH, p)) == NULL)
@@ -148,6 +148,7 @@ repo_key_by_hash(struct db *db, const unsigned char *hash, struct key_row *k)
 	db_rcol(&c, 3, MYSQL_TYPE_LONG, &revoked, 0);
 	db_rcol(&c, 4, MYSQL_TYPE_DATETIME, &t, sizeof(t));
 	db_rcol(&c, 5, MYSQL_TYPE_LONGLONG, &k->lineage, 0);
+	db_rcol(&c, 6, MYSQL_TYPE_LONG, &succeeded, 0);
 	rc = fetch_one(st, &c);
 	if (rc == REPO_OK) {	/* no row: c's lengths were never set */
 		db_rstr(&c, 2, k->tenant, sizeof(k->tenant));
@@ -155,6 +156,7 @@ repo_key_by_hash(struct db *db, const unsigned char *hash, struct key_row *k)
 	}
 	k->backend = backend;
 	k->revoked = revoked;
+	k->succeeded = succeeded;
 	return rc;
 }
 

@@ -76,6 +76,7 @@ struct key_row {
 	char		 tenant[TENANT_MAX_LEN + 1];	/* "" for backend */
 	int64_t		 revoke_at;	/* ms: revoked from then on; 0 none */
 	uint64_t	 lineage;	/* the first key of its lineage */
+	int		 succeeded;	/* a later key of its lineage exists */
 };
 
 struct route_row {
@@ -248,10 +249,15 @@ struct list_item {
 	int64_t		 created_at, updated_at, expires_at;	/* ms */
 	int64_t		 completed_at;	/* 0 when NULL */
 };
+/* where a listing's page starts */
+struct list_at {
+	const char	*env, *svc, *op;
+	enum exec_status status;	/* ST__MAX: any */
+	uint64_t	 before;	/* ids below it */
+};
 enum repo_rc	repo_exec_list(struct db *, const unsigned char *lineage,
-	    const char *env, const char *svc, const char *op,
-	    enum exec_status status, uint64_t before, unsigned max,
-	    struct list_item *, size_t *n);
+	    uint64_t key_id, const struct list_at *, unsigned max,
+	    struct list_item *, size_t *n, uint64_t *past);
 enum repo_rc	repo_claim(struct db *, const char *env, const char *svc,
 	    const char *op, unsigned max, unsigned lease_seconds,
 	    unsigned max_attempts, int64_t now, struct claim_item **, size_t *);

@@ -29,19 +29,37 @@ item_cols(struct db_cols *c, struct list_item *it, unsigned *st,
 	db_rcol(c, 6, MYSQL_TYPE_DATETIME, &t[3], sizeof(t[3]));
 }
 
-/* Reads up to max rows of executed statement st into it; 0 or -1. */
+/* How items_read reads a statement's rows. */
+struct list_read {
+	unsigned	 max;	/* items to find at most */
+	int		 of;	/* a _OF statement: column 7 is LIST_SEEN */
+	unsigned	 rows;	/* rows read */
+	uint64_t	 last;	/* the id of the last row read */
+};
+
+/*
+ * Reads rows of executed statement st into it until r->max items are
+ * found (an _OF statement's row whose LIST_SEEN is not 1 is read past,
+ * no item); 0 or -1.
+ */
 static int
-items_read(MYSQL_STMT *st, struct list_item *it, unsigned max, size_t *n)
+items_read(MYSQL_STMT *st, struct list_item *it, struct list_read *r,
+    size_t *n)
 {
 	struct db_cols	 c;
 	struct list_item row;
 	MYSQL_TIME	 t[4];
 	unsigned	 status = 0;
-	int		 rc = DB_ROW;
+	int		 rc = DB_ROW, seen = 1;
 
 	memset(&row, 0, sizeof(row));
 	item_cols(&c, &row, &status, t);
-	while (*n < max && (rc = db_fetch_row(st, &c)) == DB_ROW) {
+	db_rcol(&c, 7, MYSQL_TYPE_LONG, &seen, 0);	/* _OF only */
+	while (*n < r->max && (rc = db_fetch_row(st, &c)) == DB_ROW) {
+		r->rows++;
+		r->last = row.id;
+		if (r->of && (c.null[7] || seen != 1))
+			continue;	/* a successor's (or no key's) */
 		db_rstr(&c, 1, row.cid, sizeof(row.cid));
 		if (status < 1 || status > ST__MAX) {
 			log_error("db: execution %llu has status %u",
@@ -63,30 +81,45 @@ items_read(MYSQL_STMT *st, struct list_item *it, unsigned max, size_t *n)
 /*
  * Reads the executions of lineage identity lineage on route (env, svc,
  * op) whose id is below before, newest first, of status (ST__MAX: any),
- * at most max (<= LIST_MAX + 1) into it; *n gets how many. REPO_OK or
- * REPO_ERR.
+ * at most max (<= LIST_MAX + 1) into it; *n gets how many. With key_id
+ * (not 0: the caller's key has a later key in its lineage) only those
+ * that key or a lower key id of the lineage submitted (LIST_SEEN): at
+ * most LIST_SCAN_OF * max entries are read, and when that bound ended
+ * the read before max items were found, *past gets the id of the last
+ * entry read (the next page starts below it); else *past is 0.
+ * REPO_OK or REPO_ERR.
  */
 enum repo_rc
-repo_exec_list(struct db *db, const unsigned char *lineage, const char *env,
-    const char *svc, const char *op, enum exec_status status,
-    uint64_t before, unsigned max, struct list_item *it, size_t *n)
+repo_exec_list(struct db *db, const unsigned char *lineage, uint64_t key_id,
+    const struct list_at *at, unsigned max, struct list_item *it,
+    size_t *n, uint64_t *past)
 {
-	MYSQL_BIND	 p[7];
+	MYSQL_BIND	 p[8];
 	MYSQL_STMT	*st;
+	struct list_read r = { max, key_id != 0, 0, 0 };
+	unsigned	 lim = key_id != 0 ? LIST_SCAN_OF * max : max;
 	int		 i = 0;
-	enum stmt	 id = status == ST__MAX ? STMT_EXEC_LIST :
-			    STMT_EXEC_LIST_STATUS;
+	enum stmt	 id = at->status == ST__MAX ?
+			    (r.of ? STMT_EXEC_LIST_OF : STMT_EXEC_LIST) :
+			    (r.of ? STMT_EXEC_LIST_STATUS_OF :
+			    STMT_EXEC_LIST_STATUS);
 
 	*n = 0;
+	*past = 0;
+	if (r.of)
+		db_bind_u64(&p[i++], &key_id);	/* LIST_SEEN comes first */
 	db_bind_blob(&p[i++], lineage, SHA256_LEN);
-	db_bind_str(&p[i++], env);
-	db_bind_str(&p[i++], svc);
-	db_bind_str(&p[i++], op);
-	if (status != ST__MAX)
-		db_bind_str(&p[i++], exec_status_name(status));
-	db_bind_u64(&p[i++], &before);
-	db_bind_u32(&p[i++], &max);
-	if ((st = db_run(db, id, p)) == NULL)
+	db_bind_str(&p[i++], at->env);
+	db_bind_str(&p[i++], at->svc);
+	db_bind_str(&p[i++], at->op);
+	if (at->status != ST__MAX)
+		db_bind_str(&p[i++], exec_status_name(at->status));
+	db_bind_u64(&p[i++], &at->before);
+	db_bind_u32(&p[i++], &lim);
+	if ((st = db_run(db, id, p)) == NULL ||
+	    items_read(st, it, &r, n) == -1)
 		return REPO_ERR;
-	return items_read(st, it, max, n) == 0 ? REPO_OK : REPO_ERR;
+	if (r.of && *n < max && r.rows == lim)
+		*past = r.last;
+	return REPO_OK;
 }

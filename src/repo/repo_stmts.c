@@ -27,6 +27,17 @@ _Static_assert(PRIORITY_MAX == 9, "STMT_CLAIM_SELECT lists the priorities");
 	"not_before"
 
 /*
+ * Whether the listing key (the bound id) may see an entry: its
+ * submitting key, by uq_api_key_hash (revoked ones included), is that
+ * key or one with a lower id of the lineage (one it was rotated from:
+ * rotation adds the new key as a new row). NULL (no key hash, or a key
+ * removed) is not 1: read past, as a successor's entry.
+ */
+#define LIST_SEEN \
+	", (SELECT k.id FROM s2r_api_key k WHERE k.key_hash = " \
+	"e.initiator_key_hash) <= ?"
+
+/*
  * The terminal transitions of the request paths, each with the outbox
  * mark m: SET_NOTIFY, or NOTIFY_NONE in the _NONE twin (repo_sql.h).
  * FIN_COMPLETE is complete's compare-and-set (STMT_FIN_COMPLETE, and
@@ -81,9 +92,11 @@ _Static_assert(PRIORITY_MAX == 9, "STMT_CLAIM_SELECT lists the priorities");
 
 const struct db_stmt_def repo_stmts[STMT__MAX] = {
 	[STMT_KEY_BY_HASH] = {
-	    "SELECT id, kind = 'backend', tenant_id, revoked_at IS NOT NULL, "
-	    "revoked_at, COALESCE(lineage_id, id) "
-	    "FROM s2r_api_key WHERE key_hash = ?", 1, "key_by_hash" },
+	    "SELECT k.id, k.kind = 'backend', k.tenant_id, k.revoked_at IS "
+	    "NOT NULL, k.revoked_at, COALESCE(k.lineage_id, k.id), EXISTS "
+	    "(SELECT 1 FROM s2r_api_key m WHERE m.lineage_id = "
+	    "COALESCE(k.lineage_id, k.id) AND m.id > k.id) "
+	    "FROM s2r_api_key k WHERE k.key_hash = ?", 1, "key_by_hash" },
 	[STMT_BACKEND_SERVES] = {
 	    "SELECT 1 FROM s2r_backend_key_route kr JOIN s2r_route r "
 	    "ON r.id = kr.route_id WHERE kr.key_id = ? AND r.environment = ? "
@@ -406,6 +419,22 @@ const struct db_stmt_def repo_stmts[STMT__MAX] = {
 	    "environment = ? AND service_key = ? AND operation_key = ? AND "
 	    "status = ? AND id < ? ORDER BY id DESC LIMIT ?", 1,
 	    "exec_list_status" },
+	/* the same for a key that has a successor in its lineage (a
+	 * rotation's old key): one more column, LIST_SEEN, read past when
+	 * not 1 (repo_list.c) */
+	[STMT_EXEC_LIST_OF] = {
+	    "SELECT id, correlation_id, status + 0, created_at, updated_at, "
+	    "completed_at, expires_at" LIST_SEEN " FROM s2r_async_execution e "
+	    "FORCE INDEX (ix_exec_list) WHERE initiator_lineage = ? AND "
+	    "environment = ? AND service_key = ? AND operation_key = ? AND "
+	    "id < ? ORDER BY id DESC LIMIT ?", 1, "exec_list_of" },
+	[STMT_EXEC_LIST_STATUS_OF] = {
+	    "SELECT id, correlation_id, status + 0, created_at, updated_at, "
+	    "completed_at, expires_at" LIST_SEEN " FROM s2r_async_execution e "
+	    "FORCE INDEX (ix_exec_list_status) WHERE initiator_lineage = ? AND "
+	    "environment = ? AND service_key = ? AND operation_key = ? AND "
+	    "status = ? AND id < ? ORDER BY id DESC LIMIT ?", 1,
+	    "exec_list_status_of" },
 	[STMT_SECRET_GET] = {
 	    "SELECT secret FROM s2r_secret WHERE name = ?",
 	    1, "secret_get" },

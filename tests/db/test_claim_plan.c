@@ -11,7 +11,10 @@
  * claim's read of ids examines many entries, and a scan of the keys per entry made each
  * claim cost that times the number of keys. The lease UPDATE has the placeholders of
  * CLAIM_LEASE_ROWS executions and reads them by primary key. No statement of
- * repo_stmts that locks (FOR UPDATE) names ix_exec_claim. Prints the plans.
+ * repo_stmts that locks (FOR UPDATE) names ix_exec_claim. Prints the plans. The
+ * list's statements the same way: a range of ix_exec_list (or ix_exec_list_status)
+ * read backwards; a rotated key's (_OF) probe each entry's submitting key by
+ * uq_api_key_hash (LIST_SEEN), never a scan of the keys.
  *
  * Live leases: a route of its own with LEASED claimed executions (lease an hour ahead)
  * and two due, unclaimed ones; the read of the ids (STMT_CLAIM_IDS) returns the two,
@@ -85,6 +88,10 @@ static const struct {
 	{ "environment = ", env },
 	{ "service_key = ", svc },
 	{ "operation_key = ", "'op'" },
+	{ "initiator_lineage = ", "UNHEX(SHA2('lineage:1', 256))" },	/* list */
+	{ "status = ", "'failed'" },
+	{ "id < ", "18446744073709551615" },
+	{ ") <= ", "1" },
 };
 
 /*
@@ -184,6 +191,42 @@ check_plan(enum stmt id)
 
 	CHECK(walk_plan(id, claim_row, &claim) >= 1);
 	CHECK_EQ_INT(claim, 1);
+}
+
+/* A row of a list's plan (check_list_plan): counts the executions read by the index, k
+ * by its key hash. */
+struct list_plan {
+	const char	*index;
+	int		 e, k;
+};
+
+static void
+list_row(enum stmt id, const struct plan_row *r, void *arg)
+{
+	struct list_plan *p = arg;
+
+	(void)id;
+	CHECK(strcmp(r->type, "ALL") != 0);
+	p->e += (strcmp(r->table, "e") == 0 ||
+	    strcmp(r->table, "s2r_async_execution") == 0) &&
+	    strcmp(r->key, p->index) == 0 &&
+	    strcmp(r->type, "range") == 0;
+	p->k += strcmp(r->table, "k") == 0 && strcmp(r->key, "uq_api_key_hash") == 0;
+}
+
+/*
+ * EXPLAIN of list statement id: one range of index (read backwards: no filesort), and
+ * for a rotated key's statements (keyed) each entry's submitting key by uq_api_key_hash
+ * (LIST_SEEN), never a scan of the keys.
+ */
+static void
+check_list_plan(enum stmt id, const char *index, int keyed)
+{
+	struct list_plan p = { index, 0, 0 };
+
+	CHECK(walk_plan(id, list_row, &p) >= 1);
+	CHECK_EQ_INT(p.e, 1);
+	CHECK_EQ_INT(p.k, keyed);
 }
 
 /* No statement that locks what it reads (FOR UPDATE) names ix_exec_claim (see the top). */
@@ -597,6 +640,10 @@ main(void)
 	check_no_locking_scan();
 	check_plan(STMT_CLAIM_IDS);
 	check_plan(STMT_CLAIM_LOCK);
+	check_list_plan(STMT_EXEC_LIST, "ix_exec_list", 0);
+	check_list_plan(STMT_EXEC_LIST_STATUS, "ix_exec_list_status", 0);
+	check_list_plan(STMT_EXEC_LIST_OF, "ix_exec_list", 1);
+	check_list_plan(STMT_EXEC_LIST_STATUS_OF, "ix_exec_list_status", 1);
 	check_leases();
 	check_live_leases(HELD_END);
 	check_live_leases("UTC_TIMESTAMP(3) - INTERVAL 1 MINUTE");

@@ -479,6 +479,11 @@ def check_claim_scan(src):
                         [r"the queue is read again from its head, (\d+) times as many per read"])
 
 
+def check_list_scan(src):
+    check_page_constant(src, "src/lib/api.h", "LIST_SCAN_OF", "asyncexec-api.7",
+                        [r"a page reads at most (\d+) index entries per item"])
+
+
 def check_inline(src):
     check_page_constant(src, "src/repo/repo.h", "REPO_INLINE_MAX", "asyncexec-api.7",
                         [r"A result or error of at most ([\d,]+) bytes comes with"])
@@ -723,6 +728,7 @@ def main():
     check_clock_skew(src)
     check_claim_scan(src)
     check_inline(src)
+    check_list_scan(src)
     check_webhook_seen(src)
     check_side_init(src)
     check_held(src)

@@ -30,12 +30,13 @@ struct fkey {
 };
 
 static const struct fkey keys[] = {
-	/* id, backend, revoked, tenant, revoke_at, lineage (its own id) */
-	{ FAKE_KEY_A, { 1, 0, 0, "tenant-a", 0, 1 } },
-	{ FAKE_KEY_B, { 2, 0, 0, "tenant-b", 0, 2 } },
-	{ FAKE_KEY_REVOKED, { 3, 0, 1, "tenant-a", 0, 3 } },
-	{ FAKE_KEY_BACKEND, { 4, 1, 0, "", 0, 4 } },
-	{ FAKE_KEY_IDLE, { 5, 1, 0, "", 0, 5 } },
+	/* id, backend, revoked, tenant, revoke_at, lineage (its own id),
+	 * succeeded (none has a later key) */
+	{ FAKE_KEY_A, { 1, 0, 0, "tenant-a", 0, 1, 0 } },
+	{ FAKE_KEY_B, { 2, 0, 0, "tenant-b", 0, 2, 0 } },
+	{ FAKE_KEY_REVOKED, { 3, 0, 1, "tenant-a", 0, 3, 0 } },
+	{ FAKE_KEY_BACKEND, { 4, 1, 0, "", 0, 4, 0 } },
+	{ FAKE_KEY_IDLE, { 5, 1, 0, "", 0, 5, 0 } },
 };
 
 struct fexec		 fake_tab[NEXEC];
@@ -584,18 +585,25 @@ repo_metrics_waiting(struct db *db, struct route_waiting *w, size_t max,
 	return REPO_OK;
 }
 
-/* As repo_list.c: the lineage's executions on the route, newest first. */
+/*
+ * As repo_list.c: the lineage's executions on the route, newest first.
+ * No fake key has a later key in its lineage: key_id is always 0.
+ */
 int
-repo_exec_list(struct db *db, const unsigned char *lineage, const char *env,
-    const char *svc, const char *op, enum exec_status status,
-    uint64_t before, unsigned max, struct list_item *it, size_t *n)
+repo_exec_list(struct db *db, const unsigned char *lineage, uint64_t key_id,
+    const struct list_at *at, unsigned max, struct list_item *it,
+    size_t *n, uint64_t *past)
 {
+	const char	*env = at->env, *svc = at->svc, *op = at->op;
+	enum exec_status status = at->status;
 	const struct exec_row *r, *best;
-	uint64_t	 below = before;
+	uint64_t	 below = at->before;
 	size_t		 i;
 
 	(void)db;
+	(void)key_id;
 	*n = 0;
+	*past = 0;
 	if (fake_failing())
 		return REPO_ERR;
 	while (*n < max) {

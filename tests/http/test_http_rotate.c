@@ -3,7 +3,10 @@
  *
  * An execution submitted before a rotation is polled, listed and cancelled with the new
  * key, and still with the old one during the grace; a third key of the tenant gets the
- * same 404 and an empty list; a rotated key's own submits are seen by its whole lineage;
+ * same 404 and an empty list; a rotated key's own submits are seen by the keys rotated
+ * from it, never by the key it was rotated from (poll and cancel 404; not listed once the
+ * workers' cached keys are a TTL old, and a page of the old key reads a bounded number of
+ * its successor's entries: a short or empty page with a page token past them);
  * --grace-hours 0 revokes the old key on every worker once the cache TTL has passed; a
  * revoked key cannot be rotated; a row without a lineage (written by a schema-6 binary)
  * is still matched by the initiator's key hash, and only by it;
@@ -11,6 +14,7 @@
  * says the end it kept.
  */
 #include "util/clock.h"
+#include "api.h"
 #include "check.h"
 #include "fixture.h"
 
@@ -51,6 +55,16 @@ refused_after(struct fx *g, const struct sub *s, int64_t bound)
 		http_resp_free(&r);
 	}
 	return n;
+}
+
+/* Waits until SEEN_MARGIN_MS past the monotonic time bound (ut_now_ms). */
+static void
+wait_past(int64_t bound)
+{
+	int64_t	 left;
+
+	while ((left = bound + SEEN_MARGIN_MS - ut_now_ms()) > 0)
+		ut_pause_ms(left);
 }
 
 /* GET the list of F's route with KEY: the number of items, -1 when not a 200. */
@@ -135,9 +149,12 @@ test_grace(void)
 	struct sub s1, s2, s3;
 	struct http_resp r;
 	char *k2, *k3, *other;
+	long ttl = config_long("cache_ttl_seconds", 5);
+	int64_t rotated;
 
 	CHECK(fx_submit_ok(&F, NULL, "{\"before\":1}", &s1));
 	CHECK(fx_submit_ok(&F, NULL, "{\"before\":2}", &s3));
+	rotated = ut_now_ms();
 	k2 = admin("key rotate %s --grace-hours 24", F.ckey);
 	CHECK(k2 != NULL && strncmp(k2, "ak_", 3) == 0 && strcmp(k2, F.ckey) != 0);
 	other = fx_consumer_key(F.tenant);		/* a third key of the tenant */
@@ -158,21 +175,52 @@ test_grace(void)
 	fx_cancel(&F, k2, s3.cid, s3.token, &r);
 	CHECK(expect_json(&r, 200));
 	http_resp_free(&r);
-	/* what the new key submits, the old one sees too (one lineage) */
+	/* what the new key submits, the old one does not see (API.md: a key uses what a key
+	 * it was rotated from submitted; the old one may have leaked): poll and cancel 404
+	 * at once; not listed once the workers' cached copies of the old key (taken before
+	 * the rotation, when it had no successor) are a TTL old; the new key sees it */
 	{
 		struct fx g = F;
 
 		g.ckey = k2;
 		CHECK(fx_submit_ok(&g, NULL, "{\"after\":1}", &s2));
 	}
-	CHECK_EQ_INT(poll_status(F.ckey, &s2), 200);
-	CHECK_EQ_INT(list_count(F.ckey), 3);
+	fx_poll(&F, F.ckey, s2.cid, s2.token, NULL, &r);
+	CHECK(expect_problem(&r, 404, "not_found"));
+	http_resp_free(&r);
+	fx_cancel(&F, F.ckey, s2.cid, s2.token, &r);
+	CHECK(expect_problem(&r, 404, "not_found"));
+	http_resp_free(&r);
+	CHECK_EQ_INT(poll_status(k2, &s2), 200);
+	wait_past(rotated + ttl * 1000);
+	CHECK_EQ_INT(list_count(F.ckey), 2);
+	CHECK_EQ_INT(list_count(k2), 3);
 	CHECK_EQ_INT(list_count(other), 0);
-	/* a rotation of the rotated key: still the same lineage */
+	/* a rotation of the rotated key: still the same lineage, and the newest key sees
+	 * what both before it submitted; k2, now in its grace, not what k3 submits */
+	rotated = ut_now_ms();
 	k3 = admin("key rotate %s", k2);
 	CHECK(k3 != NULL && strncmp(k3, "ak_", 3) == 0);
 	CHECK_EQ_INT(poll_status(k3, &s1), 200);
+	CHECK_EQ_INT(poll_status(k3, &s2), 200);
 	CHECK_EQ_INT(list_count(k3), 3);
+	{
+		struct fx g = F;
+		struct sub s4;
+
+		g.ckey = k3;
+		CHECK(fx_submit_ok(&g, NULL, "{\"after\":2}", &s4));
+		CHECK_EQ_INT(poll_status(k2, &s4), 404);
+		CHECK_EQ_INT(poll_status(F.ckey, &s4), 404);
+		CHECK_EQ_INT(poll_status(k3, &s4), 200);
+		wait_past(rotated + ttl * 1000);
+		CHECK_EQ_INT(list_count(k3), 4);
+		CHECK_EQ_INT(list_count(k2), 3);
+		CHECK_EQ_INT(list_count(F.ckey), 2);
+		fx_cancel(&F, k3, s4.cid, s4.token, &r);
+		CHECK(expect_json(&r, 200));
+		http_resp_free(&r);
+	}
 	/* the third key rotated: its own lineage, still nothing of F's */
 	{
 		char *k4 = admin("key rotate %s --grace-hours 1", other);
@@ -184,6 +232,73 @@ test_grace(void)
 	free(k2);
 	free(k3);
 	free(other);
+}
+
+/*
+ * One page of g's route with KEY, limit LIMIT, after page token TOKEN (NULL: the first):
+ * its number of items (-1 when not a 200), its nextPageToken into next ("" for null).
+ */
+static long
+list_page(const struct fx *g, const char *key, int limit, const char *token, char *next,
+    size_t len)
+{
+	struct http_resp r;
+	struct json_object *o, *t;
+	char path[512];
+	long n = -1;
+
+	snprintf(path, sizeof path, "/v1/executions/%s?limit=%d%s%s", g->route, limit,
+	    token != NULL ? "&pageToken=" : "", token != NULL ? token : "");
+	next[0] = '\0';
+	if (api("GET", path, key, NULL, &r, (const char *)NULL) == 200 &&
+	    (o = json_body(&r)) != NULL) {
+		n = jlen(o, "executions");
+		if (json_object_object_get_ex(o, "nextPageToken", &t) &&
+		    json_object_is_type(t, json_type_string))
+			snprintf(next, len, "%s", json_object_get_string(t));
+		json_object_put(o);
+	}
+	http_resp_free(&r);
+	return n;
+}
+
+/*
+ * A page of a rotation's old key reads at most LIST_SCAN_OF entries per item it may
+ * hold (limit + 1), so its cost stays bounded however much its successor submits:
+ * behind SCAN_NEWER entries of the successor, a page of limit 2 is empty and carries a
+ * page token; the walk then reaches the old key's own two and ends. The successor lists
+ * all of them.
+ */
+#define SCAN_NEWER	(LIST_SCAN_OF * 3 + 5)
+static void
+test_scan_bound(void)
+{
+	struct fx g, h;
+	struct sub s;
+	char next[256], tok[256];
+	long ttl = config_long("cache_ttl_seconds", 5);
+	int64_t rotated;
+	int i;
+
+	fx_setup(&g, "rotscan");
+	CHECK(fx_submit_ok(&g, NULL, "{\"own\":1}", &s));
+	CHECK(fx_submit_ok(&g, NULL, "{\"own\":2}", &s));
+	rotated = ut_now_ms();
+	h = g;
+	h.ckey = admin("key rotate %s", g.ckey);
+	CHECK(h.ckey != NULL);
+	for (i = 0; i < SCAN_NEWER && h.ckey != NULL; i++)
+		CHECK(fx_submit_ok(&h, NULL, "{\"newer\":1}", &s));
+	wait_past(rotated + ttl * 1000);
+	CHECK_EQ_INT(list_page(&g, g.ckey, 2, NULL, next, sizeof next), 0);
+	CHECK(strlen(next) > 0);
+	snprintf(tok, sizeof tok, "%s", next);
+	CHECK_EQ_INT(list_page(&g, g.ckey, 2, tok, next, sizeof next), 2);
+	CHECK_EQ_INT((long)strlen(next), 0);
+	CHECK_EQ_INT(list_page(&g, h.ckey, 100, NULL, next, sizeof next), SCAN_NEWER + 2);
+	CHECK_EQ_INT((long)strlen(next), 0);
+	free(h.ckey);
+	fx_free(&g);
 }
 
 static void
@@ -365,6 +480,7 @@ main(void)
 	http_test_init();
 	fx_setup(&F, "rotate");
 	test_grace();
+	test_scan_bound();
 	test_revoke_now();
 	test_grace_ends();
 	test_legacy_row();
