@@ -24,7 +24,9 @@
 #              filler) and poll_5m (poll_waiting again once filler rows bring the table to
 #              5,000,000 rows); list_prefill and list_5m, the first page of the polled
 #              key's listing before and after the filler (which shares that key's lineage
-#              and route, so the page has the whole table behind it); dash_PAGE, each
+#              and route, so the page has the whole table behind it); list_5m_old, the
+#              same page by that key once the filler's key is a later key of its lineage
+#              (a rotation's old key: it may not see the filler; no target); dash_PAGE, each
 #              dashboard page with the filler in place (two clients; p99 <= 100 ms)
 # Each asyncexec row follows a run of its probe (select, select#2, insert, insert#2,
 # select#3, select#4, select#5, select#6) and its ratio is taken to that neighbour. The
@@ -779,6 +781,7 @@ main() {
     bench_measure "$LIST_BIG" "$WARM" "$DUR" "$LUA/list.lua" "$url" "$PRIVATE/poll-waiting.data"
     probe_measure select select#8 --max-id "$PREFILL_MAX_ID"
     bench_report flat "$LIST_BIG" list_prefill select#6+select#8 select#5+select#7 0.90
+    old_key_list "$url"
     FLAT_PLAIN="$POLL_BIG / poll_prefill = $(bench_report quotient "$POLL_BIG" poll_prefill), $LIST_BIG / list_prefill = $(bench_report quotient "$LIST_BIG" list_prefill), select#4 / select#3 = $(bench_report quotient select#4 select#3), select#6 / select#5 = $(bench_report quotient select#6 select#5), select#8 / select#7 = $(bench_report quotient select#8 select#7); per the probe before alone (the rule before the mean): $POLL_BIG $(bench_report flat-value "$POLL_BIG" poll_prefill select#4 select#3), $LIST_BIG $(bench_report flat-value "$LIST_BIG" list_prefill select#6 select#5)"
     dash_measure
     RSS_BIG=$(bench_worker_rss_kib | xargs)
@@ -791,6 +794,31 @@ main() {
     if ((rss_max > 0 && rss_max <= 8192)); then RSS_MET=yes; fi
 
     report "$rows"
+}
+
+# old_key_list URL — the first page of the big table's listing as a rotation's old key
+# reads it (row LIST_BIG_old, no target): the filler's key (SHA-256 of "filler-key", the
+# submitter of every filler row, all newer than the listed key's own) becomes a later key
+# of the listed key's lineage, the row "asyncexec-admin key rotate" would add. Once the
+# workers' cached copies of the listed key are a cache TTL old (a key's successor is
+# cached with it), each page reads LIST_SCAN_OF x 21 filler entries and answers an empty
+# page with a token. The key row is removed after the run.
+old_key_list() {
+    local url=$1 ttl=${STACK_CACHE_TTL:-5}
+    stack_db_sql <<SQL || stack_die "could not add the successor key"
+INSERT INTO asyncexec.s2r_api_key (kind, key_hash, tenant_id, label, created_at, lineage_id)
+SELECT 'consumer', UNHEX(SHA2('filler-key', 256)), k.tenant_id, 'bench successor',
+       UTC_TIMESTAMP(3), COALESCE(k.lineage_id, k.id)
+  FROM asyncexec.s2r_async_execution e
+  JOIN asyncexec.s2r_api_key k ON k.key_hash = e.initiator_key_hash
+ WHERE e.environment = 'bench' AND e.service_key = 'poll' AND e.operation_key = 'run'
+   AND e.initiator_tenant_id <> 'filler' LIMIT 1;
+SQL
+    sleep $((ttl + 1))    # a cache TTL: every worker reads the listed key again
+    bench_measure "${LIST_BIG}_old" "$WARM" "$DUR" "$LUA/list.lua" "$url" \
+        "$PRIVATE/poll-waiting.data"
+    sql_value "DELETE FROM asyncexec.s2r_api_key WHERE key_hash = UNHEX(SHA2('filler-key', 256))" \
+        >/dev/null || stack_die "could not remove the successor key"
 }
 
 # dash_measure — the operator dashboard's pages on the loopback server of the stack's nginx
