@@ -534,6 +534,19 @@ record(struct run *run, int rc)
 }
 
 /*
+ * The run's closing error for n (>= 1) rows skipped as each alone over
+ * wsrep_max_ws_size, into buf (size bytes). Results: buf.
+ */
+const char *
+expire_oversize_text(char *buf, size_t size, unsigned long n)
+{
+	snprintf(buf, size, "%lu %s over the node's wsrep_max_ws_size (logged "
+	    "above); the other rows and steps are done", n, n == 1 ?
+	    "row skipped, alone" : "rows skipped, each alone");
+	return buf;
+}
+
+/*
  * Runs the selected steps in order under the run lock: a database error
  * ends the run; rows skipped as over wsrep_max_ws_size (apply_batch)
  * fail it after every step ran. 0 or -1.
@@ -541,6 +554,7 @@ record(struct run *run, int rc)
 static int
 locked_run(struct run *run)
 {
+	char	 why[160];
 	int	 step, got, rc = 0;
 	int64_t	 t0;
 
@@ -563,9 +577,8 @@ locked_run(struct run *run)
 		run->r->step_ms[step] = clock_mono_ms() - t0;
 	}
 	if (rc == 0 && run->oversize > 0) {
-		log_error("expire: %lu rows skipped, each alone over the "
-		    "node's wsrep_max_ws_size (logged above); the other rows "
-		    "and steps are done", run->oversize);
+		log_error("expire: %s", expire_oversize_text(why, sizeof(why),
+		    run->oversize));
 		rc = -1;
 	}
 	record(run, rc);

@@ -87,5 +87,6 @@ int	expire_run(struct xdb *, const struct expire_opts *,
 	    struct expire_result *);
 int	expire_summary(const struct expire_result *, int dry_run, char *,
 	    size_t);
+const char *expire_oversize_text(char *, size_t, unsigned long n);
 
 #endif

@@ -12,9 +12,11 @@
  * closed a kept connection, conn_drop closes one. conn_io is what
  * req_from_params and resp_write take.
  *
- * conn_new(-1) makes a slot that never accepts itself (a TCP listener:
- * the worker accepts and checks the peer first, then conn_give hands the
- * connection over, and libfcgi reads nothing from a peer not checked).
+ * conn_new(-1) makes a slot that never accepts itself, as the worker's
+ * are on every listener: the worker accepts (on TCP checks the peer)
+ * first, then conn_give hands the connection over (libfcgi reads nothing
+ * from a peer not checked, and a worker that finds no connection takes
+ * no slot).
  *
  * http layer: serve/worker.c includes it.
  */

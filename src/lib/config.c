@@ -287,23 +287,41 @@ file_kind(mode_t m)
 }
 
 /*
- * Opens the password file path for reading without ever waiting on it:
- * O_NONBLOCK, so that a FIFO no one writes to opens at once, and then
- * only a regular file is taken (reading anything else may wait for ever,
- * asyncexec-fcgi's SIGTERM held; a systemd credential is a regular
- * file). Returns the fd (close-on-exec; O_NONBLOCK means nothing to a
- * regular file), its stat in *sb; -1 when it cannot be opened (errno
- * kept), or -2 when it is not a regular file. why (size bytes) says
- * which, naming path.
+ * open(2) of path for reading, close-on-exec, with O_NONBLOCK: a FIFO no
+ * one writes to opens at once. A regular file under a lease (an NFS
+ * delegation, Samba's oplock: EWOULDBLOCK with O_NONBLOCK) is opened
+ * again without it, waiting for the lease's break as a plain open does.
+ * The fd, or -1 (errno; *sb may be filled).
  */
-int
-config_password_open(const char *path, struct stat *sb, char *why,
-    size_t size)
+static int
+open_nowait(const char *path, struct stat *sb)
 {
 	int	 fd, e;
 
-	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) == -1 ||
-	    fstat(fd, sb) == -1) {
+	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) != -1 ||
+	    (e = errno) != EWOULDBLOCK)
+		return fd;
+	if (stat(path, sb) == 0 && S_ISREG(sb->st_mode))
+		return open(path, O_RDONLY | O_CLOEXEC);
+	errno = e;
+	return -1;
+}
+
+/*
+ * Opens path for reading waiting on nothing but a lease (open_nowait), and
+ * then only a regular file is taken (reading anything else may wait for
+ * ever), O_NONBLOCK cleared. Returns the fd (close-on-exec), its stat in
+ * *sb; -1 when it cannot be opened (errno kept), or -2 when it is not a
+ * regular file. why (size bytes) says which, naming path; for -2 it ends
+ * with todo, what to do.
+ */
+static int
+open_regular(const char *path, struct stat *sb, const char *todo, char *why,
+    size_t size)
+{
+	int	 fd, fl, e;
+
+	if ((fd = open_nowait(path, sb)) == -1 || fstat(fd, sb) == -1) {
 		e = errno;
 		snprintf(why, size, "cannot open %s: %s", path, strerror(e));
 		if (fd != -1)
@@ -311,14 +329,28 @@ config_password_open(const char *path, struct stat *sb, char *why,
 		errno = e;
 		return -1;
 	}
-	if (S_ISREG(sb->st_mode))
+	if (S_ISREG(sb->st_mode)) {
+		if ((fl = fcntl(fd, F_GETFL)) != -1)
+			(void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
 		return fd;
+	}
 	(void)close(fd);
 	snprintf(why, size, "%s is %s, not a regular file: reading it could "
-	    "hold the start for ever; name a regular file (a systemd "
-	    "credential, LoadCredential=, is one)", path,
-	    file_kind(sb->st_mode));
+	    "wait for ever; %s", path, file_kind(sb->st_mode), todo);
 	return -2;
+}
+
+/*
+ * Opens the password file path as open_regular does (a systemd
+ * credential is a regular file; a FIFO held asyncexec-fcgi's start, its
+ * SIGTERM held). Results: open_regular's.
+ */
+int
+config_password_open(const char *path, struct stat *sb, char *why,
+    size_t size)
+{
+	return open_regular(path, sb, "name a regular file (a systemd "
+	    "credential, LoadCredential=, is one)", why, size);
 }
 
 /* Reads the first line of the password file into c; 0 or -1 with err. */
@@ -557,6 +589,40 @@ config_parse(struct config *c, const char *name, const char *text, char *err,
 	return parse_text(c, name, text, 1, err, errsz);
 }
 
+/*
+ * Opens the configuration file path as open_regular does (a FIFO held
+ * the start of every program for ever). Results: a stream, or NULL with
+ * err filled ("PATH: reason (what to do)").
+ */
+static FILE *
+open_config(const char *path, char *err, size_t errsz)
+{
+	struct stat	 sb;
+	FILE		*f;
+	char		 why[512];
+	int		 fd, e;
+
+	fd = open_regular(path, &sb, "pass --config FILE naming a regular "
+	    "file", why, sizeof(why));
+	if (fd == -1) {
+		e = errno;
+		snprintf(err, errsz, "%s: %s (%s)", path, strerror(e),
+		    e == EACCES ? "run as root or as a member of group "
+		    "asyncexec, or pass --config FILE" : "pass --config FILE "
+		    "to read another file");
+		return NULL;
+	}
+	if (fd == -2) {
+		snprintf(err, errsz, "%s", why);
+		return NULL;
+	}
+	if ((f = fdopen(fd, "r")) == NULL) {
+		snprintf(err, errsz, "%s: %s", path, strerror(errno));
+		(void)close(fd);
+	}
+	return f;
+}
+
 /* Loads path, reading the password file when readpw; 0 or -1. */
 static int
 load(struct config *c, const char *path, int readpw, char *err, size_t errsz)
@@ -566,13 +632,8 @@ load(struct config *c, const char *path, int readpw, char *err, size_t errsz)
 	long	 sz;
 	int	 rc;
 
-	if ((f = fopen(path, "r")) == NULL) {
-		snprintf(err, errsz, "%s: %s (%s)", path, strerror(errno),
-		    errno == EACCES ? "run as root or as a member of group "
-		    "asyncexec, or pass --config FILE" : "pass --config FILE "
-		    "to read another file");
+	if ((f = open_config(path, err, errsz)) == NULL)
 		return -1;
-	}
 	if (fseek(f, 0, SEEK_END) == -1 || (sz = ftell(f)) < 0 ||
 	    sz > 1 << 20 || fseek(f, 0, SEEK_SET) == -1 ||
 	    (text = malloc((size_t)sz + 1)) == NULL) {

@@ -20,8 +20,8 @@ struct held {
 
 /*
  * HELD_MAX empty slots on listen_fd, accepting on it themselves when
- * self_accepts (else only given connections: conn_give); or NULL (out
- * of memory, libfcgi).
+ * self_accepts (bench_probe), else only given connections (conn_give:
+ * the worker accepts); or NULL (out of memory, libfcgi).
  */
 struct held *
 held_new(int listen_fd, int self_accepts)
@@ -122,10 +122,12 @@ held_room(const struct held *h, int slot)
 }
 
 /*
- * The conn to accept on for slot of the last wait: that kept one, or for
- * HELD_LISTEN a free slot, else the least recently taken idle one,
- * closed first; for HELD_FREE a free slot only. NULL when there is none
- * (for HELD_LISTEN: every slot was readable in the wait).
+ * The conn to accept on (or give an accepted connection) for slot of
+ * the last wait: that kept one, or for HELD_LISTEN a free slot, else the
+ * least recently taken idle one, closed first (so the worker takes it
+ * only for a connection it has accepted); for HELD_FREE a free slot
+ * only. NULL when there is none (for HELD_LISTEN: every slot was
+ * readable in the wait).
  */
 struct conn *
 held_take(struct held *h, int slot)

@@ -8,12 +8,17 @@
  * connections and on the listening socket at once: an idle kept
  * connection never keeps it from the others, and nginx opens a new
  * connection whenever it has no idle one. At HELD_MAX open connections
- * a new one closes the least recently served idle one; on a TCP listener
- * only one whose peer listen_allow admits (held_room, then held_take).
+ * a new one closes the least recently served idle one: only one the
+ * worker has accepted (another worker may have taken the connection it
+ * woke for), on a TCP listener one whose peer listen_allow admits
+ * (held_room, then held_take).
  *
- * held_new(fd, 0): the slots never accept on fd themselves (it is only
- * waited on): the worker accepts, checks the peer and gives the slot the
- * connection (conn_give), as on a TCP listener.
+ * held_new(fd, 0), as the worker makes them on every listener: the slots
+ * never accept on fd themselves (it is only waited on): the worker
+ * accepts (on TCP checks the peer), then takes a slot and gives it the
+ * connection (conn_give). held_new(fd, 1): libfcgi's accept in the
+ * slot, after held_take has closed an idle one for it even when that
+ * accept then finds none (tests/bench/bench_probe.c only).
  *
  * serve layer: worker.c includes it.
  */

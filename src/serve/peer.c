@@ -1,5 +1,7 @@
 /*
- * peer.c - listen_allow, enforced on the accepted connection itself.
+ * peer.c - the worker's accept on its listener (peer_accept on TCP,
+ * peer_accept_unix), and listen_allow, enforced on the accepted
+ * connection itself.
  *
  * listen_allow lists IPv4 addresses. A peer is read with getpeername(2)
  * on the accepted descriptor: an AF_INET peer is looked up as it is, an
@@ -60,6 +62,18 @@ peer_accept(int listen_fd)
 		return -1;
 	}
 	return fd;
+}
+
+/*
+ * Accepts the next connection on the unix listener listen_fd (which is
+ * non-blocking; the connection is not, and is close-on-exec): no option
+ * to set and no peer to check (the socket file's mode and group guard
+ * it). The connection's fd, or -1 (errno: EAGAIN when none is waiting).
+ */
+int
+peer_accept_unix(int listen_fd)
+{
+	return accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
 }
 
 /* The kind of the listening socket fd (getsockname's family). */

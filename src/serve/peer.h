@@ -40,6 +40,7 @@ enum peer_verdict {
 
 enum listen_kind	 peer_listen_kind(int fd);
 int			 peer_accept(int listen_fd);
+int			 peer_accept_unix(int listen_fd);
 enum peer_verdict	 peer_check(int fd, const char *allow, char *addr,
 			    size_t addrsz);
 

@@ -11,32 +11,40 @@
  * EINTR, and the worker accepts no more but serves its kept connections
  * until the web server has closed them (retire), then exits. A signal
  * arriving anywhere else waits for the request to be answered,
- * including libfcgi's own accept, its wait for the new connection's
- * first bytes and its read of the params inside FCGX_Accept_r: a signal
- * there would close that connection unanswered, and libfcgi's OS_Accept
- * then spins on the closed descriptor for ever. The listening socket is
- * made non-blocking, so the workers that lose the race for a connection
- * get EAGAIN and wait again instead of blocking in accept with the
- * signals held.
+ * including the worker's accept and libfcgi's read of the params inside
+ * FCGX_Accept_r: a signal there would close that connection unanswered.
+ * The listening socket is made non-blocking, so the workers that lose
+ * the race for a connection get EAGAIN and wait again instead of
+ * blocking in accept with the signals held.
+ *
+ * On every listener the worker accepts a new connection itself, and only
+ * then takes a slot for it (held.h: at HELD_MAX, closing the least
+ * recently served idle kept connection) and hands it to libfcgi
+ * (conn_give), whose slots never accept: every worker's ppoll wakes for
+ * a new connection and all but one find none (EAGAIN), and a worker
+ * that closed a kept connection before its accept found nothing closed
+ * it for nothing (nginx may be sending a request on it: 502 for a
+ * POST). On a unix listener (peer_accept_unix) the socket file's mode
+ * and group guard it; a new connection whose first bytes have not come
+ * yet waits in its slot for the next ppoll instead of holding the worker
+ * in read (libfcgi's accept waited 2 s for them, then closed it).
  *
  * On a TCP listener (AF_INET, or AF_INET6 such as a dual-stack socket
- * systemd passes) the worker accepts itself (peer_accept) and checks
- * the peer against listen_allow (peer.c) before a byte is read from it:
- * one not on the list is closed at once without an answer and logged
- * (one line, then at most one per REFUSE_LOG_MS); only an allowed one
- * then takes a slot (held.h: at HELD_MAX, closing an idle kept
- * connection) and is handed to libfcgi (conn_give), whose slots never
- * accept on a TCP listener. libfcgi's own check
- * (FCGI_WEB_SERVER_ADDRS) sees AF_INET peers only, and it reads an
- * AF_INET6 peer's first record inside its accept, blocking with SIGTERM
- * held: a silent connection from any peer would hold the worker for
- * ever. Reads and writes on an accepted
- * TCP connection give up after PEER_IO_TIMEOUT_SECONDS (peer.h).
+ * systemd passes) the worker accepts with peer_accept and checks the
+ * peer against listen_allow (peer.c) before a byte is read from it: one
+ * not on the list is closed at once without an answer and logged (one
+ * line, then at most one per REFUSE_LOG_MS); only an allowed one then
+ * takes a slot. libfcgi's own check (FCGI_WEB_SERVER_ADDRS) sees AF_INET
+ * peers only, and it reads an AF_INET6 peer's first record inside its
+ * accept, blocking with SIGTERM held: a silent connection from any peer
+ * would hold the worker for ever. Reads and writes on an accepted TCP
+ * connection give up after PEER_IO_TIMEOUT_SECONDS (peer.h).
  */
 #include <sys/socket.h>
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -206,9 +214,9 @@ follow_master(pid_t master)
 		mark_term(clock_mono_ms());
 }
 
-/* What one accept of the worker's own on a TCP listener did. */
+/* What one accept of the worker's own did. */
 enum take {
-	TAKE_ALLOWED,		/* an allowed peer's connection, to serve */
+	TAKE_ALLOWED,		/* a unix or allowed peer's connection */
 	TAKE_REFUSED,		/* not on listen_allow (or gone): closed */
 	TAKE_NONE,		/* none waiting, interrupted, or one aborted */
 	TAKE_FAILED		/* accept failed (errno) */
@@ -294,20 +302,24 @@ enum served {
 };
 
 /*
- * Accepts a connection on the TCP listener and checks its peer against
- * listen_allow before a byte is read from it (and before it has a
- * slot): an allowed one's fd goes to *fd, one not on the list (or gone)
- * is closed at once, unanswered, and logged. TAKE_ALLOWED, TAKE_REFUSED,
- * TAKE_NONE, or TAKE_FAILED (errno).
+ * Accepts a connection on the listener (before it has a slot); on a TCP
+ * listener it checks the peer against listen_allow before a byte is
+ * read from it. An allowed one's fd (any on a unix listener) goes to
+ * *fd; one not on the list (or gone) is closed at once, unanswered, and
+ * logged. TAKE_ALLOWED, TAKE_REFUSED, TAKE_NONE, or TAKE_FAILED (errno).
  */
 static enum take
 take(struct loop *l, int *fd)
 {
 	char	 addr[PEER_ADDR_MAX];
 
-	if ((*fd = peer_accept(l->listen_fd)) == -1)
+	*fd = l->check_peers ? peer_accept(l->listen_fd) :
+	    peer_accept_unix(l->listen_fd);
+	if (*fd == -1)
 		return accept_transient(errno) ? TAKE_NONE : TAKE_FAILED;
 	l->failures = 0;
+	if (!l->check_peers)
+		return TAKE_ALLOWED;
 	switch (peer_check(*fd, l->cfg->listen_allow, addr, sizeof(addr))) {
 	case PEER_ALLOWED:
 		return TAKE_ALLOWED;
@@ -335,9 +347,9 @@ failed(struct loop *l)
 }
 
 /*
- * Accepts the next request on c (read from its kept connection, from
- * the one serve_new gave it, or, on a unix listener, on a new one libfcgi
- * accepts) and serves it. SERVED, SERVED_NONE, or SERVED_FATAL.
+ * Accepts the next request on c (read from its kept connection, or from
+ * the one serve_new gave it) and serves it. SERVED, SERVED_NONE, or
+ * SERVED_FATAL.
  */
 static enum served
 serve_next(struct loop *l, struct conn *c)
@@ -358,13 +370,23 @@ serve_next(struct loop *l, struct conn *c)
 	return SERVED;
 }
 
+/* Whether fd has bytes (or its end) to read now: 1 or 0. */
+static int
+readable(int fd)
+{
+	struct pollfd	 p = { fd, POLLIN, 0 };
+
+	return poll(&p, 1, 0) == 1;
+}
+
 /*
  * Serves a new connection in the slot held_take gives for slot
- * (HELD_LISTEN or HELD_FREE; held_room said there is one). On a TCP
- * listener it is accepted and its peer checked first: only an allowed
- * one takes the slot, so a refused peer never closes an idle kept
- * connection (nor does an accept that finds none waiting). SERVED,
- * SERVED_NONE, or SERVED_FATAL.
+ * (HELD_LISTEN or HELD_FREE; held_room said there is one). It is
+ * accepted first (on a TCP listener its peer checked): only an allowed
+ * one takes the slot, so neither a refused peer nor an accept that finds
+ * none waiting (another worker took it) closes an idle kept connection.
+ * A unix connection with nothing to read yet stays in its slot for the
+ * next wait. SERVED, SERVED_NONE, or SERVED_FATAL.
  */
 static enum served
 serve_new(struct loop *l, struct held *h, int slot)
@@ -372,8 +394,6 @@ serve_new(struct loop *l, struct held *h, int slot)
 	struct conn	*c;
 	int		 fd;
 
-	if (!l->check_peers)
-		return serve_next(l, held_take(h, slot));
 	switch (take(l, &fd)) {
 	case TAKE_ALLOWED:
 		break;
@@ -386,6 +406,8 @@ serve_new(struct loop *l, struct held *h, int slot)
 	}
 	c = held_take(h, slot);
 	conn_give(c, fd);
+	if (!l->check_peers && !readable(fd))
+		return SERVED;
 	return serve_next(l, c);
 }
 
@@ -396,8 +418,9 @@ serve_new(struct loop *l, struct held *h, int slot)
  * sent on new connections (its idle kept ones all busy) take turns with
  * the kept ones instead of one a round behind all of them. Only the
  * first accept of a round may close an idle kept connection for its
- * slot (held_take; on a TCP listener for an allowed peer only:
- * serve_new); the others take free slots. 0, or -1 after SERVED_FATAL.
+ * slot (held_take, once the accept found a connection, on a TCP
+ * listener an allowed peer's: serve_new); the others take free slots.
+ * 0, or -1 after SERVED_FATAL.
  */
 static int
 serve_round(struct loop *l, struct held *h, const struct held_ready *r)
@@ -503,7 +526,7 @@ retire(struct loop *l, struct held *h, int listen_fd)
 			if ((c = held_take(h, r.slot[k])) == NULL)
 				continue;
 			if (conn_closed(c))
-				conn_drop(c);	/* not libfcgi: it would accept */
+				conn_drop(c);	/* its end: nothing to serve */
 			else if (serve_next(l, c) == SERVED_FATAL)
 				rc = -1;
 		}
@@ -531,12 +554,12 @@ worker_run(const struct config *cfg, int listen_fd, pid_t master)
 	follow_master(master);
 	l.app.cfg = cfg;
 	l.listen_fd = listen_fd;
-	/* TCP: the worker accepts (take), libfcgi never does */
+	/* the worker accepts (take), libfcgi never does; TCP: checked */
 	l.check_peers = peer_listen_kind(listen_fd) != LISTEN_UNIX;
 	if ((l.app.db = repo_open(cfg, 1)) == NULL ||
 	    (l.app.lookup = lookup_new(cfg->cache_ttl_seconds)) == NULL ||
 	    (l.app.quota = quota_new(cfg->cache_ttl_seconds)) == NULL ||
-	    (h = held_new(listen_fd, !l.check_peers)) == NULL) {
+	    (h = held_new(listen_fd, 0)) == NULL) {
 		log_error("worker: cannot initialise");
 		return 1;
 	}

@@ -19,7 +19,9 @@
  *   - a single completed row over the limit on its own (HUGE_BYTES),
  *     with SMALL due rows of the same status after it: the run logs the
  *     row as skipped with what to do (wsrep_max_ws_size,
- *     max_result_bytes), goes on and exits 1 (result=error); the row
+ *     max_result_bytes), goes on and exits 1 (result=error), its
+ *     closing error "1 row skipped, alone over ..." (it said "1 rows
+ *     skipped, each alone": unit_expire_text checks the words); the row
  *     stays, the small rows are purged and the later rollup step runs
  *     (the mark moves). The run stopped at that row, every run, and
  *     neither the rows after it nor the later steps were done. With the
@@ -109,26 +111,27 @@ count(MYSQL *m, const char *tag, const char *st)
 
 /*
  * Runs asyncexec-expire once with host A's configuration, its output
- * echoed; *said 1 when a line holds WANT (NULL: none looked for). Its
- * exit status, -1 when it did not exit.
+ * echoed; said[i] 1 when a line holds want[i] (want: NULL-terminated;
+ * NULL: none looked for). Its exit status, -1 when it did not exit.
  */
 static int
-run_expire(const char *want, int *said)
+run_expire(const char *const *want, int *said)
 {
 	char	 cmd[1024], line[2048];
 	FILE	*p;
-	int	 st;
+	int	 st, i;
 
 	snprintf(cmd, sizeof cmd, "'%s' --config '%s' 2>&1",
 	    test_env("ASYNCEXEC_EXPIRE"), test_env("ASYNCEXEC_TEST_CONFIG"));
-	if (said != NULL)
-		*said = 0;
+	for (i = 0; want != NULL && want[i] != NULL; i++)
+		said[i] = 0;
 	if ((p = popen(cmd, "r")) == NULL)
 		return -1;
 	while (fgets(line, sizeof line, p) != NULL) {
 		printf("  expire: %s", line);
-		if (want != NULL && said != NULL && strstr(line, want) != NULL)
-			*said = 1;
+		for (i = 0; want != NULL && want[i] != NULL; i++)
+			if (strstr(line, want[i]) != NULL)
+				said[i] = 1;
 	}
 	st = pclose(p);
 	return st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
@@ -148,13 +151,15 @@ ws_limit(long long v)
 static void
 split_batch(MYSQL *m)
 {
-	int	 said;
+	static const char *const want[] = {
+		"wsrep_max_ws_size; running it as 3 and 3", NULL
+	};
+	int	 said[1];
 
 	CHECK(insert_rows(m, "pur", "completed", PURGED, 1000, RES_BYTES, 30));
 	CHECK(ws_limit(WS_LIMIT));
-	CHECK_EQ_INT(run_expire("wsrep_max_ws_size; running it as 3 and 3",
-	    &said), 0);
-	CHECK(said);
+	CHECK_EQ_INT(run_expire(want, said), 0);
+	CHECK(said[0]);
 	CHECK_EQ_INT(count(m, "pur", ""), 0);
 }
 
@@ -173,7 +178,13 @@ rollup_mark(MYSQL *m)
 static void
 single_row(MYSQL *m, long long was)
 {
-	int		 said, rc;
+	static const char *const want[] = {
+		"skipped; raise wsrep_max_ws_size on the node, or lower "
+		    "max_result_bytes",
+		"expire: 1 row skipped, alone over the node's "
+		    "wsrep_max_ws_size (logged above)", NULL
+	};
+	int		 said[2], rc;
 	long long	 mark;
 
 	CHECK(ws_limit(was));		/* the row must go in first */
@@ -181,10 +192,10 @@ single_row(MYSQL *m, long long was)
 	CHECK(insert_rows(m, "small", "completed", SMALL, 1000, 1000, 29));
 	CHECK(ws_limit(WS_LIMIT));
 	mark = rollup_mark(m);
-	rc = run_expire("skipped; raise wsrep_max_ws_size on the node, or "
-	    "lower max_result_bytes", &said);
+	rc = run_expire(want, said);
 	CHECK_EQ_INT(rc, 1);
-	CHECK(said);
+	CHECK(said[0]);
+	CHECK(said[1]);		/* the closing error, "1 row" (it said "1 rows") */
 	CHECK_EQ_INT(count(m, "huge", ""), 1);
 	CHECK_EQ_INT(count(m, "small", ""), 0);
 	printf("  rollup mark: %lld before the run, %lld after\n", mark,

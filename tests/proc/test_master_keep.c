@@ -15,6 +15,12 @@
  *            new ones at once answers new ones between the kept ones
  *   crowded  one worker at HELD_MAX with two kept requests and a new kept
  *            connection at once: one idle connection closed, not two
+ *   raced    two workers at HELD_MAX each, both woken by each new
+ *            connection: one idle connection closed per new one, by the
+ *            worker that accepted it, none by the other
+ *   late     a new connection that sends nothing yet holds no worker (it
+ *            waits in ppoll with it open), and its request, sent later,
+ *            is answered
  *   unread   a request answered before its body was read (a 404 with a
  *            body larger than libfcgi's buffer): the rest of the body is
  *            read past and the connection kept, its next request answered
@@ -54,6 +60,7 @@
 #define KEPT		(2 * WORKERS + 1)	/* idle kept connections */
 #define BIG_BODY	65536	/* over libfcgi's 8 KiB read buffer */
 #define TURNS		16	/* kept and new connections (turns) */
+#define RACED		4	/* new connections the raced scenario opens */
 
 /*
  * Sends one request on the open connection fd, FCGI_KEEP_CONN when keep:
@@ -522,6 +529,154 @@ scenario_crowded(void)
 	down(m, log);
 }
 
+/* The raced scenario's workers and client ends. */
+struct raced {
+	pid_t	 w[2];
+	int	 fd[2 * HELD_MAX + RACED];
+	int	 n;		/* fd[0..n) opened */
+	int	 closed;	/* of them closed by the server (EOF) */
+};
+
+/* Closes the client end of each of x's connections the server closed. */
+static void
+sweep(struct raced *x)
+{
+	char	 b;
+	int	 i;
+
+	for (i = 0; i < x->n; i++)
+		if (x->fd[i] >= 0 &&
+		    recv(x->fd[i], &b, 1, MSG_PEEK | MSG_DONTWAIT) == 0) {
+			close(x->fd[i]);
+			x->fd[i] = -1;
+			x->closed++;
+		}
+}
+
+/*
+ * Whether both workers of x wait in ppoll (sweep first: a worker that
+ * closes a connection waits for the client's close).
+ */
+static int
+settled(void *arg)
+{
+	struct raced	*x = arg;
+
+	sweep(x);
+	return blocked_in(x->w[0]) == SYS_ppoll &&
+	    blocked_in(x->w[1]) == SYS_ppoll;
+}
+
+/* Whether the worker at arg is stopped (SIGSTOP). */
+static int
+stopped(void *arg)
+{
+	struct pstat	 ps;
+
+	return proc_stat(*(pid_t *)arg, &ps) == 0 && ps.state == 'T';
+}
+
+/*
+ * HELD_MAX kept connections to sock, each answered one GET /healthz, all
+ * on worker k of x (the other stopped meanwhile), appended to x->fd.
+ */
+static void
+fill_one(struct raced *x, const char *sock, int k)
+{
+	int	 i;
+
+	CHECK_EQ_INT(kill(x->w[!k], SIGSTOP), 0);
+	CHECK(wait_for(stopped, &x->w[!k], REQ_MS));
+	for (i = 0; i < HELD_MAX; i++, x->n++) {
+		CHECK((x->fd[x->n] = fcgi_connect(sock)) != -1);
+		CHECK_EQ_INT(kept_healthz(x->fd[x->n]), 200);
+	}
+	CHECK_EQ_INT(kill(x->w[!k], SIGCONT), 0);
+	CHECK(wait_for(settled, x, REQ_MS));
+}
+
+/*
+ * raced: two workers at HELD_MAX idle kept connections each; then RACED
+ * new kept connections, one at a time, each once both workers wait in
+ * ppoll, so that both wake for it and one accepts it. Each closes
+ * exactly one idle kept connection (the accepting worker's least
+ * recently served); the other worker, whose accept finds nothing,
+ * closes none (it used to close one before libfcgi's accept on a unix
+ * listener found nothing: nginx may be sending on it, a 502 for a POST).
+ */
+static void
+scenario_raced(void)
+{
+	char		 sock[512], log[512];
+	struct raced	*x;
+	pid_t		 m;
+	int		 i, nfd;
+
+	if ((x = calloc(1, sizeof(*x))) == NULL ||
+	    (m = keep_master_n("raced", 2, sock, log, sizeof(sock))) == -1) {
+		free(x);
+		return;
+	}
+	CHECK_EQ_INT((int)workers_of(m, x->w, 2), 2);
+	fill_one(x, sock, 0);
+	fill_one(x, sock, 1);
+	CHECK_EQ_INT(x->closed, 0);
+	for (i = 0; i < RACED; i++) {
+		CHECK((nfd = x->fd[x->n++] = fcgi_connect(sock)) != -1);
+		CHECK_EQ_INT(kept_healthz(nfd), 200);
+		CHECK(wait_for(settled, x, REQ_MS));
+		sweep(x);
+		printf("figure: raced: %d idle kept connections closed after "
+		    "%d new ones\n", x->closed, i + 1);
+		CHECK_EQ_INT(x->closed, i + 1);
+	}
+	for (i = 0; i < x->n; i++)
+		if (x->fd[i] >= 0)
+			close(x->fd[i]);
+	free(x);
+	down(m, log);
+}
+
+/* The late scenario's worker and its silent connection. */
+struct late {
+	pid_t	 w;
+	int	 fd;
+};
+
+/* Whether the worker waits in ppoll while the silent connection is open. */
+static int
+idle_beside(void *arg)
+{
+	struct late	*x = arg;
+
+	return blocked_in(x->w) == SYS_ppoll && still_open(x->fd);
+}
+
+/*
+ * late: one worker; a new connection sends nothing yet. The worker
+ * accepts it and waits again (libfcgi's accept waited 2 s in select for
+ * its first bytes, then closed it; a read would wait for ever), answers
+ * another connection meanwhile, and then the request sent on it.
+ */
+static void
+scenario_late(void)
+{
+	char		 sock[512], log[512];
+	struct late	 x;
+	pid_t		 m;
+
+	if ((m = keep_master_n("late", 1, sock, log, sizeof(sock))) == -1)
+		return;
+	CHECK_EQ_INT((int)workers_of(m, &x.w, 1), 1);
+	CHECK((x.fd = fcgi_connect(sock)) != -1);
+	CHECK(wait_for(idle_beside, &x, REQ_MS));
+	CHECK_EQ_INT(healthz(sock), 200);
+	CHECK_EQ_INT(kept_healthz(x.fd), 200);
+	CHECK(still_open(x.fd));
+	close(x.fd);
+	down(m, log);
+}
+
 /*
  * Whether a new connection to the unix socket at path arg is refused.
  * Non-blocking: a socket still listening with its backlog full answers
@@ -592,6 +747,8 @@ main(int argc, char *argv[])
 		{ "full", scenario_full },
 		{ "turns", scenario_turns },
 		{ "crowded", scenario_crowded },
+		{ "raced", scenario_raced },
+		{ "late", scenario_late },
 		{ "stop", scenario_stop },
 		{ "orphan", scenario_orphan },
 	};

@@ -1,5 +1,6 @@
 /* Unit tests: configuration parsing, good and bad files. */
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <signal.h>
 #include <stdio.h>
@@ -127,6 +128,76 @@ password_not_regular(void)
 	rmdir(dir);
 }
 
+/*
+ * Loads path in a child (config_load, or config_load_syntax when syntax)
+ * that SIGALRM ends after 5 s, so that a load that waits for ever is a
+ * failure, not a test that hangs. Results: 0 when the load returned -1
+ * (its error in err), 1 when it returned 0, -1 when the child did not
+ * return (the alarm: it waited).
+ */
+static int
+load_in_child(const char *path, int syntax, char *err, size_t errsz)
+{
+	struct config	 c;
+	int		 fds[2], st;
+	pid_t		 pid;
+	ssize_t		 n;
+	size_t		 got = 0;
+
+	if (pipe(fds) == -1 || (pid = fork()) == -1)
+		return -1;
+	if (pid == 0) {
+		close(fds[0]);
+		alarm(5);
+		st = (syntax ? config_load_syntax : config_load)(&c, path,
+		    err, errsz);
+		(void)write(fds[1], err, strlen(err));
+		_exit(st == -1 ? 0 : 1);
+	}
+	close(fds[1]);
+	while (got + 1 < errsz &&
+	    (n = read(fds[0], err + got, errsz - 1 - got)) > 0)
+		got += (size_t)n;
+	err[got] = '\0';
+	close(fds[0]);
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st)) {
+		fprintf(stderr, "loading %s did not return (waited)\n", path);
+		return -1;
+	}
+	return WEXITSTATUS(st);
+}
+
+/*
+ * A configuration file that is not a regular file is refused at once,
+ * named with what it is and what to do: a FIFO no one writes to (its
+ * open waited for ever, asyncexec-fcgi's start held), a directory.
+ */
+static void
+config_not_regular(void)
+{
+	char		 dir[] = "/tmp/asyncexec-test-confdir-XXXXXX";
+	char		 fifo[64], err[512] = "";
+	int		 syntax;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(fifo, sizeof(fifo), "%s/asyncexec.conf", dir);
+	CHECK(mkfifo(fifo, 0600) == 0);
+	for (syntax = 0; syntax <= 1; syntax++) {
+		err[0] = '\0';
+		CHECK_EQ_INT(load_in_child(fifo, syntax, err, sizeof(err)), 0);
+		CHECK(strstr(err, fifo) == err);
+		CHECK(strstr(err, "is a FIFO, not a regular file") != NULL);
+		CHECK(strstr(err, "--config FILE") != NULL);
+		if (strstr(err, "--config FILE") == NULL)
+			fprintf(stderr, "config_load said: %s\n", err);
+	}
+	unlink(fifo);
+	err[0] = '\0';
+	CHECK_EQ_INT(load_in_child(dir, 0, err, sizeof(err)), 0);
+	CHECK(strstr(err, "is a directory, not a regular file") != NULL);
+	rmdir(dir);
+}
+
 /* db_hosts: the nodes in order, ports from db_port when left out. */
 static void
 hosts(void)
@@ -204,6 +275,7 @@ main(void)
 	bad_files();
 	password_file();
 	password_not_regular();
+	config_not_regular();
 	keep_db();
 	return check_done("unit_config");
 }
