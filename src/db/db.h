@@ -72,6 +72,9 @@ enum db_fail {
 	DB_FAIL_WRITESET,	/* its writeset is over Galera's
 				 * wsrep_max_ws_size: nothing was applied; the
 				 * same change in smaller pieces may pass */
+	DB_FAIL_WS_ROWS,	/* it changed more rows than Galera's
+				 * wsrep_max_ws_rows: nothing was applied; the
+				 * same change in smaller pieces may pass */
 	DB_FAIL_OTHER		/* any other error */
 };
 

@@ -129,10 +129,26 @@ db_prepare_hint(unsigned e)
 #define WS_SIZE_TEXT	"Maximum writeset size exceeded"
 
 /*
+ * The text MariaDB gives a statement that writes more rows than
+ * wsrep_max_ws_rows (when it is not 0), with error 1180
+ * (ER_ERROR_DURING_COMMIT), which a node also answers for other causes
+ * (a commit cut off when the node left the primary component, say), so
+ * the number alone does not tell it. Measured on MariaDB 10.11 with
+ * Galera 4 (cluster_expire_ws_rows): a DELETE joined to JSON_TABLE, an
+ * INSERT (also INSERT ... SELECT ... ON DUPLICATE KEY UPDATE) and a
+ * plain UPDATE get this; an UPDATE joined to JSON_TABLE gets 4165 at any
+ * wsrep_max_ws_rows but 0, whatever its size, as with wsrep_max_ws_size.
+ * The rows are counted per transaction, and a smaller statement after
+ * the failed one passes.
+ */
+#define WS_ROWS_TEXT	"wsrep_max_ws_rows exceeded"
+
+/*
  * The class of a statement's error e, msg the server's text of it (NULL
  * or "" when unknown): DB_FAIL_NONE (e 0), DB_FAIL_RETRY (1213, 1205),
  * DB_FAIL_WRITESET (1105 with WS_SIZE_TEXT: 1105 is the server's catch-
- * all, so the number alone does not tell it) or DB_FAIL_OTHER.
+ * all, so the number alone does not tell it), DB_FAIL_WS_ROWS (1180
+ * with WS_ROWS_TEXT, likewise) or DB_FAIL_OTHER.
  */
 enum db_fail
 db_fail_of(unsigned e, const char *msg)
@@ -144,6 +160,9 @@ db_fail_of(unsigned e, const char *msg)
 	if (e == ER_UNKNOWN_ERROR && msg != NULL &&
 	    strncmp(msg, WS_SIZE_TEXT, sizeof(WS_SIZE_TEXT) - 1) == 0)
 		return DB_FAIL_WRITESET;
+	if (e == ER_ERROR_DURING_COMMIT && msg != NULL &&
+	    strncmp(msg, WS_ROWS_TEXT, sizeof(WS_ROWS_TEXT) - 1) == 0)
+		return DB_FAIL_WS_ROWS;
 	return DB_FAIL_OTHER;
 }
 
@@ -152,20 +171,24 @@ db_fail_of(unsigned e, const char *msg)
  * deadlock (1213) or a lock wait timeout (1205), which its caller
  * retries (repo_failed: REPO_RETRY) or answers with a 503, at warn, as
  * db_query and db_fetch_log log a deadlock; a writeset over
- * wsrep_max_ws_size at warn; any other error at error. No result.
+ * wsrep_max_ws_size or one over wsrep_max_ws_rows at warn; any other
+ * error at error. No result.
  */
 void
 db_log_failed(const char *name, unsigned e, const char *text)
 {
+	enum db_fail	 f = db_fail_of(e, text);
+
 	if (e == ER_LOCK_DEADLOCK)
 		log_warn("db: statement %s failed: error %u %s (another write "
 		    "won; retried or 503)", name, e, text);
 	else if (e == ER_LOCK_WAIT_TIMEOUT)
 		log_warn("db: statement %s failed: error %u %s (a row lock "
 		    "was held too long; retried or 503)", name, e, text);
-	else if (db_fail_of(e, text) == DB_FAIL_WRITESET)
+	else if (f == DB_FAIL_WRITESET || f == DB_FAIL_WS_ROWS)
 		log_warn("db: statement %s failed: error %u %s (over the "
-		    "node's wsrep_max_ws_size)", name, e, text);
+		    "node's %s)", name, e, text, f == DB_FAIL_WRITESET ?
+		    "wsrep_max_ws_size" : "wsrep_max_ws_rows");
 	else
 		log_error("db: statement %s failed: error %u %s", name, e,
 		    text);

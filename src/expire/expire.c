@@ -240,7 +240,8 @@ retries_end(struct run *run, const char *what, int k)
  * spent (retries_end: the run stops, *changed 0); each retry is counted
  * in r->retries. Each attempt counts as one statement for longest_tx_ms.
  * REPO_OK (also when stopped), REPO_SPLIT (over wsrep_max_ws_size,
- * nothing done) or REPO_ERR.
+ * nothing done), REPO_SPLIT_ROWS (over wsrep_max_ws_rows, nothing done)
+ * or REPO_ERR.
  */
 static enum repo_rc
 apply_once(struct run *run, const struct rule *ru, const uint64_t *ids,
@@ -255,7 +256,8 @@ apply_once(struct run *run, const struct rule *ru, const uint64_t *ids,
 		rc = ru->apply(run, ids, n, changed);
 		tx_done(run, t0);
 		if (rc != REPO_RETRY)
-			return rc == REPO_OK || rc == REPO_SPLIT ? rc : REPO_ERR;
+			return rc == REPO_OK || rc == REPO_SPLIT ||
+			    rc == REPO_SPLIT_ROWS ? rc : REPO_ERR;
 		if (retries_end(run, "batch", k)) {
 			*changed = 0;
 			return REPO_OK;
@@ -265,14 +267,39 @@ apply_once(struct run *run, const struct rule *ru, const uint64_t *ids,
 }
 
 /*
+ * Logs row id of step, alone over the node's limit (REPO_SPLIT:
+ * wsrep_max_ws_size, else wsrep_max_ws_rows), with what to do, and
+ * counts it as skipped (run->oversize). No result.
+ */
+static void
+oversize_row(struct run *run, const char *step, uint64_t id,
+    enum repo_rc rc)
+{
+	if (rc == REPO_SPLIT)
+		log_error("expire: step %s: row %llu alone is over the node's "
+		    "wsrep_max_ws_size (its payloads are in the writeset): "
+		    "skipped; raise wsrep_max_ws_size on the node, or lower "
+		    "max_result_bytes (and max_request_bytes) for the rows to "
+		    "come; the run goes on and exits 1", step,
+		    (unsigned long long)id);
+	else
+		log_error("expire: step %s: row %llu alone is over the node's "
+		    "wsrep_max_ws_rows: skipped; raise wsrep_max_ws_rows on "
+		    "the node (0: no limit); the run goes on and exits 1",
+		    step, (unsigned long long)id);
+	run->oversize++;
+}
+
+/*
  * Applies a batch, ids[0..n), with rule ru (apply_once), counting into
  * *changed. A statement whose writeset is over the node's
- * wsrep_max_ws_size (REPO_SPLIT: big payloads in the rows' images) runs
- * again as two halves, each split again while it is over, down to one
- * row; the halves that passed stay done. The second half is not run
+ * wsrep_max_ws_size (REPO_SPLIT: big payloads in the rows' images) or
+ * that changes more rows than its wsrep_max_ws_rows (REPO_SPLIT_ROWS)
+ * runs again as two halves, each split again while it is over, down to
+ * one row; the halves that passed stay done. The second half is not run
  * when the runtime bound is spent after the first (the next run takes
  * it). A single row over the limit is logged with what to do and
- * skipped (run->oversize: the run goes on, then fails). 0 (also when
+ * skipped (oversize_row: the run goes on, then fails). 0 (also when
  * stopped or a row was skipped), or -1 on a database error.
  */
 static int
@@ -284,20 +311,16 @@ apply_batch(struct run *run, const struct rule *ru, const uint64_t *ids,
 	size_t		 h = n / 2;
 
 	*changed = 0;
-	if ((rc = apply_once(run, ru, ids, n, changed)) != REPO_SPLIT)
+	rc = apply_once(run, ru, ids, n, changed);
+	if (rc != REPO_SPLIT && rc != REPO_SPLIT_ROWS)
 		return rc == REPO_OK ? 0 : -1;
 	if (n == 1) {
-		log_error("expire: step %s: row %llu alone is over the node's "
-		    "wsrep_max_ws_size (its payloads are in the writeset): "
-		    "skipped; raise wsrep_max_ws_size on the node, or lower "
-		    "max_result_bytes (and max_request_bytes) for the rows to "
-		    "come; the run goes on and exits 1",
-		    step_names[ru - rules], (unsigned long long)ids[0]);
-		run->oversize++;
+		oversize_row(run, step_names[ru - rules], ids[0], rc);
 		return 0;
 	}
-	log_info("expire: a batch of %zu rows is over the node's "
-	    "wsrep_max_ws_size; running it as %zu and %zu", n, h, n - h);
+	log_info("expire: a batch of %zu rows is over the node's %s; "
+	    "running it as %zu and %zu", n, rc == REPO_SPLIT ?
+	    "wsrep_max_ws_size" : "wsrep_max_ws_rows", h, n - h);
 	if (apply_batch(run, ru, ids, h, changed) == -1)
 		return -1;
 	if (!run->r->complete || out_of_time(run))
@@ -535,20 +558,23 @@ record(struct run *run, int rc)
 
 /*
  * The run's closing error for n (>= 1) rows skipped as each alone over
- * wsrep_max_ws_size, into buf (size bytes). Results: buf.
+ * wsrep_max_ws_size or wsrep_max_ws_rows, into buf (size bytes).
+ * Results: buf.
  */
 const char *
 expire_oversize_text(char *buf, size_t size, unsigned long n)
 {
-	snprintf(buf, size, "%lu %s over the node's wsrep_max_ws_size (logged "
-	    "above); the other rows and steps are done", n, n == 1 ?
+	snprintf(buf, size, "%lu %s over the node's wsrep_max_ws_size or "
+	    "wsrep_max_ws_rows (logged above); the other rows and steps are "
+	    "done", n, n == 1 ?
 	    "row skipped, alone" : "rows skipped, each alone");
 	return buf;
 }
 
 /*
  * Runs the selected steps in order under the run lock: a database error
- * ends the run; rows skipped as over wsrep_max_ws_size (apply_batch)
+ * ends the run; rows skipped as over wsrep_max_ws_size or
+ * wsrep_max_ws_rows (apply_batch)
  * fail it after every step ran. 0 or -1.
  */
 static int

@@ -90,7 +90,8 @@ repo_close(struct db *db)
  * REPO_RETRY when a deadlock (1213, also a Galera certification failure)
  * or a lock wait timeout undid the transaction, so that running it again
  * whole may succeed; else REPO_ERR (a writeset over wsrep_max_ws_size
- * too: only asyncexec-expire's batches can be split, repo_expire.c).
+ * or wsrep_max_ws_rows too: only asyncexec-expire's batches can be
+ * split, repo_expire.c).
  */
 enum repo_rc
 repo_failed(struct db *db)

@@ -44,7 +44,8 @@ enum repo_rc {
 	REPO_DUP = 2,
 	REPO_BUSY = 3,		/* a named lock is held by another session */
 	REPO_RETRY = 4,		/* deadlock or lock wait timeout undid it: run again */
-	REPO_SPLIT = 5		/* over wsrep_max_ws_size: run it in smaller pieces */
+	REPO_SPLIT = 5,		/* over wsrep_max_ws_size: run it in smaller pieces */
+	REPO_SPLIT_ROWS = 6	/* over wsrep_max_ws_rows: run it in smaller pieces */
 };
 
 /*

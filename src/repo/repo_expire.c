@@ -22,8 +22,8 @@
  * because the apply repeats the rule; that locks the index entry before
  * the row again. A deadlock (1213) or lock wait timeout (1205) that still
  * hits an apply undoes only that statement: REPO_RETRY, and the caller
- * runs it again (it is a compare-and-set); one over Galera's writeset
- * limit (db_fail_of) REPO_SPLIT, and the caller runs it in halves.
+ * runs it again (it is a compare-and-set); one over Galera's limits
+ * (db_fail_of) REPO_SPLIT or _ROWS, and the caller runs it in halves.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -422,8 +422,8 @@ bind_time_keyset(MYSQL_BIND *p, MYSQL_TIME *t, struct repo_pos *pos,
  * the ids as a JSON array into p[0], the caller bound the rest of p.
  * *changed gets its matched rows. REPO_OK (n 0: nothing to run),
  * REPO_RETRY (a deadlock or lock wait timeout undid it: run it again),
- * REPO_SPLIT (its writeset was over wsrep_max_ws_size: nothing done; run
- * it again in smaller pieces) or REPO_ERR.
+ * REPO_SPLIT (over wsrep_max_ws_size: nothing done; run it again in
+ * smaller pieces), REPO_SPLIT_ROWS (over wsrep_max_ws_rows) or REPO_ERR.
  */
 static enum repo_rc
 apply_ids(struct db *db, enum xstmt id, const uint64_t *ids, size_t n,
@@ -431,6 +431,7 @@ apply_ids(struct db *db, enum xstmt id, const uint64_t *ids, size_t n,
 {
 	char		*json;
 	MYSQL_STMT	*st;
+	enum db_fail	 f;
 
 	*changed = 0;
 	if (n == 0)
@@ -441,8 +442,8 @@ apply_ids(struct db *db, enum xstmt id, const uint64_t *ids, size_t n,
 	st = db_run(db, id, p);
 	free(json);
 	if (st == NULL)		/* REPO_RETRY: 1213, 1205 */
-		return db_failure(db) == DB_FAIL_WRITESET ? REPO_SPLIT :
-		    repo_failed(db);
+		return (f = db_failure(db)) == DB_FAIL_WRITESET ? REPO_SPLIT :
+		    f == DB_FAIL_WS_ROWS ? REPO_SPLIT_ROWS : repo_failed(db);
 	*changed = (unsigned)db_affected(db, id);
 	return REPO_OK;
 }

@@ -10,11 +10,11 @@
  * Functions return enum repo_rc (REPO_OK or REPO_ERR; REPO_ERR is
  * already logged), the *_apply ones also REPO_RETRY (a deadlock, 1213,
  * or a lock wait timeout, 1205, undid the statement: running it again
- * is safe) and REPO_SPLIT (its writeset was over Galera's
- * wsrep_max_ws_size, nothing done: run it again over fewer ids). All
- * times are UTC
- * milliseconds passed in by the caller, so tests can run the rules at
- * any "now".
+ * is safe), REPO_SPLIT (its writeset was over Galera's
+ * wsrep_max_ws_size, nothing done: run it again over fewer ids) and
+ * REPO_SPLIT_ROWS (the same for more rows than wsrep_max_ws_rows). All
+ * times are UTC milliseconds passed in by the caller, so tests can run
+ * the rules at any "now".
  *
  * Every rule runs in two steps per batch: *_due selects up to limit
  * candidate ids with a plain (lock-free) read, continuing from a

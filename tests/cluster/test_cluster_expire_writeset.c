@@ -182,7 +182,7 @@ single_row(MYSQL *m, long long was)
 		"skipped; raise wsrep_max_ws_size on the node, or lower "
 		    "max_result_bytes",
 		"expire: 1 row skipped, alone over the node's "
-		    "wsrep_max_ws_size (logged above)", NULL
+		    "wsrep_max_ws_size or wsrep_max_ws_rows (logged above)", NULL
 	};
 	int		 said[2], rc;
 	long long	 mark;

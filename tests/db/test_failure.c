@@ -13,6 +13,12 @@
  *    whose reconnect fails (and then fails at once, in the backoff), are
  *    DB_FAIL_OTHER, repo_failed's REPO_ERR. They said RETRY, the class
  *    of the deadlock, and callers paused and retried a connect failure.
+ * And db_fail_of's classes by number and text: Galera's writeset limits
+ * (1105 "Maximum writeset size exceeded", 1180 "wsrep_max_ws_rows
+ * exceeded", the texts of MariaDB 10.11, cluster_expire_writeset and
+ * cluster_expire_ws_rows) are split; the same numbers with another text
+ * (1180 also ends a commit cut off when the node left the primary
+ * component), or the texts with another number, are not.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,6 +102,28 @@ conn_id(struct db *d)
 	return id;
 }
 
+/* db_fail_of by number and text (no server needed). */
+static void
+classes(void)
+{
+	CHECK_EQ_INT(db_fail_of(0, NULL), DB_FAIL_NONE);
+	CHECK_EQ_INT(db_fail_of(1213, NULL), DB_FAIL_RETRY);
+	CHECK_EQ_INT(db_fail_of(1205, ""), DB_FAIL_RETRY);
+	CHECK_EQ_INT(db_fail_of(1105, "Maximum writeset size exceeded"),
+	    DB_FAIL_WRITESET);
+	CHECK_EQ_INT(db_fail_of(1180, "wsrep_max_ws_rows exceeded"),
+	    DB_FAIL_WS_ROWS);
+	CHECK_EQ_INT(db_fail_of(1180, "Got error 6 \"No such device or "
+	    "address\" during COMMIT"), DB_FAIL_OTHER);
+	CHECK_EQ_INT(db_fail_of(1180, NULL), DB_FAIL_OTHER);
+	CHECK_EQ_INT(db_fail_of(1180, ""), DB_FAIL_OTHER);
+	CHECK_EQ_INT(db_fail_of(1105, "wsrep_max_ws_rows exceeded"),
+	    DB_FAIL_OTHER);
+	CHECK_EQ_INT(db_fail_of(1180, "Maximum writeset size exceeded"),
+	    DB_FAIL_OTHER);
+	CHECK_EQ_INT(db_fail_of(1105, "Unknown error"), DB_FAIL_OTHER);
+}
+
 int
 main(void)
 {
@@ -122,6 +150,7 @@ main(void)
 	if ((d = db_new(&cfg, defs, 2, 0, 0)) == NULL)
 		return 1;
 	db_oneshot();
+	classes();
 
 	/* ROLLBACK keeps the deadlock; a START TRANSACTION that works
 	 * resets it */

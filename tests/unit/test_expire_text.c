@@ -15,11 +15,11 @@ oversize(void)
 	char	 buf[160];
 
 	CHECK_EQ_STR(expire_oversize_text(buf, sizeof(buf), 1), "1 row "
-	    "skipped, alone over the node's wsrep_max_ws_size (logged "
-	    "above); the other rows and steps are done");
+	    "skipped, alone over the node's wsrep_max_ws_size or "
+	    "wsrep_max_ws_rows (logged above); the other rows and steps are done");
 	CHECK_EQ_STR(expire_oversize_text(buf, sizeof(buf), 2), "2 rows "
-	    "skipped, each alone over the node's wsrep_max_ws_size (logged "
-	    "above); the other rows and steps are done");
+	    "skipped, each alone over the node's wsrep_max_ws_size or "
+	    "wsrep_max_ws_rows (logged above); the other rows and steps are done");
 	CHECK(strncmp(expire_oversize_text(buf, sizeof(buf), 10000),
 	    "10000 rows skipped, each alone over", 35) == 0);
 	/* cut to the buffer, never past it */
