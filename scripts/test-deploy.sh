@@ -21,7 +21,10 @@
 #     PHP example receiver (php -S, php-cli installed for it) on 127.0.0.1 in the
 #     container, an endpoint of the demo tenant, systemctl reload, one signed delivery for
 #     an execution completed through nginx, a clean systemctl stop, no secret in the
-#     journal; an upgrade (reinstall), apt remove and apt purge;
+#     journal; an upgrade (reinstall); postinst's warning about an nginx site without
+#     the loopback server's ASYNCEXEC_OPERATOR_PAGES line (scripts/lib/deploy_site.sh:
+#     none for the packaged site, its hint with and without a .dpkg-dist, the pages 404
+#     without the line, the packaged site restored); apt remove and apt purge;
 #  6. powers the container off and removes it, whatever happened (trap; by pid).
 #
 # --suite defaults to this host's release when it is bookworm or trixie, else trixie.
@@ -38,6 +41,8 @@ repo=$PWD
 state=${ASYNCEXEC_DEPLOY_DIR:-$repo/.local/deploy}
 # shellcheck source-path=SCRIPTDIR source=lib/buildroot.sh
 . "$repo/scripts/lib/buildroot.sh"
+# shellcheck source-path=SCRIPTDIR source=lib/deploy_site.sh
+. "$repo/scripts/lib/deploy_site.sh"
 buildroot_init test-deploy
 
 # The state of the run, read by the helpers and the cleanup.
@@ -809,6 +814,7 @@ main() {
     phase_journal
     phase_notify
     phase_upgrade
+    phase_site
     phase_remove
     exit 0
 }
