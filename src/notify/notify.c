@@ -45,6 +45,9 @@
 #define GONE_MAX		64	/* 410 disables waiting to be written */
 #define GONE_REASON		"the receiver answered 410 Gone"
 
+_Static_assert(LISTEN_FDS_MAX <= SEND_POLL_EXTRA_MAX,
+    "sender_poll watches every fd of the loopback endpoint");
+
 struct slot {
 	int			 used;
 	struct notify_delivery	 d;
