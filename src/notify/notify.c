@@ -9,8 +9,9 @@
  * most 1 s for a lock, so that no answer waits for the step), lease
  * as many due deliveries as there are free transfer slots (at most
  * endpoint_cap running of one endpoint), start them,
- * run the transfers for up to IDLE_POLL_MS (less when more are due),
- * record what finished, answer the loopback endpoint.
+ * run the transfers for up to IDLE_POLL_MS (less when more are due)
+ * while answering the loopback endpoint (listen.h: its clients never
+ * make the loop wait), record what finished.
  */
 #include <signal.h>
 #include <stdio.h>
