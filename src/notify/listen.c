@@ -1,5 +1,18 @@
 /*
- * listen.c - the sender's loopback /healthz, /readyz and /metrics.
+ * listen.c - the sender's loopback /healthz, /readyz and /metrics
+ * (listen.h).
+ *
+ * Nothing here waits: the sender's loop watches the fds listen_fds gives
+ * (with its transfers') and calls listen_serve after each wait, which
+ * accepts at most LISTEN_ACCEPT_MAX connections, reads what each client
+ * sent (non-blocking), answers a complete request head, writes what the
+ * socket takes and closes a client once answered, when it closed, sent
+ * too much or LISTEN_IO_TIMEOUT_MS after its accept. With the table
+ * full, a newer connection closes the oldest once that one has had
+ * LISTEN_GRACE_MS (a flood of silent clients cannot hold every entry
+ * for long, nor close a client's before its request could arrive); else
+ * it waits in the backlog. So a client that sends nothing, or trickles,
+ * costs the loop a few system calls, never a wait.
  */
 #include <sys/socket.h>
 #include <arpa/inet.h>
@@ -18,17 +31,24 @@
 #include "listen.h"
 
 /*
- * Listens on addrport ("127.0.0.1:9466", non-blocking). The socket, or
- * -1 with the reason in err.
+ * Listens on addrport ("127.0.0.1:9466", non-blocking) into l, with no
+ * client. 0, or -1 with the reason in err (l closed).
  */
 int
-listen_open(const char *addrport, char *err, size_t errsz)
+listen_open(struct listener *l, const char *addrport, char *err,
+    size_t errsz)
 {
 	struct sockaddr_in	 sa;
 	char			 host[64];
 	unsigned		 port;
 	int			 fd, on = 1;
+	size_t			 i;
 
+	l->fd = -1;
+	for (i = 0; i < LISTEN_CLIENTS_MAX; i++) {
+		l->c[i].fd = -1;
+		buf_init(&l->c[i].out);
+	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sin_family = AF_INET;
 	if (config_listen_tcp(addrport, host, sizeof(host), &port) == -1 ||
@@ -49,98 +69,49 @@ listen_open(const char *addrport, char *err, size_t errsz)
 			close(fd);
 		return -1;
 	}
-	return fd;
-}
-
-/*
- * Waits until client c can be read (events POLLIN) or written (POLLOUT),
- * at most until deadline (clock_mono_ms). 1 when it can, 0 or -1 when
- * the deadline passed or the wait failed.
- */
-static int
-wait_io(int c, short events, int64_t deadline)
-{
-	struct pollfd	 p = { c, events, 0 };
-	int64_t		 left;
-	int		 k;
-
-	for (;;) {
-		if ((left = deadline - clock_mono_ms()) <= 0)
-			return 0;
-		k = poll(&p, 1, (int)left);
-		if (k == -1 && errno == EINTR)
-			continue;
-		return k;
-	}
-}
-
-/*
- * Reads a request head into req (NUL-terminated) from non-blocking c,
- * all of it before deadline. Its length, or -1 (an error, the client
- * closed, the head too long, or the deadline passed).
- */
-static ssize_t
-read_head(int c, char *req, size_t sz, int64_t deadline)
-{
-	size_t	 n = 0;
-	ssize_t	 k;
-
-	while (n < sz - 1) {
-		if ((k = read(c, req + n, sz - 1 - n)) == 0)
-			return -1;
-		if (k == -1) {
-			if ((errno != EAGAIN && errno != EWOULDBLOCK &&
-			    errno != EINTR) || wait_io(c, POLLIN, deadline) != 1)
-				return -1;
-			continue;
-		}
-		n += (size_t)k;
-		req[n] = '\0';
-		if (strstr(req, "\r\n\r\n") != NULL || strstr(req, "\n\n"))
-			return (ssize_t)n;
-	}
-	return -1;
-}
-
-/* Writes all of p to non-blocking c before deadline; 0 or -1. */
-static int
-write_all(int c, const char *p, size_t n, int64_t deadline)
-{
-	ssize_t	 k;
-
-	while (n > 0) {
-		if ((k = write(c, p, n)) == -1) {
-			if ((errno != EAGAIN && errno != EWOULDBLOCK &&
-			    errno != EINTR) || wait_io(c, POLLOUT, deadline) != 1)
-				return -1;
-			continue;
-		}
-		if (k == 0)
-			return -1;
-		p += k;
-		n -= (size_t)k;
-	}
+	l->fd = fd;
 	return 0;
 }
 
-/*
- * Answers one client (non-blocking c): GET or HEAD of a path, else 405;
- * the request read and the answer written within LISTEN_IO_TIMEOUT_MS,
- * else nothing more is done (the caller closes c).
- */
+
+/* Closes client c: its entry is free. */
 static void
-serve_one(int c, listen_fn fn, void *arg)
+client_close(struct listen_client *c)
+{
+	close(c->fd);
+	c->fd = -1;
+	buf_free(&c->out);
+}
+
+/* Closes l's connections and l. */
+void
+listen_close(struct listener *l)
+{
+	size_t	 i;
+
+	if (l->fd == -1)
+		return;
+	for (i = 0; i < LISTEN_CLIENTS_MAX; i++)
+		if (l->c[i].fd != -1)
+			client_close(&l->c[i]);
+	close(l->fd);
+	l->fd = -1;
+}
+
+/*
+ * Puts the answer to request head req into out: GET or HEAD of a path
+ * (fn's answer), else 405; the head, and for GET the body. 0, or -1 when
+ * out could not hold it.
+ */
+static int
+answer(const char *req, listen_fn fn, void *arg, struct buf *out)
 {
 	struct buf	 body;
-	char		 req[LISTEN_REQUEST_MAX], path[256], head[256];
+	char		 path[256];
 	unsigned	 status;
-	int		 is_head;
-	int64_t		 deadline = clock_mono_ms() + LISTEN_IO_TIMEOUT_MS;
+	int		 is_head = strncmp(req, "HEAD ", 5) == 0;
 
-	if (read_head(c, req, sizeof(req), deadline) == -1)
-		return;
 	buf_init(&body);
-	is_head = strncmp(req, "HEAD ", 5) == 0;
 	if ((strncmp(req, "GET ", 4) != 0 && !is_head) ||
 	    sscanf(req + (is_head ? 5 : 4), "%255s", path) != 1) {
 		status = 405;
@@ -151,30 +122,152 @@ serve_one(int c, listen_fn fn, void *arg)
 		buf_reset(&body);
 		status = 503;
 	}
-	snprintf(head, sizeof(head), "HTTP/1.1 %u %s\r\nContent-Type: "
+	buf_printf(out, "HTTP/1.1 %u %s\r\nContent-Type: "
 	    "text/plain; version=0.0.4; charset=utf-8\r\nContent-Length: %zu"
 	    "\r\nConnection: close\r\n\r\n", status, status == 200 ? "OK" :
 	    status == 404 ? "Not Found" : status == 405 ?
 	    "Method Not Allowed" : "Service Unavailable", body.len);
-	if (write_all(c, head, strlen(head), deadline) == 0 && !is_head)
-		(void)write_all(c, body.data, body.len, deadline);
+	if (!is_head)
+		buf_append(out, body.data, body.len);
 	buf_free(&body);
+	return buf_failed(out) ? -1 : 0;
+}
+
+/* Whether errno says only that the socket is not ready. */
+static int
+not_ready(void)
+{
+	return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
 }
 
 /*
- * Answers the clients waiting on listening socket fd, one by one, each
- * within LISTEN_IO_TIMEOUT_MS; accepts no more once that long has passed
- * since the call (the rest wait for the next call).
+ * Moves client c on without waiting: reads what arrived (one read),
+ * answers once the head is complete, writes what the socket takes. 0
+ * while it goes on, -1 when it is done with (answered, closed by the
+ * client, failed, too long, or past its deadline): the caller closes it.
+ */
+static int
+client_step(struct listen_client *c, listen_fn fn, void *arg, int64_t now)
+{
+	ssize_t	 k;
+
+	if (now - c->since >= LISTEN_IO_TIMEOUT_MS)
+		return -1;
+	if (!c->answering) {
+		k = read(c->fd, c->req + c->n, sizeof(c->req) - 1 - c->n);
+		if (k == 0 || (k == -1 && !not_ready()))
+			return -1;
+		if (k == -1)
+			return 0;
+		c->n += (size_t)k;
+		c->req[c->n] = '\0';
+		if (strstr(c->req, "\r\n\r\n") == NULL &&
+		    strstr(c->req, "\n\n") == NULL)
+			return c->n < sizeof(c->req) - 1 ? 0 : -1;
+		if (answer(c->req, fn, arg, &c->out) == -1)
+			return -1;
+		c->answering = 1;
+		c->n = 0;
+	}
+	if ((k = write(c->fd, c->out.data + c->n, c->out.len - c->n)) == -1)
+		return not_ready() ? 0 : -1;
+	c->n += (size_t)k;
+	return k > 0 && c->n < c->out.len ? 0 : -1;
+}
+
+/*
+ * The entry of l a new connection takes at now: a free one, else the
+ * oldest client's once it has had LISTEN_GRACE_MS (the caller closes
+ * it). NULL when there is none (the connection waits in the backlog).
+ */
+static struct listen_client *
+entry_for_new(struct listener *l, int64_t now)
+{
+	struct listen_client	*old = NULL;
+	size_t			 i;
+
+	for (i = 0; i < LISTEN_CLIENTS_MAX; i++) {
+		if (l->c[i].fd == -1)
+			return &l->c[i];
+		if (old == NULL || l->c[i].since < old->since)
+			old = &l->c[i];
+	}
+	return now - old->since >= LISTEN_GRACE_MS ? old : NULL;
+}
+
+/*
+ * Moves every client of l on (client_step), then accepts up to
+ * LISTEN_ACCEPT_MAX waiting connections, each read at once. Never waits.
  */
 void
-listen_serve(int fd, listen_fn fn, void *arg)
+listen_serve(struct listener *l, listen_fn fn, void *arg)
 {
-	int64_t	 until = clock_mono_ms() + LISTEN_IO_TIMEOUT_MS;
-	int	 c;
+	struct listen_client	*c;
+	int64_t			 now = clock_mono_ms();
+	size_t			 i;
+	int			 fd;
 
-	while (clock_mono_ms() < until && (c = accept4(fd, NULL, NULL,
-	    SOCK_CLOEXEC | SOCK_NONBLOCK)) != -1) {
-		serve_one(c, fn, arg);
-		close(c);
+	for (i = 0; i < LISTEN_CLIENTS_MAX; i++)
+		if (l->c[i].fd != -1 && client_step(&l->c[i], fn, arg,
+		    now) == -1)
+			client_close(&l->c[i]);
+	for (i = 0; i < LISTEN_ACCEPT_MAX && l->fd != -1; i++) {
+		if ((c = entry_for_new(l, now)) == NULL ||
+		    (fd = accept4(l->fd, NULL, NULL,
+		    SOCK_CLOEXEC | SOCK_NONBLOCK)) == -1)
+			return;
+		if (c->fd != -1)
+			client_close(c);
+		c->fd = fd;
+		c->answering = 0;
+		c->since = now;
+		c->n = 0;
+		buf_init(&c->out);
+		if (client_step(c, fn, arg, now) == -1)
+			client_close(c);
 	}
+}
+
+/*
+ * Fills pf (LISTEN_FDS_MAX entries) with the fds whose readiness
+ * listen_serve waits for: every client's (to read, or to write its
+ * answer), the listening socket's unless the table is full of clients
+ * younger than LISTEN_GRACE_MS. *wake: the time (clock_mono_ms) after
+ * which listen_serve has work even with no fd ready (a deadline, or an
+ * entry that may be taken), INT64_MAX if none. The number of fds.
+ */
+size_t
+listen_fds(const struct listener *l, struct pollfd *pf, int64_t *wake)
+{
+	const struct listen_client	*c;
+	int64_t				 now = clock_mono_ms();
+	int64_t				 oldest = INT64_MAX;
+	size_t				 i, n = 0;
+	int				 full = 1;
+
+	*wake = INT64_MAX;
+	for (i = 0; i < LISTEN_CLIENTS_MAX && l->fd != -1; i++) {
+		if ((c = &l->c[i])->fd == -1) {
+			full = 0;
+			continue;
+		}
+		pf[n].fd = c->fd;
+		pf[n].events = c->answering ? POLLOUT : POLLIN;
+		pf[n++].revents = 0;
+		if (c->since + LISTEN_IO_TIMEOUT_MS < *wake)
+			*wake = c->since + LISTEN_IO_TIMEOUT_MS;
+		if (c->since < oldest)
+			oldest = c->since;
+	}
+	if (l->fd == -1)
+		return 0;
+	if (full && now - oldest < LISTEN_GRACE_MS) {
+		if (oldest + LISTEN_GRACE_MS < *wake)
+			*wake = oldest + LISTEN_GRACE_MS;
+		return n;
+	}
+	pf[n].fd = l->fd;
+	pf[n].events = POLLIN;
+	pf[n++].revents = 0;
+	return n;
 }

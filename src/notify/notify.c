@@ -9,8 +9,9 @@
  * most 1 s for a lock, so that no answer waits for the step), lease
  * as many due deliveries as there are free transfer slots (at most
  * endpoint_cap running of one endpoint), start them,
- * run the transfers for up to IDLE_POLL_MS (less when more are due),
- * record what finished, answer the loopback endpoint.
+ * run the transfers for up to IDLE_POLL_MS (less when more are due)
+ * while answering the loopback endpoint (listen.h: its clients never
+ * make the loop wait), record what finished.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -44,6 +45,9 @@
 #define DB_STALE_MS		10000	/* /readyz: no database answer this long */
 #define GONE_MAX		64	/* 410 disables waiting to be written */
 #define GONE_REASON		"the receiver answered 410 Gone"
+
+_Static_assert(LISTEN_FDS_MAX <= SEND_POLL_EXTRA_MAX,
+    "sender_poll watches every fd of the loopback endpoint");
 
 struct slot {
 	int			 used;
@@ -91,7 +95,7 @@ struct nstate {
 	int64_t			 db_ok_at;	/* last database answer */
 	uint64_t		 gone[GONE_MAX];	/* endpoints to disable */
 	size_t			 ngone;
-	int			 lfd;
+	struct listener		 lsn;		/* the loopback endpoint */
 };
 
 static volatile sig_atomic_t stop_flag, reload_flag;
@@ -552,17 +556,20 @@ lease_step(struct nstate *ns, int64_t now, int *full)
 	}
 }
 
-/* Records every finished transfer. */
-static void
+/* Records every finished transfer; how many there were. */
+static size_t
 reap(struct nstate *ns)
 {
 	struct attempt	 a;
 	char		 err[SEND_ERROR_MAX];
-	size_t		 slot;
+	size_t		 slot, n = 0;
 
-	while (sender_done(ns->snd, &slot, &a, err, sizeof(err)))
+	while (sender_done(ns->snd, &slot, &a, err, sizeof(err))) {
+		n++;
 		if (slot < SLOTS_MAX && ns->slots[slot].used)
 			finish(ns, &ns->slots[slot], &a, err);
+	}
+	return n;
 }
 
 /*
@@ -574,11 +581,9 @@ reap(struct nstate *ns)
 static void
 drive(struct nstate *ns)
 {
-	int	 ready;
-
 	if (sender_active(ns->snd) == 0)
 		return;
-	if (sender_poll(ns->snd, -1, 0, &ready) == -1)
+	if (sender_poll(ns->snd, NULL, 0, 0) == -1)
 		log_error("notify: libcurl's multi interface failed");
 	reap(ns);
 }
@@ -636,12 +641,41 @@ answer(void *arg, const char *path, struct buf *b)
 	return 200;
 }
 
+/*
+ * Runs the transfers for up to timeout_ms, answering the loopback
+ * endpoint meanwhile (listen.h): a wait its clients (or their deadlines)
+ * end goes on, so that they never make the outbox be read more often;
+ * the rest end it (a transfer's progress, the time).
+ */
+static void
+wait_step(struct nstate *ns, int timeout_ms)
+{
+	struct pollfd	 pf[LISTEN_FDS_MAX];
+	int64_t		 now, wake, until = clock_mono_ms() + timeout_ms;
+	size_t		 i, n;
+	int		 t, woke;
+
+	do {
+		n = listen_fds(&ns->lsn, pf, &wake);
+		now = clock_mono_ms();
+		t = until > now ? (int)(until - now) : 0;
+		if (wake - now < t)
+			t = wake > now ? (int)(wake - now) : 0;
+		woke = t < until - now;		/* a deadline ends this wait */
+		if (sender_poll(ns->snd, pf, n, t) == -1)
+			log_error("notify: libcurl's multi interface failed");
+		for (i = 0; i < n; i++)
+			woke |= pf[i].revents != 0;
+		listen_serve(&ns->lsn, answer, ns);
+	} while (reap(ns) == 0 && woke && clock_mono_ms() < until);
+}
+
 /* One pass of the loop (see the top of the file). */
 static void
 pass(struct nstate *ns)
 {
 	int64_t	 now = clock_now_ms();
-	int	 full = 0, ready = 0, more = 0;
+	int	 full = 0, more = 0;
 
 	if (reload_flag) {
 		reload_flag = 0;
@@ -659,14 +693,9 @@ pass(struct nstate *ns)
 		 * waited for locks (notify_lease) */
 		lease_step(ns, clock_now_ms(), &full);
 	}
-	if (sender_poll(ns->snd, ns->lfd, full || more ? BUSY_POLL_MS :
-	    IDLE_POLL_MS, &ready) == -1)
-		log_error("notify: libcurl's multi interface failed");
-	reap(ns);
+	wait_step(ns, full || more ? BUSY_POLL_MS : IDLE_POLL_MS);
 	if (ns->ngone > 0)
 		gone_write(ns, clock_now_ms());
-	if (ready)
-		listen_serve(ns->lfd, answer, ns);
 	if (now - ns->g_at >= GAUGES_REFRESH_MS) {
 		ns->g_at = now;
 		if (repo_notify_gauges(ns->db, &ns->g) == REPO_OK)
@@ -698,8 +727,8 @@ start(struct nstate *ns)
 
 	if (load(ns) == -1)
 		return NOTIFY_EXIT_CONFIG;
-	if ((ns->lfd = listen_open(ns->cfg.notify_listen, err,
-	    sizeof(err))) == -1) {
+	if (listen_open(&ns->lsn, ns->cfg.notify_listen, err,
+	    sizeof(err)) == -1) {
 		log_error("notify: %s", err);
 		return NOTIFY_EXIT_CONFIG;
 	}
@@ -725,7 +754,7 @@ notify_run(const char *config_path)
 	int64_t		 deadline = 0;
 
 	ns.path = config_path;
-	ns.lfd = -1;
+	ns.lsn.fd = -1;
 	signals();
 	if ((rc = start(&ns)) == NOTIFY_EXIT_OK) {
 		log_info("notify: started, %u transfers at once, /metrics on %s",
@@ -749,8 +778,7 @@ notify_run(const char *config_path)
 	eplist_free(&ns.eps);
 	eplist_free(&ns.eps_read);
 	free(ns.flt.v);
-	if (ns.lfd != -1)
-		close(ns.lfd);
+	listen_close(&ns.lsn);
 	explicit_bzero(ns.key, sizeof(ns.key));
 	curl_global_cleanup();
 	return rc;

@@ -3,6 +3,7 @@
  */
 #include <sys/socket.h>
 
+#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -275,25 +276,36 @@ fail:
 }
 
 /*
- * Runs the transfers for up to timeout_ms, also waking when extra_fd
- * (-1: none) is readable (*extra_ready 1). 0 or -1 (logged).
+ * Runs the transfers for up to timeout_ms, also waking when one of the
+ * n extra fds (at most SEND_POLL_EXTRA_MAX) is ready for its events
+ * (POLLIN, POLLOUT): its revents say which. 0 or -1 (logged).
  */
 int
-sender_poll(struct sender *s, int extra_fd, int timeout_ms, int *extra_ready)
+sender_poll(struct sender *s, struct pollfd *extra, size_t n,
+    int timeout_ms)
 {
-	struct curl_waitfd	 w;
-	int			 running, n = 0;
+	struct curl_waitfd	 w[SEND_POLL_EXTRA_MAX];
+	size_t			 i;
+	int			 running, k = 0;
 
-	*extra_ready = 0;
 	if (curl_multi_perform(s->multi, &running) != CURLM_OK)
 		return -1;
-	w.fd = extra_fd;
-	w.events = CURL_WAIT_POLLIN;
-	w.revents = 0;
-	if (curl_multi_poll(s->multi, extra_fd >= 0 ? &w : NULL,
-	    extra_fd >= 0 ? 1 : 0, timeout_ms, &n) != CURLM_OK)
+	if (n > SEND_POLL_EXTRA_MAX)
+		n = SEND_POLL_EXTRA_MAX;
+	for (i = 0; i < n; i++) {
+		w[i].fd = extra[i].fd;
+		w[i].events = (extra[i].events & POLLIN ?
+		    CURL_WAIT_POLLIN : 0) | (extra[i].events & POLLOUT ?
+		    CURL_WAIT_POLLOUT : 0);
+		w[i].revents = extra[i].revents = 0;
+	}
+	if (curl_multi_poll(s->multi, n > 0 ? w : NULL, (unsigned)n,
+	    timeout_ms, &k) != CURLM_OK)
 		return -1;
-	*extra_ready = extra_fd >= 0 && (w.revents & CURL_WAIT_POLLIN) != 0;
+	for (i = 0; i < n; i++)
+		extra[i].revents = (short)((w[i].revents & CURL_WAIT_POLLIN ?
+		    POLLIN : 0) | (w[i].revents & CURL_WAIT_POLLOUT ?
+		    POLLOUT : 0));
 	if (curl_multi_perform(s->multi, &running) != CURLM_OK)
 		return -1;
 	return 0;

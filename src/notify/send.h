@@ -15,6 +15,7 @@
 #ifndef ASYNCEXEC_NOTIFY_SEND_H
 #define ASYNCEXEC_NOTIFY_SEND_H
 
+#include <poll.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,6 +26,7 @@
 					 * its headers included */
 #define SEND_ERROR_MAX		200	/* an attempt's error text */
 #define SEND_HEADERS_MAX	8
+#define SEND_POLL_EXTRA_MAX	40	/* fds sender_poll watches besides */
 
 struct send_opts {
 	int			 allow_http;
@@ -50,8 +52,8 @@ enum send_rc	 sender_start(struct sender *, const char *url,
 		    const char *const *headers, size_t nheaders,
 		    const char *body, size_t len, int64_t timeout_ms,
 		    size_t slot, char *err, size_t errsz);
-int		 sender_poll(struct sender *, int extra_fd, int timeout_ms,
-		    int *extra_ready);
+int		 sender_poll(struct sender *, struct pollfd *extra, size_t n,
+		    int timeout_ms);
 int		 sender_done(struct sender *, size_t *slot, struct attempt *,
 		    char *err, size_t errsz);
 
