@@ -5,6 +5,7 @@
 #include <mysql.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -528,6 +529,55 @@ cl_num(MYSQL *m, const char *q)
 		v = strtoll(row[0], NULL, 10);
 	mysql_free_result(res);
 	return v;
+}
+
+int
+cl_sqlf(MYSQL *m, const char *fmt, ...)
+{
+	char	 q[2048];
+	va_list	 ap;
+
+	va_start(ap, fmt);
+	vsnprintf(q, sizeof q, fmt, ap);
+	va_end(ap);
+	if (mysql_query(m, q) == 0)
+		return 1;
+	fprintf(stderr, "  %s: %s\n", q, mysql_error(m));
+	return 0;
+}
+
+long long
+cl_count(MYSQL *m, const char *env, const char *tag, const char *st)
+{
+	char	 q[512];
+
+	snprintf(q, sizeof q, "SELECT COUNT(*) FROM s2r_async_execution WHERE "
+	    "environment = '%s' AND correlation_id LIKE '%s-%%'%s%s%s", env,
+	    tag, st[0] ? " AND status = '" : "", st, st[0] ? "'" : "");
+	return cl_num(m, q);
+}
+
+int
+cl_run_expire(const char *const *want, int *said)
+{
+	char	 cmd[1024], line[2048];
+	FILE	*p;
+	int	 st, i;
+
+	snprintf(cmd, sizeof cmd, "'%s' --config '%s' 2>&1",
+	    test_env("ASYNCEXEC_EXPIRE"), test_env("ASYNCEXEC_TEST_CONFIG"));
+	for (i = 0; want != NULL && want[i] != NULL; i++)
+		said[i] = 0;
+	if ((p = popen(cmd, "r")) == NULL)
+		return -1;
+	while (fgets(line, sizeof line, p) != NULL) {
+		printf("  expire: %s", line);
+		for (i = 0; want != NULL && want[i] != NULL; i++)
+			if (strstr(line, want[i]) != NULL)
+				said[i] = 1;
+	}
+	st = pclose(p);
+	return st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
 /* Counts slots of f's rows on M missing or unlike what was answered; -1 on error. */

@@ -88,6 +88,16 @@ MYSQL		*cl_node_open(int n);
 /* The integer the one-row query Q on M answers (its first column), or -1 (the
  * error said on stderr). */
 long long	 cl_num(MYSQL *m, const char *q);
+/* Runs printf-style SQL on M; 1 when it succeeded (else said on stderr). */
+int		 cl_sqlf(MYSQL *m, const char *fmt, ...)
+		    __attribute__((format(printf, 2, 3)));
+/* How many executions of environment ENV with correlation id prefix TAG- are in
+ * status ST ("" any); -1 on error. */
+long long	 cl_count(MYSQL *m, const char *env, const char *tag, const char *st);
+/* Runs asyncexec-expire once with host A's configuration, its output echoed;
+ * said[i] 1 when a line holds want[i] (want: NULL-terminated; NULL: none looked
+ * for). Its exit status, -1 when it did not exit. */
+int		 cl_run_expire(const char *const *want, int *said);
 /* Runs SQL as root on node N (clusterctl node-sql, from a file): its exit status. */
 int		 cl_node_sql(int n, const char *sql);
 

@@ -31,9 +31,7 @@
  * than the default 2147483647 on MariaDB 10.11.19, whatever its size
  * (measured: two rows of 5 bytes), so no split can help it.
  */
-#include <sys/wait.h>
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,26 +49,6 @@
 static char	 env[40];
 static char	 restore_sql[] = "/tmp/cl-wsrestore.XXXXXX";
 
-/* Runs printf-style SQL on M; 1 when it succeeded (else said on stderr). */
-static int
-sqlf(MYSQL *m, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static int
-sqlf(MYSQL *m, const char *fmt, ...)
-{
-	char	 q[2048];
-	va_list	 ap;
-
-	va_start(ap, fmt);
-	vsnprintf(q, sizeof q, fmt, ap);
-	va_end(ap);
-	if (mysql_query(m, q) == 0)
-		return 1;
-	fprintf(stderr, "  %s: %s\n", q, mysql_error(m));
-	return 0;
-}
-
 /*
  * Inserts N executions of env in status ST (cid prefix TAG) with a
  * request of REQ and a result of RES bytes, ended and expired DAYS_AGO
@@ -83,7 +61,7 @@ insert_rows(MYSQL *m, const char *tag, const char *st, int n, long req,
 	int	 i, ok = 1;
 
 	for (i = 0; i < n && ok; i++)
-		ok = sqlf(m, "INSERT INTO s2r_async_execution (correlation_id, "
+		ok = cl_sqlf(m, "INSERT INTO s2r_async_execution (correlation_id, "
 		    "environment, service_key, operation_key, status, "
 		    "request_payload, request_sha256, result_payload, created_at, "
 		    "updated_at, completed_at, expires_at) VALUES ('%s-%d', '%s', "
@@ -95,46 +73,6 @@ insert_rows(MYSQL *m, const char *tag, const char *st, int n, long req,
 		    tag, i, res, res, days_ago + 1, days_ago, st, days_ago,
 		    days_ago);
 	return ok;
-}
-
-/* How many rows of env with cid prefix TAG are in status ST ("" any). */
-static long long
-count(MYSQL *m, const char *tag, const char *st)
-{
-	char	 q[512];
-
-	snprintf(q, sizeof q, "SELECT COUNT(*) FROM s2r_async_execution WHERE "
-	    "environment = '%s' AND correlation_id LIKE '%s-%%'%s%s%s", env,
-	    tag, st[0] ? " AND status = '" : "", st, st[0] ? "'" : "");
-	return cl_num(m, q);
-}
-
-/*
- * Runs asyncexec-expire once with host A's configuration, its output
- * echoed; said[i] 1 when a line holds want[i] (want: NULL-terminated;
- * NULL: none looked for). Its exit status, -1 when it did not exit.
- */
-static int
-run_expire(const char *const *want, int *said)
-{
-	char	 cmd[1024], line[2048];
-	FILE	*p;
-	int	 st, i;
-
-	snprintf(cmd, sizeof cmd, "'%s' --config '%s' 2>&1",
-	    test_env("ASYNCEXEC_EXPIRE"), test_env("ASYNCEXEC_TEST_CONFIG"));
-	for (i = 0; want != NULL && want[i] != NULL; i++)
-		said[i] = 0;
-	if ((p = popen(cmd, "r")) == NULL)
-		return -1;
-	while (fgets(line, sizeof line, p) != NULL) {
-		printf("  expire: %s", line);
-		for (i = 0; want != NULL && want[i] != NULL; i++)
-			if (strstr(line, want[i]) != NULL)
-				said[i] = 1;
-	}
-	st = pclose(p);
-	return st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
 /* Sets node 1's wsrep_max_ws_size to V; 1 when done. */
@@ -158,9 +96,9 @@ split_batch(MYSQL *m)
 
 	CHECK(insert_rows(m, "pur", "completed", PURGED, 1000, RES_BYTES, 30));
 	CHECK(ws_limit(WS_LIMIT));
-	CHECK_EQ_INT(run_expire(want, said), 0);
+	CHECK_EQ_INT(cl_run_expire(want, said), 0);
 	CHECK(said[0]);
-	CHECK_EQ_INT(count(m, "pur", ""), 0);
+	CHECK_EQ_INT(cl_count(m, env, "pur", ""), 0);
 }
 
 /* The rollup's mark (s2r_rollup_mark) in ms since the epoch, or -1. */
@@ -192,18 +130,18 @@ single_row(MYSQL *m, long long was)
 	CHECK(insert_rows(m, "small", "completed", SMALL, 1000, 1000, 29));
 	CHECK(ws_limit(WS_LIMIT));
 	mark = rollup_mark(m);
-	rc = run_expire(want, said);
+	rc = cl_run_expire(want, said);
 	CHECK_EQ_INT(rc, 1);
 	CHECK(said[0]);
 	CHECK(said[1]);		/* the closing error, "1 row" (it said "1 rows") */
-	CHECK_EQ_INT(count(m, "huge", ""), 1);
-	CHECK_EQ_INT(count(m, "small", ""), 0);
+	CHECK_EQ_INT(cl_count(m, env, "huge", ""), 1);
+	CHECK_EQ_INT(cl_count(m, env, "small", ""), 0);
 	printf("  rollup mark: %lld before the run, %lld after\n", mark,
 	    rollup_mark(m));
 	CHECK(mark > 0 && rollup_mark(m) > mark);
 	CHECK(ws_limit(was));
-	CHECK_EQ_INT(run_expire(NULL, NULL), 0);
-	CHECK_EQ_INT(count(m, "huge", ""), 0);
+	CHECK_EQ_INT(cl_run_expire(NULL, NULL), 0);
+	CHECK_EQ_INT(cl_count(m, env, "huge", ""), 0);
 }
 
 int
@@ -235,13 +173,13 @@ main(void)
 	cl_restore(0, q);
 	/* what other tests left due (a cancel request, say) is done at the
 	 * default limit: the expiry's UPDATEs get 4165 under a lowered one */
-	CHECK_EQ_INT(run_expire(NULL, NULL), 0);
+	CHECK_EQ_INT(cl_run_expire(NULL, NULL), 0);
 	split_batch(m);
 	single_row(m, was);
 	CHECK(ws_limit(was));
 	cl_restore(0, NULL);
 	unlink(restore_sql);
-	sqlf(m, "DELETE FROM s2r_async_execution WHERE environment = '%s'", env);
+	cl_sqlf(m, "DELETE FROM s2r_async_execution WHERE environment = '%s'", env);
 	mysql_close(m);
 	return check_done("cluster_expire_writeset");
 }

@@ -22,9 +22,7 @@
  *     help it: asyncexec-expire(8) says so); with the limit back at 0 the
  *     next run expires it.
  */
-#include <sys/wait.h>
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,26 +37,6 @@
 static char	 env[40];
 static char	 restore_sql[] = "/tmp/cl-wsrows.XXXXXX";
 
-/* Runs printf-style SQL on M; 1 when it succeeded (else said on stderr). */
-static int
-sqlf(MYSQL *m, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static int
-sqlf(MYSQL *m, const char *fmt, ...)
-{
-	char	 q[2048];
-	va_list	 ap;
-
-	va_start(ap, fmt);
-	vsnprintf(q, sizeof q, fmt, ap);
-	va_end(ap);
-	if (mysql_query(m, q) == 0)
-		return 1;
-	fprintf(stderr, "  %s: %s\n", q, mysql_error(m));
-	return 0;
-}
-
 /*
  * Inserts N executions of env in status ST (cid prefix TAG) in one
  * statement, ended and expired DAYS_AGO days ago (a waiting one: only
@@ -67,7 +45,7 @@ sqlf(MYSQL *m, const char *fmt, ...)
 static int
 insert_rows(MYSQL *m, const char *tag, const char *st, int n, int days_ago)
 {
-	return sqlf(m, "INSERT INTO s2r_async_execution (correlation_id, "
+	return cl_sqlf(m, "INSERT INTO s2r_async_execution (correlation_id, "
 	    "environment, service_key, operation_key, status, "
 	    "request_payload, request_sha256, result_payload, created_at, "
 	    "updated_at, completed_at, expires_at) SELECT CONCAT('%s-', seq), "
@@ -77,45 +55,6 @@ insert_rows(MYSQL *m, const char *tag, const char *st, int n, int days_ago)
 	    "'waiting_callback', NULL, UTC_TIMESTAMP(3) - INTERVAL %d DAY), "
 	    "UTC_TIMESTAMP(3) - INTERVAL %d DAY FROM seq_1_to_%d", tag, env,
 	    st, tag, st, days_ago + 1, days_ago, st, days_ago, days_ago, n);
-}
-
-/* How many rows of env with cid prefix TAG are in status ST ("" any). */
-static long long
-count(MYSQL *m, const char *tag, const char *st)
-{
-	char	 q[512];
-
-	snprintf(q, sizeof q, "SELECT COUNT(*) FROM s2r_async_execution WHERE "
-	    "environment = '%s' AND correlation_id LIKE '%s-%%'%s%s%s", env,
-	    tag, st[0] ? " AND status = '" : "", st, st[0] ? "'" : "");
-	return cl_num(m, q);
-}
-
-/*
- * Runs asyncexec-expire once with host A's configuration, its output
- * echoed; *said 1 when a line holds WANT (NULL: none looked for). Its
- * exit status, -1 when it did not exit.
- */
-static int
-run_expire(const char *want, int *said)
-{
-	char	 cmd[1024], line[2048];
-	FILE	*p;
-	int	 st;
-
-	snprintf(cmd, sizeof cmd, "'%s' --config '%s' 2>&1",
-	    test_env("ASYNCEXEC_EXPIRE"), test_env("ASYNCEXEC_TEST_CONFIG"));
-	if (said != NULL)
-		*said = 0;
-	if ((p = popen(cmd, "r")) == NULL)
-		return -1;
-	while (fgets(line, sizeof line, p) != NULL) {
-		printf("  expire: %s", line);
-		if (want != NULL && said != NULL && strstr(line, want) != NULL)
-			*said = 1;
-	}
-	st = pclose(p);
-	return st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
 /* Sets wsrep_max_ws_rows to V on the three nodes; 1 when done. */
@@ -135,33 +74,37 @@ ws_rows(long long v)
 static void
 split_purge(MYSQL *m)
 {
+	static const char *const want[] = {
+		"wsrep_max_ws_rows; running it as 500 and 500", NULL
+	};
 	int	 said;
 
 	CHECK(insert_rows(m, "pur", "completed", PURGED, 30));
-	CHECK_EQ_INT(count(m, "pur", "completed"), PURGED);
+	CHECK_EQ_INT(cl_count(m, env, "pur", "completed"), PURGED);
 	CHECK(ws_rows(WS_ROWS));
-	CHECK_EQ_INT(run_expire("wsrep_max_ws_rows; running it as 500 and "
-	    "500", &said), 0);
+	CHECK_EQ_INT(cl_run_expire(want, &said), 0);
 	CHECK(said);
-	CHECK_EQ_INT(count(m, "pur", ""), 0);
+	CHECK_EQ_INT(cl_count(m, env, "pur", ""), 0);
 }
 
 /* The expiry's UPDATE under any row limit: 4165, the row waits; exit 1. */
 static void
 update_refused(MYSQL *m, long long was)
 {
+	static const char *const want[] = {
+		"error 4165 Galera replication not supported", NULL
+	};
 	int	 said;
 
 	CHECK(ws_rows(0));		/* the row must go in first */
 	CHECK(insert_rows(m, "due", "waiting_callback", 1, 1));
 	CHECK(ws_rows(WS_ROWS));
-	CHECK_EQ_INT(run_expire("error 4165 Galera replication not supported",
-	    &said), 1);
+	CHECK_EQ_INT(cl_run_expire(want, &said), 1);
 	CHECK(said);
-	CHECK_EQ_INT(count(m, "due", "waiting_callback"), 1);
+	CHECK_EQ_INT(cl_count(m, env, "due", "waiting_callback"), 1);
 	CHECK(ws_rows(was));
-	CHECK_EQ_INT(run_expire(NULL, NULL), 0);
-	CHECK_EQ_INT(count(m, "due", "expired"), 1);
+	CHECK_EQ_INT(cl_run_expire(NULL, NULL), 0);
+	CHECK_EQ_INT(cl_count(m, env, "due", "expired"), 1);
 }
 
 int
@@ -193,14 +136,14 @@ main(void)
 	}
 	/* what other tests left due is done without the limit: the
 	 * expiry's UPDATEs get 4165 under one (update_refused) */
-	CHECK_EQ_INT(run_expire(NULL, NULL), 0);
+	CHECK_EQ_INT(cl_run_expire(NULL, NULL), 0);
 	split_purge(m);
 	update_refused(m, was);
 	CHECK(ws_rows(was));
 	for (n = 0; n < 3; n++)
 		cl_restore(n, NULL);
 	unlink(restore_sql);
-	sqlf(m, "DELETE FROM s2r_async_execution WHERE environment = '%s'", env);
+	cl_sqlf(m, "DELETE FROM s2r_async_execution WHERE environment = '%s'", env);
 	mysql_close(m);
 	return check_done("cluster_expire_ws_rows");
 }
