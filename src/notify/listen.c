@@ -144,15 +144,13 @@ not_ready(void)
  * Moves client c on without waiting: reads what arrived (one read),
  * answers once the head is complete, writes what the socket takes. 0
  * while it goes on, -1 when it is done with (answered, closed by the
- * client, failed, too long, or past its deadline): the caller closes it.
+ * client, failed or too long): the caller closes it.
  */
 static int
-client_step(struct listen_client *c, listen_fn fn, void *arg, int64_t now)
+client_move(struct listen_client *c, listen_fn fn, void *arg)
 {
 	ssize_t	 k;
 
-	if (now - c->since >= LISTEN_IO_TIMEOUT_MS)
-		return -1;
 	if (!c->answering) {
 		k = read(c->fd, c->req + c->n, sizeof(c->req) - 1 - c->n);
 		if (k == 0 || (k == -1 && !not_ready()))
@@ -173,6 +171,21 @@ client_step(struct listen_client *c, listen_fn fn, void *arg, int64_t now)
 		return not_ready() ? 0 : -1;
 	c->n += (size_t)k;
 	return k > 0 && c->n < c->out.len ? 0 : -1;
+}
+
+/*
+ * client_move, then the deadline: a client still going on at
+ * LISTEN_IO_TIMEOUT_MS after its accept is done with. What arrived is
+ * read (and answered) first, so a pass that kept the loop away longer
+ * than that (the database slow) never drops a request that is there.
+ * 0 or -1 as client_move.
+ */
+static int
+client_step(struct listen_client *c, listen_fn fn, void *arg, int64_t now)
+{
+	int	 rc = client_move(c, fn, arg);
+
+	return rc == 0 && now - c->since >= LISTEN_IO_TIMEOUT_MS ? -1 : rc;
 }
 
 /*

@@ -482,6 +482,16 @@ def check_claim_scan(src):
 def check_list_scan(src):
     check_page_constant(src, "src/lib/api.h", "LIST_SCAN_OF", "asyncexec-api.7",
                         [r"a page reads at most (\d+) index entries per item"])
+    m = re.search(r"#define\s+LIST_SCAN_OF\s+(\d+)",
+                  open(os.path.join(src, "src", "lib", "api.h"), encoding="utf-8").read())
+    said = re.search(r"reads at most (\d+) entries per item",
+                     open(os.path.join(src, "src", "openapi.json"), encoding="utf-8").read())
+    if not m or not said or m.group(1) != said.group(1):
+        fail("src/openapi.json: the list's 'reads at most N entries per item' (%s) must "
+             "state LIST_SCAN_OF (%s) of src/lib/api.h" % (
+                 said.group(1) if said else "not found", m.group(1) if m else "not found"))
+        return
+    ok("src/openapi.json: %s, as LIST_SCAN_OF" % said.group(0))
 
 
 def check_inline(src):
