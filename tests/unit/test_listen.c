@@ -17,6 +17,7 @@
 #include "check.h"
 #include "listen.h"
 #include "util/clock.h"
+#include "util/port.h"
 
 #define REQ	"GET /healthz HTTP/1.0\r\n\r\n"
 
@@ -28,26 +29,6 @@ ok_fn(void *arg, const char *path, struct buf *body)
 	(void)path;
 	buf_puts(body, "ok\n");
 	return 200;
-}
-
-/* A loopback port free a moment ago, or 0. */
-static unsigned
-free_port(void)
-{
-	struct sockaddr_in	 sa;
-	socklen_t		 len = sizeof(sa);
-	int			 fd = socket(AF_INET, SOCK_STREAM, 0);
-	unsigned		 port = 0;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sin_family = AF_INET;
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (fd != -1 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
-	    getsockname(fd, (struct sockaddr *)&sa, &len) == 0)
-		port = ntohs(sa.sin_port);
-	if (fd != -1)
-		close(fd);
-	return port;
 }
 
 /* A connection to 127.0.0.1:port, or -1. */
@@ -87,7 +68,7 @@ main(void)
 {
 	struct listener	 l;
 	char		 addr[32], err[128], got[512];
-	unsigned	 port = free_port();
+	unsigned	 port = test_free_port();
 	int		 late, silent;
 
 	snprintf(addr, sizeof(addr), "127.0.0.1:%u", port);
