@@ -531,6 +531,37 @@ cl_num(MYSQL *m, const char *q)
 	return v;
 }
 
+/* cl_restore_global's file */
+static char	 global_sql[] = "/tmp/cl-global.XXXXXX";
+
+int
+cl_restore_global(const char *var, long long was, int nodes)
+{
+	char	 q[128];
+	FILE	*f;
+	int	 fd, n;
+
+	if ((fd = mkstemp(global_sql)) == -1 || (f = fdopen(fd, "w")) == NULL)
+		return 0;
+	fprintf(f, "SET GLOBAL %s = %lld;\n", var, was);
+	fclose(f);
+	for (n = 1; n <= nodes; n++) {
+		snprintf(q, sizeof q, "node-sql %d <'%s'", n, global_sql);
+		cl_restore(n - 1, q);
+	}
+	return 1;
+}
+
+void
+cl_restore_global_done(int nodes)
+{
+	int	 n;
+
+	for (n = 0; n < nodes; n++)
+		cl_restore(n, NULL);
+	unlink(global_sql);
+}
+
 int
 cl_sqlf(MYSQL *m, const char *fmt, ...)
 {

@@ -88,6 +88,11 @@ MYSQL		*cl_node_open(int n);
 /* The integer the one-row query Q on M answers (its first column), or -1 (the
  * error said on stderr). */
 long long	 cl_num(MYSQL *m, const char *q);
+/* A file "SET GLOBAL VAR = WAS;" of its own that the exit hook runs on nodes 1..NODES
+ * (cl_restore slots 0..NODES-1) if the test ends before cl_restore_global_done(NODES)
+ * clears them and removes the file; 1 when set up. */
+int		 cl_restore_global(const char *var, long long was, int nodes);
+void		 cl_restore_global_done(int nodes);
 /* Runs printf-style SQL on M; 1 when it succeeded (else said on stderr). */
 int		 cl_sqlf(MYSQL *m, const char *fmt, ...)
 		    __attribute__((format(printf, 2, 3)));

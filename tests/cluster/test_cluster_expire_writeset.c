@@ -47,7 +47,6 @@
 #define SMALL		3
 
 static char	 env[40];
-static char	 restore_sql[] = "/tmp/cl-wsrestore.XXXXXX";
 
 /*
  * Inserts N executions of env in status ST (cid prefix TAG) with a
@@ -149,9 +148,6 @@ main(void)
 {
 	MYSQL		*m;
 	long long	 was;
-	char		 q[128];
-	FILE		*f;
-	int		 fd;
 
 	cl_init();
 	snprintf(env, sizeof env, "wsbig%ld", (long)getpid());
@@ -162,23 +158,17 @@ main(void)
 	    cl_num(m, "SELECT @@GLOBAL.binlog_row_image = 'FULL'") == 1 ?
 	    "FULL" : "other");
 	CHECK(was > WS_LIMIT);
-	if ((fd = mkstemp(restore_sql)) == -1 || (f = fdopen(fd, "w")) ==
-	    NULL) {
+	if (!cl_restore_global("wsrep_max_ws_size", was, 1)) {
 		CHECK(!"a file for the exit hook's restore");
 		return check_done("cluster_expire_writeset");
 	}
-	fprintf(f, "SET GLOBAL wsrep_max_ws_size = %lld;\n", was);
-	fclose(f);
-	snprintf(q, sizeof q, "node-sql 1 <'%s'", restore_sql);
-	cl_restore(0, q);
 	/* what other tests left due (a cancel request, say) is done at the
 	 * default limit: the expiry's UPDATEs get 4165 under a lowered one */
 	CHECK_EQ_INT(cl_run_expire(NULL, NULL), 0);
 	split_batch(m);
 	single_row(m, was);
 	CHECK(ws_limit(was));
-	cl_restore(0, NULL);
-	unlink(restore_sql);
+	cl_restore_global_done(1);
 	cl_sqlf(m, "DELETE FROM s2r_async_execution WHERE environment = '%s'", env);
 	mysql_close(m);
 	return check_done("cluster_expire_writeset");

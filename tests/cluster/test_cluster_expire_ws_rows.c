@@ -36,7 +36,6 @@
 #define PURGED		1200	/* a batch of 1000 and one of 200 */
 
 static char	 env[40];
-static char	 restore_sql[] = "/tmp/cl-wsrows.XXXXXX";
 
 /*
  * Inserts N executions of env in status ST (cid prefix TAG) in one
@@ -126,9 +125,6 @@ main(void)
 {
 	MYSQL		*m;
 	long long	 was;
-	char		 q[128];
-	FILE		*f;
-	int		 fd, n;
 
 	cl_init();
 	snprintf(env, sizeof env, "wsrows%ld", (long)getpid());
@@ -137,16 +133,9 @@ main(void)
 	was = cl_num(m, "SELECT @@GLOBAL.wsrep_max_ws_rows");
 	printf("  node 1: wsrep_max_ws_rows %lld\n", was);
 	CHECK_EQ_INT(was, 0);
-	if ((fd = mkstemp(restore_sql)) == -1 || (f = fdopen(fd, "w")) ==
-	    NULL) {
+	if (!cl_restore_global("wsrep_max_ws_rows", was, 3)) {
 		CHECK(!"a file for the exit hook's restore");
 		return check_done("cluster_expire_ws_rows");
-	}
-	fprintf(f, "SET GLOBAL wsrep_max_ws_rows = %lld;\n", was);
-	fclose(f);
-	for (n = 1; n <= 3; n++) {
-		snprintf(q, sizeof q, "node-sql %d <'%s'", n, restore_sql);
-		cl_restore(n - 1, q);
 	}
 	/* what other tests left due is done without the limit: the
 	 * expiry's UPDATEs get 4165 under one (update_refused) */
@@ -154,9 +143,7 @@ main(void)
 	split_purge(m);
 	update_refused(m, was);
 	CHECK(ws_rows(was));
-	for (n = 0; n < 3; n++)
-		cl_restore(n, NULL);
-	unlink(restore_sql);
+	cl_restore_global_done(3);
 	cl_sqlf(m, "DELETE FROM s2r_async_execution WHERE environment = '%s'", env);
 	mysql_close(m);
 	return check_done("cluster_expire_ws_rows");
