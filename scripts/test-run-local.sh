@@ -21,7 +21,8 @@ home=
 clone=
 ok() { pass=$((pass + 1)); stack_log "ok   $*"; }
 bad() { fail=$((fail + 1)); stack_log "FAIL $*"; }
-check() { local n=$1; shift; if "$@"; then ok "$n"; else bad "$n"; fi; }
+# check NAME CMD... — CMD's status, counted as NAME passed or failed.
+check() { local n=$1; shift; if "$@"; then ok "$n"; else bad "$n"; return 1; fi; }
 
 cleanup() {
     local rc=$?
