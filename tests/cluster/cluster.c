@@ -34,7 +34,7 @@ static pthread_t	 th[CL_MAX_THREADS];
 static int		 nth;
 static atomic_llong	 probe_mark, probe_ok[2];
 static char		 ctl_out[8192];
-static char		 restore[4][64];
+static char		 restore[4][CL_RESTORE_MAX];
 
 /* The exit hook: runs what cl_restore left to be run. */
 static void
@@ -537,7 +537,7 @@ static char	 global_sql[] = "/tmp/cl-global.XXXXXX";
 int
 cl_restore_global(const char *var, long long was, int nodes)
 {
-	char	 q[128];
+	char	 q[CL_RESTORE_MAX];
 	FILE	*f;
 	int	 fd, n;
 

@@ -48,8 +48,9 @@ void		 cl_init(void);
  * (echoed with a prefix) is kept for cl_ctl_out(). */
 int		 cl_ctl(const char *args);
 const char	*cl_ctl_out(void);
-/* Clusterctl ARGS (e.g. "node-start 1") runs from the exit hook if the test
- * ends before cl_restore(SLOT 0..3, NULL) clears it again. */
+/* Clusterctl ARGS (e.g. "node-start 1", under CL_RESTORE_MAX bytes) runs from the
+ * exit hook if the test ends before cl_restore(SLOT 0..3, NULL) clears it again. */
+#define CL_RESTORE_MAX	64
 void		 cl_restore(int slot, const char *args);
 
 /* Starts THREADS load threads on F through ASYNCEXEC_TEST_HTTP, plus with
