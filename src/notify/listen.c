@@ -12,7 +12,10 @@
  * LISTEN_GRACE_MS (a flood of silent clients cannot hold every entry
  * for long, nor close a client's before its request could arrive); else
  * it waits in the backlog. So a client that sends nothing, or trickles,
- * costs the loop a few system calls, never a wait.
+ * costs the loop a few system calls, never a wait. After an accept that
+ * failed for want of descriptors (or memory) the listening socket is
+ * left out of the poll for LISTEN_ACCEPT_PAUSE_MS: it stays ready, and
+ * the loop would spin on it.
  */
 #include <sys/socket.h>
 #include <arpa/inet.h>
@@ -29,6 +32,7 @@
 #include "clock.h"
 #include "config.h"
 #include "listen.h"
+#include "log.h"
 
 /*
  * Listens on addrport ("127.0.0.1:9466", non-blocking) into l, with no
@@ -45,6 +49,7 @@ listen_open(struct listener *l, const char *addrport, char *err,
 	size_t			 i;
 
 	l->fd = -1;
+	l->accept_after = 0;
 	for (i = 0; i < LISTEN_CLIENTS_MAX; i++) {
 		l->c[i].fd = -1;
 		buf_init(&l->c[i].out);
@@ -209,6 +214,28 @@ entry_for_new(struct listener *l, int64_t now)
 }
 
 /*
+ * An accept on l failed (errno): when not for want of a connection (or
+ * one that went away), logged, and none tried for LISTEN_ACCEPT_PAUSE_MS.
+ */
+static void
+accept_failed(struct listener *l, int64_t now)
+{
+	switch (errno) {
+	case EAGAIN:
+#if EWOULDBLOCK != EAGAIN
+	case EWOULDBLOCK:
+#endif
+	case EINTR:
+	case ECONNABORTED:
+		return;
+	default:
+		log_warn("notify: notify_listen: accept failed: %s; none "
+		    "tried for %d ms", strerror(errno), LISTEN_ACCEPT_PAUSE_MS);
+		l->accept_after = now + LISTEN_ACCEPT_PAUSE_MS;
+	}
+}
+
+/*
  * Moves every client of l on (client_step), then accepts up to
  * LISTEN_ACCEPT_MAX waiting connections, each read at once. Never waits.
  */
@@ -224,11 +251,15 @@ listen_serve(struct listener *l, listen_fn fn, void *arg)
 		if (l->c[i].fd != -1 && client_step(&l->c[i], fn, arg,
 		    now) == -1)
 			client_close(&l->c[i]);
-	for (i = 0; i < LISTEN_ACCEPT_MAX && l->fd != -1; i++) {
-		if ((c = entry_for_new(l, now)) == NULL ||
-		    (fd = accept4(l->fd, NULL, NULL,
-		    SOCK_CLOEXEC | SOCK_NONBLOCK)) == -1)
+	for (i = 0; i < LISTEN_ACCEPT_MAX && l->fd != -1 &&
+	    now >= l->accept_after; i++) {
+		if ((c = entry_for_new(l, now)) == NULL)
 			return;
+		if ((fd = accept4(l->fd, NULL, NULL,
+		    SOCK_CLOEXEC | SOCK_NONBLOCK)) == -1) {
+			accept_failed(l, now);
+			return;
+		}
 		if (c->fd != -1)
 			client_close(c);
 		c->fd = fd;
@@ -244,8 +275,8 @@ listen_serve(struct listener *l, listen_fn fn, void *arg)
 /*
  * Fills pf (LISTEN_FDS_MAX entries) with the fds whose readiness
  * listen_serve waits for: every client's (to read, or to write its
- * answer), the listening socket's unless the table is full of clients
- * younger than LISTEN_GRACE_MS. *wake: the time (clock_mono_ms) after
+ * answer), the listening socket's unless accepts pause (accept_failed)
+ * or the table is full of clients younger than LISTEN_GRACE_MS. *wake: the time (clock_mono_ms) after
  * which listen_serve has work even with no fd ready (a deadline, or an
  * entry that may be taken), INT64_MAX if none. The number of fds.
  */
@@ -274,6 +305,11 @@ listen_fds(const struct listener *l, struct pollfd *pf, int64_t *wake)
 	}
 	if (l->fd == -1)
 		return 0;
+	if (now < l->accept_after) {
+		if (l->accept_after < *wake)
+			*wake = l->accept_after;
+		return n;
+	}
 	if (full && now - oldest < LISTEN_GRACE_MS) {
 		if (oldest + LISTEN_GRACE_MS < *wake)
 			*wake = oldest + LISTEN_GRACE_MS;

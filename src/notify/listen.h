@@ -5,7 +5,9 @@
  * steps) without ever waiting for a client: up to LISTEN_CLIENTS_MAX
  * connections are kept at once, each read as its bytes arrive, answered
  * once its request head is complete and closed LISTEN_IO_TIMEOUT_MS
- * after its accept whatever it sent.
+ * after its accept whatever it sent. An accept that fails other than
+ * for want of a connection (EMFILE: descriptors used up) is logged and
+ * none is tried for LISTEN_ACCEPT_PAUSE_MS.
  *
  * notify layer: the notify folder only.
  */
@@ -24,6 +26,7 @@
 					 * one closes the oldest ... */
 #define LISTEN_GRACE_MS		100	/* ... once that had this long */
 #define LISTEN_ACCEPT_MAX	8	/* connections accepted per call */
+#define LISTEN_ACCEPT_PAUSE_MS	1000	/* no accept after one failed (EMFILE) */
 #define LISTEN_FDS_MAX		(LISTEN_CLIENTS_MAX + 1)
 
 /* One connection (the fields are listen.c's). */
@@ -39,6 +42,7 @@ struct listen_client {
 /* The listening socket and its connections (the fields are listen.c's). */
 struct listener {
 	int			 fd;	/* -1: not open */
+	int64_t			 accept_after;	/* clock_mono_ms */
 	struct listen_client	 c[LISTEN_CLIENTS_MAX];
 };
 

@@ -3,8 +3,12 @@
  * on a real loopback socket: a client whose request comes in while the
  * sender's loop was away longer than LISTEN_IO_TIMEOUT_MS (a pass slow in
  * the database) is still answered once its bytes are there; one that
- * sent nothing by then is closed unanswered.
+ * sent nothing by then is closed unanswered. An accept that fails for
+ * want of descriptors (EMFILE) takes the listening socket out of the
+ * loop's poll for LISTEN_ACCEPT_PAUSE_MS (else it is ready at once
+ * again: the loop spins); the waiting client is answered after it.
  */
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -15,6 +19,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "clock.h"
 #include "listen.h"
 #include "util/clock.h"
 #include "util/port.h"
@@ -63,6 +68,42 @@ drain(int fd, char *buf, size_t size)
 	return n;
 }
 
+/*
+ * With descriptors to spare again, a connection that waited while an
+ * accept failed EMFILE is answered once the pause ends; during it no fd
+ * of l is ready (the listening socket is not watched).
+ */
+static void
+test_accept_pause(struct listener *l, unsigned port)
+{
+	struct pollfd	 pf[LISTEN_FDS_MAX];
+	struct rlimit	 was, low;
+	char		 got[512];
+	int64_t		 wake, now;
+	size_t		 n;
+	int		 c = dial(port), next;
+
+	CHECK(c != -1);
+	CHECK_EQ_INT((int)write(c, REQ, strlen(REQ)), (int)strlen(REQ));
+	CHECK_EQ_INT(getrlimit(RLIMIT_NOFILE, &was), 0);
+	next = dup(0);		/* the lowest free descriptor */
+	close(next);
+	low = was;
+	low.rlim_cur = (rlim_t)next;	/* no descriptor is free below it */
+	CHECK_EQ_INT(setrlimit(RLIMIT_NOFILE, &low), 0);
+	listen_serve(l, ok_fn, NULL);	/* accept fails EMFILE */
+	CHECK_EQ_INT(setrlimit(RLIMIT_NOFILE, &was), 0);
+	now = clock_mono_ms();
+	n = listen_fds(l, pf, &wake);
+	CHECK_EQ_INT(poll(pf, n, 0), 0);	/* nothing to spin on */
+	CHECK(wake > now && wake <= now + LISTEN_ACCEPT_PAUSE_MS);
+	CHECK_EQ_INT(poll(pf, n, (int)(wake - now)), 0);
+	listen_serve(l, ok_fn, NULL);	/* the pause is over: accepted */
+	CHECK(drain(c, got, sizeof(got)) > 0);
+	CHECK(strncmp(got, "HTTP/1.1 200 OK\r\n", 17) == 0);
+	close(c);
+}
+
 int
 main(void)
 {
@@ -87,6 +128,7 @@ main(void)
 	CHECK_EQ_INT((int)drain(silent, got, sizeof(got)), 0);	/* closed */
 	close(late);
 	close(silent);
+	test_accept_pause(&l, port);
 	listen_close(&l);
 	return check_done("unit_listen");
 }
