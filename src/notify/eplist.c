@@ -80,7 +80,7 @@ eplist_find(struct eplist *l, uint64_t id)
 void
 eplist_free(struct eplist *l)
 {
-	free(l->ep.v);
+	repo_notify_endpoints_free(&l->ep);
 	free(l->by_tenant);
 	memset(l, 0, sizeof(*l));
 }

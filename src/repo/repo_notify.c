@@ -258,16 +258,17 @@ event_of(const char *s)
 	return NEV__MAX;
 }
 
-/* Binds endpoint row columns into c over e. */
+/* Binds endpoint row columns into c over e, its URL into url. */
 static void
-endpoint_cols(struct db_cols *c, struct notify_endpoint *e, MYSQL_TIME *t)
+endpoint_cols(struct db_cols *c, struct notify_endpoint *e,
+    char url[NOTIFY_URL_MAX + 1], MYSQL_TIME *t)
 {
 	db_rcol(c, 0, MYSQL_TYPE_LONGLONG, &e->id, 0);
 	db_rcol(c, 1, MYSQL_TYPE_STRING, e->tenant, sizeof(e->tenant));
 	db_rcol(c, 2, MYSQL_TYPE_STRING, e->env, sizeof(e->env));
 	db_rcol(c, 3, MYSQL_TYPE_STRING, e->svc, sizeof(e->svc));
 	db_rcol(c, 4, MYSQL_TYPE_STRING, e->op, sizeof(e->op));
-	db_rcol(c, 5, MYSQL_TYPE_STRING, e->url, sizeof(e->url));
+	db_rcol(c, 5, MYSQL_TYPE_STRING, url, NOTIFY_URL_MAX + 1);
 	db_rcol(c, 6, MYSQL_TYPE_LONG, &e->events, 0);
 	db_rcol(c, 7, MYSQL_TYPE_LONG, &e->enabled, 0);
 	db_rcol(c, 8, MYSQL_TYPE_BLOB, e->sealed, sizeof(e->sealed));
@@ -294,9 +295,30 @@ room(void *v, size_t *cap, size_t n, size_t sz)
 	return v;
 }
 
+/* Frees the URLs of l's rows: no row (l->v kept for the next read). */
+static void
+endpoints_clear(struct notify_endpoints *l)
+{
+	size_t	 i;
+
+	for (i = 0; i < l->n; i++)
+		free(l->v[i].url);
+	l->n = 0;
+}
+
+/* Frees l (read by repo_notify_endpoints): zeroed. */
+void
+repo_notify_endpoints_free(struct notify_endpoints *l)
+{
+	endpoints_clear(l);
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
 /*
- * Every endpoint, by id, into l (l->n rows; l->v grown to hold them).
- * REPO_OK or REPO_ERR (l->n rows read before it failed).
+ * Every endpoint, by id, into l (l->n rows; l->v grown to hold them,
+ * each URL copied to fit). REPO_OK or REPO_ERR (l->n rows read before
+ * it failed).
  */
 enum repo_rc
 repo_notify_endpoints(struct ndb *n, struct notify_endpoints *l)
@@ -305,13 +327,14 @@ repo_notify_endpoints(struct ndb *n, struct notify_endpoints *l)
 	struct db_cols	 c;
 	MYSQL_STMT	*st;
 	MYSQL_TIME	 t;
+	char		 url[NOTIFY_URL_MAX + 1];
 	int		 rc;
 
-	l->n = 0;
+	endpoints_clear(l);
 	if ((st = db_run(n->db, NSTMT_ENDPOINTS, NULL)) == NULL)
 		return REPO_ERR;
 	memset(&e, 0, sizeof(e));
-	endpoint_cols(&c, &e, &t);
+	endpoint_cols(&c, &e, url, &t);
 	while ((rc = db_fetch_row(st, &c)) == DB_ROW) {
 		if ((v = room(l->v, &l->cap, l->n, sizeof(*v))) == NULL)
 			break;
@@ -320,7 +343,12 @@ repo_notify_endpoints(struct ndb *n, struct notify_endpoints *l)
 		db_rstr(&c, 2, e.env, sizeof(e.env));
 		db_rstr(&c, 3, e.svc, sizeof(e.svc));
 		db_rstr(&c, 4, e.op, sizeof(e.op));
-		db_rstr(&c, 5, e.url, sizeof(e.url));
+		db_rstr(&c, 5, url, sizeof(url));
+		if ((e.url = strdup(url)) == NULL) {
+			log_error("notify: out of memory reading %zu endpoints",
+			    l->n);
+			break;
+		}
 		e.sealed_len = c.null[8] ? 0 : c.len[8];
 		e.old_len = c.null[9] ? 0 : c.len[9];
 		e.old_until = c.null[10] ? 0 : db_time_ms(&t);

@@ -52,7 +52,7 @@ struct notify_endpoint {
 	char		 env[NAME_MAX_LEN + 1];	/* "": every route */
 	char		 svc[NAME_MAX_LEN + 1];
 	char		 op[NAME_MAX_LEN + 1];
-	char		 url[NOTIFY_URL_MAX + 1];
+	char		*url;			/* its list's (malloc) */
 	unsigned	 events;		/* 1 << enum notify_event */
 	int		 enabled;
 	unsigned char	 sealed[NOTIFY_SEALED_MAX];
@@ -120,7 +120,8 @@ const char	*repo_notify_event_name(enum notify_event);
 
 /*
  * A list read whole: rows v[0..n), room for cap (grown as it is read,
- * never shrunk; the caller frees v). Start it zeroed.
+ * never shrunk; the caller frees v, and for endpoints each v[i].url:
+ * repo_notify_endpoints_free). Start it zeroed.
  */
 struct notify_endpoints {
 	struct notify_endpoint	*v;
@@ -135,6 +136,7 @@ struct notify_filters {
 
 /* Every endpoint, enabled or not, by id, into l (as many as there are). */
 enum repo_rc	repo_notify_endpoints(struct ndb *, struct notify_endpoints *l);
+void		repo_notify_endpoints_free(struct notify_endpoints *l);
 
 /*
  * One outbox batch of tenant's marked terminal executions, at most
