@@ -190,6 +190,7 @@ cron_run() { in_ct runuser -u asyncexec -- env -i PATH="$cron_path" bash -c "$1"
 cron_log() { in_ct journalctl -t asyncexec-expire --no-pager -o cat "$@" 2>/dev/null; }
 cron_ok() { cron_log -p info..info | grep -q 'asyncexec-expire: result=complete'; }
 cron_err() { [ "$(cron_log -p err | grep -c 'nonexistent.conf\|exited with status 2')" -ge 2 ]; }
+cron_debug() { cron_log -p debug..debug | grep -q '^level=debug .*msg="expire: '; }
 
 # Load: 4 clients, each polling the execution with one curl after another; every status
 # on its own line. load_stop ends each loop after its current request (--max-time).
@@ -501,6 +502,18 @@ phase_expiry() {
     check "cron line, failing run: exit 2, the error and 'exited with status 2' in syslog as err" \
         eval '[ $rc_cron -eq 2 ] && wait_for 5 cron_err'
     cron_log -p err | sed 's/^/    /'
+    # Its log lines (stderr, "<N>level=..." when not a terminal) at their own level, the
+    # prefix taken off by logger --prio-prefix: a run with log_level = debug.
+    in_ct sh -c 'grep -v "^log_level" /etc/asyncexec/asyncexec.conf >/etc/asyncexec/debug.conf &&
+        echo "log_level = debug" >>/etc/asyncexec/debug.conf &&
+        chown --reference=/etc/asyncexec/asyncexec.conf /etc/asyncexec/debug.conf &&
+        chmod --reference=/etc/asyncexec/asyncexec.conf /etc/asyncexec/debug.conf'
+    cron_run "${cron_cmd/asyncexec.conf/debug.conf}"
+    rc_cron=$?
+    check "cron line, log_level = debug: exit 0, its debug lines in syslog as debug, no '<N>' left" \
+        eval '[ $rc_cron -eq 0 ] && wait_for 5 cron_debug && ! cron_log | grep -q "^<[0-9]"'
+    cron_log | grep -m 3 'level=debug\|^<' | sed 's/^/    /'
+    in_ct rm -f /etc/asyncexec/debug.conf
 }
 
 # phase_restart_reload: restart and reload under load: no failed request.
