@@ -295,22 +295,12 @@ room(void *v, size_t *cap, size_t n, size_t sz)
 	return v;
 }
 
-/* Frees the URLs of l's rows: no row (l->v kept for the next read). */
-static void
-endpoints_clear(struct notify_endpoints *l)
-{
-	size_t	 i;
-
-	for (i = 0; i < l->n; i++)
-		free(l->v[i].url);
-	l->n = 0;
-}
-
 /* Frees l (read by repo_notify_endpoints): zeroed. */
 void
 repo_notify_endpoints_free(struct notify_endpoints *l)
 {
-	endpoints_clear(l);
+	while (l->n > 0)
+		free(l->v[--l->n].url);
 	free(l->v);
 	memset(l, 0, sizeof(*l));
 }
@@ -330,7 +320,8 @@ repo_notify_endpoints(struct ndb *n, struct notify_endpoints *l)
 	char		 url[NOTIFY_URL_MAX + 1];
 	int		 rc;
 
-	endpoints_clear(l);
+	while (l->n > 0)	/* the URLs of the last read */
+		free(l->v[--l->n].url);
 	if ((st = db_run(n->db, NSTMT_ENDPOINTS, NULL)) == NULL)
 		return REPO_ERR;
 	memset(&e, 0, sizeof(e));
