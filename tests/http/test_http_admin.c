@@ -5,7 +5,8 @@
  * requeue / fail (a requeued execution is claimable again with a new token and the old
  * token loses; an operator fail makes poll say failed and a backend callback get 409);
  * usage errors (exit 2, before any configuration is read; a bad
- * --label; an option a verb does not take, named); --json documents; and
+ * --label, a --message that is not UTF-8 (the execution left waiting); an option a verb
+ * does not take, named); --json documents; and
  * --check-config of the three binaries against real files and databases: a password file
  * that cannot be read, one readable by others, a wrong password, a schema behind (in a
  * scratch database made through the test server's root account), a user lacking grants,
@@ -80,6 +81,10 @@ test_usage(void)
 	    nocfg), 2);
 	CHECK_EQ_INT(run("asyncexec-admin", "--config %s execution fail 5", nocfg), 2);
 	CHECK(strstr(err, "--message") != NULL);
+	/* --message: UTF-8 (poll serves it to the consumer as JSON text) */
+	CHECK_EQ_INT(run("asyncexec-admin", "--config %s execution fail 5 --message "
+	    "caf\xff", nocfg), 2);
+	CHECK(strstr(err, "--message must be") != NULL);
 	CHECK_EQ_INT(run("asyncexec-admin", "--config %s execution show --tenant t a/b/c",
 	    nocfg), 2);
 	CHECK_EQ_INT(run("asyncexec-admin", "--config %s key create --label x", nocfg), 2);
@@ -423,6 +428,14 @@ test_fail(const struct fx *f)
 	struct sub s;
 
 	CHECK(fx_submit_claim(f, "{\"fail\":1}", &s, &c));
+	/* a message that is not UTF-8: refused (2), the execution as it was */
+	CHECK_EQ_INT(ADMIN("execution fail %lld --message bad\xe6\x97", CONF,
+	    (long long)c.id), 2);
+	CHECK(strstr(err, "--message must be") != NULL);
+	CHECK((o = show_key(f, s.cid)) != NULL && jstr(o, "status") &&
+	    strcmp(jstr(o, "status"), "waiting_callback") == 0);
+	json_object_put(o);
+	o = NULL;
 	CHECK_EQ_INT(run("asyncexec-admin", "execution fail --message stuck-in-backend "
 	    "--tenant %s %s %s --config %s", f->tenant, f->route, s.cid, CONF), 0);
 	CHECK(fx_poll(f, f->ckey, s.cid, s.token, NULL, &r) == 200 && (o = json_body(&r)));
