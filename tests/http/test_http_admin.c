@@ -5,8 +5,8 @@
  * requeue / fail (a requeued execution is claimable again with a new token and the old
  * token loses; an operator fail makes poll say failed and a backend callback get 409);
  * usage errors (exit 2, before any configuration is read; a bad
- * --label, a --message that is not UTF-8 (the execution left waiting); an option a verb
- * does not take, named); --json documents; and
+ * --label, a --message that is not UTF-8 (the execution left waiting), too many words
+ * after stats; an option a verb does not take, named); --json documents; and
  * --check-config of the three binaries against real files and databases: a password file
  * that cannot be read, one readable by others, a wrong password, a schema behind (in a
  * scratch database made through the test server's root account), a user lacking grants,
@@ -85,6 +85,11 @@ test_usage(void)
 	CHECK_EQ_INT(run("asyncexec-admin", "--config %s execution fail 5 --message "
 	    "caf\xff", nocfg), 2);
 	CHECK(strstr(err, "--message must be") != NULL);
+	/* five words after a verb that is its noun alone (stats, check, migrate) */
+	CHECK_EQ_INT(run("asyncexec-admin", "--config %s stats a b c d e", nocfg), 2);
+	CHECK(strstr(err, "wrong number of arguments") != NULL);
+	CHECK_EQ_INT(run("asyncexec-admin", "--config %s migrate a b c d e", nocfg), 2);
+	CHECK(strstr(err, "wrong number of arguments") != NULL);
 	CHECK_EQ_INT(run("asyncexec-admin", "--config %s execution show --tenant t a/b/c",
 	    nocfg), 2);
 	CHECK_EQ_INT(run("asyncexec-admin", "--config %s key create --label x", nocfg), 2);
