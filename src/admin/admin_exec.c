@@ -55,6 +55,10 @@ chk_exec(struct opts *o)
 	return 0;
 }
 
+/*
+ * --message: 1..MAX_MESSAGE bytes of UTF-8 (poll serves it to the
+ * consumer in a JSON string), and the execution; 0 or 2 (usage).
+ */
 int
 chk_exec_fail(struct opts *o)
 {
@@ -62,6 +66,9 @@ chk_exec_fail(struct opts *o)
 	    strlen(o->val[O_MESSAGE]) > MAX_MESSAGE)
 		return admin_usage_error(NULL, "execution fail needs --message "
 		    "TEXT (1..%d bytes)", MAX_MESSAGE);
+	if (!valid_utf8(o->val[O_MESSAGE]))
+		return admin_usage_error(NULL, "--message must be UTF-8 (the "
+		    "consumer's poll serves it as JSON text)");
 	return chk_exec(o);
 }
 

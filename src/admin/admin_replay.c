@@ -14,9 +14,11 @@
  * [--dry-run]: every execution of the route with that status that ended
  * at or after TIME, was not replayed and existed when the run started
  * (its id at most the highest id then: the run's own replays, failing
- * meanwhile, are not replayed again), in batches of REPLAY_BATCH, one
- * transaction each; those of a lineage with no live key are counted and
- * left; a count and each new id (or one JSON document).
+ * meanwhile, are not replayed again), in batches of REPLAY_BATCH ids,
+ * each replay its own transaction; those of a lineage with no live key
+ * are counted and left; a count and each new id (or one JSON document).
+ * A run that an error stops keeps the replays before it: exit 1 saying
+ * so, after their lines (or the document of them, "stopped" saying why).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -218,44 +220,70 @@ bulk_batch(struct ctx *c, struct rdb *r, const uint64_t *ids,
 	return 0;
 }
 
-/* Prints the bulk form's count (and document); the exit status. */
+/*
+ * Prints the bulk form's JSON document (stopped: why the run stopped
+ * early, NULL: it ran to the end); 0, or 1 (not printed, or refusals
+ * for quota).
+ */
 static int
-bulk_end(struct ctx *c, struct bulk *b)
+bulk_json(struct ctx *c, struct bulk *b, const char *stopped)
 {
 	struct json_object	*j;
 	int			 dry = c->o->val[O_DRYRUN] != NULL;
 
-	if (c->o->json) {
-		if ((j = json_object_new_object()) == NULL) {
-			json_object_put(b->arr);
-			return 1;
-		}
-		json_object_object_add(j, dry ? "would_replay" : "replayed",
-		    json_object_new_int64((int64_t)b->n));
-		json_object_object_add(j, "dry_run",
-		    json_object_new_boolean(dry));
-		json_object_object_add(j, "refused_quota",
-		    json_object_new_int64((int64_t)b->quota));
-		json_object_object_add(j, "skipped",
-		    json_object_new_int64((int64_t)b->skipped));
-		json_object_object_add(j, "skipped_revoked",
-		    json_object_new_int64((int64_t)b->revoked));
-		json_object_object_add(j, "replays", b->arr != NULL ? b->arr :
-		    json_object_new_array());
-		return admin_print_json(j) != 0 || b->quota > 0;
+	if ((j = json_object_new_object()) == NULL) {
+		json_object_put(b->arr);
+		return 1;
 	}
-	if (dry)
-		printf("%llu execution(s) would be replayed (dry run)\n", b->n);
-	else
-		printf("%llu execution(s) replayed\n", b->n);
-	if (b->revoked > 0)
-		printf("%llu execution(s) %s: their key lineages have no "
-		    "live key (revoked); resubmit them with a live key\n",
-		    b->revoked, dry ? "would not be replayed" : "not replayed");
-	if (b->quota > 0)
+	json_object_object_add(j, dry ? "would_replay" : "replayed",
+	    json_object_new_int64((int64_t)b->n));
+	json_object_object_add(j, "dry_run", json_object_new_boolean(dry));
+	json_object_object_add(j, "refused_quota",
+	    json_object_new_int64((int64_t)b->quota));
+	json_object_object_add(j, "skipped",
+	    json_object_new_int64((int64_t)b->skipped));
+	json_object_object_add(j, "skipped_revoked",
+	    json_object_new_int64((int64_t)b->revoked));
+	json_object_object_add(j, "stopped", stopped != NULL ?
+	    json_object_new_string(stopped) : NULL);
+	json_object_object_add(j, "replays", b->arr != NULL ? b->arr :
+	    json_object_new_array());
+	return admin_print_json(j) != 0 || b->quota > 0;
+}
+
+/*
+ * Prints the bulk form's count (or document); stopped: why the run
+ * stopped early (NULL: it ran to the end), also said on stderr then,
+ * after the document of what it did. The exit status.
+ */
+static int
+bulk_end(struct ctx *c, struct bulk *b, const char *stopped)
+{
+	int	 dry = c->o->val[O_DRYRUN] != NULL, rc = 0;
+
+	if (c->o->json)
+		rc = bulk_json(c, b, stopped);
+	else if (stopped == NULL) {
+		if (dry)
+			printf("%llu execution(s) would be replayed (dry "
+			    "run)\n", b->n);
+		else
+			printf("%llu execution(s) replayed\n", b->n);
+		if (b->revoked > 0)
+			printf("%llu execution(s) %s: their key lineages have "
+			    "no live key (revoked); resubmit them with a live "
+			    "key\n", b->revoked, dry ? "would not be replayed" :
+			    "not replayed");
+	}
+	if (stopped != NULL) {
+		(void)fflush(stdout);
+		return admin_fail("replay stopped after %llu execution(s): %s",
+		    b->n, stopped);
+	}
+	if (!c->o->json && b->quota > 0)
 		return admin_fail("%llu not replayed: the tenant's quota "
 		    "(tenant set --max-open)", b->quota);
-	return 0;
+	return rc;
 }
 
 /* The bulk form; the exit status. */
@@ -283,16 +311,13 @@ replay_bulk(struct ctx *c, struct rdb *r)
 	do {
 		if (repo_replay_candidates(r, &s, after, ids, live,
 		    REPLAY_BATCH, &n) != REPO_OK ||
-		    bulk_batch(c, r, ids, live, n, &b) != 0) {
-			json_object_put(b.arr);
-			return admin_fail("replay stopped after %llu "
-			    "execution(s): %s", b.n, b.why != NULL ? b.why :
+		    bulk_batch(c, r, ids, live, n, &b) != 0)
+			return bulk_end(c, &b, b.why != NULL ? b.why :
 			    "database error");
-		}
 		if (n > 0)
 			after = ids[n - 1];
 	} while (n == REPLAY_BATCH);
-	return bulk_end(c, &b);
+	return bulk_end(c, &b, NULL);
 }
 
 int

@@ -3,7 +3,9 @@
  *
  * One table (enum-indexed) describes every key: its type, bounds and
  * where it lands in struct config. Unknown keys, bad values and
- * duplicates are errors naming the file, line and key.
+ * duplicates are errors naming the file, line and key; so are those
+ * found after the last line (db_hosts, listen, the password file), by
+ * the line of their key.
  */
 #include <sys/stat.h>
 #include <arpa/inet.h>
@@ -12,6 +14,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,8 +120,40 @@ static const struct cdef defs[CK__MAX] = {
 #undef CK_DEF
 };
 
+/* A file being parsed: its name, the line of each key, the error. */
+struct pstate {
+	const char	*name;
+	unsigned	 line[CK__MAX];	/* 0: not in the file */
+	char		*err;
+	size_t		 errsz;
+};
+
 static int	apply(struct config *, const struct cdef *, const char *,
 	    char *, size_t);
+
+/*
+ * Writes "FILE:LINE: key: " and the message into ps->err ("FILE: key: "
+ * when the file does not set key k). Results: -1.
+ */
+static int __attribute__((format(printf, 3, 4)))
+key_error(struct pstate *ps, enum ckey k, const char *fmt, ...)
+{
+	va_list	 ap;
+	int	 n;
+
+	if (ps->line[k] != 0)
+		n = snprintf(ps->err, ps->errsz, "%s:%u: %s: ", ps->name,
+		    ps->line[k], defs[k].key);
+	else
+		n = snprintf(ps->err, ps->errsz, "%s: %s: ", ps->name,
+		    defs[k].key);
+	if (n >= 0 && (size_t)n < ps->errsz) {
+		va_start(ap, fmt);
+		vsnprintf(ps->err + n, ps->errsz - (size_t)n, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
 
 /* Every field to its default: the table's text, applied like a value. */
 void
@@ -232,10 +267,12 @@ trim(char *s)
 	return s;
 }
 
-/* Parses one line; 0, or -1 with err filled. seen marks keys set. */
+/*
+ * Parses line lineno of ps; ps->line records where each key is set. 0,
+ * or -1 with ps->err filled.
+ */
 static int
-parse_line(struct config *c, const char *name, unsigned lineno, char *line,
-    int *seen, char *err, size_t errsz)
+parse_line(struct config *c, struct pstate *ps, unsigned lineno, char *line)
 {
 	char		*eq, *key, *val, why[96];
 	int		 i;
@@ -244,7 +281,8 @@ parse_line(struct config *c, const char *name, unsigned lineno, char *line,
 	if (*key == '\0' || *key == '#')
 		return 0;
 	if ((eq = strchr(key, '=')) == NULL) {
-		snprintf(err, errsz, "%s:%u: expected key = value", name, lineno);
+		snprintf(ps->err, ps->errsz, "%s:%u: expected key = value",
+		    ps->name, lineno);
 		return -1;
 	}
 	*eq = '\0';
@@ -254,18 +292,18 @@ parse_line(struct config *c, const char *name, unsigned lineno, char *line,
 		if (strcmp(defs[i].key, key) == 0)
 			break;
 	if (i == CK__MAX) {
-		snprintf(err, errsz, "%s:%u: %.64s: unknown key", name, lineno, key);
+		snprintf(ps->err, ps->errsz, "%s:%u: %.64s: unknown key",
+		    ps->name, lineno, key);
 		return -1;
 	}
-	if (seen[i]) {
-		snprintf(err, errsz, "%s:%u: %s: set twice", name, lineno, key);
+	if (ps->line[i] != 0) {
+		snprintf(ps->err, ps->errsz, "%s:%u: %s: set twice", ps->name,
+		    lineno, key);
 		return -1;
 	}
-	seen[i] = 1;
-	if (apply(c, &defs[i], val, why, sizeof(why)) == -1) {
-		snprintf(err, errsz, "%s:%u: %s: %s", name, lineno, key, why);
-		return -1;
-	}
+	ps->line[i] = lineno;
+	if (apply(c, &defs[i], val, why, sizeof(why)) == -1)
+		return key_error(ps, (enum ckey)i, "%s", why);
 	return 0;
 }
 
@@ -353,9 +391,12 @@ config_password_open(const char *path, struct stat *sb, char *why,
 	    "credential, LoadCredential=, is one)", why, size);
 }
 
-/* Reads the first line of the password file into c; 0 or -1 with err. */
+/*
+ * Reads the first line of the password file into c; 0, or -1 with
+ * ps->err (at db_password_file's line).
+ */
 static int
-read_password_file(struct config *c, const char *name, char *err, size_t errsz)
+read_password_file(struct config *c, struct pstate *ps)
 {
 	FILE		*f;
 	struct stat	 sb;
@@ -364,12 +405,10 @@ read_password_file(struct config *c, const char *name, char *err, size_t errsz)
 	int		 fd;
 
 	if ((fd = config_password_open(c->db_password_file, &sb, why,
-	    sizeof(why))) < 0) {
-		snprintf(err, errsz, "%s: db_password_file: %s", name, why);
-		return -1;
-	}
+	    sizeof(why))) < 0)
+		return key_error(ps, CK_DB_PASSWORD_FILE, "%s", why);
 	if ((f = fdopen(fd, "r")) == NULL) {
-		snprintf(err, errsz, "%s: db_password_file: %s: %s", name,
+		(void)key_error(ps, CK_DB_PASSWORD_FILE, "%s: %s",
 		    c->db_password_file, strerror(errno));
 		(void)close(fd);
 		return -1;
@@ -378,10 +417,8 @@ read_password_file(struct config *c, const char *name, char *err, size_t errsz)
 		line[0] = '\0';
 	fclose(f);
 	n = strcspn(line, "\r\n");
-	if (n >= sizeof(c->db_password)) {
-		snprintf(err, errsz, "%s: db_password_file: password too long", name);
-		return -1;
-	}
+	if (n >= sizeof(c->db_password))
+		return key_error(ps, CK_DB_PASSWORD_FILE, "password too long");
 	line[n] = '\0';
 	memcpy(c->db_password, line, n + 1);
 	return 0;
@@ -432,10 +469,10 @@ parse_host(const char *s, size_t n, unsigned dflt, struct config_host *h)
 
 /*
  * Splits db_hosts (entries separated by commas and/or blanks) into
- * c->db_hosts; ports default to db_port. 0, or -1 with err filled.
+ * c->db_hosts; ports default to db_port. 0, or -1 with ps->err filled.
  */
 static int
-parse_hosts(struct config *c, const char *name, char *err, size_t errsz)
+parse_hosts(struct config *c, struct pstate *ps)
 {
 	const char	*p = c->db_hosts_text, *why;
 	size_t		 n;
@@ -466,9 +503,8 @@ parse_hosts(struct config *c, const char *name, char *err, size_t errsz)
 	}
 	return 0;
 fail:
-	snprintf(err, errsz, "%s: db_hosts: %.*s: %s", name,
-	    (int)(n > 80 ? 80 : n), p, why);
-	return -1;
+	return key_error(ps, CK_DB_HOSTS, "%.*s: %s", (int)(n > 80 ? 80 : n),
+	    p, why);
 }
 
 /*
@@ -501,11 +537,10 @@ config_listen_tcp(const char *listen, char *addr, size_t addrsz,
 /*
  * listen: a path, or ADDRESS:PORT with listen_allow (comma-separated
  * IPv4 addresses of the web servers; FastCGI has no authentication, so
- * an open TCP port is refused). 0, or -1 with err filled.
+ * an open TCP port is refused). 0, or -1 with ps->err filled.
  */
 static int
-check_listen(const struct config *c, const char *name, char *err,
-    size_t errsz)
+check_listen(const struct config *c, struct pstate *ps)
 {
 	char		 addr[64], one[64];
 	const char	*p = c->listen_allow;
@@ -515,36 +550,34 @@ check_listen(const struct config *c, const char *name, char *err,
 	int		 tcp = config_listen_tcp(c->listen, addr, sizeof(addr),
 			    &port);
 
-	if (tcp == -1) {
-		snprintf(err, errsz, "%s: listen: expected a socket path "
-		    "(starting with /) or IPV4-ADDRESS:PORT", name);
-		return -1;
-	}
-	if (tcp == 1 && c->listen_allow[0] == '\0') {
-		snprintf(err, errsz, "%s: listen on TCP needs listen_allow, the "
-		    "addresses of the web servers that may connect", name);
-		return -1;
-	}
+	if (tcp == -1)
+		return key_error(ps, CK_LISTEN, "expected a socket path "
+		    "(starting with /) or IPV4-ADDRESS:PORT");
+	if (tcp == 1 && c->listen_allow[0] == '\0')
+		return key_error(ps, CK_LISTEN, "listen on TCP needs "
+		    "listen_allow, the addresses of the web servers that may "
+		    "connect");
 	while (*p != '\0') {
 		n = strcspn(p, ",");
 		if (n >= sizeof(one) || (memcpy(one, p, n), one[n] = '\0',
-		    inet_pton(AF_INET, one, &in) != 1)) {
-			snprintf(err, errsz, "%s: listen_allow: expected IPv4 "
-			    "addresses separated by commas, no blanks", name);
-			return -1;
-		}
+		    inet_pton(AF_INET, one, &in) != 1))
+			return key_error(ps, CK_LISTEN_ALLOW, "expected IPv4 "
+			    "addresses separated by commas, no blanks");
 		p += n + (p[n] == ',');
 	}
 	return 0;
 }
 
-/* Parses text named name, reading the password file when readpw. */
+/*
+ * Parses text named name, reading the password file when readpw. 0, or
+ * -1 with err ("FILE:LINE: key: reason").
+ */
 static int
 parse_text(struct config *c, const char *name, const char *text, int readpw,
     char *err, size_t errsz)
 {
-	int		 seen[CK__MAX] = { 0 };
-	unsigned	 lineno = 0;
+	struct pstate	 ps = { .name = name, .err = err, .errsz = errsz };
+	unsigned	 lineno = 0, *at = ps.line;
 	const char	*p = text, *nl;
 	char		 line[1024];
 	size_t		 n;
@@ -560,24 +593,21 @@ parse_text(struct config *c, const char *name, const char *text, int readpw,
 		}
 		memcpy(line, p, n);
 		line[n] = '\0';
-		if (parse_line(c, name, lineno, line, seen, err, errsz) == -1)
+		if (parse_line(c, &ps, lineno, line) == -1)
 			return -1;
 		p = nl ? nl + 1 : p + n;
 	}
-	if (seen[CK_DB_PASSWORD] && seen[CK_DB_PASSWORD_FILE]) {
-		snprintf(err, errsz, "%s: db_password and db_password_file are "
-		    "both set; use one", name);
+	if (at[CK_DB_PASSWORD] != 0 && at[CK_DB_PASSWORD_FILE] != 0)
+		return key_error(&ps, at[CK_DB_PASSWORD] >
+		    at[CK_DB_PASSWORD_FILE] ? CK_DB_PASSWORD :
+		    CK_DB_PASSWORD_FILE, "db_password and db_password_file "
+		    "are both set; use one");
+	if (parse_hosts(c, &ps) == -1 || check_listen(c, &ps) == -1)
 		return -1;
-	}
-	if (parse_hosts(c, name, err, errsz) == -1 ||
-	    check_listen(c, name, err, errsz) == -1)
-		return -1;
-	if (seen[CK_DB_HOSTS] && c->db_nhosts == 0) {
-		snprintf(err, errsz, "%s: db_hosts: lists no node", name);
-		return -1;
-	}
+	if (at[CK_DB_HOSTS] != 0 && c->db_nhosts == 0)
+		return key_error(&ps, CK_DB_HOSTS, "lists no node");
 	if (readpw && c->db_password_file[0] != '\0')
-		return read_password_file(c, name, err, errsz);
+		return read_password_file(c, &ps);
 	return 0;
 }
 

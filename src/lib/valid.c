@@ -199,6 +199,23 @@ utf8_char(const unsigned char *s, uint32_t *cp)
 }
 
 /*
+ * Text that ends up in a JSON string (an operator's failure message):
+ * well-formed UTF-8 throughout; control characters are escaped there.
+ */
+int
+valid_utf8(const char *s)
+{
+	const unsigned char	*p = (const unsigned char *)s;
+	size_t			 n;
+	uint32_t		 cp;
+
+	for (; *p != '\0'; p += n)
+		if ((n = utf8_char(p, &cp)) == 0)
+			return 0;
+	return 1;
+}
+
+/*
  * A key's label: 1 to LABEL_MAX_LEN bytes of well-formed UTF-8 without
  * a control character (C0, DEL, C1), so that it fits its column and
  * keeps key list's tab-separated lines whole.

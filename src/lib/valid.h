@@ -21,6 +21,7 @@
 int	valid_name(const char *);
 int	valid_tenant(const char *);
 int	valid_label(const char *);
+int	valid_utf8(const char *);
 int	valid_correlation_id(const char *);
 int	valid_new_correlation_id(const char *);
 int	valid_secret(const char *, const char *prefix);

@@ -329,6 +329,8 @@ check_verb(const struct verb *v, struct opts *o, const char **words,
 	if (o->json && !v->json)
 		return admin_usage_error(v, "%s has no --json form",
 		    v->synopsis);
+	if (nwords - skip > MAX_POS)	/* a noun alone and 5 more words */
+		return admin_usage_error(v, "wrong number of arguments");
 	for (i = skip; i < nwords; i++)
 		o->pos[o->npos++] = words[i];
 	if (o->npos < v->pmin || o->npos > v->pmax)

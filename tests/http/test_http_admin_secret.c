@@ -4,7 +4,8 @@
  * new key that cannot be written (stdout on /dev/full) is never kept
  * (key create, backend-key create: no key; key rotate: no successor,
  * the old key not revoked), exit 1 saying so. The webhook secrets'
- * counterpart is in http_webhook_admin.
+ * counterpart is in http_webhook_admin. Keys read from standard input
+ * (`-`) and never echoed (moved here from http_admin).
  */
 #include "util/clock.h"
 #include "check.h"
@@ -89,6 +90,70 @@ test_stdout_full(const struct fx *f)
 	free(ck);
 }
 
+/*
+ * Keys off the command line (issue 16): `-` reads the key from standard input for key
+ * revoke / rotate and backend-key grant / revoke-route; a key on the command line still
+ * works but warns; a malformed key is never echoed into a message.
+ */
+static void
+test_key_stdin(const struct fx *f)
+{
+	static const char *const malformed[] = { "ak_NOTAKEYbutSECRETish",
+	    "bk_short-SECRETish", "ak_" "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA!" , NULL };
+	char *ck = fx_consumer_key(f->tenant), *ck2 = fx_consumer_key(f->tenant), line[128];
+	char r2[256];
+	int i;
+
+	snprintf(r2, sizeof r2, "%s/%s/stdin", f->env, f->svc);
+	CHECK_EQ_INT(ADMIN("route add %s", CONF, r2), 0);
+	/* the key on standard input, with and without its newline */
+	snprintf(line, sizeof line, "%s\n", f->bkey);
+	input = line;
+	CHECK_EQ_INT(ADMIN("backend-key grant - %s", CONF, r2), 0);
+	CHECK(strstr(out, "serves") != NULL);
+	CHECK(strstr(err, "warning") == NULL);
+	input = f->bkey;
+	CHECK_EQ_INT(ADMIN("backend-key revoke-route - %s", CONF, r2), 0);
+	CHECK(strstr(out, "no longer serves") != NULL);
+	snprintf(line, sizeof line, "%s\n", ck);
+	input = line;
+	CHECK_EQ_INT(ADMIN("key rotate - --grace-hours 1", CONF), 0);
+	CHECK(strncmp(out, "ak_", 3) == 0);
+	snprintf(line, sizeof line, "%s\n", ck);
+	input = line;
+	CHECK_EQ_INT(ADMIN("key revoke -", CONF), 0);
+	CHECK(strstr(out, "revoked") != NULL && strstr(err, ck) == NULL);
+	/* on the command line: works, with a warning naming the better ways */
+	CHECK_EQ_INT(ADMIN("key revoke %s", CONF, ck2), 0);
+	CHECK(strstr(err, "warning") != NULL && strstr(err, "standard input") != NULL);
+	CHECK(strstr(err, ck2) == NULL);
+	/* malformed keys, on argv or on standard input: exit 2, never echoed */
+	for (i = 0; malformed[i] != NULL; i++) {
+		CHECK_EQ_INT(ADMIN("key revoke %s", CONF, malformed[i]), 2);
+		CHECK(strstr(err, "SECRET") == NULL && strstr(err, "AAAAAAAAAA") == NULL);
+		if (strstr(err, "SECRET") != NULL || strstr(err, "AAAAAAAAAA") != NULL)
+			fprintf(stderr, "  key revoke echoed the malformed key: %s", err);
+		input = malformed[i];
+		CHECK_EQ_INT(ADMIN("key rotate -", CONF), 2);
+		CHECK(strstr(err, "SECRET") == NULL && strstr(err, "AAAAAAAAAA") == NULL);
+		input = malformed[i];
+		CHECK_EQ_INT(ADMIN("backend-key grant - %s", CONF, r2), 2);
+		CHECK(strstr(err, "SECRET") == NULL && strstr(err, "AAAAAAAAAA") == NULL);
+	}
+	/* nothing on standard input, or two keys */
+	input = "";
+	CHECK_EQ_INT(ADMIN("key revoke -", CONF), 2);
+	snprintf(line, sizeof line, "%s\n%s\n", ck, ck2);
+	input = line;
+	CHECK_EQ_INT(ADMIN("key revoke -", CONF), 2);
+	CHECK(strstr(err, ck) == NULL && strstr(err, ck2) == NULL);
+	/* a route where the key belongs is not echoed either when it is a key */
+	CHECK_EQ_INT(ADMIN("backend-key grant %s %s", CONF, r2, f->bkey), 2);
+	CHECK(strstr(err, f->bkey) == NULL);
+	free(ck);
+	free(ck2);
+}
+
 int
 main(void)
 {
@@ -102,6 +167,7 @@ main(void)
 	fx_setup(&f, "admsecret");
 	test_label(&f);
 	test_stdout_full(&f);
+	test_key_stdin(&f);
 	fx_free(&f);
 	return check_done("http_admin_secret");
 }

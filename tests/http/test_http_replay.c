@@ -8,7 +8,8 @@
  * replay with the original token, another token's 404; an identical resubmit's
  * fresh token (the earlier one 404) on the replay; 8 racing replays of one
  * execution create exactly one; the tenant's quota (tenant set --max-open); the bulk
- * form with --since and --dry-run (counts, --json); executions failed
+ * form with --since and --dry-run (counts, --json), and its --json document when a
+ * database error stops it partway (a trigger); executions failed
  * initiator_revoked (no live key in their lineage) refused by id (exit 1),
  * counted and left by the bulk form, which replays one of a live key beside
  * them; usage errors (exit 2).
@@ -497,6 +498,54 @@ test_bulk(void)
 }
 
 /*
+ * A bulk replay that a database error stops partway (a trigger refuses the
+ * replay of the third of four): the two replays before it stay, and --json
+ * still prints their document, "stopped" saying why (exit 1, the error on
+ * stderr); the next run replays the other two.
+ */
+static void
+test_bulk_stopped(void)
+{
+	struct fx S;
+	struct sub s[4];
+	char since[40];
+	long long ids[4];
+	const char *p;
+	int i, n = 0;
+
+	fx_setup(&S, "replayst");
+	rfc_time(since, sizeof since, -120);
+	for (i = 0; i < 4; i++) {
+		CHECK(fx_submit_ok(&S, NULL, "{\"q\":\"stop\"}", &s[i]));
+		ids[i] = exec_id(&S, s[i].cid);
+		CHECK_EQ_INT(adm("execution fail %lld --message stop%d", ids[i], i), 0);
+	}
+	sql1("CREATE TRIGGER replay_stop_%lld BEFORE INSERT ON s2r_async_execution FOR "
+	    "EACH ROW BEGIN IF NEW.replay_of = %lld THEN SIGNAL SQLSTATE '45000' SET "
+	    "MESSAGE_TEXT = 'refused by http_replay'; END IF; END", ids[2], ids[2]);
+	CHECK_EQ_INT(adm("--json execution replay --route %s --status failed --since %s",
+	    S.route, since), 1);
+	sql1("DROP TRIGGER replay_stop_%lld", ids[2]);
+	fprintf(stderr, "  %s", out);
+	CHECK(strstr(out, "replay stopped after 2 execution(s)") != NULL);
+	CHECK(strstr(out, "{\"replayed\":2,") != NULL);
+	CHECK(strstr(out, "\"stopped\":\"database error\"") != NULL);
+	for (p = out; (p = strstr(p, "\"replay_id\":")) != NULL; p++)
+		n++;
+	CHECK_EQ_INT(n, 2);
+	for (i = 0; i < 4; i++)
+		CHECK_EQ_STR(sql1("SELECT replaced_by IS NOT NULL FROM s2r_async_execution "
+		    "WHERE id = %lld", ids[i]), i < 2 ? "1" : "0");
+	CHECK_EQ_INT(adm("--json execution replay --route %s --status failed --since %s",
+	    S.route, since), 0);
+	CHECK(strstr(out, "{\"replayed\":2,") != NULL);
+	CHECK(strstr(out, "\"stopped\":null") != NULL);
+	CHECK_EQ_STR(sql1("SELECT COUNT(*) FROM s2r_async_execution WHERE environment = "
+	    "'%s' AND service_key = '%s' AND replay_of IS NOT NULL", S.env, S.svc), "4");
+	fx_free(&S);
+}
+
+/*
  * Executions of a lineage with no live key (failed initiator_revoked by key
  * revoke) are not replayed: no claim would hand the replay out. By id: exit
  * 1, saying why; the bulk form (and its --dry-run) counts and leaves them,
@@ -588,6 +637,7 @@ main(void)
 	test_race();
 	test_quota();
 	test_bulk();
+	test_bulk_stopped();
 	test_revoked();
 	test_usage();
 	fx_free(&F);

@@ -2,6 +2,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,8 +68,14 @@ bad_files(void)
 	    "0000 to 0777");
 	bad("log_level = loud\n", "log_level:");
 	bad("db_host = a\ndb_host = b\n", "bad.conf:2: db_host: set twice");
-	bad("db_password = x\ndb_password_file = /nonexistent\n", "both set");
-	bad("db_password_file = /nonexistent/pw\n", "db_password_file");
+	/* errors found after the last line name the line of their key (of
+	 * the later of two) */
+	bad("db_password = x\ndb_password_file = /nonexistent\n", "bad.conf:2: "
+	    "db_password_file: db_password and db_password_file are both set");
+	bad("db_password_file = /x\n\ndb_password = x\n", "bad.conf:3: "
+	    "db_password: db_password and db_password_file are both set");
+	bad("\ndb_password_file = /nonexistent/pw\n",
+	    "bad.conf:2: db_password_file: cannot open /nonexistent/pw: ");
 	bad("max_request_bytes = 1\n", "max_request_bytes: expected a whole "
 	    "number of bytes from 2 to 1073741824");
 	bad("db_name = 12345678901234567890123456789012345678901234567890"
@@ -80,7 +87,7 @@ password_file(void)
 {
 	struct config	 c;
 	char		 path[] = "/tmp/asyncexec-test-pw-XXXXXX", text[128];
-	char		 err[256];
+	char		 err[256], long_pw[300];
 	int		 fd;
 
 	fd = mkstemp(path);
@@ -90,6 +97,16 @@ password_file(void)
 	snprintf(text, sizeof(text), "db_password_file = %s\n", path);
 	CHECK(config_parse(&c, "t.conf", text, err, sizeof(err)) == 0);
 	CHECK_EQ_STR(c.db_password, "pa ss");
+	/* a password longer than 255 bytes: the line of db_password_file */
+	fd = open(path, O_WRONLY | O_TRUNC);
+	CHECK(fd != -1);
+	memset(long_pw, 'p', sizeof(long_pw));
+	CHECK(write(fd, long_pw, sizeof(long_pw)) == (ssize_t)sizeof(long_pw));
+	close(fd);
+	snprintf(text, sizeof(text), "db_port = 3306\ndb_password_file = %s\n",
+	    path);
+	CHECK(config_parse(&c, "t.conf", text, err, sizeof(err)) == -1);
+	CHECK_EQ_STR(err, "t.conf:2: db_password_file: password too long");
 	unlink(path);
 	CHECK(config_load(&c, "/nonexistent/asyncexec.conf", err,
 	    sizeof(err)) == -1);
@@ -116,7 +133,7 @@ password_not_regular(void)
 	alarm(10);
 	CHECK(config_parse(&c, "t.conf", text, err, sizeof(err)) == -1);
 	alarm(0);
-	CHECK(strstr(err, "t.conf: db_password_file: ") == err &&
+	CHECK(strstr(err, "t.conf:1: db_password_file: ") == err &&
 	    strstr(err, fifo) != NULL &&
 	    strstr(err, "is a FIFO, not a regular file") != NULL);
 	unlink(fifo);
@@ -220,8 +237,9 @@ hosts(void)
 	CHECK_EQ_INT(c.db_hosts[2].port, 3403);
 	CHECK_EQ_STR(c.db_hosts[3].host, "node_4");
 	CHECK_EQ_INT(c.db_sync_wait, 0);
-	bad("db_hosts = ,\n", "db_hosts: lists no node");
-	bad("db_hosts = a:0\n", "db_hosts: a:0: expected host:port");
+	bad("db_hosts = ,\n", "bad.conf:1: db_hosts: lists no node");
+	bad("db_port = 1\ndb_hosts = a:0\n",
+	    "bad.conf:2: db_hosts: a:0: expected host:port");
 	bad("db_hosts = a:70000\n", "expected host:port");
 	bad("db_hosts = a:1x\n", "expected host:port");
 	bad("db_hosts = a b a\n", "a node is listed twice");
@@ -232,11 +250,12 @@ hosts(void)
 	bad("db_hosts = a;b\n", "a host name holds");
 	bad("db_hosts = :3306\n", "empty or too long host");
 	bad("db_sync_wait = 16\n", "db_sync_wait:");
-	bad("listen = sock\n", "listen: expected a socket path");
+	bad("listen = sock\n", "bad.conf:1: listen: expected a socket path");
 	bad("listen = 127.0.0.1:0\n", "listen: expected");
-	bad("listen = 127.0.0.1:9000\n", "needs listen_allow");
+	bad("\nlisten = 127.0.0.1:9000\n",
+	    "bad.conf:2: listen: listen on TCP needs listen_allow");
 	bad("listen = 127.0.0.1:9000\nlisten_allow = 10.0.0.1, 10.0.0.2\n",
-	    "listen_allow: expected IPv4");
+	    "bad.conf:2: listen_allow: expected IPv4");
 	CHECK(config_parse(&c, "t.conf", "listen = 10.0.0.12:9000\n"
 	    "listen_allow = 10.0.0.10,10.0.0.11\n", err, sizeof(err)) == 0);
 }

@@ -127,11 +127,29 @@ labels(void)
 	CHECK(!valid_label("\xe2\x82"));		/* cut short */
 }
 
+/* text: well-formed UTF-8, control characters allowed (JSON escapes them) */
+static void
+texts(void)
+{
+	CHECK(valid_utf8(""));
+	CHECK(valid_utf8("stuck in\tbackend\n"));
+	CHECK(valid_utf8("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x94\x91 \xf4\x8f\xbf\xbf"));
+	CHECK(!valid_utf8("\xff"));
+	CHECK(!valid_utf8("caf\xe9"));		/* Latin-1 */
+	CHECK(!valid_utf8("\x80"));			/* a stray continuation */
+	CHECK(!valid_utf8("\xc0\xaf"));		/* overlong */
+	CHECK(!valid_utf8("\xed\xa0\x80"));		/* a surrogate */
+	CHECK(!valid_utf8("\xf4\x90\x80\x80"));	/* above U+10FFFF */
+	CHECK(!valid_utf8("\xf8\x88\x80\x80\x80"));	/* 5 bytes */
+	CHECK(!valid_utf8("ok \xe2\x82"));		/* cut short */
+}
+
 int
 main(void)
 {
 	names();
 	labels();
+	texts();
 	tenants_and_ids();
 	secrets_and_headers();
 	triples();
