@@ -12,12 +12,16 @@
  *  - tenant set and poll-key rotate give the schema hint only for a
  *    missing table or column, else the server's error as is (a missing
  *    privilege is no schema to migrate);
- *  - a configuration file that cannot be read says what to do.
+ *  - a configuration file that cannot be read says what to do;
+ *  - a user at its MAX_USER_CONNECTIONS: the hint names the limit, and
+ *    check says it once.
  */
+#include "util/clock.h"
 #include "check.h"
 #include "fixture.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,6 +163,57 @@ test_denied_not_schema(void)
 	    "--max-open 3", svc), 0);
 }
 
+/*
+ * A user at its MAX_USER_CONNECTIONS (MariaDB says 1226, naming the
+ * resource): the hint names the limit, and check says it once.
+ */
+static void
+test_user_limit(void)
+{
+	char cfg[400], sql[600], extra[600], sock[300], u[80];
+	int64_t end = ut_now_ms() + 10000;
+	pid_t pid;
+
+	snprintf(u, sizeof u, "-uone_%s", scratch + 18);
+	snprintf(sql, sizeof sql, "CREATE USER '%s'@'localhost' IDENTIFIED BY "
+	    "'pw1' WITH MAX_USER_CONNECTIONS 1; GRANT SELECT ON %s.* TO "
+	    "'%s'@'localhost'", u + 2, scratch, u + 2);
+	CHECK(root_sql(sql) == 0);
+	snprintf(sock, sizeof sock, "--socket=%s", sql_sock);
+	if ((pid = fork()) == 0) {	/* holds the user's one connection */
+		execl("/usr/bin/mariadb", "mariadb", "--no-defaults", u,
+		    "-ppw1", sock, "-e", "DO SLEEP(60)", (char *)NULL);
+		_exit(127);
+	}
+	snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM "
+	    "information_schema.PROCESSLIST WHERE USER = '%s'", u + 2);
+	while (root_sql(sql) == 0 && out[0] != '1' && ut_now_ms() < end)
+		ut_pause_ms(50);
+	CHECK(out[0] == '1');
+	snprintf(cfg, sizeof cfg, "%s/one.conf", dir);
+	snprintf(extra, sizeof extra, "db_name = %s\ndb_user = %s\n"
+	    "db_password_file = %s/pw-one\n", scratch, u + 2, dir);
+	snprintf(sql, sizeof sql, "%s/pw-one", dir);
+	CHECK(write_text(sql, "pw1\n", 0600) == 0);
+	CHECK(derive(cfg, extra) == 0);
+	CHECK_EQ_INT(run("asyncexec-admin", "--config %s route list", cfg),
+	    1);
+	CHECK(strstr(err, "MAX_USER_CONNECTIONS") != NULL &&
+	    strstr(err, "the server runs") == NULL);
+	if (strstr(err, "MAX_USER_CONNECTIONS") == NULL)
+		fprintf(stderr, "  asyncexec-admin said: %s\n", err);
+	CHECK_EQ_INT(run("asyncexec-admin", "check --config %s", cfg), 1);
+	CHECK(strstr(out, "error 1226, ") != NULL &&
+	    strstr(out, "MAX_USER_CONNECTIONS") != NULL &&
+	    strstr(err, "cannot connect") == NULL);
+	if (strstr(out, "error 1226, ") == NULL)
+		fprintf(stderr, "  asyncexec-admin check said: %s\n", out);
+	kill(pid, SIGTERM);
+	waitpid(pid, NULL, 0);
+	snprintf(sql, sizeof sql, "DROP USER '%s'@'localhost'", u + 2);
+	CHECK(root_sql(sql) == 0);
+}
+
 /* A configuration file that cannot be read: what to do, not just why. */
 static void
 test_config_unreadable(void)
@@ -220,6 +275,8 @@ main(void)
 	CHECK(derive(cfg, extra) == 0);
 	CHECK_EQ_INT(run("asyncexec-admin", "--config %s migrate", cfg), 0);
 	test_denied_not_schema();
+	if (conf_value("db_hosts")[0] == '\0')	/* one server */
+		test_user_limit();
 	drop_user("svc");
 	drop_user("ro");
 	snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %s", scratch);
