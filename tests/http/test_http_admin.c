@@ -605,6 +605,53 @@ test_unreachable(void)
 	    strstr(err, "cannot connect") == NULL);
 }
 
+/*
+ * A backend key granted 80 routes of about 130 characters: backend-key list names every
+ * one, in text and --json (over 10 KiB: a 4 KiB column cut them, and GROUP_CONCAT's
+ * group_concat_max_len can). Made through root; removed again.
+ */
+static void
+test_key_many_routes(const struct fx *f)
+{
+	static char sql[16384];
+	char svc[100], op[100], last[300];
+	struct json_object *o, *e = NULL;
+	const char *db = conf_value("db_name")[0] ? conf_value("db_name") : "asyncexec";
+	size_t i, n;
+	int64_t id, v;
+
+	snprintf(svc, sizeof svc, "%.20s-many-%034d", f->svc, 0);	/* 60 characters */
+	n = (size_t)snprintf(sql, sizeof sql, "USE %s; INSERT INTO s2r_route (environment, "
+	    "service_key, operation_key, retention_days, enabled, created_at) VALUES ", db);
+	for (i = 1; i <= 80; i++) {
+		snprintf(op, sizeof op, "op%02zu-%055d", i, 0);
+		n += (size_t)snprintf(sql + n, sizeof sql - n, "%s('%s', '%s', '%s', 7, 1, "
+		    "UTC_TIMESTAMP(3))", i > 1 ? ", " : "", f->env, svc, op);
+	}
+	snprintf(last, sizeof last, "%s/%s/%s", f->env, svc, op);
+	snprintf(sql + n, sizeof sql - n, "; INSERT INTO s2r_api_key (kind, key_hash, label, "
+	    "created_at) VALUES ('backend', UNHEX(SHA2(UUID(), 256)), 'many', "
+	    "UTC_TIMESTAMP(3)); SET @k = LAST_INSERT_ID(); INSERT INTO s2r_backend_key_route "
+	    "(key_id, route_id) SELECT @k, id FROM s2r_route WHERE service_key = '%s'; "
+	    "SELECT @k", svc);
+	CHECK(root_sql(sql) == 0);
+	id = strtoll(out, NULL, 10);
+	CHECK_EQ_INT(ADMIN("backend-key list", CONF), 0);
+	CHECK(strstr(out, last) != NULL);
+	CHECK_EQ_INT(ADMIN("backend-key list --json", CONF), 0);
+	o = parse_out();
+	for (i = 0; o != NULL && i < json_object_array_length(o); i++)
+		if (jint(json_object_array_get_idx(o, i), "id", &v) && v == id)
+			e = json_object_array_get_idx(o, i);
+	CHECK(e != NULL && jlen(e, "routes") == 80 && jstr(e, "routes.79") != NULL &&
+	    strcmp(jstr(e, "routes.79"), last) == 0);
+	json_object_put(o);
+	snprintf(sql, sizeof sql, "USE %s; DELETE FROM s2r_backend_key_route WHERE key_id = "
+	    "%lld; DELETE FROM s2r_api_key WHERE id = %lld; DELETE FROM s2r_route WHERE "
+	    "service_key = '%s'", db, (long long)id, (long long)id, svc);
+	CHECK(root_sql(sql) == 0);
+}
+
 /* A scratch database: schema behind, then migrate (which makes the poll-token key). */
 static void
 test_check_schema(void)
@@ -729,6 +776,7 @@ main(void)
 		fprintf(stderr, "the test config has no db_socket: no scratch database\n");
 		CHECK(sql_sock[0] != '\0');
 	} else {
+		test_key_many_routes(&f);
 		test_check_schema();
 		test_check_grants();
 		char sql[128];
