@@ -36,6 +36,7 @@ struct chk {
 	struct config	 cfg;
 	int		 errors, warnings;
 	int		 haskey;	/* key holds webhook_key_file's */
+	int		 behind;	/* schema older than this build's */
 	unsigned char	 key[AEAD_KEY_LEN];
 };
 
@@ -150,7 +151,7 @@ check_schema(struct chk *k, struct rchk *r)
 
 	if (repo_check_schema(r, &v) != REPO_OK)
 		say(k, "error", "schema", "cannot read s2r_schema_version");
-	else if (v < SCHEMA_VERSION)
+	else if ((k->behind = v < SCHEMA_VERSION))
 		say(k, "error", "schema", "version %d, this build needs %d; "
 		    MIGRATE_HINT, v, SCHEMA_VERSION);
 	else if (v > SCHEMA_VERSION)
@@ -172,11 +173,11 @@ check_dml(struct chk *k, struct rchk *r)
 	for (i = 0; (p = repo_check_probe_def(i)) != NULL; i++) {
 		if ((p->who & k->who) == 0)
 			continue;
-		switch (repo_check_probe(r, i, &e)) {
+		switch (repo_check_probe(r, i, k->behind, &e)) {
 		case PROBE_OK:
 			held++;
 			break;
-		case PROBE_NOTABLE:	/* the schema check says it */
+		case PROBE_NOTABLE:	/* behind: the schema check says it */
 			break;
 		case PROBE_DENIED:
 			bad++;

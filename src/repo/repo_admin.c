@@ -9,6 +9,7 @@
 #include <mysqld_error.h>
 
 #include "db.h"
+#include "log.h"
 #include "migrations.h"
 #include "repo.h"
 #include "repo_admin.h"
@@ -100,11 +101,25 @@ repo_route_set_enabled(struct db *db, const char *env, const char *svc,
 }
 
 #define LIST_COLS	5
-#define LIST_WIDTH	4096
+#define LIST_WIDTH	4096	/* over any one column of the listings */
+
+/* Binds the ncols text columns of a listing to cell; cols points at them. */
+static void
+list_bind(struct db_cols *c, char (*cell)[LIST_WIDTH], const char **cols,
+    int ncols)
+{
+	int	 i;
+
+	for (i = 0; i < ncols; i++) {
+		db_rcol(c, i, MYSQL_TYPE_STRING, cell[i], LIST_WIDTH);
+		cols[i] = cell[i];
+	}
+}
 
 /*
  * Runs listing statement id (params may be NULL) whose ncols columns
- * are all fetched as text, and calls fn for each row. REPO_OK/ERR.
+ * are all fetched as text, and calls fn for each row. A value longer
+ * than its cell fails the listing (db_fetch_row), never cut. REPO_OK/ERR.
  */
 static enum repo_rc
 list(struct db *db, enum stmt id, MYSQL_BIND *p, int ncols, repo_row_fn fn,
@@ -118,21 +133,99 @@ list(struct db *db, enum stmt id, MYSQL_BIND *p, int ncols, repo_row_fn fn,
 
 	if ((st = db_run(db, id, p)) == NULL)
 		return REPO_ERR;
-	for (i = 0; i < ncols; i++) {
-		db_rcol(&c, i, MYSQL_TYPE_STRING, cell[i], LIST_WIDTH);
-		cols[i] = cell[i];
-	}
-	if (mysql_stmt_bind_result(st, c.b) != 0) {
-		mysql_stmt_free_result(st);
-		return REPO_ERR;
-	}
-	while ((rc = mysql_stmt_fetch(st)) == 0 || rc == MYSQL_DATA_TRUNCATED) {
+	list_bind(&c, cell, cols, ncols);
+	while ((rc = db_fetch_row(st, &c)) == DB_ROW) {
 		for (i = 0; i < ncols; i++)
 			db_rstr(&c, i, cell[i], LIST_WIDTH);
 		fn(arg, cols, ncols);
 	}
 	mysql_stmt_free_result(st);
-	return rc == MYSQL_NO_DATA ? REPO_OK : REPO_ERR;
+	return rc == DB_ROW_NONE ? REPO_OK : REPO_ERR;
+}
+
+/* A key's routes joined with ',' as STMT_KEY_LIST's rows give them. */
+struct routes {
+	char		*s;
+	size_t		 len, cap;
+};
+
+/* Appends route r to rs (a ',' before all but the first); 0, or -1 out
+ * of memory. */
+static int
+routes_add(struct routes *rs, const char *r)
+{
+	size_t	 n = strlen(r), need = rs->len + n + 2, cap;
+	char	*p;
+
+	if (need > rs->cap) {
+		for (cap = rs->cap ? rs->cap : 1024; cap < need; cap *= 2)
+			;
+		if ((p = realloc(rs->s, cap)) == NULL)
+			return -1;
+		rs->s = p;
+		rs->cap = cap;
+	}
+	if (rs->len > 0)
+		rs->s[rs->len++] = ',';
+	memcpy(rs->s + rs->len, r, n + 1);
+	rs->len += n;
+	return 0;
+}
+
+/* Calls fn for key row key (its first four columns) with routes rs, and
+ * empties rs. */
+static void
+routes_emit(char (*key)[LIST_WIDTH], struct routes *rs, repo_row_fn fn,
+    void *arg)
+{
+	const char	*cols[LIST_COLS] = { key[0], key[1], key[2], key[3],
+			    rs->len > 0 ? rs->s : "" };
+
+	fn(arg, cols, LIST_COLS);
+	rs->len = 0;
+}
+
+/*
+ * Rows: id, tenant, label, revoked (yes/no), routes ("e/s/o,..."), every
+ * route of the key however many (the statement's rows, one per route,
+ * joined here). REPO_OK or REPO_ERR (a failed read, out of memory).
+ */
+enum repo_rc
+repo_key_list(struct db *db, int backend, repo_row_fn fn, void *arg)
+{
+	static char	 cell[LIST_COLS][LIST_WIDTH];
+	static char	 key[LIST_COLS][LIST_WIDTH];	/* the current key's */
+	const char	*cols[LIST_COLS];
+	struct routes	 rs = { NULL, 0, 0 };
+	struct db_cols	 c;
+	MYSQL_BIND	 p[1];
+	MYSQL_STMT	*st;
+	int		 i, rc = DB_ROW_ERR, have = 0, oom = 0;
+
+	db_bind_str(&p[0], backend ? "backend" : "consumer");
+	if ((st = db_run(db, STMT_KEY_LIST, p)) == NULL)
+		return REPO_ERR;
+	list_bind(&c, cell, cols, LIST_COLS);
+	while (!oom && (rc = db_fetch_row(st, &c)) == DB_ROW) {
+		for (i = 0; i < LIST_COLS; i++)
+			db_rstr(&c, i, cell[i], LIST_WIDTH);
+		if (!have || strcmp(cell[0], key[0]) != 0) {	/* next key */
+			if (have)
+				routes_emit(key, &rs, fn, arg);
+			memcpy(key, cell, sizeof(key));
+			have = 1;
+		}
+		if (!c.null[4] && routes_add(&rs, cell[4]) == -1) {
+			log_error("key list: out of memory for the routes "
+			    "of key %s", key[0]);
+			oom = 1;
+		}
+	}
+	mysql_stmt_free_result(st);
+	if (!oom && rc == DB_ROW_NONE && have)
+		routes_emit(key, &rs, fn, arg);
+	free(rs.s);
+	return !oom && rc == DB_ROW_NONE ? REPO_OK : REPO_ERR;
 }
 
 /* Rows: route ("env/svc/op"), retention_days, enabled (yes/no). */
@@ -140,16 +233,6 @@ enum repo_rc
 repo_route_list(struct db *db, repo_row_fn fn, void *arg)
 {
 	return list(db, STMT_ROUTE_LIST, NULL, 3, fn, arg);
-}
-
-/* Rows: id, tenant, label, revoked (yes/no), routes ("e/s/o,..."). */
-enum repo_rc
-repo_key_list(struct db *db, int backend, repo_row_fn fn, void *arg)
-{
-	MYSQL_BIND	 p[1];
-
-	db_bind_str(&p[0], backend ? "backend" : "consumer");
-	return list(db, STMT_KEY_LIST, p, 5, fn, arg);
 }
 
 /* Rows: route ("env/svc/op"), status, count. */

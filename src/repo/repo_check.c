@@ -7,7 +7,10 @@
  * or an INSERT ... SELECT of nothing), so a missing privilege shows as
  * the server's own "command denied" answer. The database-level
  * privileges that migrate needs (CREATE, ALTER, INDEX, REFERENCES)
- * come from SHOW GRANTS.
+ * come from SHOW GRANTS. probes[] is what each binary's statements need:
+ * unit_grants (tests/layers/check_grants.py) derives that from the
+ * statements of src/repo and the binaries that reach them, and fails on
+ * a difference.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -52,15 +55,17 @@ enum cstmt {
 #define T_ROC	"s2r_route_outcome"
 #define T_RMK	"s2r_rollup_mark"
 #define T_JOB	"s2r_job_run"
+#define T_TEN	"s2r_tenant"
 
 static const struct {
 	struct repo_probe	 def;
 	const char		*sql;
 } probes[] = {
 	{ { T_EXEC, "SELECT", F | X | A | N }, SEL(T_EXEC) },
-	{ { T_EXEC, "INSERT", F }, INS(T_EXEC, "correlation_id, environment, "
-	    "service_key, operation_key, request_payload, request_sha256, "
-	    "created_at, updated_at, expires_at", N9) },
+	/* admin: execution replay inserts the replay */
+	{ { T_EXEC, "INSERT", F | A }, INS(T_EXEC, "correlation_id, "
+	    "environment, service_key, operation_key, request_payload, "
+	    "request_sha256, created_at, updated_at, expires_at", N9) },
 	{ { T_EXEC, "UPDATE", F | X | A | N }, UPD(T_EXEC, "attempts = 0") },
 	{ { T_EXEC, "DELETE", X }, DEL(T_EXEC) },
 	/* expire: the cancel step reads the routes (CANCEL_FROM) */
@@ -77,15 +82,20 @@ static const struct {
 	{ { T_BKR, "DELETE", A }, DEL(T_BKR) },
 	{ { T_SEC, "SELECT", F | A }, SEL(T_SEC) },
 	{ { T_SEC, "INSERT", A }, INS(T_SEC, "name, secret, created_at", N3) },
+	/* poll-key rotate retires the older keys */
+	{ { T_SEC, "UPDATE", A }, UPD(T_SEC, "created_at = NULL") },
 	{ { T_VER, "SELECT", F | X | A | N }, SEL(T_VER) },
 	{ { T_VER, "INSERT", A }, INS(T_VER, "version, applied_at", N2) },
+	/* migrate records each migration's compatible-from */
+	{ { T_VER, "UPDATE", A }, UPD(T_VER, "applied_at = NULL") },
 	/* the terminal transitions read it (SET_NOTIFY, sql/010) */
 	{ { T_WEP, "SELECT", F | X | A | N }, SEL(T_WEP) },
 	{ { T_WEP, "INSERT", A }, INS(T_WEP, "tenant_id, url, events, "
 	    "secret_sealed, created_at, updated_at", N4 ", " N2) },
 	{ { T_WEP, "UPDATE", A | N }, UPD(T_WEP, "enabled = 1") },
 	{ { T_WEP, "DELETE", A }, DEL(T_WEP) },
-	{ { T_WDL, "SELECT", X | A | N }, SEL(T_WDL) },
+	/* fcgi: the dashboard's Webhooks page counts them */
+	{ { T_WDL, "SELECT", F | X | A | N }, SEL(T_WDL) },
 	{ { T_WDL, "INSERT", N }, INS(T_WDL, "endpoint_id, execution_id, "
 	    "webhook_id, event, body, due_at, created_at, updated_at",
 	    N4 ", " N4) },
@@ -106,6 +116,12 @@ static const struct {
 	{ { T_JOB, "INSERT", X }, INS(T_JOB, "job, last_run_at, last_result",
 	    N3) },
 	{ { T_JOB, "UPDATE", X }, UPD(T_JOB, "retries = 0") },
+	/* the quotas (sql/009): submit and the dashboard read them, admin
+	 * tenant set writes them (INSERT ... ON DUPLICATE KEY UPDATE) and
+	 * execution replay reads them */
+	{ { T_TEN, "SELECT", F | A }, SEL(T_TEN) },
+	{ { T_TEN, "INSERT", A }, INS(T_TEN, "tenant_id, updated_at", N2) },
+	{ { T_TEN, "UPDATE", A }, UPD(T_TEN, "max_open = 0") },
 };
 #define NPROBES	(sizeof(probes) / sizeof(probes[0]))
 
@@ -238,20 +254,37 @@ table_exists(struct rchk *r, const char *t)
 	return 0;
 }
 
+/* Whether any table of the schema (s2r_) is seen. */
+static int
+any_table(const struct rchk *r)
+{
+	int	 i;
+
+	for (i = 0; i < r->ntables; i++)
+		if (strncmp(r->tables[i], "s2r_", 4) == 0)
+			return 1;
+	return 0;
+}
+
 /*
  * Runs probe i: PROBE_OK (allowed), PROBE_DENIED (the privilege is
  * missing), PROBE_NOTABLE (no such table) or PROBE_ERR; *err gets the
- * error number.
+ * error number. A table the user holds no privilege on is not in
+ * information_schema either: it is taken for missing only when behind
+ * (the schema is known to be older than this build's, which the schema
+ * check says); else the probe runs, and the server refuses it (1142).
  */
 enum probe_rc
-repo_check_probe(struct rchk *r, size_t i, unsigned *err)
+repo_check_probe(struct rchk *r, size_t i, int behind, unsigned *err)
 {
 	MYSQL_STMT	*st;
 	int		 rc;
 
 	*err = 0;
-	if ((rc = table_exists(r, probes[i].def.table)) != 1)
-		return rc == 0 ? PROBE_NOTABLE : PROBE_ERR;
+	if ((rc = table_exists(r, probes[i].def.table)) == -1)
+		return PROBE_ERR;
+	if (rc == 0 && behind)
+		return PROBE_NOTABLE;
 	if ((st = db_run(r->db, (int)(CSTMT__PROBES + i), NULL)) != NULL) {
 		mysql_stmt_free_result(st);
 		return PROBE_OK;
@@ -319,8 +352,12 @@ repo_check_schema(struct rchk *r, int *version)
 	int		 rc;
 
 	*version = 0;
-	if ((rc = table_exists(r, T_VER)) != 1)	/* 0: never migrated */
-		return rc == 0 ? REPO_OK : REPO_ERR;
+	/* not seen: never migrated, unless other tables are (no privilege on
+	 * it: the statement fails) */
+	if ((rc = table_exists(r, T_VER)) == -1)
+		return REPO_ERR;
+	if (rc == 0 && !any_table(r))
+		return REPO_OK;
 	if ((st = db_run(r->db, CSTMT_SCHEMA, NULL)) == NULL)
 		return REPO_ERR;
 	db_rcol(&c, 0, MYSQL_TYPE_LONG, version, 0);

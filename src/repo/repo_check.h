@@ -45,7 +45,8 @@ struct rchk	*repo_check_open(const struct config *);
 void		 repo_check_close(struct rchk *);
 enum repo_rc	repo_check_connect(struct rchk *, unsigned *err);
 enum repo_rc	repo_check_server(struct rchk *, char *, size_t);
-enum probe_rc	repo_check_probe(struct rchk *, size_t, unsigned *err);
+enum probe_rc	repo_check_probe(struct rchk *, size_t, int behind,
+		    unsigned *err);
 const char	*repo_check_advice(unsigned err);
 enum repo_rc	repo_check_grants(struct rchk *,
 		    void (*)(void *, const char *), void *);

@@ -247,15 +247,16 @@ const struct db_stmt_def repo_stmts[STMT__MAX] = {
 	[STMT_ROUTE_SET_ENABLED] = {
 	    "UPDATE s2r_route SET enabled = ? WHERE environment = ? AND "
 	    "service_key = ? AND operation_key = ?", 1, "route_set_enabled" },
+	/* a row per key and route (NULL: none), joined by repo_key_list: a
+	 * GROUP_CONCAT was cut at group_concat_max_len (1 KiB on MySQL) */
 	[STMT_KEY_LIST] = {
 	    "SELECT k.id, COALESCE(k.tenant_id, ''), COALESCE(k.label, ''), "
 	    "IF(k.revoked_at IS NULL OR k.revoked_at > UTC_TIMESTAMP(3), 'no', "
-	    "'yes'), COALESCE(GROUP_CONCAT(CONCAT("
-	    "r.environment, '/', r.service_key, '/', r.operation_key) "
-	    "ORDER BY r.id SEPARATOR ','), '') FROM s2r_api_key k "
+	    "'yes'), CONCAT(r.environment, '/', r.service_key, '/', "
+	    "r.operation_key) FROM s2r_api_key k "
 	    "LEFT JOIN s2r_backend_key_route kr ON kr.key_id = k.id "
 	    "LEFT JOIN s2r_route r ON r.id = kr.route_id WHERE k.kind = ? "
-	    "GROUP BY k.id ORDER BY k.id", 1, "key_list" },
+	    "ORDER BY k.id, r.id", 1, "key_list" },
 	[STMT_KEY_REVOKE] = {
 	    "UPDATE s2r_api_key SET revoked_at = LEAST(COALESCE(revoked_at, "
 	    "?), ?) WHERE id = ? AND kind = ?", 1, "key_revoke" },

@@ -11,13 +11,18 @@
  *    it with the migrate configuration (that said both);
  *  - tenant set and poll-key rotate give the schema hint only for a
  *    missing table or column, else the server's error as is (a missing
- *    privilege is no schema to migrate);
- *  - a configuration file that cannot be read says what to do.
+ *    privilege is no schema to migrate): "run asyncexec-admin check",
+ *    which names each privilege the binary lacks, table by table;
+ *  - a configuration file that cannot be read says what to do;
+ *  - a user at its MAX_USER_CONNECTIONS: the hint names the limit, and
+ *    check says it once.
  */
+#include "util/clock.h"
 #include "check.h"
 #include "fixture.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,6 +164,116 @@ test_denied_not_schema(void)
 	    "--max-open 3", svc), 0);
 }
 
+/*
+ * A user with every privilege, table by table, on the tables but
+ * s2r_tenant (none) and s2r_webhook_delivery (no SELECT): tenant set
+ * fails and sends the operator to check, which must name what is lacking
+ * (it said every privilege was held: a loop); fcgi reads both tables
+ * (the quotas, the dashboard's pages), expire neither. A table the user
+ * holds nothing on is not in information_schema: not taken for missing.
+ */
+static void
+test_denied_check(void)
+{
+	static const char *const t[] = { "route", "api_key",
+	    "backend_key_route", "async_execution", "secret", "schema_version",
+	    "job_run", "webhook_endpoint", "route_outcome", "rollup_mark",
+	    "webhook_delivery" };
+	const size_t n = sizeof(t) / sizeof(t[0]);
+	const char *host[] = { "localhost", "127.0.0.1" };
+	char sql[400], cfg[400];
+	size_t i, h;
+
+	make_user("tbl", "USAGE", cfg, sizeof cfg);
+	for (h = 0; h < 2; h++)
+		for (i = 0; i < n; i++) {
+			snprintf(sql, sizeof sql, "GRANT %s ON %s.s2r_%s TO "
+			    "'tbl_%s'@'%s'", i + 1 < n ? "SELECT, INSERT, "
+			    "UPDATE, DELETE" : "INSERT, UPDATE, DELETE", scratch,
+			    t[i], scratch + 18, host[h]);
+			CHECK(root_sql(sql) == 0);
+		}
+	CHECK_EQ_INT(run("asyncexec-admin", "--config %s tenant set t1 "
+	    "--max-open 3", cfg), 1);
+	CHECK(strstr(err, "run asyncexec-admin check") != NULL);
+	CHECK_EQ_INT(run("asyncexec-admin", "check --config %s", cfg), 1);
+	CHECK(strstr(out, "lacks SELECT on s2r_tenant") != NULL &&
+	    strstr(out, "lacks INSERT on s2r_tenant") != NULL &&
+	    strstr(out, "lacks UPDATE on s2r_tenant") != NULL);
+	if (strstr(out, "lacks INSERT on s2r_tenant") == NULL)
+		fprintf(stderr, "  check said: %s\n", out);
+	CHECK_EQ_INT(run("asyncexec-fcgi", "--config %s --check-config", cfg),
+	    1);
+	CHECK(strstr(out, "lacks SELECT on s2r_tenant") != NULL &&
+	    strstr(out, "lacks SELECT on s2r_webhook_delivery") != NULL);
+	CHECK_EQ_INT(run("asyncexec-expire", "--config %s --check-config",
+	    cfg), 1);
+	CHECK(strstr(out, "s2r_tenant") == NULL &&
+	    strstr(out, "lacks SELECT on s2r_webhook_delivery") != NULL);
+	/* nothing on s2r_schema_version either: no "version 0, migrate" */
+	for (h = 0; h < 2; h++) {
+		snprintf(sql, sizeof sql, "REVOKE ALL ON %s.s2r_schema_version "
+		    "FROM 'tbl_%s'@'%s'", scratch, scratch + 18, host[h]);
+		CHECK(root_sql(sql) == 0);
+	}
+	CHECK_EQ_INT(run("asyncexec-admin", "check --config %s", cfg), 1);
+	CHECK(strstr(out, "cannot read s2r_schema_version") != NULL &&
+	    strstr(out, "lacks SELECT on s2r_schema_version") != NULL &&
+	    strstr(out, "version 0") == NULL);
+	drop_user("tbl");
+}
+
+/*
+ * A user at its MAX_USER_CONNECTIONS (MariaDB says 1226, naming the
+ * resource): the hint names the limit, and check says it once.
+ */
+static void
+test_user_limit(void)
+{
+	char cfg[400], sql[600], extra[600], sock[300], u[80];
+	int64_t end = ut_now_ms() + 10000;
+	pid_t pid;
+
+	snprintf(u, sizeof u, "-uone_%s", scratch + 18);
+	snprintf(sql, sizeof sql, "CREATE USER '%s'@'localhost' IDENTIFIED BY "
+	    "'pw1' WITH MAX_USER_CONNECTIONS 1; GRANT SELECT ON %s.* TO "
+	    "'%s'@'localhost'", u + 2, scratch, u + 2);
+	CHECK(root_sql(sql) == 0);
+	snprintf(sock, sizeof sock, "--socket=%s", sql_sock);
+	if ((pid = fork()) == 0) {	/* holds the user's one connection */
+		execl("/usr/bin/mariadb", "mariadb", "--no-defaults", u,
+		    "-ppw1", sock, "-e", "DO SLEEP(60)", (char *)NULL);
+		_exit(127);
+	}
+	snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM "
+	    "information_schema.PROCESSLIST WHERE USER = '%s'", u + 2);
+	while (root_sql(sql) == 0 && out[0] != '1' && ut_now_ms() < end)
+		ut_pause_ms(50);
+	CHECK(out[0] == '1');
+	snprintf(cfg, sizeof cfg, "%s/one.conf", dir);
+	snprintf(extra, sizeof extra, "db_name = %s\ndb_user = %s\n"
+	    "db_password_file = %s/pw-one\n", scratch, u + 2, dir);
+	snprintf(sql, sizeof sql, "%s/pw-one", dir);
+	CHECK(write_text(sql, "pw1\n", 0600) == 0);
+	CHECK(derive(cfg, extra) == 0);
+	CHECK_EQ_INT(run("asyncexec-admin", "--config %s route list", cfg),
+	    1);
+	CHECK(strstr(err, "MAX_USER_CONNECTIONS") != NULL &&
+	    strstr(err, "the server runs") == NULL);
+	if (strstr(err, "MAX_USER_CONNECTIONS") == NULL)
+		fprintf(stderr, "  asyncexec-admin said: %s\n", err);
+	CHECK_EQ_INT(run("asyncexec-admin", "check --config %s", cfg), 1);
+	CHECK(strstr(out, "error 1226, ") != NULL &&
+	    strstr(out, "MAX_USER_CONNECTIONS") != NULL &&
+	    strstr(err, "cannot connect") == NULL);
+	if (strstr(out, "error 1226, ") == NULL)
+		fprintf(stderr, "  asyncexec-admin check said: %s\n", out);
+	kill(pid, SIGTERM);
+	waitpid(pid, NULL, 0);
+	snprintf(sql, sizeof sql, "DROP USER '%s'@'localhost'", u + 2);
+	CHECK(root_sql(sql) == 0);
+}
+
 /* A configuration file that cannot be read: what to do, not just why. */
 static void
 test_config_unreadable(void)
@@ -220,6 +335,9 @@ main(void)
 	CHECK(derive(cfg, extra) == 0);
 	CHECK_EQ_INT(run("asyncexec-admin", "--config %s migrate", cfg), 0);
 	test_denied_not_schema();
+	test_denied_check();
+	if (conf_value("db_hosts")[0] == '\0')	/* one server */
+		test_user_limit();
 	drop_user("svc");
 	drop_user("ro");
 	snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %s", scratch);
