@@ -27,8 +27,9 @@
  * "poll 304 not modified ...", a 200 with its priority and notBefore) and the result at
  * the end ("completed result=...").
  * Exit status: 0 completed; 1 failed, expired or cancelled; 2 usage; 3 unauthorized
- * (401); 4 not found (404 unknown_route, or not_found: the execution is gone or the poll
- * token is no longer valid); 5 conflict (409 correlation_id_conflict: the id was used with
+ * (401); 4 not found (404 unknown_route; on submit 404 not_found: the URL is wrong, check
+ * --url; on poll not_found: the execution is gone or the poll token is no longer valid);
+ * 5 conflict (409 correlation_id_conflict: the id was used with
  * another body, key or scheduling headers); 6 the request was refused (400, e.g. a bad
  * --delay or --priority, the detail names the header; 413, 415); 7 timed out (still
  * waiting, or 429 / 503 went on until the timeout); 8 transport or unexpected answer.
@@ -172,6 +173,10 @@ function problem_or_retry(string $what, array $r): float
 		fail(EXIT_UNAUTHORIZED, 'the key was refused (401 unauthorized)');
 	case $s === 404 && $code === 'unknown_route':
 		fail(EXIT_NOT_FOUND, 'no such route, or it is disabled (404 unknown_route)');
+	case $s === 404 && $what === 'submit':	/* no such path: not the API's */
+		fail(EXIT_NOT_FOUND, "the submit's URL is not the API's (404 "
+		    . ($code !== '' ? $code : 'without a problem code')
+		    . '): check --url, the base URL without /v1');
 	case $s === 404:
 		fail(EXIT_NOT_FOUND, 'no such execution for this key and poll token '
 		    . '(404 not_found: purged, or the token was replaced by a resubmit)');

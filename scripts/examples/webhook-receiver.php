@@ -39,7 +39,12 @@
  *                               (default: PHP's error_log)
  *   ASYNCEXEC_WEBHOOK_SEEN_DIR  where the ids already handled are remembered
  *                               (default: the temporary directory's
- *                               asyncexec-webhook-seen)
+ *                               asyncexec-webhook-seen); made with mode 0700
+ *                               if missing, and refused (500, and why in
+ *                               the log) unless it is a directory of the
+ *                               user PHP runs as that no one else may enter
+ *
+ * It needs PHP's posix extension (Debian: part of php-cli).
  *
  * Try it: ASYNCEXEC_WEBHOOK_SECRET=whsec_... php -S 127.0.0.1:8000 webhook-receiver.php
  *
@@ -121,30 +126,53 @@ function signature_ok(array $keys, string $id, string $ts, string $body,
 }
 
 /*
- * Claims webhook-id $id: true the first time, false when it was handled
- * before, null when the marker cannot be written. Delivery is at-least-once: when your 204 is lost or slow, the same
- * notification comes again, with the same webhook-id. A database is the
- * better place (a UNIQUE key on the id, inserted in the transaction that
- * stores the event); here one file per id, created with mode 'x', which fails
- * when it exists (atomic: two deliveries at once cannot both win). Remove the
- * files older than the sender's retry window (days) from cron.
+ * Whether webhook-id $id was handled before: true or false; null when the
+ * directory of the markers is not usable (logged). Delivery is at-least-once:
+ * when your 204 is lost or slow, the same notification comes again, with the
+ * same webhook-id. A database is the better place (a UNIQUE key on the id,
+ * inserted in the transaction that stores the event); here one file per id,
+ * written after the event is stored (mark_seen): a crash between the two
+ * stores the event again on the retry, never loses it, and two deliveries of
+ * one id at the same moment may both store it. Remove the files older than
+ * the sender's retry window (days) from cron.
  */
-function claim_id(string $id): ?bool
+function seen_before(string $id): ?bool
 {
-	$dir = seen_dir();
-	if (!is_dir($dir) && !@mkdir($dir, 0700, true) && !is_dir($dir))
+	if (seen_dir_checked() === null)
 		return null;
-	$f = @fopen(seen_file($id), 'x');
-	if ($f === false)
-		return file_exists(seen_file($id)) ? false : null;
-	fclose($f);
-	return true;
+	return file_exists(seen_file($id));
 }
 
-/* Forgets a claimed id again (the event could not be stored: let it come back). */
-function unclaim_id(string $id): void
+/* Remembers $id as handled (the event is stored); false when it cannot. */
+function mark_seen(string $id): bool
 {
-	@unlink(seen_file($id));
+	return @touch(seen_file($id));
+}
+
+/*
+ * The markers' directory, made with mode 0700 when it is missing, or null
+ * (and why in the log) when it is not a directory (a link is not one) of the
+ * user PHP runs as, or group or others may enter it: in the shared temporary
+ * directory another local user can make the default path first, and whoever
+ * writes in it can have events answered 204 and never stored.
+ */
+function seen_dir_checked(): ?string
+{
+	$dir = seen_dir();
+	if (!@mkdir($dir, 0700, true) && !is_dir($dir))
+		$why = 'cannot be made';
+	elseif (($st = @lstat($dir)) === false || ($st['mode'] & 0170000) !== 0040000)
+		$why = 'is not a directory';
+	elseif ($st['uid'] !== posix_geteuid())
+		$why = sprintf('is owned by uid %d, not by uid %d that PHP runs as',
+		    $st['uid'], posix_geteuid());
+	elseif (($st['mode'] & 0077) !== 0)
+		$why = sprintf('has mode %o: group or others may use it (chmod 700)',
+		    $st['mode'] & 0777);
+	else
+		return $dir;
+	error_log("webhook-receiver.php: the seen-id directory $dir $why");
+	return null;
 }
 
 function seen_dir(): string
@@ -221,13 +249,14 @@ try {
 if (!($event instanceof stdClass) || !is_string($event->type ?? null))
 	answer(400, 'body is not a notification');
 
-$first = claim_id($id);
-if ($first === null)
-	answer(500, 'cannot record the webhook-id');
-if ($first === false)
+$seen = seen_before($id);
+if ($seen === null)
+	answer(500, 'the seen-id directory is refused (see the log)');
+if ($seen)
 	answer(204);	/* handled before: acknowledge it again, do nothing */
-if (!hand_on($id, $ts, $event)) {
-	unclaim_id($id);
+/* stored first, marked after: a crash between costs a duplicate, not a loss */
+if (!hand_on($id, $ts, $event))
 	answer(500, 'cannot store the event');
-}
+if (!mark_seen($id))
+	error_log("webhook-receiver.php: cannot mark $id as seen in " . seen_dir());
 answer(204);

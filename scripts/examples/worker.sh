@@ -23,8 +23,18 @@
 # The outcome (complete/fail/cancelled) is sent again after that too, with a heartbeat
 # between rounds of RETRIES tries, until an answer that is not temporary: a repeated
 # complete/fail after a lost answer gets the same 200 again (the idempotent winner),
-# so retrying a callback is safe. Request bodies go to curl in a file, so a result
-# may be as large as the server takes (max_result_bytes).
+# so retrying a callback is safe. A complete refused for good (a 4xx other than 401,
+# 404 and 409: 413 when the output is over max_result_bytes, 400) is followed by a fail
+# for good naming the refusal, so the work is not run again. Every HTTP call is bounded
+# (CONNECT_TIMEOUT, REQUEST_TIMEOUT); one that times out counts as no answer. Request
+# bodies go to curl in a file, so a result may be as large as the server takes.
+# Bytes: the work gets the request and the server gets the work's output as they are
+# (19.90 stays 19.90, 12345678901234567890 keeps its digits); jq only reads values and
+# checks that the output is one JSON value. The request is cut from the claim's answer
+# (its member follows "request": up to ,"callbackToken":" in the server's answer); if
+# that cut is not the request jq reads, the worker logs it and hands the work jq's
+# encoding instead, where jq 1.6 (Debian 12) turns 19.90 into 19.9 and rounds integers
+# beyond 2^53.
 # Scheduling (contract v3) needs no change here: claim order is the server's (priority, due).
 #
 # Environment:
@@ -39,10 +49,14 @@
 #   MAX_ITERATIONS         claims to make before exiting, empty ones included (0 = forever)
 #   RETRIES                attempts of one HTTP call on 503/429/502/504 or no answer
 #                          (default 5; an outcome then gets further rounds, see above)
+#   CONNECT_TIMEOUT        seconds to connect (curl --connect-timeout, default 10)
+#   REQUEST_TIMEOUT        seconds one HTTP call may take in all, upload of the result
+#                          included (curl --max-time, default 120)
 #
 # Demo work (no WORK_CMD): the request may hold {"seconds":N} (work that long, reporting
 # progress), {"failTimes":N} (fail retryably while ATTEMPT <= N), {"fatal":"message"}
-# (fail for good); the result is {"echo":<request>,"attempt":ATTEMPT}.
+# (fail for good); the result is {"echo":<request>,"attempt":ATTEMPT}, the request's
+# bytes as they came.
 #
 # Exit status: 0 after MAX_ITERATIONS, 1 on a usage error, 2 when the server is
 # unreachable or keeps refusing a claim (401, 404, 5xx after RETRIES).
@@ -56,6 +70,8 @@ RETRY_AFTER_SECONDS=${RETRY_AFTER_SECONDS:-5}
 IDLE_SECONDS=${IDLE_SECONDS:-2}
 MAX_ITERATIONS=${MAX_ITERATIONS:-0}
 RETRIES=${RETRIES:-5}
+CONNECT_TIMEOUT=${CONNECT_TIMEOUT:-10}
+REQUEST_TIMEOUT=${REQUEST_TIMEOUT:-120}
 [ $# -eq 1 ] || { echo "usage: $0 ENV/SERVICE/OPERATION" >&2; exit 1; }
 command -v setsid >/dev/null || { echo "$0: setsid (util-linux) is needed" >&2; exit 1; }
 ROUTE=$1
@@ -67,7 +83,8 @@ trap 'exit 130' INT TERM
 log() { printf 'worker: %s\n' "$*" >&2; }
 
 # call METHOD PATH FILE [TOKEN] — one API call with the body in FILE, retried on
-# 503/429/502/504 or no answer (000) after Retry-After, RETRIES tries in all. Sets
+# 503/429/502/504 or no answer (000: none in REQUEST_TIMEOUT s, or no connection in
+# CONNECT_TIMEOUT s) after Retry-After, RETRIES tries in all. Sets
 # STATUS, and RA (the last answer's Retry-After, 1 without one) when STATUS is
 # temporary; the answer's body is in $TMP/body (absent when there was none).
 call() {
@@ -76,6 +93,7 @@ call() {
         # a curl that does not run at all (E2BIG, fork) leaves the last call's files
         rm -f "$TMP/body" "$TMP/headers"
         STATUS=$(curl -sS -o "$TMP/body" -D "$TMP/headers" -w '%{http_code}' \
+            --connect-timeout "$CONNECT_TIMEOUT" --max-time "$REQUEST_TIMEOUT" \
             -X "$1" -H "Authorization: Bearer $ASYNCEXEC_BACKEND_KEY" \
             -H 'Content-Type: application/json' -H "X-Callback-Token: ${4:--}" \
             --data-binary "@$3" "$ASYNCEXEC_URL$2") || STATUS=000
@@ -114,7 +132,8 @@ while [ "$i" -lt "$secs" ]; do
     i=$((i + 1))
     printf '%s\n' "$i" > "$1"
 done
-printf '%s' "$req" | jq -c --argjson a "$ATTEMPT" '{echo: ., attempt: $a}'
+# the request's bytes, not jq's encoding of them (jq 1.6 rounds big numbers)
+printf '{"echo":%s,"attempt":%s}' "$req" "$ATTEMPT"
 EOF
 
 # start_work — runs the work of $TMP/request in the background as the leader of a new
@@ -171,7 +190,8 @@ heartbeat() {
 # sent again after a temporary answer (rounds of RETRIES tries, Retry-After between
 # them) with a heartbeat between rounds while the claim is ours, until an answer that
 # is not temporary: once stored, the same callback gets its 200 again. A 409 is
-# logged, not retried.
+# logged, not retried. A complete refused for good (4xx but 401, 404, 409) becomes a
+# fail for good that says why, so the execution ends now and is not run again.
 report() {
     beat=1
     while :; do
@@ -187,16 +207,47 @@ report() {
     case $STATUS in
     200) log "execution $1: $3 -> $(jq -r .status "$TMP/body")" ;;
     409) log "execution $1: $3 lost (currentStatus $(jq -r .currentStatus "$TMP/body"))" ;;
+    401|404) log "execution $1: $3 answered $STATUS" ;;
+    4[0-9][0-9]) log "execution $1: $3 answered $STATUS"
+         [ "$3" = complete ] || return 0
+         refused "$STATUS" > "$TMP/outcome"
+         report "$1" "$2" fail ;;
     *)   log "execution $1: $3 answered $STATUS" ;;
     esac
 }
 
-# run ITEM — does one claimed execution (ITEM: its JSON from the claim).
+# refused STATUS — the body of a fail for good after a complete answered STATUS (its
+# problem code and detail from $TMP/body, when it has them).
+refused() {
+    code=$(jq -r '.code // empty' "$TMP/body" 2>/dev/null)
+    detail=$(jq -r '.detail // empty' "$TMP/body" 2>/dev/null)
+    m="result refused: $1${code:+ $code}${detail:+: $detail}"
+    [ "$1" != 413 ] || m="$m: too large (over the server's max_result_bytes)"
+    jq -cn --arg m "$m" '{error: {message: $m}}'
+}
+
+# cut_request — the request of the claim's answer in $TMP/body (one execution) into
+# $TMP/request as its bytes: from the first "request": (the members before it are
+# numbers and names without quotes) to the last ,"callbackToken":" (none of the members
+# after it can hold that text), checked against jq's reading of .request; when that
+# check fails, jq's encoding, and a line in the log.
+cut_request() {
+    b=$(cat "$TMP/body")
+    r=${b#*'"request":'}
+    r=${r%',"callbackToken":"'*}
+    printf '%s' "$r" > "$TMP/request"
+    jq -e --slurpfile r "$TMP/request" '($r | length) == 1 and
+        .executions[0].request == $r[0]' "$TMP/body" >/dev/null 2>&1 && return 0
+    log "the request could not be cut from the claim's answer: jq's encoding of it"
+    jq -c '.executions[0].request' "$TMP/body" > "$TMP/request"
+}
+
+# run ITEM — does one claimed execution (ITEM: its JSON from the claim; its request's
+# bytes in $TMP/request).
 run() {
     id=$(printf '%s' "$1" | jq -r .id)
     tok=$(printf '%s' "$1" | jq -r .callbackToken)
     attempt=$(printf '%s' "$1" | jq -r .attempt)
-    printf '%s' "$1" | jq -c .request > "$TMP/request"
     rm -f "$TMP/progress" "$TMP/out" "$TMP/err" "$TMP/rc"
     start_work
     elapsed=0
@@ -225,7 +276,8 @@ run() {
     # one JSON value, null and false too; the body goes to curl as a file, whatever
     # its size
     if [ "$rc" -eq 0 ] && jq -e -s 'length == 1' "$TMP/out" >/dev/null 2>&1; then
-        jq -c '{result: .}' "$TMP/out" > "$TMP/outcome"
+        # the output's bytes, not jq's encoding of them (jq 1.6 rounds big numbers)
+        { printf '{"result":'; cat "$TMP/out"; printf '}'; } > "$TMP/outcome"
         report "$id" "$tok" complete
         return
     fi
@@ -253,6 +305,7 @@ while [ "$MAX_ITERATIONS" -eq 0 ] || [ "$iter" -lt "$MAX_ITERATIONS" ]; do
         sleep "$IDLE_SECONDS"
         continue
     fi
+    cut_request
     run "$item"
 done
 exit 0

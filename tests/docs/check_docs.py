@@ -45,7 +45,9 @@ usage: check_docs.py SOURCE_DIR ADMIN_BINARY
      has limit_req, as asyncexec-api(7) says;
  14. asyncexec-ops(7)'s cluster guide grants the app hosts (not 'localhost') what
      src/repo/repo_check.c probes, a migrate user the DDL privileges too, and migrates
-     over TCP.
+     over TCP;
+ 15. asyncexec-api(7)'s sample output of scripts/examples/consumer.php has the fields
+     consumer.php prints on each such line (poll 200: status, etag, priority, notBefore).
 
 Each failure names the document and the fact; exit 1 when there is one.
 """

@@ -1,6 +1,7 @@
-"""check_shipped: the checks 9-14 of check_docs.py (see its docstring): the programs'
+"""check_shipped: the checks 9-15 of check_docs.py (see its docstring): the programs'
 options and --check-config, the cron block, the shipped files' pointers, db_pin_file's
-writers, the public server's rate limit, the cluster guide's database users.
+writers, the public server's rate limit, the cluster guide's database users, the sample
+output of the example consumer.
 
 check_docs.py calls run(SOURCE_DIR, itself): the failures are counted there.
 """
@@ -314,6 +315,42 @@ def check_cluster_users(src):
         h.ok("asyncexec-ops(7) SCALE-OUT: the app hosts' users and grants, migrate over TCP")
 
 
+# ---- 15. the example consumer's sample output ---------------------------------------------
+def consumer_lines(src):
+    """{'poll 200': ['status', 'etag', ...], ...}: each line consumer.php says with
+    NAME=VALUE fields, by the text before its first field, with those fields' names."""
+    text = open(os.path.join(src, "scripts", "examples", "consumer.php"),
+                encoding="utf-8").read()
+    out = {}
+    for call in re.findall(r"\bsay\(((?:['\"])[^;]*?)\);", text, re.S):
+        m = re.match(r"""['"]([a-z][a-z0-9 ]*?) ?(\w+)=""", call)
+        if m:
+            out[m.group(1)] = re.findall(r"(?<![\w$'\[])(\w+)=", call)
+    return out
+
+
+def check_consumer_sample(src):
+    """Each line of asyncexec-api(7)'s examples that starts as a line of consumer.php
+    does has that line's fields, in its order; a poll 200 line is among them."""
+    want = consumer_lines(src)
+    seen, page = set(), os.path.join(src, "scripts", "man", "asyncexec-api.7")
+    for line in open(page, encoding="utf-8"):
+        line = h.plain(line.rstrip("\n"))
+        for head, fields in want.items():
+            if not line.startswith(head + " ") or "=" not in line:
+                continue
+            seen.add(head)
+            have = re.findall(r"(?:^| )(\w+)=", line[len(head):])
+            if have != fields:
+                h.fail("asyncexec-api.7: the sample line '%s' has the fields %s; "
+                       "consumer.php prints %s" % (line, have, fields))
+    if "poll 200" not in want or "poll 200" not in seen:
+        h.fail("asyncexec-api.7: no sample 'poll 200' line of consumer.php")
+    else:
+        h.ok("asyncexec-api.7: the consumer's sample lines have its fields (%s)"
+             % ", ".join(sorted(seen)))
+
+
 def run(src, docs):
     """Runs the checks 9-14 on source tree src, reporting through module docs."""
     global h
@@ -325,3 +362,4 @@ def run(src, docs):
     check_pin_writers(src)
     check_rate_limit(src)
     check_cluster_users(src)
+    check_consumer_sample(src)

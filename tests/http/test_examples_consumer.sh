@@ -7,8 +7,10 @@
 #   1. the happy path: the consumer submits (its own correlation id) and polls; this test
 #      plays the backend with curl (claim, then complete once the consumer has had a 304);
 #      the consumer prints the result unchanged, exits 0, and sent If-None-Match (304s);
-#   2. 401 (a wrong key): exit 3; 404 unknown_route: exit 4; 409 correlation_id_conflict
-#      (its id with another body): exit 5; 413 (a body over max_request_bytes): exit 6;
+#   2. 401 (a wrong key): exit 3; 404 unknown_route: exit 4; 404 not_found on submit (a
+#      wrong base path in --url): exit 4, the reason names the URL; 409
+#      correlation_id_conflict (its id with another body): exit 5; 413 (a body over
+#      max_request_bytes): exit 6;
 #   3. 429 quota_exceeded: a tenant with --max-open 1 and one waiting execution; the
 #      consumer waits Retry-After and retries the same submit; this test cancels the
 #      occupying execution; the retry is accepted and the consumer finishes with exit 0;
@@ -136,6 +138,10 @@ run_rc 3 unauthorized --key ak_nosuchkey --timeout 10 "$ROUTE" '{}'
 check "401 printed" grep -q '^submit 401 unauthorized$' "$TMP/unauthorized"
 run_rc 4 unknown_route --key "$CKEY" --timeout 10 "nosuch-$SUF/x/y" '{}'
 check "404 unknown_route printed" grep -q '^submit 404 unknown_route$' "$TMP/unknown_route"
+run_rc 4 bad_base --url "$BASE/nosuch" --key "$CKEY" --timeout 10 "$ROUTE" '{}'
+check "bad base path: 404 printed" grep -q '^submit 404 not_found$' "$TMP/bad_base"
+check "bad base path: the reason is the URL, not a poll token" \
+    grep -q "the submit's URL is not the API's (404 not_found): check --url" "$TMP/bad_base.err"
 run_rc 5 conflict --key "$CKEY" --cid "$CID" --timeout 10 "$ROUTE" '{"order":43}'
 check "409 printed" grep -q '^submit 409 correlation_id_conflict$' "$TMP/conflict"
 MAXB=$(conf max_request_bytes); MAXB=${MAXB:-1048576}

@@ -10,9 +10,12 @@
 # worker runs a bounded number of claims; the outcomes are checked by polling. Then a
 # WORK_CMD run: slow work cancelled and dropped while it runs (its processes stopped,
 # its file never written), results of 300,000 bytes, null and false (completed). Then
-# the worker against a stub of the API: Retry-After of a 503 and not of a stale header
-# dump, a heartbeat's 404/401 (work stopped), a complete answered 503 past RETRIES
-# (sent again with heartbeats between until its 200).
+# bytes kept: a request and a result with 19.90 and integers beyond 2^53 (unchanged),
+# and an output over max_result_bytes (413: failed at once, attempt 1). Then the worker
+# against a stub of the API: Retry-After of a 503 and not of a stale header dump, a
+# claim that hangs (given up after REQUEST_TIMEOUT), a heartbeat's 404/401 (work
+# stopped), a complete answered 503 past RETRIES (sent again with heartbeats between
+# until its 200).
 # Every wait is bounded. Prints "N passed, N failed".
 set -u
 WORKER=${1:?usage: $0 WORKER}
@@ -34,6 +37,10 @@ admin() { "$ASYNCEXEC_ADMIN" --config "$ASYNCEXEC_TEST_CONFIG" "$@"; }
 max_attempts=$(sed -n 's/^[[:space:]]*max_attempts[[:space:]]*=[[:space:]]*\([0-9]*\).*/\1/p' \
     "$ASYNCEXEC_TEST_CONFIG")
 max_attempts=${max_attempts:-5}
+max_result=$(sed -n \
+    's/^[[:space:]]*max_result_bytes[[:space:]]*=[[:space:]]*\([0-9]*\).*/\1/p' \
+    "$ASYNCEXEC_TEST_CONFIG")
+max_result=${max_result:-4194304}
 
 sfx=$$$(date +%s)
 route=it/w$sfx/worker
@@ -131,9 +138,11 @@ slow) echo $$ > "$1/$name.pid"; sleep 5; touch "$1/$name.done"; echo '"slept"' ;
 big) head -c 300000 /dev/zero | tr '\0' x | jq -Rs . ;;
 null) echo null ;;
 false) echo false ;;
+exact) echo '{"big":12345678901234567890,"price":19.90}' ;;
+huge) printf '"'; head -c "$2" /dev/zero | tr '\0' x; printf '"' ;;
 esac
 EOF
-work="sh $TMP/work.sh $TMP"
+work="sh $TMP/work.sh $TMP $((max_result + 16))"
 # alive PID — whether PID runs (a zombie whose parent died does not)
 alive() {
     st=$(sed 's/^.*) \(.\).*/\1/' "/proc/$1/stat" 2>/dev/null)
@@ -198,12 +207,40 @@ poll wfalse
 check "wfalse: completed with result false" jq_is wfalse \
     '.status == "completed" and .result == false'
 
+# Bytes as they are (jq 1.6 of Debian 12 rounds integers beyond 2^53 and spells 19.90
+# 19.9): the demo work echoes a request with 9007199254740993 and 19.90, a WORK_CMD
+# prints 12345678901234567890 and 19.90; the polled bodies carry those bytes. Then a
+# WORK_CMD whose output is over max_result_bytes: the complete is refused (413), the
+# worker fails it for good at once, so the work ran once (attempt 1).
+submit dexact '{"n":9007199254740993,"p":19.90}'
+ASYNCEXEC_URL=$URL ASYNCEXEC_BACKEND_KEY=$bkey IDLE_SECONDS=0 MAX_ITERATIONS=1 \
+    timeout 60 sh "$WORKER" "$route" 2> "$TMP/exact.log"
+rc=$?
+check "dexact: the worker exits 0 (got $rc)" [ "$rc" -eq 0 ]
+poll dexact
+check "dexact: the demo got and echoed the request's bytes" grep -qF \
+    '"result":{"echo":{"n":9007199254740993,"p":19.90},"attempt":1}' "$TMP/dexact.poll"
+submit wexact '{"kind":"exact"}'
+submit whuge '{"kind":"huge"}'
+ASYNCEXEC_URL=$URL ASYNCEXEC_BACKEND_KEY=$bkey IDLE_SECONDS=0 MAX_ITERATIONS=2 \
+    WORK_CMD=$work timeout 120 sh "$WORKER" "$route" 2> "$TMP/huge.log"
+rc=$?
+check "wexact, whuge: the worker exits 0 (got $rc)" [ "$rc" -eq 0 ]
+poll wexact
+check "wexact: the output's bytes are the result" grep -qF \
+    '"result":{"big":12345678901234567890,"price":19.90}' "$TMP/wexact.poll"
+poll whuge
+check "whuge: failed at once, attempt 1, the refusal said" jq_is whuge \
+    '.status == "failed" and .attempt == 1 and
+     (.error.message | startswith("result refused: 413") and contains("too large"))'
+
 # A stub of the API: each argument ENDPOINT=A,B,... answers the requests to that
 # endpoint (the path's last part) with A, then B, ..., the last one from then on:
 # 200, item (a claim of one slow execution), empty, 503:N (Retry-After: N), close
-# (no answer at all), 404, 401. Each request is logged as "ENDPOINT ANSWER".
+# (no answer at all), hang:N (no answer for N s, then close), 404, 401. Each request
+# is logged as "ENDPOINT ANSWER". Threaded: a hanging answer holds no other.
 cat > "$TMP/stub.py" <<'EOF'
-import http.server, json, sys
+import http.server, json, sys, time
 log = open(sys.argv[1], "a")
 plan = {a.split("=")[0]: a.split("=")[1].split(",") for a in sys.argv[2:]}
 item = {"id": 7, "callbackToken": "t", "attempt": 1,
@@ -216,6 +253,10 @@ class H(http.server.BaseHTTPRequestHandler):
         act = acts.pop(0) if len(acts) > 1 else acts[0]
         log.write("%s %s\n" % (ep, act))
         log.flush()
+        if act.startswith("hang:"):
+            time.sleep(float(act.split(":")[1]))
+            self.close_connection = True
+            return
         if act == "close":
             self.close_connection = True
             return
@@ -236,7 +277,8 @@ class H(http.server.BaseHTTPRequestHandler):
         self.wfile.write(body)
     def log_message(self, *a):
         pass
-s = http.server.HTTPServer(("127.0.0.1", 0), H)
+s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+s.daemon_threads = True
 print(s.server_address[1], flush=True)
 s.serve_forever()
 EOF
@@ -287,6 +329,19 @@ check "curl not run: it waited 1 s, not the stale Retry-After" \
     grep -q "claim: 000, again in 1 s" "$TMP/retry.log"
 check "503: at least 3 s passed" [ $((t1 - t0)) -ge 3 ]
 
+# A claim that gets no answer for 20 s: with REQUEST_TIMEOUT=1 the worker gives up on
+# it after 1 s, counts it as no answer and tries again (an empty claim), in well under
+# the 20 s
+t0=$(date +%s)
+export REQUEST_TIMEOUT=1
+stub_worker hang 1 claim=hang:20,empty
+unset REQUEST_TIMEOUT
+t1=$(date +%s)
+check "no answer: the worker exits 0 (got $rc)" [ "$rc" -eq 0 ]
+check "no answer: retried as 000" grep -q "claim: 000, again in 1 s" "$TMP/hang.log"
+check "no answer: given up after REQUEST_TIMEOUT, not 20 s ($((t1 - t0)) s)" \
+    [ $((t1 - t0)) -lt 10 ]
+
 # A heartbeat answered 404 or 401: the worker stops the work, reports nothing, and
 # exits 2 on the next claim's same answer
 for code in 404 401; do
@@ -298,6 +353,8 @@ for code in 404 401; do
     check "heartbeat $code: nothing reported" \
         sh -c "! grep -q '^complete' '$TMP/hb$code.stub'"
 done
+check "the stub's request, laid out otherwise, is jq's encoding, said in the log" \
+    grep -q "could not be cut from the claim's answer" "$TMP/hb404.log"
 
 # A complete answered 503 more than RETRIES times: the worker heartbeats between
 # rounds and sends it again until it is answered

@@ -16,9 +16,15 @@ With ASYNCEXEC_WEBHOOK_SECRET "OLD NEW" (a rotation):
   JSON or not an object (400), a body over 1 MiB (413), GET and PUT (405).
 With NEW alone (the rotation over): OLD refused (401), NEW accepted.
 With no secret: 500, nothing logged.
+The seen-id directory: made with mode 0700; one owned by another user, or one that
+group and others may enter, is refused (500 with a plain reason, why in PHP's log,
+nothing logged as an event). The order: a PHP that dies where it stores the event
+(file_put_contents disabled) answers no 204; the same notification again, to a PHP
+that can store it, is then stored (the id was not marked seen before its event was).
 """
 import json
 import os
+import stat
 import subprocess
 import sys
 import tempfile
@@ -32,12 +38,13 @@ class Php:
     """php -S 127.0.0.1:PORT EXAMPLE with environment env, a port picked free and
     readiness polled (GET answers the example's 405); .port, .log (the events)."""
 
-    def __init__(self, example, tmp, name, secret):
-        self.example, self.name = example, name
+    def __init__(self, example, tmp, name, secret, seen=None, php_args=()):
+        self.example, self.name, self.php_args = example, name, list(php_args)
         self.log = os.path.join(tmp, name + ".events")
         self.err = os.path.join(tmp, name + ".err")
+        self.seen = seen or os.path.join(tmp, name + ".seen")
         self.env = dict(os.environ, ASYNCEXEC_WEBHOOK_LOG=self.log,
-                        ASYNCEXEC_WEBHOOK_SEEN_DIR=os.path.join(tmp, name + ".seen"))
+                        ASYNCEXEC_WEBHOOK_SEEN_DIR=self.seen)
         self.env.pop("ASYNCEXEC_WEBHOOK_SECRET", None)
         if secret is not None:
             self.env["ASYNCEXEC_WEBHOOK_SECRET"] = secret
@@ -49,7 +56,8 @@ class Php:
             self.port = W.free_port()
             with open(self.err, "a") as err:
                 self.proc = subprocess.Popen(
-                    [php, "-S", "127.0.0.1:%d" % self.port, self.example], cwd=self.tmp,
+                    [php] + self.php_args + ["-S", "127.0.0.1:%d" % self.port,
+                                             self.example], cwd=self.tmp,
                     env=self.env, stdin=subprocess.DEVNULL, stdout=err, stderr=err)
             try:
                 W.wait_until(lambda: W.post(self.port, "/", method="GET", timeout=1)[0]
@@ -184,6 +192,59 @@ def unconfigured(t, srv, tool):
     t.check("no secret configured: nothing logged", srv.events() == [])
 
 
+def seen_dir(t, tmp, tool, key):
+    """The seen-id directory's mode, owner and permissions."""
+    now = int(time.time())
+    with Php(example_path(), tmp, "mode", key) as srv:
+        b, m = W.event("php-mode"), W.msg_id()
+        deliver(t, srv, "a fresh seen-id directory", 204, b, m, now,
+                W.c_sign(tool, key, m, now, b))
+        mode = stat.S_IMODE(os.lstat(srv.seen).st_mode)
+        t.check("the seen-id directory is made with mode 0700", mode == 0o700, oct(mode))
+    other = os.path.join(tmp, "other.seen")
+    os.mkdir(other, 0o700)
+    if os.geteuid() == 0:
+        os.chown(other, 65534, 65534)
+    else:
+        other = "/"      # root's; not this user's
+    open_dir = os.path.join(tmp, "open.seen")
+    os.mkdir(open_dir)
+    os.chmod(open_dir, 0o755)
+    for name, d, why in (("owner", other, "is owned by uid"),
+                         ("open", open_dir, "has mode 755")):
+        with Php(example_path(), tmp, name, key, seen=d) as srv:
+            b, m = W.event("php-" + name), W.msg_id()
+            deliver(t, srv, "seen-id directory refused (%s)" % name, 500, b, m, now,
+                    W.c_sign(tool, key, m, now, b))
+            t.check("seen-id directory refused (%s): nothing logged" % name,
+                    srv.events() == [], srv.events())
+            with open(srv.err) as f:
+                err = f.read()
+            t.check("seen-id directory refused (%s): why in PHP's log" % name,
+                    ("the seen-id directory %s %s" % (d, why)) in err, err[-600:])
+
+
+def stored_before_marked(t, tmp, tool, key):
+    """A PHP that dies storing the event, then the same notification to one that
+    stores it: stored once, as the id was not marked before."""
+    now, seen = int(time.time()), os.path.join(tmp, "crash.seen")
+    b, m = W.event("php-crash"), W.msg_id()
+    sig = W.c_sign(tool, key, m, now, b)
+    with Php(example_path(), tmp, "crash", key, seen=seen,
+             php_args=("-d", "disable_functions=file_put_contents")) as srv:
+        st, _, data = W.post(srv.port, "/hooks/asyncexec", b,
+                             W.signed_headers(m, now, sig))
+        t.check("a PHP that dies storing the event: no 204", st != 204, (st, data[:200]))
+    with Php(example_path(), tmp, "crash", key, seen=seen) as srv:
+        deliver(t, srv, "the same notification again, storable", 204, b, m, now, sig)
+        t.check("the event of the crash is stored on its retry",
+                [e["webhookId"] for e in srv.events()] == [m], srv.events())
+
+
+def example_path():
+    return sys.argv[3]
+
+
 def run(t):
     if len(sys.argv) != 4:
         raise W.Fatal("usage: test_example_php.py NPM_DIR SIGN_TOOL EXAMPLE")
@@ -197,6 +258,8 @@ def run(t):
             after_rotation(t, srv, tool, old, new)
         with Php(example, tmp, "unset", None) as srv:
             unconfigured(t, srv, tool)
+        seen_dir(t, tmp, tool, new)
+        stored_before_marked(t, tmp, tool, new)
 
 
 if __name__ == "__main__":
