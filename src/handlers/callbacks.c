@@ -102,6 +102,20 @@ conflict(struct resp *resp, enum exec_status st)
 	return HERR_CONFLICT;
 }
 
+/*
+ * The 409 for a cancelled callback on a waiting execution whose cancel
+ * nobody requested (whatever its token: the UPDATE requires both).
+ */
+static enum herr
+no_cancel(struct resp *resp)
+{
+	metrics_refused(REFUSED_NO_CANCEL);
+	resp->current_status = exec_status_name(ST_WAITING);
+	resp->detail = "no cancel was requested: send cancelled only after a "
+	    "heartbeat answered cancelRequested true";
+	return HERR_CONFLICT;
+}
+
 /* Loads execution id for heartbeat: HERR_OK when the key serves it. */
 static enum herr
 hb_load(struct app *app, struct req *req, struct cb *c, struct exec_row *r)
@@ -151,10 +165,12 @@ win_hash(const char *verb, const struct req *req, unsigned char *out)
  * The answer to a callback whose compare-and-set matched nothing: the
  * winner repeating itself (the stored token hash and winner hash both
  * equal this callback's, compared in constant time) gets the 200 with
- * the status body again; any other gets 409 with the current status.
+ * the status body again; any other gets 409 with the current status
+ * (to: the status it asked for; cancelled with no cancel requested:
+ * no_cancel's).
  */
 static enum herr
-lost(struct app *app, struct req *req, struct resp *resp,
+lost(struct app *app, struct req *req, struct resp *resp, enum exec_status to,
     const unsigned char *tokhash, const unsigned char *wh, int64_t now)
 {
 	unsigned char	 tok[SHA256_LEN], win[SHA256_LEN];
@@ -165,6 +181,10 @@ lost(struct app *app, struct req *req, struct resp *resp,
 	if ((rc = repo_exec_by_id(app->db, req->exec_id, now, &r)) != REPO_OK)
 		return rc == REPO_NOTFOUND ? HERR_NOT_FOUND : HERR_UNAVAILABLE;
 	st = r.status;
+	if (st == ST_WAITING && to == ST_CANCELLED && !r.cancel_requested) {
+		exec_row_free(&r);
+		return no_cancel(resp);
+	}
 	if (st == ST_COMPLETED || st == ST_FAILED || st == ST_CANCELLED) {
 		if ((rc = repo_exec_winner(app->db, req->exec_id, tok, win)) ==
 		    REPO_ERR) {
@@ -228,7 +248,7 @@ finalize(struct app *app, struct req *req, struct resp *resp, struct cb *c,
 	cb_free(c);
 	if (rc == REPO_OK)
 		return won(app, req, resp, c->now);
-	return rc == REPO_NOTFOUND ? lost(app, req, resp, c->tokhash, wh,
+	return rc == REPO_NOTFOUND ? lost(app, req, resp, to, c->tokhash, wh,
 	    c->now) : HERR_UNAVAILABLE;
 }
 

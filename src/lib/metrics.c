@@ -27,6 +27,7 @@ static const double bounds[] = { 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
 static const char *const refusal_names[REFUSED__MAX] = {
 	[REFUSED_STALE_TOKEN] = "stale_token",
 	[REFUSED_TERMINAL] = "already_terminal",
+	[REFUSED_NO_CANCEL] = "no_cancel_request",
 };
 
 struct shm {

@@ -31,6 +31,7 @@ struct buf;
 enum refusal {
 	REFUSED_STALE_TOKEN,
 	REFUSED_TERMINAL,
+	REFUSED_NO_CANCEL,
 	REFUSED__MAX
 };
 

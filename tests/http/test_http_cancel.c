@@ -91,6 +91,33 @@ test_claimed(void)
 	CHECK_EQ_STR(fx_status(&F, &s), "cancelled");
 }
 
+/*
+ * cancelled with the current claim's token but no cancel request: 409
+ * that says so (not that the token is stale); the claim stays valid.
+ */
+static void
+test_no_cancel_request(void)
+{
+	struct sub s;
+	struct claim c;
+	struct http_resp r;
+	struct json_object *o;
+	const char *d;
+
+	CHECK(fx_submit_claim(&F, "{\"c\":3}", &s, &c));
+	fx_callback(F.bkey, c.id, "cancelled", c.token, "{}", &r);
+	CHECK(expect_conflict(&r, "waiting_callback"));
+	o = json_body(&r);
+	d = jstr(o, "detail");
+	CHECK(d != NULL && strstr(d, "no cancel was requested") != NULL);
+	json_object_put(o);
+	http_resp_free(&r);
+	CHECK_EQ_STR(fx_status(&F, &s), "waiting_callback");
+	fx_callback(F.bkey, c.id, "complete", c.token, "{\"result\":1}", &r);
+	CHECK(expect_json(&r, 200));
+	http_resp_free(&r);
+}
+
 static void
 check_cancel_conflict(const struct sub *s, const char *current)
 {
@@ -146,6 +173,7 @@ main(void)
 	/* Order matters: each claim must find no older unclaimed execution. */
 	test_unclaimed();
 	test_claimed();
+	test_no_cancel_request();
 	test_terminal();
 	test_same_404();
 	fx_free(&F);
