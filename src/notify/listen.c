@@ -29,6 +29,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "accept.h"
 #include "clock.h"
 #include "config.h"
 #include "listen.h"
@@ -214,25 +215,17 @@ entry_for_new(struct listener *l, int64_t now)
 }
 
 /*
- * An accept on l failed (errno): when not for want of a connection (or
- * one that went away), logged, and none tried for LISTEN_ACCEPT_PAUSE_MS.
+ * An accept on l failed (errno): unless accept_transient, logged, and
+ * none tried for LISTEN_ACCEPT_PAUSE_MS.
  */
 static void
 accept_failed(struct listener *l, int64_t now)
 {
-	switch (errno) {
-	case EAGAIN:
-#if EWOULDBLOCK != EAGAIN
-	case EWOULDBLOCK:
-#endif
-	case EINTR:
-	case ECONNABORTED:
+	if (accept_transient(errno))
 		return;
-	default:
-		log_warn("notify: notify_listen: accept failed: %s; none "
-		    "tried for %d ms", strerror(errno), LISTEN_ACCEPT_PAUSE_MS);
-		l->accept_after = now + LISTEN_ACCEPT_PAUSE_MS;
-	}
+	log_warn("notify: notify_listen: accept failed: %s; none tried for "
+	    "%d ms", strerror(errno), LISTEN_ACCEPT_PAUSE_MS);
+	l->accept_after = now + LISTEN_ACCEPT_PAUSE_MS;
 }
 
 /*

@@ -55,6 +55,7 @@
 #include <sys/prctl.h>
 #endif
 
+#include "accept.h"
 #include "clock.h"
 #include "config.h"
 #include "conn.h"
@@ -240,34 +241,6 @@ refused(struct refusals *r, const char *addr)
 	r->last = now;
 	r->held = 0;
 	r->logged = 1;
-}
-
-/*
- * Whether accept's errno e means no connection this time, but nothing
- * wrong with the listener: none waiting, a signal, or one that failed
- * in the backlog (accept(2) passes such network errors on).
- */
-static int
-accept_transient(int e)
-{
-	switch (e) {
-	case EAGAIN:
-#if EWOULDBLOCK != EAGAIN
-	case EWOULDBLOCK:
-#endif
-	case EINTR:
-	case ECONNABORTED:
-	case EPROTO:
-	case ENETDOWN:
-	case ENETUNREACH:
-	case EHOSTDOWN:
-	case EHOSTUNREACH:
-	case ENOPROTOOPT:
-	case EOPNOTSUPP:
-		return 1;
-	default:
-		return 0;
-	}
 }
 
 /* Makes the listening socket fd non-blocking; 0 or -1 (logged). */
