@@ -147,6 +147,9 @@ cluster_gcomm() {
 
 # cluster_node_args N — set CLUSTER_ARGS to node N's mariadbd command line: the options
 # of stack_db_start (its own tmpdir, made here), plus Galera's (mariabackup SST as root).
+# log_bin_trust_function_creators (tests only): with wsrep on, CREATE TRIGGER needs SUPER
+# without it, and http_replay's trigger (a replay the server refuses) runs as the app's
+# user, as on one server.
 cluster_node_args() {
     local n=$1 b=$CLUSTER_BASE
     cluster_node_defaults "$n"
@@ -165,6 +168,7 @@ cluster_node_args() {
         --wsrep-sst-receive-address=127.0.0.1:$((b + 30 + n))
         --wsrep-sst-method=mariabackup --wsrep-sst-auth=root:
         --binlog-format=ROW --innodb-autoinc-lock-mode=2
+        --log-bin-trust-function-creators=1
         --wsrep-provider-options="gmcast.listen_addr=tcp://127.0.0.1:$((b + 10 + n));ist.recv_addr=127.0.0.1:$((b + 20 + n));gcache.size=64M")
 }
 
