@@ -6,9 +6,12 @@
 # systemd-nspawn --pipe (no boot; the host's network and kernel). test.sh installs the
 # packages it needs with apt-get inside the root.
 #
-# Usage: scripts/test-in-root.sh [--suite bookworm|trixie] [--cluster] [--head] [--] [ARGS...]
+# Usage: scripts/test-in-root.sh [--suite bookworm|trixie] [--cluster|--run-local] [--head]
+#        [--] [ARGS...]
 #   --suite     the Debian release of the root (default trixie, Debian 13)
 #   --cluster   run scripts/test-cluster.sh (the label cluster) instead of scripts/test.sh
+#   --run-local run scripts/test-run-local.sh (the README's first command, run-local.sh, as
+#               root on that release) instead of scripts/test.sh
 #   --head      copy the last commit (git archive HEAD) instead of the working tree
 #   ARGS        given to that script (e.g. -R json, --sanitize)
 #
@@ -40,6 +43,7 @@ while (($#)); do
         --suite) (($# >= 2)) || buildroot_die "--suite needs a value"; SUITE=$2; shift ;;
         --suite=*) SUITE=${1#--suite=} ;;
         --cluster) SCRIPT=scripts/test-cluster.sh ;;
+        --run-local) SCRIPT=scripts/test-run-local.sh ;;
         --head) COMMIT=HEAD ;;
         --) shift; ARGS+=("$@"); break ;;
         *) ARGS+=("$1") ;;

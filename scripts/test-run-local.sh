@@ -46,18 +46,27 @@ trap 'exit 1' INT TERM
 
 ((EUID == 0)) || stack_die "run as root (the README's set-up command as root is what it tests)"
 
-# The clone: the committed tree (HEAD), in a 0700 directory like root's home.
+# The clone: the committed tree (HEAD), in a 0700 directory like root's home. In a build
+# root (scripts/test-in-root.sh --run-local) the tree has no .git: a copy of it (there the
+# committed tree in CI) stands for the clone.
 home=$(mktemp -d /tmp/asyncexec-home.XXXXXX)
 chmod 0700 "$home"
 clone=$home/asyncexec
-git clone -q --no-hardlinks "$ROOT" "$clone" || stack_die "git clone $ROOT"
+if [[ -d $ROOT/.git || -f $ROOT/.git ]]; then
+    git clone -q --no-hardlinks "$ROOT" "$clone" || stack_die "git clone $ROOT"
+else
+    mkdir "$clone" && tar -C "$ROOT" --exclude=./.local -cf - . | tar -C "$clone" -xf - ||
+        stack_die "copy of $ROOT"
+fi
 
 export ASYNCEXEC_PORT ASYNCEXEC_DB_PORT
 ASYNCEXEC_PORT=$(stack_free_port)
 ASYNCEXEC_DB_PORT=$(stack_free_port)
 out=$home/start.log
 t0=$EPOCHREALTIME
-check "run-local.sh start from a 0700 clone" "$clone/scripts/run-local.sh" start >"$out" 2>&1 ||
+# (start's output to its log, the check's own line to the terminal)
+start() { "$clone/scripts/run-local.sh" start >"$out" 2>&1; }
+check "run-local.sh start from a 0700 clone" start ||
     { sed 's/^/    /' "$out" | tail -n 40; exit 1; }
 stack_log "started in $(python3 -c "print(f'{$EPOCHREALTIME - $t0:.1f}')") s"
 
