@@ -746,6 +746,10 @@ main() {
     # (a claim: one durable write, the least it makes)
     LIFE_CEILING=$(bench_report ceiling lifecycle 2000 submits=insert+insert#2 \
         polls=select+select#2 claims=insert+insert#2 completes=insert+insert#2)
+    # ... and what its claims could cost for the 2,000/s, its other requests at their own
+    # rows' cost (beside the claim row's cost and hello's, a request that reads nothing)
+    LIFE_BUDGET=$(bench_report budget lifecycle 2000 claim hello submits=submit \
+        polls=poll_waiting+poll_completed completes=complete)
 
     # Worker memory after the runs above, and again after the big-table poll.
     RSS_RUNS=$(bench_worker_rss_kib | xargs)
@@ -849,8 +853,8 @@ report() {
     printf '\nworker RSS (KiB): %s after lifecycle, %s after %s; max %s MiB (target <= 8 MiB: %s)\n' \
         "$RSS_RUNS" "$RSS_BIG" "$POLL_BIG" "$RSS_MAX_MIB" "$RSS_MET"
     printf 'lifecycle: executions/s; p50/p99 = submit -> poll sees completed; %s\n' "$LIFE"
-    printf '%s\n' "$LIFE_CEILING"
-    bench_report limits
+    printf '%s\n%s\n' "$LIFE_CEILING" "$LIFE_BUDGET"
+    bench_report limits "$BENCH_WRK_CONNS"
     printf '%s: poll_waiting with %s rows in s2r_async_execution%s; poll_prefill: the same with %s rows, just before the filler; %s / poll_waiting = %s\n' \
         "$POLL_BIG" "$rows" \
         "$( ((QUICK)) && printf ' (--quick: %s rows instead of 5,000,000)' "$TABLE_ROWS")" \

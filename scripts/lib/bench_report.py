@@ -22,8 +22,10 @@ other kinds are scripts/lib/bench_webhooks.py's and passed over here):
   ratio STORE NAME OF MIN [MAX_P99_MS]  NAME's rate / OF's; the target is met when it is
         at least MIN (and NAME's p99 at most MAX_P99_MS) and NAME had no errors; with
         MAX_P99_MS, OF's own p99 is kept with it (the JSON row's probe_p99_ms)
-  limits STORE                          a line for each ratio whose p99 limit is below
-        the p99 of its probe itself: that probe, at the same load, missed it already
+  limits STORE [CONNS]                  a line for each ratio whose p99 limit is below
+        the p99 of its probe itself: that probe, at the same load, missed it already;
+        with CONNS (wrk's connections), a line for each whose mean latency, CONNS / its
+        rate (Little's law), is above its p99 limit
   flat STORE NAME OF PROBE OFPROBE MIN  (NAME's rate / PROBE's) / (OF's / OFPROBE's): NAME
         against OF, each per its own probe (the machine's drift between them taken out);
         PROBE and OFPROBE may be "A+B", the mean of two probe runs' rates (the run right
@@ -37,6 +39,11 @@ other kinds are scripts/lib/bench_webhooks.py's and passed over here):
         rate x its total CPU per execution / that sum. Records NAME / ceiling as NAME's
         ratio with the target rate >= MIN (met when NAME had no errors), the ceiling and
         the sum with it (the JSON row's probe_ceiling); prints the line
+  budget STORE NAME MIN CLAIM FLOOR KIND=ROW...
+        what lifecycle row NAME's claims may cost for it to reach MIN executions/s on
+        the CPU it used (its rate x its CPU per execution / MIN), its other requests
+        at their own rows' cost (KIND=ROW for submits, polls, completes; A+B the mean),
+        per claim request, printed beside row CLAIM's cost and row FLOOR's (no record)
   get STORE NAME                        NAME's rate
   quotient STORE A B                    A's rate / B's, three decimals, or nan
   flat-value STORE NAME OF PROBE OFPROBE
@@ -263,6 +270,37 @@ def cmd_ceiling(store, name, mn, *probes):
     return 0
 
 
+def cmd_budget(store, name, mn, claim, floor_row, *own):
+    """What the claims of row NAME (a lifecycle) may cost for it to reach MN executions/s
+    with the CPU it used (its rate x its total CPU per execution, spread over MN): that
+    budget less its submits, polls and completes each at the total CPU per request of its
+    own row (OWN: KIND=ROW, A+B the mean), per claim request; printed beside row CLAIM's
+    cost and row FLOOR_ROW's (a request that reads nothing, the least any costs). No
+    record."""
+    rows, _ = load(store)
+    r, of = rows[name], dict(p.split('=', 1) for p in own)
+    mix = {k: num(r.get('mix', {}).get(k)) for k in MIX}
+    total, rps = num(r['cpu'][4]), rate(rows, name)
+    parts = [(mix[k], cost(rows, of.get(k, ''))) for k in MIX if k != 'claims']
+    vals = [x for p in parts for x in p] + [total, rps, mix['claims'],
+                                            cost(rows, claim), cost(rows, floor_row)]
+    if None in vals or not mix['claims']:
+        print('%s\'s claims: budget not computed (a row or the mix is missing)' % name)
+        return 0
+    at_min = rps * total / float(mn)
+    rest = sum(m * c for m, c in parts)
+    per_claim = (at_min - rest) / mix['claims']
+    print('%s\'s claims: at %s executions/s on the CPU this run used (%s us per execution '
+          'at %.1f/s: %.0f at %s/s), its submits, polls and completes at their own rows\' '
+          'cost take %.0f us, which leaves %.0f us per execution for its %.2f claims: %s '
+          'against the %.0f us of a claim request (row %s) and the %.0f us of %s, which '
+          'reads nothing' % (
+              name, mn, r['cpu'][4], rps, at_min, mn, rest, at_min - rest, mix['claims'],
+              '%.0f us per claim request' % per_claim if per_claim > 0 else 'nothing',
+              cost(rows, claim), claim, cost(rows, floor_row), floor_row))
+    return 0
+
+
 def rate(rows, name):
     """Row NAME's req/s; for "A+B", the mean of rows A's and B's (None if one is missing)."""
     if '+' in name:
@@ -296,15 +334,23 @@ def cmd_ratio(store, name, of, mn, maxp99=None):
     return 0
 
 
-def cmd_limits(store):
+def cmd_limits(store, conns=None):
     """Prints a line for each ratio whose p99 limit is below its probe's own p99 (the
-    platform alone, at the same connections, did not reach it in this run)."""
+    platform alone, at the same connections, did not reach it in this run); with CONNS
+    (wrk's connections, each one request at a time), one for each whose mean latency,
+    CONNS / its rate (Little's law), is above its p99 limit."""
     rows, _ = load(store)
     for name, r in rows.items():
         lim, p99 = num(r.get('max_p99')), num(r.get('probe_p99'))
         if lim is not None and p99 is not None and p99 > lim:
             print('%s: its p99 limit of %s ms is below the p99 of its probe %s itself, '
                   '%s ms at the same load' % (name, r['max_p99'], r['of'], r['probe_p99']))
+        x = rate(rows, name)
+        if lim is not None and conns and x and float(conns) / x * 1000 > lim:
+            print('%s: at %s connections and %.1f requests/s its mean latency is %.2f ms '
+                  '(connections / rate, Little\'s law), above its p99 limit of %s ms: '
+                  'meeting the limit at this rate needs 99 %% of the requests faster '
+                  'than the mean' % (name, conns, x, float(conns) / x * 1000, r['max_p99']))
     return 0
 
 
@@ -495,6 +541,7 @@ def cmd_need(rps, factor, seconds, threads):
 COMMANDS = {
     'wrk': cmd_wrk, 'row': cmd_row, 'lifecycle': cmd_lifecycle, 'ratio': cmd_ratio,
     'flat': cmd_flat, 'limit': cmd_limit, 'limits': cmd_limits, 'ceiling': cmd_ceiling,
+    'budget': cmd_budget,
     'get': cmd_get, 'quotient': cmd_quotient, 'flat-value': cmd_flat_value,
     'need': cmd_need, 'mib': cmd_mib,
     'table': cmd_table,

@@ -7,8 +7,10 @@ that a benchmark's verdicts rest on, run on made-up records (no services).
 The lifecycle's probe ceiling (ceiling): the requests per execution that the lifecycle
 row keeps from bench_lifecycle's summary, priced at their probes' CPU per request, the
 ceiling, the ratio, the row target and the JSON row; and not computed when a probe row
-is missing. A ratio with a p99 limit (ratio): missed on the p99 alone, its probe's own
-p99 kept, and named (limits) when that is over the limit too.
+is missing. What the lifecycle's claims may cost for its target rate (budget). A ratio
+with a p99 limit (ratio): missed on the p99 alone, its probe's own p99 kept, and named
+(limits) when that is over the limit too, or when the mean latency at the connections
+(Little's law) is.
 """
 import json
 import os
@@ -99,6 +101,30 @@ def main():
                         'polls=select', 'claims=insert', 'completes=insert')
         check('a missing probe row: not computed', 'not computed' in out)
 
+        # the claims' budget: 1,000/s at 2,000 us per execution is 1,250 us at 1,600/s;
+        # 1 x 300 + 2 x 200 + 1 x 300 = 1,000 us for the rest leaves 250 us, 625 us per
+        # claim request at 0.4 claims per execution
+        with open(store, 'a', encoding='utf-8') as f:
+            for name, total in (('submit', '300'), ('poll_waiting', '150'),
+                                ('poll_completed', '250'), ('complete', '300'),
+                                ('claim', '1100'), ('hello', '90')):
+                row(f, name, '4000.0', total)
+        own = ('submits=submit', 'polls=poll_waiting+poll_completed',
+               'completes=complete')
+        rc, out = report(store, 'budget', 'lifecycle', '1600', 'claim', 'hello', *own)
+        check('budget: 625 us per claim request against the claim row\'s 1100: %s'
+              % out.strip()[-120:],
+              rc == 0 and '1250 at 1600/s' in out and 'take 1000 us' in out and
+              'leaves 250 us per execution for its 0.40 claims: 625 us per claim request'
+              in out and 'the 1100 us of a claim request (row claim)' in out and
+              'the 90 us of hello' in out)
+        rc, out = report(store, 'budget', 'lifecycle', '2000', 'claim', 'hello', *own)
+        check('budget: nothing left at 2,000/s (1,000 us, all taken)',
+              rc == 0 and 'for its 0.40 claims: nothing against' in out)
+        rc, out = report(store, 'budget', 'lifecycle', '2000', 'claim', 'hello',
+                         'submits=submit#9', *own[1:])
+        check('budget: a missing row: not computed', 'not computed' in out)
+
         # a p99 limit fails a ratio that the rate alone meets
         with open(store, 'a', encoding='utf-8') as f:
             row(f, 'submit', '4900.0', '300', p99='12.000')
@@ -118,6 +144,19 @@ def main():
               rc == 0 and out.splitlines() == [
                   'complete: its p99 limit of 10 ms is below the p99 of its probe '
                   'insert#3 itself, 13.500 ms at the same load'])
+        # with the connections: the mean latency, 64 / rate (Little's law), above a limit
+        rc, out = report(store, 'limits', '64')
+        little = [x for x in out.splitlines() if 'Little' in x]
+        check('limits 64: submit (13.06 ms at 4,900/s) and complete (16.00 ms at 4,000/s) '
+              'above 10 ms: %s' % little,
+              rc == 0 and len(little) == 2 and little[0].startswith(
+                  'submit: at 64 connections and 4900.0 requests/s its mean latency is '
+                  '13.06 ms') and little[1].startswith(
+                  'complete: at 64 connections and 4000.0 requests/s its mean latency is '
+                  '16.00 ms') and 'above its p99 limit of 10 ms' in little[1])
+        rc, out = report(store, 'limits', '16')
+        check('limits 16: no mean above a limit (3.27 and 4.00 ms)',
+              rc == 0 and 'Little' not in out and 'insert#3 itself' in out)
         rc, _ = report(store, 'json', os.path.join(d, 'out.json'), 'rows:results')
         with open(os.path.join(d, 'out.json'), encoding='utf-8') as f:
             got = {r['name']: r for r in json.load(f)['results']}
