@@ -27,6 +27,8 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source-path=SCRIPTDIR source=lib/stack.sh
 source "$ROOT/scripts/lib/stack.sh"
+# shellcheck source-path=SCRIPTDIR source=lib/stack_san.sh
+source "$ROOT/scripts/lib/stack_san.sh"
 
 MODE=plain            # plain | sanitize | valgrind
 CTEST_ARGS=()
