@@ -687,15 +687,7 @@ report() {
         a:worker_rss_kib.after_lifecycle="$RSS_RUNS" a:worker_rss_kib.after_"$POLL_BIG"="$RSS_BIG" \
         n:worker_rss_max_mib="$RSS_MAX_MIB" b:worker_rss_target_met="$RSS_MET" \
         n:targets_missed="$missed" n:rows_with_errors="$errors" n:elapsed_s="$elapsed"
-    printf '\nresults (JSON): %s\n' "$JSON"
-    printf 'elapsed: %s s; %s target(s) missed; %s row(s) with request errors\n' \
-        "$elapsed" "$missed" "$errors"
-
-    if ((errors > 0)); then
-        stack_warn "request errors during the measurements: the figures of those rows are not valid"
-        exit 1
-    fi
-    if ((STRICT && missed > 0)); then exit 4; fi
+    bench_finish "$elapsed" "$missed" "$errors"
 }
 
 if ((CLUSTER)); then

@@ -246,15 +246,7 @@ asyncexec-expire.service $(exposure asyncexec-expire.service), asyncexec-notify.
 # phase_deploy: 4. the deployment blocks, literally, as root; the keys and grants they left.
 phase_deploy() {
     say "running the deployment blocks of asyncexec-ops(7)"
-    if in_ct sh -eux /root/deploy-block.sh >"$work/deploy.log" 2>&1; then
-        ok "asyncexec-ops(7) deployment blocks ran (set -eu)"
-    else
-        tail -n 30 "$work/deploy.log"
-        die "asyncexec-ops(7) deployment blocks"
-    fi
-    ak=$(cat "$root/root/asyncexec-demo.ak" 2>/dev/null)
-    bk=$(cat "$root/root/asyncexec-demo.bk" 2>/dev/null)
-    [ -n "$ak" ] && [ -n "$bk" ] || die "the blocks left no keys in /root/asyncexec-demo.ak/.bk"
+    ct_run_blocks "asyncexec-ops(7) deployment blocks"
     check "password file is 0640 root:asyncexec" \
         test "$(in_ct stat -c '%a %U:%G' /etc/asyncexec/db-password)" = "640 root:asyncexec"
     check "the database user has SELECT, INSERT, UPDATE, DELETE on asyncexec.* only" grants

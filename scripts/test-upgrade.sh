@@ -196,15 +196,7 @@ phase_old() {
         test "$(in_ct dpkg-query -W -f '${Version}' asyncexec)" = "$old_version-1"
     # The operator keeps no other package in the directory (0.3.0's will come there).
     rm -f "$root/root/$(basename "$olddeb")"
-    if in_ct sh -eux /root/deploy-block.sh >"$work/deploy.log" 2>&1; then
-        ok "$old_version's README deployment blocks ran (set -eu)"
-    else
-        tail -n 30 "$work/deploy.log"
-        die "$old_version's README deployment blocks"
-    fi
-    ak=$(cat "$root/root/asyncexec-demo.ak" 2>/dev/null)
-    bk=$(cat "$root/root/asyncexec-demo.bk" 2>/dev/null)
-    [ -n "$ak" ] && [ -n "$bk" ] || die "the blocks left no keys in /root/asyncexec-demo.ak/.bk"
+    ct_run_blocks "$old_version's README deployment blocks"
     check "$old_version: /readyz through nginx on port 80: 200" wait_for 15 ready
 }
 

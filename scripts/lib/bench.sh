@@ -310,3 +310,16 @@ bench_notify_stop() {
     stack_kill_wait "$pid" asyncexec-notify 30 || return 1
     rm -f "$BENCH_NOTIFY_PIDFILE"
 }
+
+# bench_finish ELAPSED MISSED ERRORS — the report's last lines (the JSON's path, the time,
+# targets missed, rows with request errors) and the exit: 1 when a row had request errors
+# (its figures are not valid), 4 with --strict when a target was missed, else returns.
+bench_finish() {
+    printf '\nresults (JSON): %s\n' "$JSON"
+    printf 'elapsed: %s s; %s target(s) missed; %s row(s) with request errors\n' "$1" "$2" "$3"
+    if (($3 > 0)); then
+        stack_warn "request errors during the measurements: the figures of those rows are not valid"
+        exit 1
+    fi
+    if ((STRICT && $2 > 0)); then exit 4; fi
+}

@@ -258,12 +258,5 @@ report_webhooks() {
         s:load_average.start="$LOAD_START" s:load_average.end="$(cut -d' ' -f1-3 /proc/loadavg)" \
         rows:results n:targets_missed="$missed" n:rows_with_errors="$errors" \
         n:elapsed_s="$elapsed"
-    printf '\nresults (JSON): %s\n' "$JSON"
-    printf 'elapsed: %s s; %s target(s) missed; %s row(s) with request errors\n' \
-        "$elapsed" "$missed" "$errors"
-    if ((errors > 0)); then
-        stack_warn "request errors during the measurements: the figures of those rows are not valid"
-        exit 1
-    fi
-    if ((STRICT && missed > 0)); then exit 4; fi
+    bench_finish "$elapsed" "$missed" "$errors"
 }

@@ -165,3 +165,18 @@ ct_boot() {
     wait_for 60 booted || die "the container did not boot: $(in_ct systemctl is-system-running 2>&1)"
     ok "container booted: systemd is PID 1 ($(in_ct systemctl is-system-running))"
 }
+
+# ct_run_blocks WHAT: /root/deploy-block.sh run in the container as root (sh -eux, its
+# output in $work/deploy.log; WHAT names the blocks in the check's line), then the demo
+# keys the blocks left read into ak and bk; dies when either fails.
+ct_run_blocks() {
+    if in_ct sh -eux /root/deploy-block.sh >"$work/deploy.log" 2>&1; then
+        ok "$1 ran (set -eu)"
+    else
+        tail -n 30 "$work/deploy.log"
+        die "$1"
+    fi
+    ak=$(cat "$root/root/asyncexec-demo.ak" 2>/dev/null)
+    bk=$(cat "$root/root/asyncexec-demo.bk" 2>/dev/null)
+    [ -n "$ak" ] && [ -n "$bk" ] || die "the blocks left no keys in /root/asyncexec-demo.ak/.bk"
+}
