@@ -11,7 +11,8 @@
 #  3. inside, installs ./asyncexec_*.deb with nginx and mariadb-server (apt); checks that
 #     the installed version (dpkg-query) is CMake's project(VERSION)-1~debNN;
 #  4. runs the deployment guide's blocks (the .EX blocks after a line '.\" deploy-block'
-#     in scripts/man/asyncexec-ops.7, "DEPLOYMENT ON DEBIAN"), literally, as root;
+#     in scripts/man/asyncexec-ops.7, "DEPLOYMENT ON DEBIAN"), literally, as root; then
+#     migrate with a migrate.conf whose user lacks migrate's privileges (its hint);
 #  5. checks through the system nginx on port 80 (127.0.0.1:80 on the host too): the life
 #     cycle, raw UTF-8 text in a submit and a complete read back byte for byte, /metrics
 #     (with asyncexec_build_info of the version) and the dashboard's Health page on the
@@ -254,6 +255,30 @@ phase_deploy() {
     check "asyncexec-notify.service enabled and active (the guide's systemctl enable --now)" \
         test "$(in_ct systemctl is-enabled asyncexec-notify.service) $(in_ct systemctl is-active asyncexec-notify.service)" = "enabled active"
     check "asyncexec-notify: /readyz on 127.0.0.1:$nport 200 (its database answers)" wait_for 15 nready
+    migrate_denied
+}
+
+# migrate_denied: migrate run with /etc/asyncexec/migrate.conf itself whose user lacks
+# migrate's privileges (the service's user on an empty database) says to GRANT them to
+# that user, not to run it with that file (asyncexec-admin(8), migrate); the file and the
+# grants are put back.
+migrate_denied() {
+    local rc
+    in_ct cp -p /etc/asyncexec/migrate.conf /root/migrate.conf.saved &&
+        in_ct mariadb -e "CREATE DATABASE asyncexec_denied; GRANT SELECT, INSERT, UPDATE, DELETE
+            ON asyncexec_denied.* TO 'asyncexec'@'localhost'" &&
+        in_ct sh -c 'printf "db_socket = /run/mysqld/mysqld.sock\ndb_user = asyncexec\ndb_password_file = /etc/asyncexec/db-password\ndb_name = asyncexec_denied\n" >/etc/asyncexec/migrate.conf' ||
+        die "the denied migrate's set-up"
+    in_ct asyncexec-admin --config /etc/asyncexec/migrate.conf migrate >"$work/denied" 2>&1
+    rc=$?
+    sed 's/^/    /' "$work/denied"
+    in_ct cp -p /root/migrate.conf.saved /etc/asyncexec/migrate.conf &&
+        in_ct mariadb -e "REVOKE ALL PRIVILEGES ON asyncexec_denied.* FROM 'asyncexec'@'localhost';
+            DROP DATABASE asyncexec_denied" || die "the denied migrate's clean-up"
+    check "migrate as migrate.conf's own user without CREATE: exit 1, GRANT them to that user" \
+        eval '[ $rc -eq 1 ] && grep -qF "asyncexec lacks a privilege migrate needs: CREATE, ALTER, INDEX, REFERENCES on asyncexec_denied" "$work/denied" &&
+        grep -qF "GRANT them to asyncexec, the user of /etc/asyncexec/migrate.conf" "$work/denied"'
+    check "the grants are the deployment's again" grants
 }
 
 # phase_lifecycle: 5. the life cycle through the system nginx on port 80, raw UTF-8 included.
