@@ -289,14 +289,14 @@ def cmd_budget(store, name, mn, claim, floor_row, *own):
         return 0
     at_min = rps * total / float(mn)
     rest = sum(m * c for m, c in parts)
-    per_claim = (at_min - rest) / mix['claims']
+    left = max(at_min - rest, 0.0)    # none when the other requests take it all
     print('%s\'s claims: at %s executions/s on the CPU this run used (%s us per execution '
           'at %.1f/s: %.0f at %s/s), its submits, polls and completes at their own rows\' '
           'cost take %.0f us, which leaves %.0f us per execution for its %.2f claims: %s '
           'against the %.0f us of a claim request (row %s) and the %.0f us of %s, which '
           'reads nothing' % (
-              name, mn, r['cpu'][4], rps, at_min, mn, rest, at_min - rest, mix['claims'],
-              '%.0f us per claim request' % per_claim if per_claim > 0 else 'nothing',
+              name, mn, r['cpu'][4], rps, at_min, mn, rest, left, mix['claims'],
+              '%.0f us per claim request' % (left / mix['claims']) if left > 0 else 'nothing',
               cost(rows, claim), claim, cost(rows, floor_row), floor_row))
     return 0
 

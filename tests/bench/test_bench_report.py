@@ -121,6 +121,11 @@ def main():
         rc, out = report(store, 'budget', 'lifecycle', '2000', 'claim', 'hello', *own)
         check('budget: nothing left at 2,000/s (1,000 us, all taken)',
               rc == 0 and 'for its 0.40 claims: nothing against' in out)
+        rc, out = report(store, 'budget', 'lifecycle', '2500', 'claim', 'hello', *own)
+        check('budget: the others over it at 2,500/s (800 us against 1,000): leaves 0, '
+              'not a negative figure',
+              rc == 0 and 'take 1000 us, which leaves 0 us per execution for its 0.40 '
+              'claims: nothing against' in out)
         rc, out = report(store, 'budget', 'lifecycle', '2000', 'claim', 'hello',
                          'submits=submit#9', *own[1:])
         check('budget: a missing row: not computed', 'not computed' in out)
