@@ -21,6 +21,15 @@
 #     pending migrations), migrate (schema 15); the packaged site (unedited under 0.2.0,
 #     so replaced: it has ASYNCEXEC_OPERATOR_PAGES; no postinst warning), nginx -t and
 #     reload; start; systemctl enable --now asyncexec-notify once webhook.key is right;
+#     with --edited-site, the operator edited 0.2.0's site (its limit_req_zone rate, 200r/s
+#     to 500r/s) before the upgrade: dpkg's conffile prompt meets end of file on stdin (apt
+#     exit 100, the package unpacked, not configured), dpkg --force-confold --configure
+#     asyncexec finishes it, keeping the site and writing the packaged one beside it as
+#     .dpkg-dist, and postinst warns with the diff as its hint; once started, what the page
+#     says of a site not merged yet holds (/readyz/detail and /dashboard/ 404 on port 80,
+#     /readyz/detail 404 and /metrics 200 on the loopback server, the worker's warning in
+#     the journal); then the merge as the page says (diff -u, the edit carried into the
+#     packaged site, moved into place, nginx -t and reload): the packaged site plus the edit;
 #  4. checks: the stopped units stay stopped through the install; /readyz 200;
 #     /readyz/detail on the loopback server (127.0.0.1:9180) 200 with buildSchemaVersion
 #     15; A polls completed with its 0.2.0 poll token and the same result bytes; C polls
@@ -31,6 +40,7 @@
 #     asyncexec units since the upgrade began: empty (any line shown);
 #  5. powers the container off and removes it, whatever happened (trap; by pid).
 #
+#   scripts/test-upgrade.sh [--edited-site]
 # Run as root on a Debian host (installs systemd-container, debootstrap and curl with
 # apt-get when missing). Ports 80, 9180 and 9466 must be free on the host (the container
 # shares its network): run no deployment test beside it. Ends with "N passed, N failed";
@@ -45,6 +55,8 @@ state=${ASYNCEXEC_UPGRADE_DIR:-$repo/.local/upgrade}
 . "$repo/scripts/lib/buildroot.sh"
 # shellcheck source-path=SCRIPTDIR source=lib/deploy_ct.sh
 . "$repo/scripts/lib/deploy_ct.sh"
+# shellcheck source-path=SCRIPTDIR source=lib/deploy_site.sh
+. "$repo/scripts/lib/deploy_site.sh"
 buildroot_init test-upgrade
 
 suite=bookworm
@@ -54,7 +66,9 @@ old_version=0.2.0
 route=demo/echo/run
 mport=9180
 page=scripts/man/asyncexec-ops.7
-site=/etc/nginx/sites-available/asyncexec
+# --edited-site: the operator's edit of 0.2.0's site, a line that both versions' sites have.
+edit_from='rate=200r/s;'
+edit_to='rate=500r/s;'
 # The units the window stops (asyncexec-ops(7), UPGRADES, "An upgrade in a window", 1).
 units="asyncexec-fcgi.socket asyncexec-fcgi.service asyncexec-expire.timer asyncexec-expire.service"
 
@@ -115,6 +129,14 @@ stopped() {
     [ "$s" = "inactive inactive inactive inactive " ]
 }
 
+# site_edit FILE: the operator's edit (--edited-site) made in FILE in the container.
+site_edit() { in_ct sed -i "s|$edit_from|$edit_to|" "$1" && in_ct grep -qF "$edit_to" "$1"; }
+
+# is404 STATUS: STATUS is 404 (else the body of $work/u is shown).
+is404() { [ "$1" = 404 ] || { say "     status $1: $(head -c 300 "$work/u")"; return 1; }; }
+# at PORT PATH: the status of a GET on 127.0.0.1:PORT; the body in $work/u.
+at() { curl -s -o "$work/u" --max-time 5 -w '%{http_code}' "http://127.0.0.1:$1$2"; }
+
 # expired: the expiry's journal since the upgrade began ends with a summary line.
 expired() {
     in_ct journalctl -u asyncexec-expire --since "$since" --no-pager -o cat 2>/dev/null |
@@ -127,7 +149,12 @@ expired() {
 # preflight: root, the commit of 0.2.0, the host's tools, the ports free.
 preflight() {
     [ "$(id -u)" -eq 0 ] || die "run as root (debootstrap, systemd-nspawn)"
-    [ $# -eq 0 ] || { echo "usage: scripts/test-upgrade.sh (bookworm only; no options)" >&2; exit 2; }
+    edited=0
+    case "$*" in
+        "") ;;
+        --edited-site) edited=1 ;;
+        *) echo "usage: scripts/test-upgrade.sh [--edited-site] (bookworm only)" >&2; exit 2 ;;
+    esac
     version=$(sed -n 's/^project(asyncexec VERSION \([0-9][0-9.]*\) .*/\1/p' CMakeLists.txt)
     [ -n "$version" ] || die "no project(asyncexec VERSION X.Y.Z ...) in CMakeLists.txt"
     debver=$version-1~$(buildroot_debian_tag "$suite")
@@ -198,6 +225,9 @@ phase_old() {
     rm -f "$root/root/$(basename "$olddeb")"
     ct_run_blocks "$old_version's README deployment blocks"
     check "$old_version: /readyz through nginx on port 80: 200" wait_for 15 ready
+    [ "$edited" = 1 ] || return 0
+    check "the operator's edit of the $old_version site ($edit_from -> $edit_to), nginx reloaded" \
+        eval 'site_edit "$site" && nginx_reload && wait_for 15 ready'
 }
 
 # phase_work: 2. the executions A (completed), B (claimed), C (waiting) under 0.2.0.
@@ -247,13 +277,30 @@ phase_window() {
     step "apt-get install ./$newdeb"
     rc=$?
     cp "$work/step.log" "$work/apt-new.log"
-    check "apt-get install ./$newdeb (stdin /dev/null, noninteractive): exit 0" test "$rc" -eq 0
+    if [ "$edited" = 1 ]; then
+        # The edited site: dpkg asks, nobody answers (no terminal); the page's way out.
+        check "apt-get install ./$newdeb (stdin /dev/null), the edited site: exit 100, dpkg's conffile prompt met end of file" \
+            eval '[ $rc -eq 100 ] && grep -qF "end of file on stdin at conffile prompt" "$work/apt-new.log"'
+        check "dpkg-query: asyncexec unpacked, not configured: $(in_ct dpkg-query -W -f '${Status}' asyncexec)" \
+            not test "$(in_ct dpkg-query -W -f '${Status}' asyncexec)" = "install ok installed"
+        step "dpkg --force-confold --configure asyncexec"
+        rc=$?
+        cp "$work/step.log" "$work/apt-new.log"
+        check "dpkg --force-confold --configure asyncexec: exit 0, configured" eval \
+            '[ $rc -eq 0 ] && [ "$(in_ct dpkg-query -W -f "\${Status}" asyncexec)" = "install ok installed" ]'
+    else
+        check "apt-get install ./$newdeb (stdin /dev/null, noninteractive): exit 0" test "$rc" -eq 0
+    fi
     check "dpkg-query: $debver installed" \
         test "$(in_ct dpkg-query -W -f '${Version}' asyncexec)" = "$debver"
     check "the install left the stopped units stopped" stopped
     check "asyncexec-notify.service installed, not enabled, not active" test \
         "$(in_ct systemctl is-enabled asyncexec-notify.service) $(in_ct systemctl is-active asyncexec-notify.service)" = "disabled inactive"
-    check "postinst: no warning about the nginx site" not grep -q 'asyncexec: WARNING' "$work/apt-new.log"
+    if [ "$edited" = 1 ]; then
+        check "postinst: the site warning, once, hint '$site_diff'" site_warned "$work/apt-new.log" "$site_diff"
+    else
+        check "postinst: no warning about the nginx site" not grep -q 'asyncexec: WARNING' "$work/apt-new.log"
+    fi
 
     step "asyncexec-admin --config /etc/asyncexec/migrate.conf migrate --status"
     rc=$?
@@ -268,10 +315,17 @@ phase_window() {
         eval 'grep -qx "database.15" "$work/status" && grep -qx "up to date" "$work/status"'
 
     # 3. The site: unedited under 0.2.0, so dpkg put the packaged one in place (no .dpkg-dist
-    # to merge); then nginx -t and reload as the page says.
-    check "the nginx site is the packaged one (ASYNCEXEC_OPERATOR_PAGES), no .dpkg-dist" eval \
-        'in_ct grep -q "fastcgi_param ASYNCEXEC_OPERATOR_PAGES 1;" $site && not in_ct test -e $site.dpkg-dist &&
-        cmp -s "$root$site" nginx/asyncexec.conf'
+    # to merge); edited, dpkg kept it and wrote the packaged one beside it (merged below,
+    # once started); then nginx -t and reload as the page says.
+    if [ "$edited" = 1 ]; then
+        check "the edited site kept (the edit, no ASYNCEXEC_OPERATOR_PAGES), the packaged one its .dpkg-dist" eval \
+            'in_ct grep -qF "$edit_to" $site && [ "$(site_lines)" = 0 ] &&
+            cmp -s "$root$site.dpkg-dist" nginx/asyncexec.conf'
+    else
+        check "the nginx site is the packaged one (ASYNCEXEC_OPERATOR_PAGES), no .dpkg-dist" eval \
+            'in_ct grep -q "$site_line" $site && not in_ct test -e $site.dpkg-dist &&
+            cmp -s "$root$site" nginx/asyncexec.conf'
+    fi
     step "nginx -t && systemctl reload nginx"
     check "nginx -t && systemctl reload nginx: exit 0" test $? -eq 0
 
@@ -282,6 +336,44 @@ phase_window() {
         test "$(in_ct stat -c '%a %U:%G' /etc/asyncexec/webhook.key)" = "640 root:asyncexec"
     step "systemctl enable --now asyncexec-notify"
     check "systemctl enable --now asyncexec-notify: exit 0" test $? -eq 0
+}
+
+# phase_merge: --edited-site: the new version behind the kept 0.2.0 site, as the page says
+# of a site not merged yet; then the merge the page describes (The nginx site).
+phase_merge() {
+    local st
+    check "not merged: /readyz through nginx on port 80: 200" wait_for 15 ready
+    st=$(http "$work/u" GET /readyz/detail)
+    check "not merged: /readyz/detail on port 80: 404 not_found" eval \
+        'is404 "$st" && grep -qF "\"status\":404" "$work/u"'
+    st=$(http "$work/u" GET /dashboard/)
+    check "not merged: /dashboard/ on port 80: 404 not_found" eval \
+        'is404 "$st" && grep -qF "\"status\":404" "$work/u"'
+    check "not merged: /readyz/detail on 127.0.0.1:$mport: 404" is404 "$(at "$mport" /readyz/detail)"
+    check "not merged: /metrics on 127.0.0.1:$mport: 200 (scraping goes on)" eval \
+        '[ "$(at "$mport" /metrics)" = 200 ] && grep -q "^asyncexec_build_info" "$work/u"'
+    check "not merged: the worker's warning about ASYNCEXEC_OPERATOR_PAGES in the journal" eval \
+        'in_ct journalctl -u asyncexec-fcgi --since "$since" --no-pager -o cat |
+        grep -F "refused as an unknown path (404): the request came without the FastCGI parameter ASYNCEXEC_OPERATOR_PAGES"'
+
+    # Compare the two, carry the edit into the packaged site and move it into place (the
+    # .dpkg-dist goes with it), then nginx -t and reload.
+    step "diff -u $site $site.dpkg-dist"
+    st=$?
+    check "diff -u: exit 1, the edit and the ASYNCEXEC_OPERATOR_PAGES line among its lines" eval \
+        '[ $st -eq 1 ] && grep -qF -- "-limit_req_zone \$asyncexec_limit_key zone=asyncexec:10m $edit_to" "$work/step.log" &&
+        grep -qF -- "+    $site_line" "$work/step.log"'
+    check "the edit carried into $site.dpkg-dist, moved into place" eval \
+        'site_edit "$site.dpkg-dist" && in_ct mv "$site.dpkg-dist" "$site"'
+    step "nginx -t && systemctl reload nginx"
+    check "merged: nginx -t && systemctl reload nginx: exit 0" test $? -eq 0
+    check "merged: the packaged site but for the edit, no .dpkg-dist" eval \
+        'not in_ct test -e $site.dpkg-dist &&
+        sed "s|$edit_to|$edit_from|" "$root$site" | cmp -s - nginx/asyncexec.conf &&
+        [ "$(site_lines)" = 1 ]'
+    # A reload hands over to new workers after systemctl returns; the old ones still answer.
+    check "merged: /readyz/detail on 127.0.0.1:$mport: 200 once nginx's new workers answer" \
+        wait_for 15 detail_is 200
 }
 
 # phase_after: 4. what 0.2.0 left works under the new version; a new life cycle.
@@ -355,6 +447,7 @@ main() {
     phase_old
     phase_work
     phase_window
+    [ "$edited" = 0 ] || phase_merge
     phase_after
     exit 0
 }
