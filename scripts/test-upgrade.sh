@@ -22,10 +22,11 @@
 #     so replaced: it has ASYNCEXEC_OPERATOR_PAGES; no postinst warning), nginx -t and
 #     reload; start; systemctl enable --now asyncexec-notify once webhook.key is right;
 #     with --edited-site, the operator edited 0.2.0's site (its limit_req_zone rate, 200r/s
-#     to 500r/s) before the upgrade: dpkg's conffile prompt meets end of file on stdin (apt
-#     exit 100, the package unpacked, not configured), dpkg --force-confold --configure
-#     asyncexec finishes it, keeping the site and writing the packaged one beside it as
-#     .dpkg-dist, and postinst warns with the diff as its hint; once started, what the page
+#     to 500r/s) and asyncexec.conf (db_connect_timeout = 3) before the upgrade: dpkg's
+#     conffile prompt meets end of file on stdin (apt exit 100, the package unpacked, not
+#     configured), dpkg --force-confold --configure asyncexec finishes it, keeping both and
+#     writing the packaged ones beside them as .dpkg-dist (the rest runs on the kept
+#     configuration), and postinst warns with the diff as its hint; once started, what the page
 #     says of a site not merged yet holds (/readyz/detail and /dashboard/ 404 on port 80,
 #     /readyz/detail 404 and /metrics 200 on the loopback server, the worker's warning in
 #     the journal); then the merge as the page says (diff -u, the edit carried into the
@@ -69,6 +70,10 @@ page=scripts/man/asyncexec-ops.7
 # --edited-site: the operator's edit of 0.2.0's site, a line that both versions' sites have.
 edit_from='rate=200r/s;'
 edit_to='rate=500r/s;'
+# and of its configuration, a key both versions list commented with its default.
+conf=/etc/asyncexec/asyncexec.conf
+conf_from='#db_connect_timeout = 2'
+conf_to='db_connect_timeout = 3'
 # The units the window stops (asyncexec-ops(7), UPGRADES, "An upgrade in a window", 1).
 units="asyncexec-fcgi.socket asyncexec-fcgi.service asyncexec-expire.timer asyncexec-expire.service"
 
@@ -228,6 +233,8 @@ phase_old() {
     [ "$edited" = 1 ] || return 0
     check "the operator's edit of the $old_version site ($edit_from -> $edit_to), nginx reloaded" \
         eval 'site_edit "$site" && nginx_reload && wait_for 15 ready'
+    check "the operator's edit of $conf ($conf_from -> $conf_to)" eval \
+        'in_ct sed -i "s|^$conf_from\$|$conf_to|" $conf && in_ct grep -qx "$conf_to" $conf'
 }
 
 # phase_work: 2. the executions A (completed), B (claimed), C (waiting) under 0.2.0.
@@ -288,6 +295,8 @@ phase_window() {
         cp "$work/step.log" "$work/apt-new.log"
         check "dpkg --force-confold --configure asyncexec: exit 0, configured" eval \
             '[ $rc -eq 0 ] && [ "$(in_ct dpkg-query -W -f "\${Status}" asyncexec)" = "install ok installed" ]'
+        check "$conf kept ($conf_to), the packaged one its .dpkg-dist (the rest runs on the kept one)" \
+            eval 'in_ct grep -qx "$conf_to" $conf && cmp -s "$root$conf.dpkg-dist" scripts/examples/asyncexec.conf'
     else
         check "apt-get install ./$newdeb (stdin /dev/null, noninteractive): exit 0" test "$rc" -eq 0
     fi
