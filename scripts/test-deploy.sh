@@ -25,7 +25,9 @@
 #     journal; an upgrade (reinstall); postinst's warning about an nginx site without
 #     the loopback server's ASYNCEXEC_OPERATOR_PAGES line (scripts/lib/deploy_site.sh:
 #     none for the packaged site, its hint with and without a .dpkg-dist, the pages 404
-#     without the line, the packaged site restored); apt remove and apt purge;
+#     without the line, dpkg's conffile question without a terminal and dpkg
+#     --force-confold --configure after it, the packaged site restored); apt remove and
+#     apt purge;
 #  6. powers the container off and removes it, whatever happened (trap; by pid).
 # The helpers it shares with scripts/test-upgrade.sh are scripts/lib/deploy_ct.sh's.
 #

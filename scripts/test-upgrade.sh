@@ -9,7 +9,8 @@
 #     scripts/package.sh --suite bookworm. Without the commit (a shallow clone) it fails
 #     and says to run git fetch --unshallow;
 #  2. boots a fresh bookworm root (systemd-nspawn --boot, scripts/lib/deploy_ct.sh),
-#     installs the 0.2.0 .deb with nginx, mariadb-server and curl, runs 0.2.0's README
+#     installs the 0.2.0 .deb with nginx, mariadb-server (and curl, but with --edited-site:
+#     0.2.0's README installs none), runs 0.2.0's README
 #     deployment blocks (the ```sh blocks after a line <!-- deploy-block -->) literally,
 #     and, through nginx on port 80, leaves three executions: A submitted, claimed and
 #     completed (raw UTF-8 in its result); B submitted and claimed (its callback token
@@ -22,11 +23,12 @@
 #     so replaced: it has ASYNCEXEC_OPERATOR_PAGES; no postinst warning), nginx -t and
 #     reload; start; systemctl enable --now asyncexec-notify once webhook.key is right;
 #     with --edited-site, the operator edited 0.2.0's site (its limit_req_zone rate, 200r/s
-#     to 500r/s) and asyncexec.conf (db_connect_timeout = 3) before the upgrade: dpkg's
-#     conffile prompt meets end of file on stdin (apt exit 100, the package unpacked, not
-#     configured), dpkg --force-confold --configure asyncexec finishes it, keeping both and
-#     writing the packaged ones beside them as .dpkg-dist (the rest runs on the kept
-#     configuration), and postinst warns with the diff as its hint; once started, what the page
+#     to 500r/s) and asyncexec.conf (db_connect_timeout = 3) before the upgrade: the plain
+#     apt-get install, without a terminal, asks to install libcurl4 and aborts (exit 1,
+#     0.2.0 still installed); the page's unattended command (apt-get -y -o
+#     Dpkg::Options::=--force-confold install) keeps both files and writes the packaged
+#     ones beside them as .dpkg-dist (the rest runs on the kept configuration), and
+#     postinst warns with the diff as its hint; once started, what the page
 #     says of a site not merged yet holds (/readyz/detail and /dashboard/ 404 on port 80,
 #     /readyz/detail 404 and /metrics 200 on the loopback server, the worker's warning in
 #     the journal); then the merge as the page says (diff -u, the edit carried into the
@@ -102,11 +104,11 @@ documented() {
     grep -qF -- "$1" "$work/upgrades.txt" || { say "     not in $page, UPGRADES: $1"; return 1; }
 }
 
-# step CMD: one command of the procedure: checked to be in the page, then run in the
-# container as root in /root, where the .deb is (sh -c, stdin /dev/null); its output in
-# $work/step.log; its status.
+# step CMD [AS]: one command of the procedure: checked to be in the page (as AS, where the
+# page names the package asyncexec_....deb), then run in the container as root in /root,
+# where the .deb is (sh -c, stdin /dev/null); its output in $work/step.log; its status.
 step() {
-    check "asyncexec-ops(7), UPGRADES, has: $1" documented "$1"
+    check "asyncexec-ops(7), UPGRADES, has: ${2:-$1}" documented "${2:-$1}"
     say "run: $1"
     in_ct sh -c "cd /root && $1" </dev/null >"$work/step.log" 2>&1
     local rc=$?
@@ -215,9 +217,13 @@ phase_old() {
     old_deploy_blocks >"$root/root/deploy-block.sh"
     [ -s "$root/root/deploy-block.sh" ] || die "no deploy-block in $old_version's README.md"
     ct_boot "$suite"
-    say "apt install ./$(basename "$olddeb") nginx mariadb-server curl"
+    # As 0.2.0's README installs it; the plain run adds curl, which brings libcurl4, the
+    # new dependency, so that its apt-get asks nothing (--edited-site: apt-get asks).
+    extra=curl
+    [ "$edited" = 0 ] || extra=
+    say "apt install ./$(basename "$olddeb") nginx mariadb-server $extra"
     if in_ct sh -c 'apt-get update -qq && cd /root && apt-get install -y -qq \
-        --no-install-recommends ./'"$(basename "$olddeb")"' nginx mariadb-server curl' \
+        --no-install-recommends ./'"$(basename "$olddeb")"' nginx mariadb-server '"$extra" \
         </dev/null >"$work/apt-old.log" 2>&1; then
         ok "apt installed the $old_version package with nginx and mariadb-server"
     else
@@ -278,23 +284,24 @@ phase_window() {
         grep -qi "^Retry-After: 1" "$work/w.h" && grep -qF "\"status\":502" "$work/w.b"'
 
     # 2. The new package on the host (the service stopped: its restart does nothing), then
-    # migrate. Its new dependency (libcurl4) came with curl, so apt asks nothing.
+    # migrate. The plain run: its new dependency (libcurl4) came with curl, so apt asks
+    # nothing. --edited-site: apt asks for libcurl4, dpkg for the two conffiles; nobody
+    # answers (stdin /dev/null), so the page's command for that.
     newdeb=$(basename "$deb")
     cp "$deb" "$root/root/" || die "copy the .deb"
     step "apt-get install ./$newdeb"
     rc=$?
     cp "$work/step.log" "$work/apt-new.log"
     if [ "$edited" = 1 ]; then
-        # The edited site: dpkg asks, nobody answers (no terminal); the page's way out.
-        check "apt-get install ./$newdeb (stdin /dev/null), the edited site: exit 100, dpkg's conffile prompt met end of file" \
-            eval '[ $rc -eq 100 ] && grep -qF "end of file on stdin at conffile prompt" "$work/apt-new.log"'
-        check "dpkg-query: asyncexec unpacked, not configured: $(in_ct dpkg-query -W -f '${Status}' asyncexec)" \
-            not test "$(in_ct dpkg-query -W -f '${Status}' asyncexec)" = "install ok installed"
-        step "dpkg --force-confold --configure asyncexec"
+        check "apt-get install ./$newdeb (stdin /dev/null), libcurl4 to install: exit 1, Abort., $old_version-1 still installed" \
+            eval '[ $rc -eq 1 ] && grep -qF "Do you want to continue? [Y/n] Abort." "$work/apt-new.log" &&
+            [ "$(in_ct dpkg-query -W -f "\${Version} \${Status}" asyncexec)" = "$old_version-1 install ok installed" ]'
+        step "apt-get -y -o Dpkg::Options::=--force-confold install ./$newdeb" \
+            "apt-get -y -o Dpkg::Options::=--force-confold install ./asyncexec_....deb"
         rc=$?
         cp "$work/step.log" "$work/apt-new.log"
-        check "dpkg --force-confold --configure asyncexec: exit 0, configured" eval \
-            '[ $rc -eq 0 ] && [ "$(in_ct dpkg-query -W -f "\${Status}" asyncexec)" = "install ok installed" ]'
+        check "apt-get -y -o Dpkg::Options::=--force-confold install ./$newdeb: exit 0, libcurl4 installed" \
+            eval '[ $rc -eq 0 ] && in_ct dpkg-query -W libcurl4 >/dev/null'
         check "$conf kept ($conf_to), the packaged one its .dpkg-dist (the rest runs on the kept one)" \
             eval 'in_ct grep -qx "$conf_to" $conf && cmp -s "$root$conf.dpkg-dist" scripts/examples/asyncexec.conf'
     else

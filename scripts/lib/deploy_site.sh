@@ -34,6 +34,16 @@ site_reinstall() {
     in_ct sh -c "cd /root && apt-get install -y -qq --reinstall \
         -o Dpkg::Options::=--force-confold ./$(basename "$deb")" </dev/null >"$1" 2>&1
 }
+# site_noconfold LOG: site_reinstall without --force-confold: dpkg asks about an edited
+# site whose packaged one changed, and nobody answers (stdin /dev/null).
+site_noconfold() {
+    in_ct systemctl reset-failed asyncexec-fcgi.socket asyncexec-fcgi.service \
+        asyncexec-notify.service >/dev/null 2>&1
+    in_ct sh -c "cd /root && apt-get install -y -qq --reinstall ./$(basename "$deb")" \
+        </dev/null >"$1" 2>&1
+}
+# site_status: dpkg's status of the package.
+site_status() { in_ct dpkg-query -W -f '${Status}' asyncexec; }
 # site_show LOG: what LOG holds from dpkg's configure of asyncexec on.
 site_show() { sed -n '/^Setting up asyncexec /,$p' "$1" | sed 's/^/    /'; }
 # site_nowarn LOG: LOG holds no site warning.
@@ -102,6 +112,23 @@ phase_site() {
         [ "$(site_sum "$site.dpkg-dist")" = "$(site_sum /root/site.packaged)" ]'
     check "reinstall, a .dpkg-dist with the line: the warning, hint '$site_diff'" \
         site_warned "$lg.2" "$site_diff"
+
+    # The same without --force-confold and without a terminal: dpkg's question meets end
+    # of file, the package stays unpacked (postinst not run); dpkg --force-confold
+    # --configure finishes it (asyncexec-ops(7), UPGRADES, The nginx site).
+    in_ct rm -f "$site.dpkg-dist"
+    check "dpkg's record of the packaged site changed again" site_forget
+    site_noconfold "$lg.5"
+    rc=$?
+    check "reinstall without --force-confold, no terminal: exit 100, end of file at dpkg's conffile prompt, unpacked" \
+        eval '[ $rc -eq 100 ] && grep -qF "end of file on stdin at conffile prompt" "$lg.5" &&
+        [ "$(site_status)" = "install ok unpacked" ]'
+    in_ct dpkg --force-confold --configure asyncexec </dev/null >"$lg.6" 2>&1
+    rc=$?
+    check "dpkg --force-confold --configure asyncexec: exit 0, configured, the site kept, .dpkg-dist the packaged" \
+        eval '[ $rc -eq 0 ] && [ "$(site_status)" = "install ok installed" ] && [ "$(site_lines)" = 0 ] &&
+        [ "$(site_sum "$site.dpkg-dist")" = "$(site_sum /root/site.packaged)" ]'
+    check "dpkg --force-confold --configure: the warning, hint '$site_diff'" site_warned "$lg.6" "$site_diff"
 
     # A .dpkg-dist left from an older upgrade, without the line: the diff would not bring
     # it, so the hint is to add the line.
