@@ -9,9 +9,9 @@
 #     scripts/package.sh --suite bookworm. Without the commit (a shallow clone) it fails
 #     and says to run git fetch --unshallow;
 #  2. boots a fresh bookworm root (systemd-nspawn --boot, scripts/lib/deploy_ct.sh),
-#     installs the 0.2.0 .deb with nginx, mariadb-server (and curl, but with --edited-site:
-#     0.2.0's README installs none), runs 0.2.0's README
-#     deployment blocks (the ```sh blocks after a line <!-- deploy-block -->) literally,
+#     installs the 0.2.0 .deb with nginx, mariadb-server and curl (but for --edited-site:
+#     0.2.0's README installs no curl), runs 0.2.0's README deployment blocks (the ```sh
+#     blocks after a line <!-- deploy-block -->) literally,
 #     and, through nginx on port 80, leaves three executions: A submitted, claimed and
 #     completed (raw UTF-8 in its result); B submitted and claimed (its callback token
 #     kept: work in flight across the upgrade); C submitted, not claimed;
@@ -295,7 +295,7 @@ phase_window() {
     if [ "$edited" = 1 ]; then
         check "apt-get install ./$newdeb (stdin /dev/null), libcurl4 to install: exit 1, Abort., $old_version-1 still installed" \
             eval '[ $rc -eq 1 ] && grep -qF "Do you want to continue? [Y/n] Abort." "$work/apt-new.log" &&
-            [ "$(in_ct dpkg-query -W -f "\${Version} \${Status}" asyncexec)" = "$old_version-1 install ok installed" ]'
+            [ "$(in_ct dpkg-query -W -f "\${Version}" asyncexec) $(site_status)" = "$old_version-1 install ok installed" ]'
         step "apt-get -y -o Dpkg::Options::=--force-confold install ./$newdeb" \
             "apt-get -y -o Dpkg::Options::=--force-confold install ./asyncexec_....deb"
         rc=$?

@@ -21,8 +21,10 @@ site_warn="asyncexec: WARNING: $site lacks the line"
 site_add='add the line to its loopback server (listen 127.0.0.1:9180)'
 site_diff="merge the packaged site: diff -u $site $site.dpkg-dist"
 
-# site_reinstall LOG: the same .deb again, as an upgrade that keeps an edited conffile
-# (apt, dpkg --force-confold); 0 when apt succeeded; LOG gets apt's and postinst's output.
+# site_reinstall LOG [ask]: the same .deb again, as an upgrade that keeps an edited
+# conffile (apt, dpkg --force-confold; with "ask", without it: dpkg asks about an edited
+# site whose packaged one changed, and nobody answers, stdin /dev/null); apt's status;
+# LOG gets apt's and postinst's output.
 # Each reinstall restarts the services (postinst try-restart): this phase's four, after
 # the upgrade phase's, come within seconds, past systemd's start limit (5 starts in 10 s;
 # the trixie run hit it: asyncexec-notify "failed", so apt remove's "units stopped"
@@ -31,15 +33,9 @@ site_diff="merge the packaged site: diff -u $site $site.dpkg-dist"
 site_reinstall() {
     in_ct systemctl reset-failed asyncexec-fcgi.socket asyncexec-fcgi.service \
         asyncexec-notify.service >/dev/null 2>&1
-    in_ct sh -c "cd /root && apt-get install -y -qq --reinstall \
-        -o Dpkg::Options::=--force-confold ./$(basename "$deb")" </dev/null >"$1" 2>&1
-}
-# site_noconfold LOG: site_reinstall without --force-confold: dpkg asks about an edited
-# site whose packaged one changed, and nobody answers (stdin /dev/null).
-site_noconfold() {
-    in_ct systemctl reset-failed asyncexec-fcgi.socket asyncexec-fcgi.service \
-        asyncexec-notify.service >/dev/null 2>&1
-    in_ct sh -c "cd /root && apt-get install -y -qq --reinstall ./$(basename "$deb")" \
+    local opt=-o\ Dpkg::Options::=--force-confold
+    [ "${2:-}" != ask ] || opt=
+    in_ct sh -c "cd /root && apt-get install -y -qq --reinstall $opt ./$(basename "$deb")" \
         </dev/null >"$1" 2>&1
 }
 # site_status: dpkg's status of the package.
@@ -118,7 +114,7 @@ phase_site() {
     # --configure finishes it (asyncexec-ops(7), UPGRADES, The nginx site).
     in_ct rm -f "$site.dpkg-dist"
     check "dpkg's record of the packaged site changed again" site_forget
-    site_noconfold "$lg.5"
+    site_reinstall "$lg.5" ask
     rc=$?
     check "reinstall without --force-confold, no terminal: exit 100, end of file at dpkg's conffile prompt, unpacked" \
         eval '[ $rc -eq 100 ] && grep -qF "end of file on stdin at conffile prompt" "$lg.5" &&
