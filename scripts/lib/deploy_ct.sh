@@ -1,10 +1,11 @@
 # shellcheck shell=bash
 # scripts/lib/deploy_ct.sh - the helpers of the booted-container tests
-# (scripts/test-deploy.sh, scripts/test-upgrade.sh): the counters and their messages, a
-# Debian root booted with systemd-nspawn --boot (systemd as PID 1, the host's network),
-# commands inside it through nsenter, HTTP through the system nginx on port 80, and the
-# cleanup (an EXIT trap) that powers the container off and removes it whatever happened,
-# then prints "N passed, N failed" and exits 0 only when nothing failed.
+# (scripts/test-deploy.sh, scripts/test-upgrade.sh, scripts/test-release-upgrade.sh): the
+# counters and their messages, a Debian root booted with systemd-nspawn --boot (systemd as
+# PID 1, the host's network), commands inside it through nsenter, HTTP through the system
+# nginx on port 80, and the cleanup (an EXIT trap) that powers the container off and
+# removes it whatever happened, then prints "N passed, N failed" and exits 0 only when
+# nothing failed.
 #
 # Usage: source scripts/lib/buildroot.sh (buildroot_init PREFIX), then this file; then
 # `trap cleanup EXIT`. The caller sets $work (the run's directory, removed by the cleanup

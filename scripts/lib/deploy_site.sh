@@ -1,9 +1,10 @@
 # shellcheck shell=bash
-# scripts/lib/deploy_site.sh - sourced by scripts/test-deploy.sh and scripts/test-upgrade.sh
-# (uses the helpers of scripts/lib/deploy_ct.sh: in_ct, check, ok, bad, say, wait_for; and
-# $root, $work, $deb, $mport): the postinst warning about an nginx site without the
-# loopback server's fastcgi_param ASYNCEXEC_OPERATOR_PAGES 1; (scripts/debian/postinst.in,
-# site_check; asyncexec-ops(7), UPGRADES).
+# scripts/lib/deploy_site.sh - sourced by scripts/test-deploy.sh, scripts/test-upgrade.sh
+# and scripts/test-release-upgrade.sh (uses the helpers of scripts/lib/deploy_ct.sh: in_ct,
+# check, ok, bad, say, wait_for; and $root, $work, $deb, $mport): the postinst warning
+# about an nginx site without the loopback server's fastcgi_param
+# ASYNCEXEC_OPERATOR_PAGES 1; (scripts/debian/postinst.in, site_check; asyncexec-ops(7),
+# UPGRADES).
 #
 # What dpkg does with the site (a conffile) on a reinstall with --force-confold, checked
 # with dpkg 1.21 (bookworm): an edited site is kept; the packaged one is written beside it
