@@ -154,21 +154,6 @@ delivered() { deliveries && grep -qF '"state":"delivered"' "$work/deliveries"; }
 
 # ---- phases ----------------------------------------------------------------------------
 
-# parse_args ARGS...: --suite (default: this host's release when it is bookworm or trixie,
-# else trixie).
-parse_args() {
-    case $(buildroot_host_suite) in bookworm) suite=bookworm ;; *) suite=trixie ;; esac
-    while [ $# -gt 0 ]; do
-        case $1 in
-        --suite) [ $# -ge 2 ] || { echo "test-deploy: --suite needs a value" >&2; exit 2; }
-            suite=$2; shift ;;
-        --suite=*) suite=${1#--suite=} ;;
-        *) echo "usage: scripts/test-deploy.sh [--suite bookworm|trixie]" >&2; exit 2 ;;
-        esac
-        shift
-    done
-}
-
 # preflight: checks before anything starts: root, the version, the host's tools, port 80 free.
 preflight() {
     [ "$(id -u)" -eq 0 ] || die "run as root (debootstrap, systemd-nspawn)"
@@ -696,7 +681,7 @@ phase_remove() {
 }
 
 main() {
-    parse_args "$@"
+    ct_suite_args test-deploy "$@"
     buildroot_check_suite "$suite"
     # The one version (CMake's project(VERSION)) and this suite's Debian revision.
     version=$(sed -n 's/^project(asyncexec VERSION \([0-9][0-9.]*\) .*/\1/p' CMakeLists.txt)

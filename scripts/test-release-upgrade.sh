@@ -139,27 +139,18 @@ preflight() {
     ver_from=$version-1~$(buildroot_debian_tag "$from")
     ver_to=$version-1~$(buildroot_debian_tag "$to")
     say "$ver_from on $from -> $to -> $ver_to"
-    buildroot_host_tools curl:curl nsenter:util-linux pgrep:procps ss:iproute2
-    ports_free 80 "$mport" "$nport"
-    mkdir -p "$state" || die "mkdir $state"
-    work=$(mktemp -d "$state/run.XXXXXX") || die mktemp
+    ct_state 80 "$mport" "$nport"
 }
 
 # phase_packages: 1. this tree's package of each release.
 phase_packages() {
-    local s
-    for s in "$from" "$to"; do
-        say "building this tree's package (scripts/package.sh --suite $s)"
-        rm -rf "$state/package-$s"
-        scripts/package.sh --suite "$s" "$state/package-$s" >"$work/package-$s.out" 2>&1 ||
-            { tail -n 20 "$work/package-$s.out"; die "scripts/package.sh --suite $s"; }
-    done
-    deb_from=$(ls "$state/package-$from"/asyncexec_*.deb 2>/dev/null | head -n 1)
-    deb_to=$(ls "$state/package-$to"/asyncexec_*.deb 2>/dev/null | head -n 1)
+    ct_package "$from"
+    deb_from=$pkg
+    ct_package "$to"
+    deb_to=$pkg
     check "the packages are asyncexec_${ver_from}_amd64.deb and asyncexec_${ver_to}_amd64.deb" \
-        test "$(basename "${deb_from:-none}") $(basename "${deb_to:-none}")" = \
+        test "$(basename "$deb_from") $(basename "$deb_to")" = \
         "asyncexec_${ver_from}_amd64.deb asyncexec_${ver_to}_amd64.deb"
-    [ -f "$deb_from" ] && [ -f "$deb_to" ] || die "no package"
 }
 
 # phase_from: 2. the bookworm package installed and deployed by the guide's blocks.

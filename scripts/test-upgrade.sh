@@ -126,10 +126,7 @@ preflight() {
     git -C "$repo" cat-file -e "$old_commit^{commit}" 2>/dev/null ||
         die "commit $old_commit ($old_version) is not in this clone (a shallow clone?): run git fetch --unshallow"
     say "upgrade $old_version ($old_commit) -> $debver on $suite"
-    buildroot_host_tools curl:curl nsenter:util-linux pgrep:procps ss:iproute2
-    ports_free 80 "$mport" "$nport"
-    mkdir -p "$state" || die "mkdir $state"
-    work=$(mktemp -d "$state/run.XXXXXX") || die mktemp
+    ct_state 80 "$mport" "$nport"
     upgrades_text >"$work/upgrades.txt"
     [ -s "$work/upgrades.txt" ] || die "no section UPGRADES in $page"
 }
@@ -157,13 +154,8 @@ phase_packages() {
     check "the $old_version package is asyncexec_${old_version}-1_amd64.deb" \
         test "$(basename "$olddeb")" = "asyncexec_${old_version}-1_amd64.deb"
 
-    say "building this tree's package (scripts/package.sh --suite $suite)"
-    rm -rf "$state/package-$suite"
-    scripts/package.sh --suite "$suite" "$state/package-$suite" >"$work/package-new.out" ||
-        die "scripts/package.sh --suite $suite"
-    deb=$(ls "$state/package-$suite"/asyncexec_*.deb 2>/dev/null | head -n 1)
-    [ -n "$deb" ] || die "scripts/package.sh --suite $suite made no package"
-    say "package: $deb"
+    ct_package "$suite"
+    deb=$pkg
     check "this tree's package is asyncexec_${debver}_amd64.deb" \
         test "$(basename "$deb")" = "asyncexec_${debver}_amd64.deb"
 }

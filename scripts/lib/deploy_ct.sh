@@ -110,12 +110,13 @@ cleanup() {
     exit 1
 }
 
-# deploy_blocks MANPAGE: the deployment blocks of the guide, in order, as literal shell:
-# each .EX ... .EE block after a line '.\" deploy-block' in asyncexec-ops(7), with the
-# roff escapes undone (\- \e \& \(aq \(ga; any other escape is an error, so the page
-# cannot hold a block that runs differently from how it reads).
+# deploy_blocks MANPAGE [MARK]: the blocks of the page marked MARK (default deploy-block:
+# the deployment guide's), in order, as literal shell: each .EX ... .EE block after a line
+# '.\" MARK' in asyncexec-ops(7), with the roff escapes undone (\- \e \& \(aq \(ga; any
+# other escape is an error, so the page cannot hold a block that runs differently from
+# how it reads).
 deploy_blocks() {
-	awk '/^\.\\" deploy-block$/ { want = 1; next }
+	MARK=$(printf '.\\" %s' "${2:-deploy-block}") awk '$0 == ENVIRON["MARK"] { want = 1; next }
 	     want == 1 && /^\.EX$/ { want = 2; next }
 	     want == 2 && /^\.EE$/ { want = 0; print ""; next }
 	     want == 2 { print }' "$1" |
@@ -143,6 +144,46 @@ ports_free() {
             die "something on this host listens on port $port (the container shares the network)"
         fi
     done
+}
+
+# ct_suite_args NAME ARGS...: the one option of scripts/NAME.sh, --suite bookworm|trixie,
+# into $suite (default: this host's release when it is bookworm or trixie, else trixie);
+# exit 2 with its usage on anything else.
+ct_suite_args() {
+    local name=$1; shift
+    case $(buildroot_host_suite) in bookworm) suite=bookworm ;; *) suite=trixie ;; esac
+    while [ $# -gt 0 ]; do
+        case $1 in
+        --suite) [ $# -ge 2 ] || { echo "$name: --suite needs a value" >&2; exit 2; }
+            suite=$2; shift ;;
+        --suite=*) suite=${1#--suite=} ;;
+        *) echo "usage: scripts/$name.sh [--suite bookworm|trixie]" >&2; exit 2 ;;
+        esac
+        shift
+    done
+    buildroot_check_suite "$suite"
+}
+
+# ct_state PORT...: the host's tools (with curl, nsenter, pgrep and ss), the PORTs free,
+# and this run's directory $work made under $state.
+ct_state() {
+    buildroot_host_tools curl:curl nsenter:util-linux pgrep:procps ss:iproute2
+    ports_free "$@"
+    mkdir -p "$state" || die "mkdir $state"
+    work=$(mktemp -d "$state/run.XXXXXX") || die mktemp
+}
+
+# ct_package SUITE: this tree's .deb of SUITE, built afresh by scripts/package.sh --suite
+# SUITE into $state/package-SUITE (its output in $work/package-SUITE.out); its path in
+# $pkg. Dies when the build fails or makes no package.
+ct_package() {
+    say "building this tree's package (scripts/package.sh --suite $1)"
+    rm -rf "$state/package-$1"
+    scripts/package.sh --suite "$1" "$state/package-$1" >"$work/package-$1.out" 2>&1 ||
+        { tail -n 20 "$work/package-$1.out"; die "scripts/package.sh --suite $1"; }
+    pkg=$(ls "$state/package-$1"/asyncexec_*.deb 2>/dev/null | head -n 1)
+    [ -n "$pkg" ] || die "scripts/package.sh --suite $1 made no package"
+    say "package: $pkg"
 }
 
 # ct_make SUITE: a fresh root of SUITE to boot in $work/root (sets $root). Test harness
