@@ -47,6 +47,7 @@ struct load {
 
 struct holder_wait {
 	pid_t	 master, pid;
+	int	 client;	/* the held connection's fd on a unix socket; -1: not known */
 };
 
 struct log_wait {
@@ -94,9 +95,12 @@ int		 inflight_start(const char *sock, const char *cid);
  */
 int		 finish_inflight(int fd);
 /*
- * Whether one worker of master (arg: struct holder_wait) has been
- * blocked in read(2) at five samples TICK_MS apart (the one holding a
- * half-sent submit: the load's requests arrive whole); into pid.
+ * Whether a worker of master (arg: struct holder_wait) holds the
+ * half-sent submit; into pid. With client, the worker blocked in read(2)
+ * on the other end of that connection (unix_peer; none before a worker
+ * accepted it): exact under any load. Without it (a TCP socket), one
+ * blocked in read(2) at five samples TICK_MS apart: a load client
+ * descheduled between the records of its request looks the same.
  */
 int		 holder(void *arg);
 

@@ -1,15 +1,24 @@
 /*
  * proc_scan.c - what /proc says of the processes under test (see
  * proc_util.h): state and parent, the workers and zombies of a master,
- * the system call a process is blocked in, its signal masks.
+ * the system call a process is blocked in and on which socket, its
+ * signal masks; and the other end of a unix socket (sock_diag).
  */
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
+
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <linux/sock_diag.h>
+#include <linux/unix_diag.h>
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,6 +169,89 @@ blocked_in(pid_t pid)
 	if (end == buf || nr < 0)
 		return -1;
 	return nr;
+}
+
+/*
+ * Whether pid is blocked in read(2) on the socket whose inode is ino:
+ * the first argument in /proc/PID/syscall names the fd, and
+ * /proc/PID/fd/FD links to "socket:[INO]".
+ */
+int
+reading_socket(pid_t pid, unsigned long ino)
+{
+	char		 buf[256], path[64], link[64], want[48], *end;
+	unsigned long	 fd;
+	ssize_t		 n;
+
+	if (ino == 0 || read_proc(pid, "syscall", buf, sizeof(buf)) == -1 ||
+	    strtol(buf, &end, 10) != SYS_read || end == buf)
+		return 0;
+	errno = 0;
+	fd = strtoul(end, NULL, 16);	/* " 0x5 ..." */
+	if (errno != 0)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%ld/fd/%lu", (long)pid, fd);
+	if ((n = readlink(path, link, sizeof(link) - 1)) <= 0)
+		return 0;
+	link[n] = '\0';
+	snprintf(want, sizeof(want), "socket:[%lu]", ino);
+	return strcmp(link, want) == 0;
+}
+
+/*
+ * The inode of the other end of the connected unix socket fd, as the
+ * kernel's sock_diag (NETLINK_SOCK_DIAG, UNIX_DIAG_PEER) tells it; 0
+ * when it cannot, and while the server has not accepted the connection
+ * (the other end has no inode until then).
+ */
+unsigned long
+unix_peer(int fd)
+{
+	struct {
+		struct nlmsghdr		 nlh;
+		struct unix_diag_req	 r;
+	}			 req;
+	union {
+		struct nlmsghdr	 nlh;
+		char		 buf[8192];
+	}			 res;
+	struct sockaddr_nl	 sa;
+	struct stat		 st;
+	struct unix_diag_msg	*m;
+	struct rtattr		*a;
+	unsigned long		 peer = 0;
+	ssize_t			 len;
+	int			 s, alen;
+
+	if (fstat(fd, &st) == -1 || (s = socket(AF_NETLINK, SOCK_DGRAM |
+	    SOCK_CLOEXEC, NETLINK_SOCK_DIAG)) == -1)
+		return 0;
+	memset(&sa, 0, sizeof(sa));
+	sa.nl_family = AF_NETLINK;
+	memset(&req, 0, sizeof(req));
+	req.nlh.nlmsg_len = sizeof(req);
+	req.nlh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+	req.nlh.nlmsg_flags = NLM_F_REQUEST;
+	req.r.sdiag_family = AF_UNIX;
+	req.r.udiag_states = ~0U;
+	req.r.udiag_ino = (unsigned)st.st_ino;
+	req.r.udiag_show = UDIAG_SHOW_PEER;
+	req.r.udiag_cookie[0] = req.r.udiag_cookie[1] = ~0U;
+	if (sendto(s, &req, sizeof(req), 0, (struct sockaddr *)&sa,
+	    sizeof(sa)) == (ssize_t)sizeof(req) &&
+	    (len = recv(s, &res, sizeof(res), 0)) > 0 &&
+	    NLMSG_OK(&res.nlh, (unsigned)len) &&
+	    res.nlh.nlmsg_type == SOCK_DIAG_BY_FAMILY) {
+		m = NLMSG_DATA(&res.nlh);
+		alen = (int)(res.nlh.nlmsg_len - NLMSG_LENGTH(sizeof(*m)));
+		for (a = (struct rtattr *)(m + 1); RTA_OK(a, alen);
+		    a = RTA_NEXT(a, alen))
+			if (a->rta_type == UNIX_DIAG_PEER &&
+			    RTA_PAYLOAD(a) >= sizeof(uint32_t))
+				peer = *(uint32_t *)RTA_DATA(a);
+	}
+	close(s);
+	return peer;
 }
 
 /*

@@ -94,6 +94,10 @@ size_t		 zombies_of(pid_t master);
 size_t		 workers_of(pid_t master, pid_t *pids, size_t max);
 int		 has_pid(const pid_t *pids, size_t n, pid_t pid);
 long		 blocked_in(pid_t pid);
+/* Whether pid is blocked in read(2) on the socket of inode ino. */
+int		 reading_socket(pid_t pid, unsigned long ino);
+/* The inode of the other end of connected unix socket fd, or 0. */
+unsigned long	 unix_peer(int fd);
 int		 in_accept(long nr);
 unsigned long long signal_mask(pid_t pid, const char *field);
 pid_t		 start_master(const char *cfg, const char *log, int stdin_fd);

@@ -471,7 +471,7 @@ scenario_busy_killed(void)
 	CHECK_EQ_INT(busy_gauge(sock), 1);	/* the scrape itself */
 	fd = inflight_start(sock, "busy");
 	CHECK(fd != -1);
-	hw.master = m, hw.pid = 0;
+	hw.master = m, hw.pid = 0, hw.client = fd;
 	CHECK(wait_for(holder, &hw, START_MS));
 	CHECK(hw.pid > 0 && kill(hw.pid, SIGKILL) == 0);
 	f.master = m, f.old = hw.pid, f.now = 0;

@@ -19,6 +19,9 @@
  *   5. SIGTERM on a TCP socket (listen = ADDRESS:PORT) with a request in
  *      flight: a new connection is refused at once, the one in flight
  *      is answered, exit 0
+ *   6. holder() (load.c), which finds the worker holding a half-sent
+ *      submit for 1, 2 and other tests, names the right one of two
+ *      workers that both wait in read(2)
  *
  * Figures are printed as "figure: ..." lines.
  */
@@ -87,7 +90,7 @@ scenario_sigkill(void)
 		snprintf(cid, sizeof(cid), "kill-%ld-%d", (long)getpid(), k);
 		fd = inflight_start(sock, cid);
 		CHECK(fd != -1);
-		h.master = m, h.pid = 0;
+		h.master = m, h.pid = 0, h.client = fd;
 		CHECK(wait_for(holder, &h, START_MS));
 		if (fd == -1 || h.pid == 0)
 			break;
@@ -183,7 +186,7 @@ scenario_sigterm(void)
 	const char		*sock2 = path_in_tmp("term2.sock");
 	const char		*log = path_in_tmp("term.log");
 	struct load		 ls[LOAD_THREADS], t;
-	struct holder_wait	 h = { 0, 0 };
+	struct holder_wait	 h = { 0, 0, -1 };
 	struct gone_wait	 g;
 	struct stopped_wait	 sw = { ls };
 	struct exit_wait	 w;
@@ -200,7 +203,7 @@ scenario_sigterm(void)
 	CHECK(load_more(ls, 300));
 	fd = inflight_start(sock, "term-inflight");
 	CHECK(fd != -1);
-	h.master = m;
+	h.master = m, h.client = fd;
 	CHECK(wait_for(holder, &h, START_MS));
 	g.pid = other_worker(m, h.pid);
 	CHECK(g.pid > 0);
@@ -413,7 +416,7 @@ scenario_tcp_stop(void)
 {
 	const char		*cfg = path_in_tmp("tcpstop.conf");
 	const char		*log = path_in_tmp("tcpstop.log");
-	struct holder_wait	 h = { 0, 0 };
+	struct holder_wait	 h = { 0, 0, -1 };
 	struct log_wait		 lw = { log, "master: stopping" };
 	struct exit_wait	 w;
 	char			 addr[64];
@@ -448,6 +451,58 @@ scenario_tcp_stop(void)
 		dump_log(log);
 }
 
+/* Whether all WORKERS workers of master (arg) are blocked in read(2). */
+static int
+all_reading(void *arg)
+{
+	pid_t	 pids[MAX_PIDS];
+	size_t	 n, i;
+
+	n = workers_of(*(pid_t *)arg, pids, MAX_PIDS);
+	for (i = 0; i < n; i++)
+		if (blocked_in(pids[i]) != SYS_read)
+			return 0;
+	return n == WORKERS;
+}
+
+/*
+ * 6. The helper the other scenarios find the held worker with: two
+ * workers each blocked in read(2) on a half-sent submit (as a load
+ * worker is whose client was descheduled between its records); told
+ * each connection, holder() names each one's own worker, two different
+ * ones. Sampling which worker sits in read(2) cannot tell them apart:
+ * it named the wrong one under CI's load (a load request cut).
+ */
+static void
+scenario_holder(void)
+{
+	const char		*cfg = path_in_tmp("holder.conf");
+	const char		*sock = path_in_tmp("holder.sock");
+	const char		*log = path_in_tmp("holder.log");
+	struct holder_wait	 a = { 0, 0, -1 }, b = { 0, 0, -1 };
+	pid_t			 m;
+	int			 fa, fb;
+
+	if ((m = up_derived(cfg, sock, log, WORKERS)) == -1)
+		return;
+	fa = inflight_start(sock, "holder-a");
+	fb = inflight_start(sock, "holder-b");
+	CHECK(fa != -1 && fb != -1);
+	CHECK(wait_for(all_reading, &m, START_MS));
+	/* both accepted: sock_diag names each one's other end */
+	CHECK(fa != -1 && unix_peer(fa) != 0 && fb != -1 && unix_peer(fb) != 0);
+	a.master = b.master = m, a.client = fa, b.client = fb;
+	CHECK(wait_for(holder, &a, START_MS));
+	CHECK(wait_for(holder, &b, START_MS));
+	CHECK(a.pid > 0 && b.pid > 0 && a.pid != b.pid);
+	printf("figure: two workers in read(2): holder() named %ld for the "
+	    "first connection, %ld for the second\n", (long)a.pid,
+	    (long)b.pid);
+	CHECK(fa != -1 && finish_inflight(fa));
+	CHECK(fb != -1 && finish_inflight(fb));
+	down(m, log);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -457,6 +512,7 @@ main(int argc, char *argv[])
 		{ "user", scenario_other_user },
 		{ "malformed", scenario_malformed },
 		{ "tcpstop", scenario_tcp_stop },
+		{ "holder", scenario_holder },
 	};
 
 	return scenarios_main("load", "proc_master_load", sc,

@@ -394,7 +394,7 @@ reload_with_inflight(const char *name, char *log, size_t logsz, int *fd,
 	nb = workers_of(m, before, MAX_PIDS);
 	*fd = inflight_start(sock, name);
 	CHECK(*fd != -1);
-	h->master = m, h->pid = 0;
+	h->master = m, h->pid = 0, h->client = *fd;
 	CHECK(wait_for(holder, h, START_MS));
 	memset(&g, 0, sizeof(g));
 	g.master = m, g.before = before, g.nbefore = nb, g.want = WORKERS;
