@@ -364,31 +364,16 @@ holder(void *arg)
 	pid_t			 pids[MAX_PIDS];
 	size_t			 n, i;
 	unsigned long		 peer;
-	int			 k, reading;
 
-	n = workers_of(h->master, pids, MAX_PIDS);
-	if (h->client != -1) {
-		/* 0 until a worker has accepted the connection: not yet */
-		if ((peer = unix_peer(h->client)) == 0)
-			return 0;
-		for (i = 0; i < n; i++)
-			if (reading_socket(pids[i], peer)) {
-				h->pid = pids[i];
-				return 1;
-			}
+	/* 0 until a worker has accepted the connection: not yet */
+	if ((peer = sock_peer(h->client)) == 0)
 		return 0;
-	}
-	for (i = 0; i < n; i++) {
-		for (k = 0, reading = 1; k < 5 && reading; k++) {
-			reading = blocked_in(pids[i]) == SYS_read;
-			if (reading && k < 4)
-				ut_pause_ms(TICK_MS);
-		}
-		if (reading) {
+	n = workers_of(h->master, pids, MAX_PIDS);
+	for (i = 0; i < n; i++)
+		if (reading_socket(pids[i], peer)) {
 			h->pid = pids[i];
 			return 1;
 		}
-	}
 	return 0;
 }
 

@@ -47,7 +47,7 @@ struct load {
 
 struct holder_wait {
 	pid_t	 master, pid;
-	int	 client;	/* the held connection's fd on a unix socket; -1: not known */
+	int	 client;	/* the held connection's fd (unix or TCP) */
 };
 
 struct log_wait {
@@ -96,11 +96,9 @@ int		 inflight_start(const char *sock, const char *cid);
 int		 finish_inflight(int fd);
 /*
  * Whether a worker of master (arg: struct holder_wait) holds the
- * half-sent submit; into pid. With client, the worker blocked in read(2)
- * on the other end of that connection (unix_peer; none before a worker
- * accepted it): exact under any load. Without it (a TCP socket), one
- * blocked in read(2) at five samples TICK_MS apart: a load client
- * descheduled between the records of its request looks the same.
+ * half-sent submit on client; into pid: the worker blocked in read(2) on
+ * the other end of that connection (sock_peer; none before a worker
+ * accepted it), exact under any load.
  */
 int		 holder(void *arg);
 

@@ -2,12 +2,15 @@
  * proc_scan.c - what /proc says of the processes under test (see
  * proc_util.h): state and parent, the workers and zombies of a master,
  * the system call a process is blocked in and on which socket, its
- * signal masks; and the other end of a unix socket (sock_diag).
+ * signal masks; and the other end of a connected socket (unix: sock_diag;
+ * TCP: /proc/net/tcp and tcp6).
  */
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
+
+#include <netinet/in.h>
 
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
@@ -204,7 +207,7 @@ reading_socket(pid_t pid, unsigned long ino)
  * when it cannot, and while the server has not accepted the connection
  * (the other end has no inode until then).
  */
-unsigned long
+static unsigned long
 unix_peer(int fd)
 {
 	struct {
@@ -252,6 +255,59 @@ unix_peer(int fd)
 	}
 	close(s);
 	return peer;
+}
+
+/*
+ * The inode of the TCP socket in table (/proc/net/tcp or tcp6) whose
+ * local port is lport and remote port rport; 0 when there is none, and
+ * while it waits in the listener's queue (no inode until accept(2)).
+ */
+static unsigned long
+tcp_inode(const char *table, unsigned lport, unsigned rport)
+{
+	char		*s, *line, *save = NULL;
+	unsigned	 lp, rp;
+	unsigned long	 ino, found = 0;
+
+	if ((s = read_file(table)) == NULL)
+		return 0;
+	for (line = strtok_r(s, "\n", &save); line != NULL && found == 0;
+	    line = strtok_r(NULL, "\n", &save))
+		if (sscanf(line, " %*s %*[0-9A-Fa-f]:%x %*[0-9A-Fa-f]:%x %*x "
+		    "%*s %*s %*s %*u %*u %lu", &lp, &rp, &ino) == 3 &&
+		    lp == lport && rp == rport)
+			found = ino;
+	free(s);
+	return found;
+}
+
+/* The ports of sockaddr sa (AF_INET or AF_INET6); 0 for another family. */
+static unsigned
+port_of(const struct sockaddr_storage *sa)
+{
+	if (sa->ss_family == AF_INET)
+		return ntohs(((const struct sockaddr_in *)sa)->sin_port);
+	if (sa->ss_family == AF_INET6)
+		return ntohs(((const struct sockaddr_in6 *)sa)->sin6_port);
+	return 0;
+}
+
+unsigned long
+sock_peer(int fd)
+{
+	struct sockaddr_storage	 me, peer;
+	socklen_t		 ml = sizeof(me), pl = sizeof(peer);
+
+	if (getsockname(fd, (struct sockaddr *)&me, &ml) == -1)
+		return 0;
+	if (me.ss_family == AF_UNIX)
+		return unix_peer(fd);
+	if (getpeername(fd, (struct sockaddr *)&peer, &pl) == -1 ||
+	    port_of(&me) == 0 || port_of(&peer) == 0)
+		return 0;
+	/* the server's end: its local port is our peer's, its remote ours */
+	return tcp_inode(me.ss_family == AF_INET ? "/proc/net/tcp" :
+	    "/proc/net/tcp6", port_of(&peer), port_of(&me));
 }
 
 /*

@@ -96,8 +96,11 @@ int		 has_pid(const pid_t *pids, size_t n, pid_t pid);
 long		 blocked_in(pid_t pid);
 /* Whether pid is blocked in read(2) on the socket of inode ino. */
 int		 reading_socket(pid_t pid, unsigned long ino);
-/* The inode of the other end of connected unix socket fd, or 0. */
-unsigned long	 unix_peer(int fd);
+/*
+ * The inode of the other end of connected socket fd (unix or TCP), or 0
+ * when it cannot tell and while the server has not accepted it.
+ */
+unsigned long	 sock_peer(int fd);
 int		 in_accept(long nr);
 unsigned long long signal_mask(pid_t pid, const char *field);
 pid_t		 start_master(const char *cfg, const char *log, int stdin_fd);

@@ -358,13 +358,13 @@ stop_busy(const char *cfg, const char *log, const char *addr)
 	CHECK_EQ_INT(kept_healthz(k1), 200);
 	/* a round of k0 alone, held in its body */
 	CHECK_EQ_INT(keep_submit(k0, "busy-0", body, 10), 0);
-	CHECK(wait_for(holder, &(struct holder_wait){ m, 0, -1 }, START_MS));
+	CHECK(wait_for(holder, &(struct holder_wait){ m, 0, k0 }, START_MS));
 	/* meanwhile k1's submit and a new connection arrive */
 	CHECK_EQ_INT(keep_submit(k1, "busy-1", body, 10), 0);
 	CHECK((n = fcgi_connect(addr)) != -1);
 	CHECK_EQ_INT(keep_finish(k0, body, 10), 202);
 	/* the next round: k1, held in its body, then an accept */
-	CHECK(wait_for(holder, &(struct holder_wait){ m, 0, -1 }, START_MS));
+	CHECK(wait_for(holder, &(struct holder_wait){ m, 0, k1 }, START_MS));
 	(void)kill(m, SIGTERM);
 	CHECK(wait_for(logged, &lw, STOP_MS));	/* the socket is shut down */
 	CHECK_EQ_INT(keep_finish(k1, body, 10), 202);
