@@ -35,24 +35,8 @@ chmod 0711 "$TMP"
 BUILD=${ASYNCEXEC_BUILD_DIR:-$TMP/build}
 PORTS_LOCK=
 
-# reserve_base — pick a free block of ports (cluster_ports_free) and reserve it with an
-# atomic mkdir; print the base.
-reserve_base() {
-    local base try
-    for try in $(seq 1 200); do
-        base=$((10000 + (RANDOM % 199) * 50))
-        cluster_ports_free "$base" || continue
-        stack_port_in_use $((base + 40)) any && continue
-        if mkdir "${TMPDIR:-/tmp}/asyncexec-cluster-ports.$base" 2>/dev/null; then
-            printf '%s\n' "$base"
-            return 0
-        fi
-    done
-    stack_die "no free block of ports found in 10000..19999 after $try tries"
-}
-
 stack_init "$ROOT" "$TMP" test-cluster
-BASE=$(reserve_base)
+BASE=$(cluster_reserve_base)
 PORTS_LOCK=${TMPDIR:-/tmp}/asyncexec-cluster-ports.$BASE
 cluster_init "$ROOT" "$TMP" test-cluster "$BASE"
 

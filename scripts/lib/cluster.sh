@@ -25,6 +25,10 @@ CLUSTER_PACKAGES=(galera-4 mariadb-backup rsync socat)
 CLUSTER_NODES=(1 2 3)
 CLUSTER_HOSTS=(a b)
 CLUSTER_GALERA=/usr/lib/galera/libgalera_smm.so
+# CLUSTER_NODE_ROOT[N]: a Debian root file system whose mariadbd (and mariadb-install-db)
+# runs node N, by chroot (the host's processes and /proc, so pid files hold); unset: the
+# host's. scripts/test-cluster-upgrade.sh moves nodes from a Debian 12 root to a 13 one.
+CLUSTER_NODE_ROOT=()
 # Bounds (seconds): a bootstrap, a join (a full SST sleeps 10 s on the donor), a stop.
 CLUSTER_BOOT_TIMEOUT=60
 CLUSTER_JOIN_TIMEOUT=240
@@ -68,6 +72,24 @@ cluster_ports_free() {
     return 0
 }
 
+# cluster_reserve_base — a free block of ports (cluster_ports_free) in 10000..19999 for a
+# test run, reserved by an atomic mkdir of TMPDIR/asyncexec-cluster-ports.BASE (the
+# caller removes it); prints the base. Two test runs, scripts/test.sh (20000..32767) and
+# scripts/run-cluster.sh (3400..3444, 8080) never share a port.
+cluster_reserve_base() {
+    local base try
+    for try in $(seq 1 200); do
+        base=$((10000 + (RANDOM % 199) * 50))
+        cluster_ports_free "$base" || continue
+        stack_port_in_use $((base + 40)) any && continue
+        if mkdir "${TMPDIR:-/tmp}/asyncexec-cluster-ports.$base" 2>/dev/null; then
+            printf '%s\n' "$base"
+            return 0
+        fi
+    done
+    stack_die "no free block of ports found in 10000..19999 after $try tries"
+}
+
 # cluster_node N — point stack.sh's STACK_DB_* at node N, so that stack_db_pid,
 # stack_db_ping, stack_db_sql, stack_db_provision and stack_db_stop act on it.
 cluster_node() {
@@ -77,6 +99,7 @@ cluster_node() {
     STACK_DB_SOCK=$STACK_DB_DIR/mysqld.sock
     STACK_DB_PIDFILE=$STACK_DB_DIR/mysqld.pid
     STACK_DB_ERR=$STACK_DB_DIR/mysqld.err
+    STACK_DB_ROOT=${CLUSTER_NODE_ROOT[$1]:-}
 }
 
 # cluster_host H — point stack.sh's STACK_CONF / STACK_APP_* at app host H (a or b).
@@ -183,7 +206,7 @@ cluster_node_recover() {
     log=$STACK_DB_DIR/recover.err
     cluster_node_args "$n"
     rm -f "$log"
-    timeout 120 mariadbd "${CLUSTER_ARGS[@]}" --wsrep-recover --log-error="$log" \
+    timeout 120 ${STACK_DB_ROOT:+chroot "$STACK_DB_ROOT"} mariadbd "${CLUSTER_ARGS[@]}" --wsrep-recover --log-error="$log" \
         --pid-file="$STACK_DB_DIR/recover.pid" </dev/null >/dev/null 2>&1 ||
         stack_warn "node $n: mariadbd --wsrep-recover failed (see $log)"
     sed -n 's/.*WSREP: Recovered position: *\([0-9a-f-]*:-\{0,1\}[0-9]*\).*/\1/p' "$log" 2>/dev/null | tail -n 1
@@ -196,7 +219,8 @@ cluster_node_spawn() {
     cluster_node_args "$n"
     rm -f "$STACK_DB_SOCK" "$STACK_DB_SOCK.lock" "$STACK_DB_PIDFILE"
     printf '%s\n' $((CLUSTER_BASE + n)) >"$STACK_DB_DIR/port"
-    stack_spawn "$STACK_DB_DIR/mysqld.out" mariadbd "${CLUSTER_ARGS[@]}" "$@"
+    stack_spawn "$STACK_DB_DIR/mysqld.out" ${STACK_DB_ROOT:+chroot "$STACK_DB_ROOT"} mariadbd \
+        "${CLUSTER_ARGS[@]}" "$@"
 }
 
 # cluster_node_start N [bootstrap] — start node N unless it runs (a new cluster from it

@@ -55,6 +55,8 @@ stack_init() {
     STACK_DB_SOCK=$STACK_DB_DIR/mysqld.sock
     STACK_DB_PIDFILE=$STACK_DB_DIR/mysqld.pid
     STACK_DB_ERR=$STACK_DB_DIR/mysqld.err
+    # a root file system whose MariaDB tools stack_db_init runs (chroot); empty: the host's
+    STACK_DB_ROOT=
     STACK_CONF=$STACK_STATE/asyncexec.conf
     STACK_DB_PWFILE=$STACK_STATE/db-password
     STACK_WEBHOOK_KEY=$STACK_STATE/webhook.key
@@ -271,7 +273,8 @@ stack_db_sql() {
     mariadb --no-defaults --user=root --socket="$STACK_DB_SOCK" --batch
 }
 
-# stack_db_init — create the data directory unless it exists. Sets STACK_DB_CREATED=1
+# stack_db_init — create the data directory unless it exists (with STACK_DB_ROOT set, by
+# the mariadb-install-db of that root file system, chroot). Sets STACK_DB_CREATED=1
 # when it was created now (callers then know older keys are void).
 # shellcheck disable=SC2034  # STACK_DB_CREATED is read by the calling scripts
 stack_db_init() {
@@ -280,7 +283,8 @@ stack_db_init() {
     mkdir -p "$STACK_DB_DIR/tmp"
     stack_log "initialising MariaDB data directory $STACK_DB_DATA"
     # its own tmpdir, as stack_db_start's (the bootstrap server starts as one does)
-    if ! mariadb-install-db --no-defaults --datadir="$STACK_DB_DATA" --user=root \
+    if ! ${STACK_DB_ROOT:+chroot "$STACK_DB_ROOT"} mariadb-install-db --no-defaults \
+        --datadir="$STACK_DB_DATA" --user=root \
         --tmpdir="$STACK_DB_DIR/tmp" \
         --auth-root-authentication-method=normal >"$STACK_DB_DIR/install.log" 2>&1; then
         stack_tail "$STACK_DB_DIR/install.log"
