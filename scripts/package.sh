@@ -15,6 +15,12 @@
 #   --lintian     then runs lintian of that release on the package (inside the root with
 #                 --suite, else on this host): its output in OUTDIR/lintian-SUITE.log and on
 #                 stderr; an error fails (exit 1), warnings are shown.
+# ASYNCEXEC_PACKAGE_CACHE=DIR (with --suite; the container tests set it to
+# .local/package-cache): a package built from the same tree is not built again. DIR/SUITE/
+# keeps the last .deb of SUITE, its key (a SHA-256 of the suite, the Debian revision, the
+# build root's tarball and the path, mode and content of every file the build root gets)
+# and, once lintian ran, lintian's log and status; a build whose key differs replaces it.
+# A reused package says so on stderr ("reusing ... built from the same tree").
 # ASYNCEXEC_PACKAGE_BUILD_DIR overrides the build directory (default OUTDIR/build).
 # ASYNCEXEC_DEB_RELEASE overrides the Debian revision.
 # Installs the build tools with apt-get when they are missing (run as root then; cpack
@@ -41,16 +47,38 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
 # lintian_run SUITE DEB CMD...: CMD (lintian, here or in a root) on DEB; its output in
-# OUTDIR/lintian-SUITE.log (shown, without the root warning); status 1 on an error.
+# OUTDIR/lintian-SUITE.log and its status in $lint_rc, shown by lintian_show.
 lintian_run() {
-    local s=$1 deb=$2 rc=0
+    local s=$1 deb=$2
     shift 2
-    "$@" >"$out/lintian-$s.log" 2>&1 || rc=$?
+    lint_rc=0
+    "$@" >"$out/lintian-$s.log" 2>&1 || lint_rc=$?
+    lintian_show "$s" "$deb" "$lint_rc"
+}
+
+# lintian_show SUITE DEB RC: OUTDIR/lintian-SUITE.log (without the root warning) and
+# lintian's exit RC on stderr; status 1 when RC is not 0 (an error).
+lintian_show() {
     # Not lintian's: systemd-nspawn's complaint that /run is no tmpfs on this host.
     grep -v -e '^running with root privileges' -e '^Attempted to remove disk file system under' \
-        "$out/lintian-$s.log" | sed "s/^/package.sh: lintian ($s): /" >&2 || true
-    echo "package.sh: lintian ($s) on $(basename "$deb"): exit $rc" >&2
-    return "$rc"
+        "$out/lintian-$1.log" | sed "s/^/package.sh: lintian ($1): /" >&2 || true
+    echo "package.sh: lintian ($1) on $(basename "$2"): exit $3" >&2
+    [ "$3" = 0 ]
+}
+
+# package_key TARBALL: the cache key of this tree's package of $suite (see the top).
+package_key() {
+    local list
+    list=$(mktemp) || return 1
+    git -C "$root" ls-files -z --cached --others --exclude-standard | sort -z >"$list"
+    {
+        printf 'suite %s release %s root %s\n' "$suite" "${ASYNCEXEC_DEB_RELEASE:-}" \
+            "$(stat -c '%s %Y' "$1")"
+        # A file listed but deleted is not copied either (buildroot_copy_tree).
+        (cd "$root" && xargs -0 -r stat -c '%a %n' -- <"$list" 2>/dev/null
+            xargs -0 -r sha256sum -- <"$list" 2>/dev/null) || true
+    } | sha256sum | cut -d' ' -f1
+    rm -f "$list"
 }
 
 if [ -n "$suite" ]; then
@@ -72,27 +100,57 @@ if [ -n "$suite" ]; then
     trap 'exit 143' TERM
     trap 'exit 129' HUP
     work=$(mktemp -d "${TMPDIR:-/tmp}/asyncexec-package-$suite.XXXXXX")
-    buildroot_make "$suite" "$work/root"
-    buildroot_copy_tree "$root" "$work/root/src/asyncexec"
-    # The root's build tree and output stay inside it (not in /tmp: nspawn mounts a tmpfs
-    # there); only the .deb comes out.
-    buildroot_run "$suite" "$work/root" --chdir=/src/asyncexec -- \
-        ASYNCEXEC_PACKAGE_BUILD_DIR=/var/tmp/package-build ${ASYNCEXEC_DEB_RELEASE:+ASYNCEXEC_DEB_RELEASE=$ASYNCEXEC_DEB_RELEASE} \
-        scripts/package.sh /var/tmp/package-out >"$work/package.log" 2>&1 ||
-        { tail -n 30 "$work/package.log" >&2; buildroot_die "the build in the $suite root failed"; }
-    # The path is the build's last line of its own (systemd-nspawn may write after it).
-    deb=$(grep -x '/var/tmp/package-out/asyncexec_[^/]*\.deb' "$work/package.log" | tail -n 1) ||
-        { tail -n 30 "$work/package.log" >&2; buildroot_die "no package path in the build's output"; }
-    cp "$work/root$deb" "$out/" || buildroot_die "copy $deb"
-    deb=$out/$(basename "$deb")
-    if [ "$lint" = 1 ]; then
+    tarball=$(buildroot_tarball "$suite") || exit 1
+    entry='' deb=''
+    if [ -n "${ASYNCEXEC_PACKAGE_CACHE:-}" ]; then
+        entry=$ASYNCEXEC_PACKAGE_CACHE/$suite
+        key=$(package_key "$tarball") || buildroot_die "the package cache's key"
+        cached=$(ls "$entry"/asyncexec_*.deb 2>/dev/null | head -n 1) || true
+        if [ -n "$cached" ] && [ "$(cat "$entry/key" 2>/dev/null)" = "$key" ]; then
+            cp "$cached" "$out/" || buildroot_die "copy $cached"
+            deb=$out/$(basename "$cached")
+            buildroot_log "reusing $(basename "$cached") built from the same tree ($entry, key ${key:0:16})"
+        fi
+    fi
+    if [ -z "$deb" ]; then
+        buildroot_make "$suite" "$work/root"
+        buildroot_copy_tree "$root" "$work/root/src/asyncexec"
+        # The root's build tree and output stay inside it (not in /tmp: nspawn mounts a
+        # tmpfs there); only the .deb comes out.
+        buildroot_run "$suite" "$work/root" --chdir=/src/asyncexec -- \
+            ASYNCEXEC_PACKAGE_BUILD_DIR=/var/tmp/package-build ${ASYNCEXEC_DEB_RELEASE:+ASYNCEXEC_DEB_RELEASE=$ASYNCEXEC_DEB_RELEASE} \
+            scripts/package.sh /var/tmp/package-out >"$work/package.log" 2>&1 ||
+            { tail -n 30 "$work/package.log" >&2; buildroot_die "the build in the $suite root failed"; }
+        # The path is the build's last line of its own (systemd-nspawn may write after it).
+        deb=$(grep -x '/var/tmp/package-out/asyncexec_[^/]*\.deb' "$work/package.log" | tail -n 1) ||
+            { tail -n 30 "$work/package.log" >&2; buildroot_die "no package path in the build's output"; }
+        cp "$work/root$deb" "$out/" || buildroot_die "copy $deb"
+        deb=$out/$(basename "$deb")
+        if [ -n "$entry" ]; then
+            # A new entry replaces the old one whole: no key beside another tree's .deb.
+            rm -rf "$entry.new" && mkdir -p "$entry.new" && cp "$deb" "$entry.new/" &&
+                printf '%s\n' "$key" >"$entry.new/key" && rm -rf "$entry" &&
+                mv "$entry.new" "$entry" || buildroot_die "the package cache entry $entry"
+        fi
+    fi
+    if [ "$lint" = 1 ] && [ -n "$entry" ] && [ -f "$entry/lintian.rc" ]; then
+        cp "$entry/lintian-$suite.log" "$out/" || buildroot_die "copy the cached lintian log"
+        buildroot_log "lintian's result of that package, from the cache"
+        lintian_show "$suite" "$deb" "$(cat "$entry/lintian.rc")" || exit 1
+    elif [ "$lint" = 1 ]; then
+        [ -d "$work/root" ] || buildroot_make "$suite" "$work/root"
         buildroot_log "installing lintian in the $suite root"
         buildroot_run "$suite" "$work/root" -- sh -c 'apt-get update -qq &&
             apt-get install -y -qq --no-install-recommends lintian' >"$work/lintian-apt.log" 2>&1 ||
             { tail -n 20 "$work/lintian-apt.log" >&2; buildroot_die "apt-get install lintian ($suite)"; }
         lintian_run "$suite" "$deb" buildroot_run "$suite" "$work/root" \
             "--bind-ro=$deb:/var/tmp/$(basename "$deb")" -- lintian --fail-on error "/var/tmp/$(basename "$deb")" ||
-            exit 1
+            true
+        if [ -n "$entry" ]; then
+            cp "$out/lintian-$suite.log" "$entry/" && printf '%s\n' "$lint_rc" >"$entry/lintian.rc" ||
+                buildroot_die "the package cache entry $entry"
+        fi
+        [ "$lint_rc" = 0 ] || exit 1
     fi
     echo "$deb"
     exit 0

@@ -171,7 +171,7 @@ preflight() {
 
 # phase_package: 1. the package of the suite, built in a build root of it, with lintian.
 phase_package() {
-    say "building the $suite package in a $suite build root (with lintian)"
+    say "the $suite package, built in a $suite build root (with lintian)"
     pkgout=$state/package-$suite
     mkdir -p "$state" || die "mkdir $state"
     rm -f "$pkgout"/asyncexec_*.deb
@@ -180,6 +180,7 @@ phase_package() {
     deb=$(ls "$pkgout"/asyncexec_*.deb 2>/dev/null | head -n 1)
     [ -n "$deb" ] && [ -f "$deb" ] || die "scripts/package.sh --suite $suite (exit $rc_pkg)"
     say "package: $deb"
+    package_reused "$state/package-$suite.out"
     say "Depends: $(dpkg-deb -f "$deb" Depends)"
     check "package file name asyncexec_${debver}_amd64.deb" test "$(basename "$deb")" = "asyncexec_${debver}_amd64.deb"
     check "lintian ($suite): no errors" test "$rc_pkg" -eq 0

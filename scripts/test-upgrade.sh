@@ -134,7 +134,34 @@ preflight() {
 # phase_packages: 1. the 0.2.0 .deb built by its own package.sh in a bookworm build root,
 # and this tree's by scripts/package.sh --suite bookworm.
 phase_packages() {
-    local b=$work/build log=$work/package-old.log d
+    old_package
+    say "package: $olddeb"
+    check "the $old_version package is asyncexec_${old_version}-1_amd64.deb" \
+        test "$(basename "$olddeb")" = "asyncexec_${old_version}-1_amd64.deb"
+
+    ct_package "$suite"
+    deb=$pkg
+    check "this tree's package is asyncexec_${debver}_amd64.deb" \
+        test "$(basename "$deb")" = "asyncexec_${debver}_amd64.deb"
+}
+
+# old_package: the 0.2.0 .deb into $work, its path in $olddeb: built, or the one built
+# before from the same commit in a root of the same tarball (ASYNCEXEC_PACKAGE_CACHE,
+# entry old-COMMIT-SUITE: --edited-site reuses the plain run's).
+old_package() {
+    local b=$work/build log=$work/package-old.log d entry='' key cached=''
+    if [ -n "${ASYNCEXEC_PACKAGE_CACHE:-}" ]; then
+        entry=$ASYNCEXEC_PACKAGE_CACHE/old-$old_commit-$suite
+        key="$old_commit $(stat -c '%s %Y' "$(buildroot_tarball "$suite")")" || die "the $suite build root"
+        [ "$(cat "$entry/key" 2>/dev/null)" != "$key" ] ||
+            cached=$(ls "$entry"/asyncexec_*.deb 2>/dev/null | head -n 1) || true
+        if [ -n "$cached" ]; then
+            cp "$cached" "$work/" || die "copy $cached"
+            olddeb=$work/$(basename "$cached")
+            say "reusing the $old_version package built from $old_commit before ($entry)"
+            return 0
+        fi
+    fi
     say "building the $old_version package ($old_commit) in a $suite build root"
     buildroot_make "$suite" "$b"
     buildroot_copy_tree "$repo" "$b/src/asyncexec" "$old_commit"
@@ -150,14 +177,11 @@ phase_packages() {
     [ -n "$d" ] && cp "$b$d" "$work/" || { tail -n 30 "$log"; die "no $old_version package"; }
     olddeb=$work/$(basename "$d")
     buildroot_remove "$b"
-    say "package: $olddeb"
-    check "the $old_version package is asyncexec_${old_version}-1_amd64.deb" \
-        test "$(basename "$olddeb")" = "asyncexec_${old_version}-1_amd64.deb"
-
-    ct_package "$suite"
-    deb=$pkg
-    check "this tree's package is asyncexec_${debver}_amd64.deb" \
-        test "$(basename "$deb")" = "asyncexec_${debver}_amd64.deb"
+    if [ -n "$entry" ]; then
+        rm -rf "$entry.new" && mkdir -p "$entry.new" && cp "$olddeb" "$entry.new/" &&
+            printf '%s\n' "$key" >"$entry.new/key" && rm -rf "$entry" &&
+            mv "$entry.new" "$entry" || die "the package cache entry $entry"
+    fi
 }
 
 # phase_old: 2. 0.2.0 installed and deployed by its README's blocks in a booted container.

@@ -7,10 +7,14 @@
 # removes it whatever happened, then prints "N passed, N failed" and exits 0 only when
 # nothing failed.
 #
-# Usage: source scripts/lib/buildroot.sh (buildroot_init PREFIX), then this file; then
-# `trap cleanup EXIT`. The caller sets $work (the run's directory, removed by the cleanup
-# unless ASYNCEXEC_KEEP=1 after a failure) before ct_make; the helpers read $work, $ct,
-# $nspawn_pid, $base and $nport, and count in $pass and $fail.
+# Usage: set $repo (the tree), source scripts/lib/buildroot.sh (buildroot_init PREFIX),
+# then this file; then `trap cleanup EXIT`. The caller sets $work (the run's directory,
+# removed by the cleanup unless ASYNCEXEC_KEEP=1 after a failure) before ct_make; the
+# helpers read $work, $ct, $nspawn_pid, $base and $nport, and count in $pass and $fail.
+
+# Each package is built once per tree (scripts/package.sh, ASYNCEXEC_PACKAGE_CACHE), so the
+# container tests of one CI run share their builds; set it empty to build afresh.
+export ASYNCEXEC_PACKAGE_CACHE=${ASYNCEXEC_PACKAGE_CACHE-$repo/.local/package-cache}
 
 # The state of the run, read by the helpers and the cleanup.
 t0=$(date +%s)
@@ -173,17 +177,27 @@ ct_state() {
     work=$(mktemp -d "$state/run.XXXXXX") || die mktemp
 }
 
-# ct_package SUITE: this tree's .deb of SUITE, built afresh by scripts/package.sh --suite
-# SUITE into $state/package-SUITE (its output in $work/package-SUITE.out); its path in
-# $pkg. Dies when the build fails or makes no package.
+# ct_package SUITE: this tree's .deb of SUITE by scripts/package.sh --suite SUITE (built,
+# or the one built from the same tree before: ASYNCEXEC_PACKAGE_CACHE) into
+# $state/package-SUITE (its output in $work/package-SUITE.out); its path in $pkg. Dies when
+# the build fails or makes no package.
 ct_package() {
-    say "building this tree's package (scripts/package.sh --suite $1)"
+    say "this tree's package (scripts/package.sh --suite $1)"
     rm -rf "$state/package-$1"
     scripts/package.sh --suite "$1" "$state/package-$1" >"$work/package-$1.out" 2>&1 ||
         { tail -n 20 "$work/package-$1.out"; die "scripts/package.sh --suite $1"; }
     pkg=$(ls "$state/package-$1"/asyncexec_*.deb 2>/dev/null | head -n 1)
     [ -n "$pkg" ] || die "scripts/package.sh --suite $1 made no package"
     say "package: $pkg"
+    package_reused "$work/package-$1.out"
+}
+
+# package_reused OUT: scripts/package.sh's lines in its output OUT that say it reused a
+# package (and lintian's result) built from the same tree, if it did.
+package_reused() {
+    local l
+    while IFS= read -r l; do say "${l#package.sh: }"; done < <(grep -e '^package.sh: reusing ' \
+        -e "^package.sh: lintian's result" "$1" 2>/dev/null)
 }
 
 # ct_make SUITE: a fresh root of SUITE to boot in $work/root (sets $root). Test harness
