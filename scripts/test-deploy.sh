@@ -180,7 +180,6 @@ phase_package() {
     deb=$(ls "$pkgout"/asyncexec_*.deb 2>/dev/null | head -n 1)
     [ -n "$deb" ] && [ -f "$deb" ] || die "scripts/package.sh --suite $suite (exit $rc_pkg)"
     say "package: $deb"
-    package_reused "$state/package-$suite.out"
     say "Depends: $(dpkg-deb -f "$deb" Depends)"
     check "package file name asyncexec_${debver}_amd64.deb" test "$(basename "$deb")" = "asyncexec_${debver}_amd64.deb"
     check "lintian ($suite): no errors" test "$rc_pkg" -eq 0
