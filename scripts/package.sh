@@ -105,11 +105,10 @@ if [ -n "$suite" ]; then
     if [ -n "${ASYNCEXEC_PACKAGE_CACHE:-}" ]; then
         entry=$ASYNCEXEC_PACKAGE_CACHE/$suite
         key=$(package_key "$tarball") || buildroot_die "the package cache's key"
-        cached=$(ls "$entry"/asyncexec_*.deb 2>/dev/null | head -n 1) || true
-        if [ -n "$cached" ] && [ "$(cat "$entry/key" 2>/dev/null)" = "$key" ]; then
-            cp "$cached" "$out/" || buildroot_die "copy $cached"
-            deb=$out/$(basename "$cached")
-            buildroot_log "reusing $(basename "$cached") built from the same tree ($entry, key ${key:0:16})"
+        if deb=$(buildroot_cache_get "$entry" "$key" "$out"); then
+            buildroot_log "reusing $(basename "$deb") built from the same tree ($entry, key ${key:0:16})"
+        else
+            deb=''
         fi
     fi
     if [ -z "$deb" ]; then
@@ -126,12 +125,7 @@ if [ -n "$suite" ]; then
             { tail -n 30 "$work/package.log" >&2; buildroot_die "no package path in the build's output"; }
         cp "$work/root$deb" "$out/" || buildroot_die "copy $deb"
         deb=$out/$(basename "$deb")
-        if [ -n "$entry" ]; then
-            # A new entry replaces the old one whole: no key beside another tree's .deb.
-            rm -rf "$entry.new" && mkdir -p "$entry.new" && cp "$deb" "$entry.new/" &&
-                printf '%s\n' "$key" >"$entry.new/key" && rm -rf "$entry" &&
-                mv "$entry.new" "$entry" || buildroot_die "the package cache entry $entry"
-        fi
+        [ -z "$entry" ] || buildroot_cache_put "$entry" "$key" "$deb"
     fi
     if [ "$lint" = 1 ] && [ -n "$entry" ] && [ -f "$entry/lintian.rc" ]; then
         cp "$entry/lintian-$suite.log" "$out/" || buildroot_die "copy the cached lintian log"

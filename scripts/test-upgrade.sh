@@ -149,15 +149,11 @@ phase_packages() {
 # before from the same commit in a root of the same tarball (ASYNCEXEC_PACKAGE_CACHE,
 # entry old-COMMIT-SUITE: --edited-site reuses the plain run's).
 old_package() {
-    local b=$work/build log=$work/package-old.log d entry='' key cached=''
+    local b=$work/build log=$work/package-old.log d entry='' key
     if [ -n "${ASYNCEXEC_PACKAGE_CACHE:-}" ]; then
         entry=$ASYNCEXEC_PACKAGE_CACHE/old-$old_commit-$suite
         key="$old_commit $(stat -c '%s %Y' "$(buildroot_tarball "$suite")")" || die "the $suite build root"
-        [ "$(cat "$entry/key" 2>/dev/null)" != "$key" ] ||
-            cached=$(ls "$entry"/asyncexec_*.deb 2>/dev/null | head -n 1) || true
-        if [ -n "$cached" ]; then
-            cp "$cached" "$work/" || die "copy $cached"
-            olddeb=$work/$(basename "$cached")
+        if olddeb=$(buildroot_cache_get "$entry" "$key" "$work"); then
             say "reusing the $old_version package built from $old_commit before ($entry)"
             return 0
         fi
@@ -177,11 +173,7 @@ old_package() {
     [ -n "$d" ] && cp "$b$d" "$work/" || { tail -n 30 "$log"; die "no $old_version package"; }
     olddeb=$work/$(basename "$d")
     buildroot_remove "$b"
-    if [ -n "$entry" ]; then
-        rm -rf "$entry.new" && mkdir -p "$entry.new" && cp "$olddeb" "$entry.new/" &&
-            printf '%s\n' "$key" >"$entry.new/key" && rm -rf "$entry" &&
-            mv "$entry.new" "$entry" || die "the package cache entry $entry"
-    fi
+    [ -z "$entry" ] || buildroot_cache_put "$entry" "$key" "$olddeb"
 }
 
 # phase_old: 2. 0.2.0 installed and deployed by its README's blocks in a booted container.

@@ -23,8 +23,9 @@
 # command in it with systemd-nspawn --pipe (no boot; the host's network; a stub init as
 # PID 1 reaps what the command leaves). Every systemd-nspawn started here is recorded in
 # BUILDROOT_PIDS; buildroot_stop (for EXIT traps; never exits) kills what is left, by pid,
-# and buildroot_remove deletes a root. Needs root, debootstrap and systemd-container
-# (buildroot_host_tools installs them).
+# and buildroot_remove deletes a root. buildroot_cache_get and _put read and write an entry
+# of scripts/package.sh's package cache (ASYNCEXEC_PACKAGE_CACHE). Needs root, debootstrap
+# and systemd-container (buildroot_host_tools installs them).
 #
 # Usage: source this file; buildroot_init PREFIX; then the functions below. Messages go to
 # stderr as "PREFIX: ...".
@@ -122,6 +123,26 @@ buildroot_make() {
         printf '#!/bin/sh\nexit 101\n' >"$dir/usr/sbin/policy-rc.d" &&
             chmod 0755 "$dir/usr/sbin/policy-rc.d" || buildroot_die "policy-rc.d in $dir"
     fi
+}
+
+# buildroot_cache_get ENTRY KEY DIR — when ENTRY (a directory of the package cache,
+# scripts/package.sh's ASYNCEXEC_PACKAGE_CACHE) holds a .deb under KEY, copy it into DIR and
+# print its new path; status 1 when it holds none (or another key's).
+buildroot_cache_get() {
+    local deb
+    [[ $(cat "$1/key" 2>/dev/null) == "$2" ]] || return 1
+    deb=$(ls "$1"/asyncexec_*.deb 2>/dev/null | head -n 1) || true
+    [[ -n $deb ]] || return 1
+    cp "$deb" "$3/" || buildroot_die "copy $deb"
+    printf '%s\n' "$3/$(basename "$deb")"
+}
+
+# buildroot_cache_put ENTRY KEY DEB — ENTRY replaced whole by DEB under KEY: never a key
+# beside another build's .deb.
+buildroot_cache_put() {
+    rm -rf "$1.new" && mkdir -p "$1.new" && cp "$3" "$1.new/" &&
+        printf '%s\n' "$2" >"$1.new/key" && rm -rf "$1" && mv "$1.new" "$1" ||
+        buildroot_die "the package cache entry $1"
 }
 
 # buildroot_nspawn_args SUITE — the systemd-nspawn options every use of a root shares
